@@ -1,0 +1,119 @@
+//! Error classification shared by providers, the loop and every shell.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// What went wrong, in the terms a person and the retry logic care about.
+///
+/// The same kinds travel in the `error` [`ChatEvent`](crate::ChatEvent), the CLI's stderr and the
+/// desktop app's IPC error, so the UI can tell a missing key from a dead server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorKind {
+    /// The key was rejected (401/403) or is missing.
+    Auth,
+    /// Too many requests (429); may carry a retry delay.
+    RateLimited,
+    /// The provider says it is overloaded (529, 503, "overloaded").
+    Overloaded,
+    /// The conversation no longer fits the model's context window.
+    ContextLength,
+    /// The provider rejected the request as malformed (400/422).
+    BadRequest,
+    /// The model or endpoint does not exist (404).
+    NotFound,
+    /// The provider failed (5xx).
+    Server,
+    /// The connection failed or was cut.
+    Network,
+    /// No response, or the stream went silent for longer than the idle timeout.
+    Timeout,
+    /// The person stopped the turn.
+    Cancelled,
+    /// The provider sent something that is not the protocol (malformed chunk, HTML page).
+    Protocol,
+    /// Local configuration is missing or wrong (unknown provider profile, bad settings).
+    Config,
+    /// Local storage failed (database unreadable, disk full, newer schema).
+    Storage,
+    /// Anything else.
+    Internal,
+}
+
+impl ErrorKind {
+    /// Whether a request that failed this way may be sent again (only ever before any output).
+    pub fn is_retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::RateLimited
+                | ErrorKind::Overloaded
+                | ErrorKind::Server
+                | ErrorKind::Network
+                | ErrorKind::Timeout
+        )
+    }
+
+    /// The camelCase name used on the wire and on the CLI's stderr.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Auth => "auth",
+            ErrorKind::RateLimited => "rateLimited",
+            ErrorKind::Overloaded => "overloaded",
+            ErrorKind::ContextLength => "contextLength",
+            ErrorKind::BadRequest => "badRequest",
+            ErrorKind::NotFound => "notFound",
+            ErrorKind::Server => "server",
+            ErrorKind::Network => "network",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::Config => "config",
+            ErrorKind::Storage => "storage",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A classified provider failure. The message is meant for a person and never contains a secret.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    /// The classification the loop and the UI act on.
+    pub kind: ErrorKind,
+    /// A specific, actionable message.
+    pub message: String,
+    /// For rate limits: how long the provider asked us to wait.
+    pub retry_after: Option<Duration>,
+    /// The HTTP status, when there was one.
+    pub status: Option<u16>,
+}
+
+impl ProviderError {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self { kind, message: message.into(), retry_after: None, status: None }
+    }
+
+    /// Sets the HTTP status.
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// Sets the provider's requested retry delay.
+    pub fn with_retry_after(mut self, delay: Option<Duration>) -> Self {
+        self.retry_after = delay;
+        self
+    }
+
+    /// Whether the request may be retried (before any output only).
+    pub fn is_retryable(&self) -> bool {
+        self.kind.is_retryable()
+    }
+}

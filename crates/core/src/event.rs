@@ -1,0 +1,264 @@
+//! The event stream of one turn: the only way a shell learns what happened.
+
+use crate::error::ErrorKind;
+use crate::tool::ToolSource;
+use crate::types::Usage;
+use serde::{Deserialize, Serialize};
+
+/// How a tool call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ToolStatus {
+    /// It ran and succeeded.
+    Ok,
+    /// It failed: unknown tool, bad arguments, or the tool's own error.
+    Error,
+    /// It ran past its time limit.
+    Timeout,
+    /// The person (or the approval policy) refused it.
+    Denied,
+    /// It was not run: over the per-round cap, or batched with a control-taking tool.
+    Skipped,
+    /// The turn was stopped while it ran.
+    Cancelled,
+}
+
+impl ToolStatus {
+    /// The wire and database name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Ok => "ok",
+            ToolStatus::Error => "error",
+            ToolStatus::Timeout => "timeout",
+            ToolStatus::Denied => "denied",
+            ToolStatus::Skipped => "skipped",
+            ToolStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses the database name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "ok" => ToolStatus::Ok,
+            "error" => ToolStatus::Error,
+            "timeout" => ToolStatus::Timeout,
+            "denied" => ToolStatus::Denied,
+            "skipped" => ToolStatus::Skipped,
+            "cancelled" => ToolStatus::Cancelled,
+            _ => return None,
+        })
+    }
+
+    /// Whether the model should see this result as a failure.
+    pub fn is_error(self) -> bool {
+        self != ToolStatus::Ok
+    }
+}
+
+/// Why a turn ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FinishReason {
+    /// The model finished its answer.
+    Stop,
+    /// The model hit its output token limit.
+    Length,
+    /// The provider filtered the output.
+    ContentFilter,
+    /// The loop reached `max_iterations`; the answer came from a last call with tools off.
+    MaxIterations,
+    /// A control-taking tool produced the answer.
+    ToolTookControl,
+    /// The person stopped the turn.
+    Cancelled,
+    /// The turn failed (an `error` event precedes `done`).
+    Error,
+}
+
+impl FinishReason {
+    /// The wire and database name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::ContentFilter => "contentFilter",
+            FinishReason::MaxIterations => "maxIterations",
+            FinishReason::ToolTookControl => "toolTookControl",
+            FinishReason::Cancelled => "cancelled",
+            FinishReason::Error => "error",
+        }
+    }
+}
+
+/// The kind of a [`ChatEvent::Notice`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum NoticeKind {
+    /// The loop hit `max_iterations` and asked for a final answer with tools off.
+    MaxIterations,
+    /// A request failed before any output and is being retried.
+    Retrying,
+    /// A forced or requested tool is not available.
+    ToolUnavailable,
+    /// Tools were requested but the dry-run switch made them return example output.
+    DryRun,
+}
+
+/// One thing that happened during a turn. camelCase on the wire, tagged by `type`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ChatEvent {
+    /// Sent before any model output: the ids the turn's rows have.
+    Started {
+        /// The conversation (new or existing).
+        conversation_id: String,
+        /// The assistant message being produced.
+        message_id: String,
+        /// The person's message that started the turn.
+        user_message_id: String,
+        /// Provider profile name.
+        provider: String,
+        /// Model id.
+        model: String,
+    },
+    /// Visible answer text.
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// Reasoning ("thinking") text, shown collapsed.
+    ReasoningDelta {
+        /// The new text.
+        text: String,
+    },
+    /// A complete tool call, at the place in the answer where it appeared.
+    ToolCall {
+        /// Provider call id.
+        id: String,
+        /// Registry name of the tool.
+        name: String,
+        /// Where the tool comes from.
+        source: ToolSource,
+        /// Raw argument text as the model sent it.
+        arguments: String,
+        /// Length in Unicode scalar values of the turn's answer text when the call first appeared.
+        text_offset: usize,
+        /// 1-based loop iteration.
+        iteration: u32,
+        /// 0-based position of the call in its iteration.
+        index: u32,
+    },
+    /// The call passed validation (and approval) and is running.
+    ToolStarted {
+        /// Call id.
+        id: String,
+    },
+    /// Intermediate output of a running tool (sub-agents: nested events of `Name[i]`).
+    ToolProgress {
+        /// Call id.
+        id: String,
+        /// Sub-agent instance name, `Name[i]`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<String>,
+        /// A line of progress text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// A nested event of a sub-agent's own turn.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        event: Option<Box<ChatEvent>>,
+    },
+    /// The loop is paused until the person decides about this call.
+    ApprovalRequested {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Where the tool comes from.
+        source: ToolSource,
+        /// The exact arguments that will run.
+        arguments: String,
+    },
+    /// The person decided (or the turn ended while waiting).
+    ApprovalResolved {
+        /// Call id.
+        id: String,
+        /// Whether the call may run.
+        approved: bool,
+    },
+    /// The result of a call; every call id gets exactly one.
+    ToolResult {
+        /// Call id.
+        id: String,
+        /// How it ended.
+        status: ToolStatus,
+        /// What the model sees.
+        output: String,
+        /// Wall time of the call.
+        duration_ms: u64,
+    },
+    /// Usage after an iteration.
+    Usage {
+        /// This iteration's usage.
+        usage: Usage,
+        /// Sum over the turn so far.
+        total: Usage,
+    },
+    /// Something the person should know that is not an error.
+    Notice {
+        /// What kind.
+        kind: NoticeKind,
+        /// The text to show.
+        message: String,
+    },
+    /// The turn ended. Always the last event.
+    Done {
+        /// Why.
+        finish_reason: FinishReason,
+        /// Usage summed over iterations.
+        usage: Usage,
+        /// How many tool calls the model made in the turn.
+        tool_calls_made: u32,
+    },
+    /// The turn failed; `done` follows.
+    Error {
+        /// Classification.
+        kind: ErrorKind,
+        /// A specific message for a person.
+        message: String,
+        /// Whether trying again may work.
+        retryable: bool,
+    },
+}
+
+/// Where a turn's events go: the store's recorder, the UI channel, the CLI's stdout.
+pub trait EventSink: Send + Sync {
+    /// Receives one event, in order.
+    fn emit(&self, event: ChatEvent);
+
+    /// Called about once a second while a turn runs, so durable sinks can checkpoint buffered text
+    /// even when no event arrives.
+    fn tick(&self) {}
+}
+
+/// A sink that collects events in memory (tests, sub-agents).
+#[derive(Default)]
+pub struct VecSink(pub std::sync::Mutex<Vec<ChatEvent>>);
+
+impl VecSink {
+    /// The events so far.
+    pub fn events(&self) -> Vec<ChatEvent> {
+        self.0.lock().expect("sink lock").clone()
+    }
+}
+
+impl EventSink for VecSink {
+    fn emit(&self, event: ChatEvent) {
+        self.0.lock().expect("sink lock").push(event);
+    }
+}
+
+impl<F: Fn(ChatEvent) + Send + Sync> EventSink for F {
+    fn emit(&self, event: ChatEvent) {
+        self(event)
+    }
+}

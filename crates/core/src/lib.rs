@@ -1,0 +1,38 @@
+//! The engine core of Switchboard.
+//!
+//! This crate holds everything the tool loop needs and nothing about how it is shown or stored:
+//! canonical messages ([`Message`]), the event stream a turn produces ([`ChatEvent`]), the
+//! [`Provider`] and [`Tool`] traits, the tool [`ToolRegistry`], the pure tool [`policy`], and the
+//! loop itself ([`Engine`]).
+//!
+//! Architecture invariant: no I/O of its own beyond what a provider or tool does when the loop calls
+//! it; no knowledge of Tauri, SQLite, keychains or HTTP. Persistence and display are consumers of
+//! [`ChatEvent`]s through an [`EventSink`].
+
+pub mod error;
+pub mod event;
+pub mod history;
+pub mod names;
+pub mod policy;
+pub mod provider;
+pub mod registry;
+pub mod round;
+pub mod tool;
+pub mod turn;
+pub mod types;
+
+pub use error::{ErrorKind, ProviderError};
+pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
+pub use provider::{Provider, ProviderEvent, ProviderRequest, ProviderStream, ToolChoice};
+pub use registry::{RegistryError, ToolRegistry};
+pub use tool::{
+    ApprovalPolicy, Secrets, Tool, ToolContext, ToolDef, ToolError, ToolOutput, ToolSource,
+};
+pub use turn::{
+    ApprovalDecision, ApprovalRequest, Approver, Engine, EngineConfig, TurnInput, TurnOptions,
+    TurnOutcome,
+};
+pub use types::{Message, ToolCall, Usage};
+
+/// Cancellation of a turn or a tool call (the stop button).
+pub use tokio_util::sync::CancellationToken;

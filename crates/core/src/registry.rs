@@ -1,0 +1,121 @@
+//! The tool registry: every source's tools under unique names, with compiled argument schemas.
+
+use crate::tool::{Tool, ToolDef, ToolSource};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Why a tool could not be registered.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// Two sources offer the same name; never silently overridden.
+    #[error("a tool named '{name}' is already registered (from {existing}); the one from {new} was not added")]
+    Duplicate {
+        /// The clashing name.
+        name: String,
+        /// Source of the tool already registered.
+        existing: ToolSource,
+        /// Source of the rejected tool.
+        new: ToolSource,
+    },
+    /// The parameters are not a usable JSON Schema.
+    #[error("tool '{name}' has an invalid parameter schema: {reason}")]
+    InvalidSchema {
+        /// Tool name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Empty names cannot be called.
+    #[error("a tool name cannot be empty")]
+    EmptyName,
+}
+
+struct Entry {
+    tool: Arc<dyn Tool>,
+    validator: jsonschema::Validator,
+}
+
+/// All tools known to the app. Cheap to share behind an `Arc`; rebuilt when a source changes.
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Entry>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.tools.keys()).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool. A duplicate name or a broken schema is an error, and the registry is unchanged.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        let def = tool.def();
+        if def.name.is_empty() {
+            return Err(RegistryError::EmptyName);
+        }
+        if let Some(existing) = self.tools.get(&def.name) {
+            return Err(RegistryError::Duplicate {
+                name: def.name.clone(),
+                existing: existing.tool.def().source.clone(),
+                new: def.source.clone(),
+            });
+        }
+        let validator = jsonschema::validator_for(&def.parameters).map_err(|e| {
+            RegistryError::InvalidSchema { name: def.name.clone(), reason: e.to_string() }
+        })?;
+        self.tools.insert(def.name.clone(), Entry { tool, validator });
+        Ok(())
+    }
+
+    /// Removes every tool of `source` (an MCP server that changed its list or went away).
+    pub fn remove_source(&mut self, source: &ToolSource) {
+        self.tools.retain(|_, e| &e.tool.def().source != source);
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name).map(|e| &e.tool)
+    }
+
+    /// All definitions, sorted by name.
+    pub fn defs(&self) -> impl Iterator<Item = &ToolDef> {
+        self.tools.values().map(|e| e.tool.def())
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Checks `args` against the tool's schema; the error names the offending field.
+    pub fn validate(&self, name: &str, args: &serde_json::Value) -> Result<(), String> {
+        let Some(entry) = self.tools.get(name) else {
+            return Err(format!("unknown tool '{name}'"));
+        };
+        let problems: Vec<String> = entry
+            .validator
+            .iter_errors(args)
+            .take(5)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                if path.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("field `{path}`: {e}")
+                }
+            })
+            .collect();
+        if problems.is_empty() { Ok(()) } else { Err(problems.join("; ")) }
+    }
+}

@@ -1,0 +1,265 @@
+//! The tool abstraction: a definition (what the model and the policy see) plus an async call.
+
+use crate::event::ChatEvent;
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Where a tool comes from. Shown on tool cards and used in the registry's error messages.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum ToolSource {
+    /// Shipped with the app.
+    Builtin,
+    /// A tool of an MCP server.
+    Mcp {
+        /// The server's configured name.
+        server: String,
+    },
+    /// An HTTP API tool from config.
+    Http,
+    /// An operation of an OpenAPI document.
+    OpenApi {
+        /// The document's configured name.
+        document: String,
+    },
+    /// Another agent exposed as a tool.
+    Agent,
+    /// The model called a name no source provides.
+    Unknown,
+}
+
+impl std::fmt::Display for ToolSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolSource::Builtin => f.write_str("built-in"),
+            ToolSource::Mcp { server } => write!(f, "MCP server '{server}'"),
+            ToolSource::Http => f.write_str("HTTP tool"),
+            ToolSource::OpenApi { document } => write!(f, "OpenAPI '{document}'"),
+            ToolSource::Agent => f.write_str("agent"),
+            ToolSource::Unknown => f.write_str("unknown"),
+        }
+    }
+}
+
+/// Whether a call may run without asking the person.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ApprovalPolicy {
+    /// Runs without asking.
+    #[default]
+    Auto,
+    /// Pauses the loop until the person approves or denies.
+    Ask,
+    /// Never runs; the model is told it was denied.
+    Deny,
+}
+
+impl ApprovalPolicy {
+    /// The settings name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalPolicy::Auto => "auto",
+            ApprovalPolicy::Ask => "ask",
+            ApprovalPolicy::Deny => "deny",
+        }
+    }
+
+    /// Parses the settings name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(ApprovalPolicy::Auto),
+            "ask" => Some(ApprovalPolicy::Ask),
+            "deny" => Some(ApprovalPolicy::Deny),
+            _ => None,
+        }
+    }
+}
+
+/// Everything the policy, the UI and the model need to know about a tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDef {
+    /// Unique registry name (`server__tool` for MCP, `agent__Name` for agents).
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+    /// Where it comes from.
+    pub source: ToolSource,
+    /// Added to the system prompt in iterations where the tool is offered.
+    pub prompt: Option<String>,
+    /// Offered only when forced, and then alone.
+    pub exclusive: bool,
+    /// Must be called alone; when it runs its output becomes the rest of the answer.
+    pub takes_control: bool,
+    /// Default approval policy (settings may override it).
+    pub approval: ApprovalPolicy,
+    /// What a dry run returns instead of running the tool.
+    pub example_output: Option<String>,
+    /// Overrides the loop's per-call timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl ToolDef {
+    /// A definition with defaults: built-in, auto-approved, no prompt, not exclusive.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: serde_json::Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            source: ToolSource::Builtin,
+            prompt: None,
+            exclusive: false,
+            takes_control: false,
+            approval: ApprovalPolicy::Auto,
+            example_output: None,
+            timeout: None,
+        }
+    }
+}
+
+/// A secret value. Its `Debug` never shows it; only [`SecretValue::expose`] does, at the point
+/// where it goes into an outgoing request.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretValue(String);
+
+impl SecretValue {
+    /// Wraps a value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The value, for an outgoing request header and nothing else.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The last four characters, which settings may show.
+    pub fn last4(&self) -> String {
+        let n = self.0.chars().count();
+        self.0.chars().skip(n.saturating_sub(4)).collect()
+    }
+}
+
+impl std::fmt::Debug for SecretValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretValue(<redacted>)")
+    }
+}
+
+/// Read access to the person's secrets, for tools that need a key (web search).
+pub trait Secrets: Send + Sync {
+    /// The secret stored under `name`, `Ok(None)` when none is set, `Err` with an explanation when
+    /// the store cannot be read (locked keychain).
+    fn get(&self, name: &str) -> Result<Option<SecretValue>, String>;
+}
+
+/// A secrets accessor with nothing in it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoSecrets;
+
+impl Secrets for NoSecrets {
+    fn get(&self, _name: &str) -> Result<Option<SecretValue>, String> {
+        Ok(None)
+    }
+}
+
+/// What a tool call gets besides its arguments.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The call id.
+    pub call_id: String,
+    /// The conversation the call belongs to.
+    pub conversation_id: String,
+    /// The person's secrets.
+    pub secrets: Arc<dyn Secrets>,
+    /// Fires when the turn is stopped or the call timed out; tools should stop promptly.
+    pub cancel: CancellationToken,
+    pub(crate) events: Arc<dyn crate::event::EventSink>,
+}
+
+impl ToolContext {
+    /// A context for calling a tool outside the loop (tests, the CLI's `tools call`).
+    pub fn detached(secrets: Arc<dyn Secrets>) -> Self {
+        Self {
+            call_id: "detached".into(),
+            conversation_id: String::new(),
+            secrets,
+            cancel: CancellationToken::new(),
+            events: Arc::new(|_| {}),
+        }
+    }
+
+    /// Reports a line of progress.
+    pub fn progress(&self, text: impl Into<String>) {
+        self.events.emit(ChatEvent::ToolProgress {
+            id: self.call_id.clone(),
+            instance: None,
+            text: Some(text.into()),
+            event: None,
+        });
+    }
+
+    /// Forwards an event of a sub-agent instance (`Name[i]`).
+    pub fn nested(&self, instance: impl Into<String>, event: ChatEvent) {
+        self.events.emit(ChatEvent::ToolProgress {
+            id: self.call_id.clone(),
+            instance: Some(instance.into()),
+            text: None,
+            event: Some(Box::new(event)),
+        });
+    }
+
+    /// For control-taking tools: streams text as the turn's answer.
+    pub fn answer(&self, text: impl Into<String>) {
+        self.events.emit(ChatEvent::TextDelta { text: text.into() });
+    }
+}
+
+/// A successful result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// What the model sees.
+    pub text: String,
+}
+
+impl ToolOutput {
+    /// A text result.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { text: text.into() }
+    }
+}
+
+/// How a tool call failed. Every variant becomes tool-result text the model can act on.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments are valid JSON Schema-wise but make no sense (a bad time zone name).
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// A key the tool needs is not set; the message says where in Settings to add it.
+    #[error("{0}")]
+    MissingSecret(String),
+    /// The tool ran and failed.
+    #[error("{0}")]
+    Failed(String),
+    /// The call was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// A tool the loop can offer and call.
+pub trait Tool: Send + Sync {
+    /// Its definition.
+    fn def(&self) -> &ToolDef;
+
+    /// Runs the tool. `args` has already been validated against `def().parameters`.
+    fn call(&self, args: serde_json::Value, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+}

@@ -1,0 +1,79 @@
+//! Canonical, provider-neutral conversation types.
+
+use serde::{Deserialize, Serialize};
+
+/// A tool call the model made, complete (all argument fragments assembled).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    /// The provider's call id; every call id must get exactly one result.
+    pub id: String,
+    /// The tool name as the registry knows it (already mapped back from a provider-safe name).
+    pub name: String,
+    /// The raw argument text as the model produced it (usually JSON, but not guaranteed).
+    pub arguments: String,
+}
+
+/// One message of the canonical history that every provider converts to its own format.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+pub enum Message {
+    /// What the person typed.
+    User {
+        /// The message text.
+        text: String,
+    },
+    /// One model response (one loop iteration): text, then the tool calls it made.
+    Assistant {
+        /// Visible text of this iteration.
+        text: String,
+        /// Tool calls of this iteration, in the order the model made them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call, sent back to the model.
+    Tool {
+        /// The call this answers.
+        call_id: String,
+        /// The tool's name (Gemini needs it on the response).
+        name: String,
+        /// The result text the model sees (errors included: they are data for the model).
+        content: String,
+        /// Whether the call failed (Anthropic marks such results with `is_error`).
+        is_error: bool,
+    },
+}
+
+/// Token usage, summed over a turn's iterations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Input tokens.
+    pub prompt_tokens: u64,
+    /// Output tokens (reasoning included, as providers count them).
+    pub completion_tokens: u64,
+    /// Of the output, tokens spent on reasoning.
+    pub reasoning_tokens: u64,
+    /// Of the input, tokens served from the provider's prompt cache.
+    pub cached_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another iteration's usage to this one.
+    pub fn add(&mut self, other: &Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+        self.cached_tokens += other.cached_tokens;
+    }
+
+    /// Whether nothing was counted.
+    pub fn is_empty(&self) -> bool {
+        *self == Usage::default()
+    }
+}
+
+/// Length of `text` in Unicode scalar values: the unit of every `text_offset`.
+pub fn char_len(text: &str) -> usize {
+    text.chars().count()
+}

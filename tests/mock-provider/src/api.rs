@@ -1,0 +1,129 @@
+//! The seam between the API-neutral server and one wire format.
+//!
+//! Each supported API (today only OpenAI Chat Completions) implements [`WireApi`]; the server routes
+//! a path to `handle_chat::<ThatApi>` and everything else — recording, the script queue, pacing,
+//! faults — stays shared. Adding the Responses API, Anthropic Messages or Gemini means one new
+//! module implementing this trait plus one route.
+
+use serde_json::Value;
+
+use crate::script::Step;
+use crate::sse::StepEncoder;
+
+/// What a wire format needs to know about the request it is answering.
+#[derive(Clone, Debug)]
+pub(crate) struct ResponseContext {
+    /// 1-based number of this request among all chat requests, used to make response ids unique.
+    pub request_number: u64,
+    /// Unix seconds at the time the request arrived.
+    pub created: u64,
+    /// The model name to report.
+    pub model: String,
+}
+
+/// The broad category of an error, mapped by each API onto its own error `type` strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ErrorKind {
+    Server,
+    InvalidRequest,
+}
+
+/// The end of a conversation as the echo mode sees it, independent of the message format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ConversationTail {
+    /// The last message is a tool result; `name` is the tool's name when it can be found.
+    ToolResult {
+        name: Option<String>,
+        content: String,
+    },
+    /// The text of the last user message.
+    User(String),
+    /// No user message at all.
+    Empty,
+}
+
+/// A reply's steps folded into one complete message, for non-streaming requests.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Assembled {
+    pub text: String,
+    pub reasoning: String,
+    /// `(id, name, arguments)` in index order.
+    pub tool_calls: Vec<(String, String, String)>,
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+/// Token counts as scripted by [`Step::Usage`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub reasoning_tokens: u64,
+    pub cached_tokens: u64,
+}
+
+impl Assembled {
+    /// Folds the content-bearing steps; pacing and fault steps are the caller's business.
+    pub(crate) fn from_steps(steps: &[Step]) -> Self {
+        let mut out = Self::default();
+        for step in steps {
+            match step {
+                Step::Text { text } => out.text.push_str(text),
+                Step::Reasoning { text } => out.reasoning.push_str(text),
+                Step::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => out
+                    .tool_calls
+                    .push((id.clone(), name.clone(), arguments.clone())),
+                Step::ParallelToolCalls { calls } => out.tool_calls.extend(calls.iter().cloned()),
+                Step::Usage {
+                    prompt_tokens,
+                    completion_tokens,
+                    reasoning_tokens,
+                    cached_tokens,
+                } => {
+                    out.usage = Some(Usage {
+                        prompt_tokens: *prompt_tokens,
+                        completion_tokens: *completion_tokens,
+                        reasoning_tokens: *reasoning_tokens,
+                        cached_tokens: *cached_tokens,
+                    });
+                }
+                Step::Finish { reason } => out.finish_reason = Some(reason.clone()),
+                Step::Done
+                | Step::Delay { .. }
+                | Step::Stall
+                | Step::Drop
+                | Step::ErrorObject { .. }
+                | Step::Raw { .. } => {}
+            }
+        }
+        out
+    }
+}
+
+/// One wire format: how requests are read and how replies are written.
+pub(crate) trait WireApi: Send + Sync + 'static {
+    /// The streaming encoder for one response.
+    type Encoder: StepEncoder;
+
+    /// Whether the client asked for a streamed response.
+    fn wants_stream(body: &Value) -> bool;
+
+    /// The model the request names, if any.
+    fn requested_model(body: &Value) -> Option<&str>;
+
+    /// The streaming encoder for a response in `ctx`.
+    fn encoder(ctx: ResponseContext, options: &crate::script::StreamOptions) -> Self::Encoder;
+
+    /// The complete non-streamed response body.
+    fn completion(ctx: &ResponseContext, reply: &Assembled) -> Value;
+
+    /// An error body in this API's shape.
+    fn error_body(kind: ErrorKind, message: &str, code: Option<&str>) -> Value;
+
+    /// The end of the conversation in the request, for echo mode.
+    fn conversation_tail(body: &Value) -> ConversationTail;
+}

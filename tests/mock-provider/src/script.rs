@@ -1,0 +1,375 @@
+//! The API-neutral description of what the mock provider answers.
+//!
+//! Nothing here knows about a wire format: a [`Reply`] says *what* the model "says" (text, reasoning,
+//! tool calls, usage, faults), and an encoder module such as `openai_chat.rs` decides how that
+//! looks on the wire. This keeps scripts reusable when more APIs are added.
+
+use serde::{Deserialize, Serialize};
+
+/// Prompt tokens reported by the convenience constructors.
+const DEFAULT_PROMPT_TOKENS: u64 = 10;
+/// Completion tokens reported by the convenience constructors.
+const DEFAULT_COMPLETION_TOKENS: u64 = 5;
+
+/// The ordered replies a [`crate::MockServer`] hands out, one per chat request.
+///
+/// When the queue is empty the server answers HTTP 500 with an OpenAI-style JSON error, unless
+/// [`Script::echo_when_empty`] is set, in which case it echoes the last user message (see
+/// [`Script::echo`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Script {
+    /// Replies consumed front to back.
+    pub replies: Vec<Reply>,
+    /// Answer with an echo instead of an error once `replies` is exhausted.
+    pub echo_when_empty: bool,
+    /// Default pause between SSE events in milliseconds; 0 sends them back to back.
+    pub chunk_delay_ms: u64,
+}
+
+impl Script {
+    /// A script that hands out `replies` in order and then fails with "script exhausted".
+    pub fn new(replies: impl IntoIterator<Item = Reply>) -> Self {
+        Self {
+            replies: replies.into_iter().collect(),
+            ..Self::default()
+        }
+    }
+
+    /// A script that answers every request by echoing `echo: <last user message>`.
+    ///
+    /// It also drives a tool-loop demo: a user message containing the word "time" gets a
+    /// `get_time` tool call (arguments `{}`), and a request ending with a tool message gets a text
+    /// reply quoting the tool result.
+    pub fn echo() -> Self {
+        Self {
+            echo_when_empty: true,
+            ..Self::default()
+        }
+    }
+
+    /// Sets the default pause between SSE events.
+    #[must_use]
+    pub fn with_chunk_delay(mut self, ms: u64) -> Self {
+        self.chunk_delay_ms = ms;
+        self
+    }
+}
+
+/// One answer to one chat request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reply {
+    /// A streamed response built from steps (or, for a non-streaming request, a single JSON
+    /// completion assembled from the same steps).
+    Stream {
+        /// What happens on the stream, in order.
+        steps: Vec<Step>,
+        /// Chunking, pacing and model-name knobs.
+        #[serde(default)]
+        options: StreamOptions,
+    },
+    /// A plain HTTP response, typically an error (429 with Retry-After, 401, 500, an HTML page).
+    ///
+    /// Without a `content-type` header the server sends `application/json` when `body` parses as
+    /// JSON and `text/plain; charset=utf-8` otherwise.
+    Http {
+        /// HTTP status code.
+        status: u16,
+        /// Extra response headers as (name, value) pairs.
+        #[serde(default)]
+        headers: Vec<(String, String)>,
+        /// The response body, sent verbatim.
+        body: String,
+    },
+}
+
+impl Reply {
+    /// A streamed reply from `steps` with default options.
+    pub fn stream(steps: impl IntoIterator<Item = Step>) -> Self {
+        Self::Stream {
+            steps: steps.into_iter().collect(),
+            options: StreamOptions::default(),
+        }
+    }
+
+    /// Text as one delta, then finish "stop", usage 10/5 and `[DONE]`.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::stream([
+            Step::text(text),
+            Step::finish("stop"),
+            Step::default_usage(),
+            Step::Done,
+        ])
+    }
+
+    /// Reasoning, then text, then finish "stop", usage 10/5 and `[DONE]`.
+    pub fn reasoning_then_text(reasoning: impl Into<String>, text: impl Into<String>) -> Self {
+        Self::stream([
+            Step::Reasoning {
+                text: reasoning.into(),
+            },
+            Step::text(text),
+            Step::finish("stop"),
+            Step::default_usage(),
+            Step::Done,
+        ])
+    }
+
+    /// One tool call, then finish "tool_calls", usage 10/5 and `[DONE]`.
+    pub fn tool_call(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        Self::stream([
+            Step::tool_call(id, name, arguments),
+            Step::finish("tool_calls"),
+            Step::default_usage(),
+            Step::Done,
+        ])
+    }
+
+    /// Text followed by sequential tool calls `(id, name, arguments)`, then finish "tool_calls",
+    /// usage 10/5 and `[DONE]`. An empty `text` sends no text step.
+    pub fn text_then_tool_calls(text: impl Into<String>, calls: &[(&str, &str, &str)]) -> Self {
+        let text = text.into();
+        let mut steps = Vec::with_capacity(calls.len() + 4);
+        if !text.is_empty() {
+            steps.push(Step::Text { text });
+        }
+        steps.extend(
+            calls
+                .iter()
+                .map(|&(id, name, arguments)| Step::tool_call(id, name, arguments)),
+        );
+        steps.extend([Step::finish("tool_calls"), Step::default_usage(), Step::Done]);
+        Self::stream(steps)
+    }
+
+    /// Several tool calls `(id, name, arguments)` whose fragments are interleaved round-robin,
+    /// then finish "tool_calls", usage 10/5 and `[DONE]`.
+    pub fn parallel_tool_calls(calls: &[(&str, &str, &str)]) -> Self {
+        Self::stream([
+            Step::ParallelToolCalls {
+                calls: calls
+                    .iter()
+                    .map(|&(id, name, args)| (id.to_owned(), name.to_owned(), args.to_owned()))
+                    .collect(),
+            },
+            Step::finish("tool_calls"),
+            Step::default_usage(),
+            Step::Done,
+        ])
+    }
+
+    /// `n_tokens` tokens `"word0 word1 ..."`, one token per SSE event, then finish "stop",
+    /// usage (10, n) and `[DONE]`. Meant for throughput benchmarks.
+    pub fn long_text(n_tokens: usize) -> Self {
+        let mut steps = Vec::with_capacity(n_tokens + 3);
+        steps.extend((0..n_tokens).map(|i| Step::Text {
+            text: format!("word{i} "),
+        }));
+        steps.extend([
+            Step::finish("stop"),
+            Step::Usage {
+                prompt_tokens: DEFAULT_PROMPT_TOKENS,
+                completion_tokens: n_tokens as u64,
+                reasoning_tokens: 0,
+                cached_tokens: 0,
+            },
+            Step::Done,
+        ]);
+        Self::stream(steps)
+    }
+
+    /// A plain HTTP response with `status` and `body` (content type inferred, see [`Reply::Http`]).
+    pub fn http(status: u16, body: impl Into<String>) -> Self {
+        Self::Http {
+            status,
+            headers: Vec::new(),
+            body: body.into(),
+        }
+    }
+
+    /// An HTML page with `content-type: text/html`, as a misconfigured proxy or gateway returns.
+    pub fn html(status: u16, html: impl Into<String>) -> Self {
+        Self::Http {
+            status,
+            headers: vec![(
+                "content-type".to_owned(),
+                "text/html; charset=utf-8".to_owned(),
+            )],
+            body: html.into(),
+        }
+    }
+
+    /// HTTP 429 with `Retry-After: <secs>` and an OpenAI-style JSON error of type
+    /// `rate_limit_exceeded`.
+    pub fn rate_limited(retry_after_secs: u64) -> Self {
+        let body = serde_json::json!({
+            "error": {
+                "message": format!(
+                    "mock provider: rate limit reached, please try again in {retry_after_secs}s"
+                ),
+                "type": "rate_limit_exceeded",
+                "code": "rate_limit_exceeded",
+            }
+        });
+        Self::Http {
+            status: 429,
+            headers: vec![("retry-after".to_owned(), retry_after_secs.to_string())],
+            body: body.to_string(),
+        }
+    }
+
+    /// Replaces the stream options; a no-op for [`Reply::Http`], which has none.
+    #[must_use]
+    pub fn with_options(mut self, new_options: StreamOptions) -> Self {
+        if let Self::Stream { options, .. } = &mut self {
+            *options = new_options;
+        }
+        self
+    }
+}
+
+/// One thing that happens on a streamed reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Step {
+    /// Assistant text, one delta per [`StreamOptions::text_chunk_chars`] characters (default: the
+    /// whole string as one delta).
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// Reasoning text, sent as `delta.reasoning_content` (what DeepSeek, vLLM and llama.cpp
+    /// send); chunked like [`Step::Text`].
+    Reasoning {
+        /// The reasoning text.
+        text: String,
+    },
+    /// One tool call whose arguments arrive in fragments of [`StreamOptions::args_chunk_chars`]
+    /// characters (default 8). Its index is its position among this reply's tool calls.
+    ToolCall {
+        /// Tool call id, e.g. `call_1`.
+        id: String,
+        /// Function name.
+        name: String,
+        /// The complete arguments string (normally JSON).
+        arguments: String,
+    },
+    /// Several tool calls `(id, name, arguments)` whose fragments are interleaved round-robin, as
+    /// some servers do.
+    ParallelToolCalls {
+        /// The calls, indexed in order after any earlier calls of this reply.
+        calls: Vec<(String, String, String)>,
+    },
+    /// Token usage, sent as a final chunk with `"choices": []`.
+    Usage {
+        /// Prompt tokens.
+        prompt_tokens: u64,
+        /// Completion tokens (including reasoning tokens).
+        completion_tokens: u64,
+        /// Reasoning tokens, reported in `completion_tokens_details`.
+        #[serde(default)]
+        reasoning_tokens: u64,
+        /// Cached prompt tokens, reported in `prompt_tokens_details`.
+        #[serde(default)]
+        cached_tokens: u64,
+    },
+    /// The finish reason (`stop`, `tool_calls`, `length`, ...) on an empty delta.
+    Finish {
+        /// The finish reason.
+        reason: String,
+    },
+    /// The end-of-stream marker (`data: [DONE]` for OpenAI Chat).
+    Done,
+    /// A pause of `ms` milliseconds.
+    Delay {
+        /// Milliseconds to wait.
+        ms: u64,
+    },
+    /// Stop sending forever but keep the connection open until the client hangs up.
+    Stall,
+    /// Cut the connection abruptly: the client sees a truncated body, not a clean end.
+    Drop,
+    /// A mid-stream error event, after which the stream ends.
+    ErrorObject {
+        /// The error message.
+        message: String,
+        /// An optional machine-readable code.
+        #[serde(default)]
+        code: Option<String>,
+    },
+    /// These exact bytes, for malformed chunks (`data: {not json\n\n`) or comments
+    /// (`: keep-alive\n\n`).
+    Raw {
+        /// The bytes to write.
+        data: String,
+    },
+}
+
+impl Step {
+    /// A [`Step::Text`].
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
+
+    /// A [`Step::ToolCall`].
+    pub fn tool_call(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        Self::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    /// A [`Step::Finish`].
+    pub fn finish(reason: impl Into<String>) -> Self {
+        Self::Finish {
+            reason: reason.into(),
+        }
+    }
+
+    /// A [`Step::Usage`] without reasoning or cached tokens.
+    pub fn usage(prompt_tokens: u64, completion_tokens: u64) -> Self {
+        Self::Usage {
+            prompt_tokens,
+            completion_tokens,
+            reasoning_tokens: 0,
+            cached_tokens: 0,
+        }
+    }
+
+    fn default_usage() -> Self {
+        Self::usage(DEFAULT_PROMPT_TOKENS, DEFAULT_COMPLETION_TOKENS)
+    }
+}
+
+/// Knobs for how a [`Reply::Stream`] is put on the wire.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StreamOptions {
+    /// Characters per text or reasoning delta; `None` sends each step's text as one delta.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_chunk_chars: Option<usize>,
+    /// Characters per tool-call arguments fragment; `None` means 8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args_chunk_chars: Option<usize>,
+    /// Write the body in network chunks of this many bytes regardless of SSE event boundaries,
+    /// deliberately splitting SSE lines and multi-byte UTF-8 characters across writes (each piece
+    /// is flushed on its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split_bytes: Option<usize>,
+    /// Pause between SSE events in milliseconds; overrides [`Script::chunk_delay_ms`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_delay_ms: Option<u64>,
+    /// The `model` field of every chunk; `None` echoes the request's model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}

@@ -1,0 +1,418 @@
+//! The HTTP server: routing, request recording and the script queue.
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::serve::ListenerExt;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::api::{Assembled, ErrorKind, ResponseContext, WireApi};
+use crate::echo;
+use crate::openai_chat::OpenAiChat;
+use crate::script::{Reply, Script, Step, StreamOptions};
+use crate::sse::{self, Pacing};
+
+/// Reported when neither the script nor the request names a model.
+const DEFAULT_MODEL: &str = "mock-model";
+
+/// A running mock provider bound to `127.0.0.1`.
+///
+/// Dropping it stops the server: the listener closes and responses still streaming are cut, so
+/// clients see a dead server rather than a clean end of stream.
+#[derive(Debug)]
+pub struct MockServer {
+    addr: SocketAddr,
+    state: Arc<AppState>,
+    task: JoinHandle<()>,
+}
+
+impl MockServer {
+    /// Binds `127.0.0.1:0` and serves `script` on a task of the current tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// If the port cannot be bound, which in a test is an environment problem, not a test failure.
+    pub async fn start(script: Script) -> MockServer {
+        Self::start_on_port(0, script)
+            .await
+            .expect("mock provider: cannot bind 127.0.0.1:0")
+    }
+
+    /// Binds `127.0.0.1:port` (0 picks a free port) and serves `script` on a task of the current
+    /// tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// If the port cannot be bound.
+    pub async fn start_on_port(port: u16, script: Script) -> io::Result<MockServer> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
+        let addr = listener.local_addr()?;
+        // Without TCP_NODELAY, Nagle's algorithm would merge the small writes that `split_bytes`
+        // and per-event delays are meant to produce.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(err) = tcp.set_nodelay(true) {
+                tracing::warn!("mock provider: cannot set TCP_NODELAY: {err}");
+            }
+        });
+        let state = Arc::new(AppState::new(script));
+        let shutdown = state.shutdown.clone();
+        let app = router(Arc::clone(&state));
+        let task = tokio::spawn(async move {
+            // `serve` only returns on shutdown, and accept errors are retried inside it.
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown.cancelled_owned())
+                .await;
+        });
+        Ok(MockServer { addr, state, task })
+    }
+
+    /// The OpenAI-style base URL, `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Every request received on a chat endpoint so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.state.lock().requests.clone()
+    }
+
+    /// Appends `reply` to the script queue.
+    pub fn push(&self, reply: Reply) {
+        self.state.lock().replies.push_back(reply);
+    }
+
+    /// How many scripted replies have not been consumed yet.
+    pub fn remaining_replies(&self) -> usize {
+        self.state.lock().replies.len()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.state.shutdown.cancel();
+        // Aborting closes the listener now instead of after the graceful drain, so the port is
+        // refused immediately; the cancellation above cuts the streams still in flight.
+        self.task.abort();
+    }
+}
+
+/// One request as received on a chat endpoint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedRequest {
+    /// The request path, e.g. `/v1/chat/completions`.
+    pub path: String,
+    /// Headers in arrival order, names lowercased.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body; a body that is not valid JSON is recorded as a JSON string of its text.
+    pub body: Value,
+}
+
+impl RecordedRequest {
+    /// The first value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The names of the tools offered (`body.tools[].function.name`).
+    pub fn tool_names(&self) -> Vec<String> {
+        self.body
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|tool| tool.pointer("/function/name").and_then(Value::as_str))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The conversation sent (`body.messages`), empty if absent.
+    pub fn messages(&self) -> &[Value] {
+        self.body
+            .get("messages")
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
+#[derive(Debug)]
+struct AppState {
+    queue: Mutex<Queue>,
+    echo_when_empty: bool,
+    chunk_delay_ms: u64,
+    shutdown: CancellationToken,
+}
+
+#[derive(Debug)]
+struct Queue {
+    replies: VecDeque<Reply>,
+    requests: Vec<RecordedRequest>,
+}
+
+impl AppState {
+    fn new(script: Script) -> Self {
+        Self {
+            queue: Mutex::new(Queue {
+                replies: script.replies.into(),
+                requests: Vec::new(),
+            }),
+            echo_when_empty: script.echo_when_empty,
+            chunk_delay_ms: script.chunk_delay_ms,
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    /// A panicking test thread must not take the server down with a poisoned lock.
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records `request` and takes the next scripted reply, returning the request's number.
+    fn record(&self, request: RecordedRequest, consume: bool) -> (u64, Option<Reply>) {
+        let mut queue = self.lock();
+        queue.requests.push(request);
+        let number = queue.requests.len() as u64;
+        let reply = if consume {
+            queue.replies.pop_front()
+        } else {
+            None
+        };
+        (number, reply)
+    }
+}
+
+fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(handle_chat::<OpenAiChat>))
+        .route("/v1/models", get(models))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        // Conversations with images or long histories can exceed axum's 2 MB default.
+        .layer(DefaultBodyLimit::disable())
+        .with_state(state)
+}
+
+async fn handle_chat<A: WireApi>(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let parsed = serde_json::from_slice::<Value>(&body);
+    let request = RecordedRequest {
+        path: uri.path().to_owned(),
+        headers: headers
+            .iter()
+            .map(|(name, value)| {
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                (name.as_str().to_owned(), value)
+            })
+            .collect(),
+        body: match &parsed {
+            Ok(json) => json.clone(),
+            Err(_) => Value::String(String::from_utf8_lossy(&body).into_owned()),
+        },
+    };
+    let (number, reply) = state.record(request, parsed.is_ok());
+    tracing::info!(request = number, path = uri.path(), "chat request");
+
+    let body = match parsed {
+        Ok(body) => body,
+        Err(err) => {
+            let message = format!("mock provider: request body is not valid JSON: {err}");
+            return json_error::<A>(StatusCode::BAD_REQUEST, ErrorKind::InvalidRequest, &message);
+        }
+    };
+    let reply = match reply {
+        Some(reply) => reply,
+        None if state.echo_when_empty => echo::reply(&A::conversation_tail(&body), number),
+        None => {
+            let message = format!("mock provider: script exhausted ({number} requests so far)");
+            return json_error::<A>(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorKind::Server,
+                &message,
+            );
+        }
+    };
+
+    match reply {
+        Reply::Http {
+            status,
+            headers,
+            body,
+        } => http_reply(status, &headers, body),
+        Reply::Stream { steps, options } => {
+            let ctx = ResponseContext {
+                request_number: number,
+                created: unix_now(),
+                model: options
+                    .model
+                    .clone()
+                    .or_else(|| A::requested_model(&body).map(str::to_owned))
+                    .unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+            };
+            if A::wants_stream(&body) {
+                stream_reply::<A>(&state, ctx, steps, &options)
+            } else {
+                complete_reply::<A>(&state, ctx, &steps).await
+            }
+        }
+    }
+}
+
+fn stream_reply<A: WireApi>(
+    state: &AppState,
+    ctx: ResponseContext,
+    steps: Vec<Step>,
+    options: &StreamOptions,
+) -> Response {
+    let pacing = Pacing {
+        delay: Duration::from_millis(options.chunk_delay_ms.unwrap_or(state.chunk_delay_ms)),
+        split_bytes: options.split_bytes.filter(|&bytes| bytes > 0),
+    };
+    let body = sse::sse_body(
+        steps,
+        A::encoder(ctx, options),
+        pacing,
+        state.shutdown.clone(),
+    );
+    (
+        [
+            (CONTENT_TYPE, HeaderValue::from_static("text/event-stream")),
+            (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// Answers a non-streaming request. Faults still apply in order: delays wait, a stall never
+/// answers, a drop cuts the body and an error object becomes an HTTP 500.
+async fn complete_reply<A: WireApi>(
+    state: &AppState,
+    ctx: ResponseContext,
+    steps: &[Step],
+) -> Response {
+    for step in steps {
+        match step {
+            Step::Delay { ms } => tokio::time::sleep(Duration::from_millis(*ms)).await,
+            Step::Stall => {
+                state.shutdown.cancelled().await;
+                return cut_response();
+            }
+            Step::Drop => return cut_response(),
+            Step::ErrorObject { message, code } => {
+                let body = A::error_body(ErrorKind::Server, message, code.as_deref());
+                return (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response();
+            }
+            _ => {}
+        }
+    }
+    axum::Json(A::completion(&ctx, &Assembled::from_steps(steps))).into_response()
+}
+
+/// A 200 whose body fails at once, so the connection is cut before the body completes.
+fn cut_response() -> Response {
+    let failing = futures::stream::once(async {
+        Err::<Bytes, _>(io::Error::new(
+            io::ErrorKind::ConnectionAborted,
+            "scripted connection drop",
+        ))
+    });
+    (
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        Body::from_stream(failing),
+    )
+        .into_response()
+}
+
+fn http_reply(status: u16, headers: &[(String, String)], body: String) -> Response {
+    let Ok(status) = StatusCode::from_u16(status) else {
+        return script_error(&format!("invalid HTTP status {status} in script"));
+    };
+    let mut header_map = HeaderMap::with_capacity(headers.len() + 1);
+    for (name, value) in headers {
+        let (Ok(name), Ok(value)) = (
+            HeaderName::try_from(name.as_str()),
+            HeaderValue::try_from(value.as_str()),
+        ) else {
+            return script_error(&format!("invalid header {name:?}: {value:?} in script"));
+        };
+        header_map.append(name, value);
+    }
+    if !header_map.contains_key(CONTENT_TYPE) {
+        let is_json = serde_json::from_str::<serde::de::IgnoredAny>(&body).is_ok();
+        let content_type = if is_json {
+            "application/json"
+        } else {
+            "text/plain; charset=utf-8"
+        };
+        header_map.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    }
+    (status, header_map, body).into_response()
+}
+
+fn script_error(message: &str) -> Response {
+    json_error::<OpenAiChat>(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorKind::Server,
+        &format!("mock provider: {message}"),
+    )
+}
+
+fn json_error<A: WireApi>(status: StatusCode, kind: ErrorKind, message: &str) -> Response {
+    (status, axum::Json(A::error_body(kind, message, None))).into_response()
+}
+
+async fn models() -> axum::Json<Value> {
+    axum::Json(json!({
+        "object": "list",
+        "data": [
+            { "id": "mock-model", "object": "model", "owned_by": "switchboard" },
+            { "id": "mock-reasoner", "object": "model", "owned_by": "switchboard" },
+        ],
+    }))
+}
+
+async fn not_found(uri: Uri) -> Response {
+    json_error::<OpenAiChat>(
+        StatusCode::NOT_FOUND,
+        ErrorKind::InvalidRequest,
+        &format!("mock provider: no route for {}", uri.path()),
+    )
+}
+
+async fn method_not_allowed(uri: Uri) -> Response {
+    json_error::<OpenAiChat>(
+        StatusCode::METHOD_NOT_ALLOWED,
+        ErrorKind::InvalidRequest,
+        &format!("mock provider: method not allowed on {}", uri.path()),
+    )
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
