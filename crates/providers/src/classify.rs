@@ -1,0 +1,161 @@
+//! Classifying HTTP failures into [`ErrorKind`]s with specific, actionable messages. Pure.
+
+use std::time::Duration;
+use switchboard_core::{ErrorKind, ProviderError};
+
+/// The most of an error body worth reading or quoting.
+pub const MAX_ERROR_BODY: usize = 16 * 1024;
+
+/// Parses `Retry-After` (seconds or an HTTP date is common; we honor seconds) and the
+/// millisecond variants some APIs send.
+pub fn retry_after(header: Option<&str>, header_ms: Option<&str>) -> Option<Duration> {
+    if let Some(ms) = header_ms.and_then(|v| v.trim().parse::<f64>().ok()) {
+        return (ms >= 0.0).then(|| Duration::from_secs_f64(ms / 1000.0));
+    }
+    let secs = header?.trim().parse::<f64>().ok()?;
+    (secs >= 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs))
+}
+
+/// The provider's own words from a JSON error body (`{"error":{"message":..}}`, `{"message":..}`,
+/// `{"error":"..."}`), with its type/code.
+fn json_error(body: &str) -> Option<(String, Option<String>)> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    let err = v.get("error").unwrap_or(&v);
+    let message = match err {
+        serde_json::Value::String(s) => s.clone(),
+        _ => err.get("message")?.as_str()?.to_owned(),
+    };
+    let code = ["code", "type", "status"]
+        .iter()
+        .filter_map(|k| err.get(*k))
+        .find_map(|c| c.as_str().map(str::to_owned));
+    Some((message, code))
+}
+
+fn looks_like_html(body: &str) -> bool {
+    let head = body.trim_start().get(..64).unwrap_or(body.trim_start()).to_ascii_lowercase();
+    head.starts_with("<!doctype html") || head.starts_with("<html") || head.starts_with("<head") || head.starts_with("<body")
+}
+
+fn shorten(text: &str, max_chars: usize) -> String {
+    let text = text.trim();
+    if text.chars().count() <= max_chars {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max_chars).collect();
+    out.push('…');
+    out
+}
+
+/// Classifies a non-success HTTP response. `who` names the provider endpoint in messages.
+pub fn http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &str) -> ProviderError {
+    let parsed = json_error(body);
+    let said = match (&parsed, looks_like_html(body)) {
+        (Some((m, _)), _) => format!(": {}", shorten(m, 400)),
+        (None, true) => " with an HTML page instead of an API response; check that the base URL points at the API (it usually ends in /v1)".to_owned(),
+        (None, false) if body.trim().is_empty() => String::new(),
+        (None, false) => format!(": {}", shorten(body, 200)),
+    };
+    let code = parsed.as_ref().and_then(|(_, c)| c.as_deref()).unwrap_or("").to_ascii_lowercase();
+    let lower_msg = parsed.as_ref().map(|(m, _)| m.to_ascii_lowercase()).unwrap_or_default();
+    let context_exceeded = code.contains("context_length")
+        || lower_msg.contains("context length")
+        || lower_msg.contains("context window")
+        || lower_msg.contains("maximum context")
+        || lower_msg.contains("too many tokens");
+    let overloaded = code.contains("overloaded") || lower_msg.contains("overloaded");
+
+    let (kind, message) = match status {
+        401 => (ErrorKind::Auth, format!("{who} rejected the API key (401){said}. Check the key set for this provider.")),
+        403 => (ErrorKind::Auth, format!("{who} refused access (403){said}. The key may lack access to this model.")),
+        404 => (ErrorKind::NotFound, format!("{who} has no such model or endpoint (404){said}. Check the model name and the base URL.")),
+        408 => (ErrorKind::Timeout, format!("{who} timed out the request (408){said}.")),
+        413 => (ErrorKind::ContextLength, format!("{who} says the request is too large (413){said}.")),
+        429 if code.contains("insufficient_quota") => {
+            (ErrorKind::Auth, format!("{who} says the account is out of quota (429){said}. Check billing for this key."))
+        }
+        429 => {
+            let wait = retry_after.map(|d| format!(" It asked to wait {:.0} s.", d.as_secs_f32().ceil())).unwrap_or_default();
+            (ErrorKind::RateLimited, format!("{who} is rate limiting requests (429){said}.{wait}"))
+        }
+        400 | 422 if context_exceeded => (
+            ErrorKind::ContextLength,
+            format!("The conversation is too long for this model's context window{said}. Start a new chat or pick a model with a larger context."),
+        ),
+        400 | 422 => (ErrorKind::BadRequest, format!("{who} rejected the request ({status}){said}.")),
+        503 | 529 => (ErrorKind::Overloaded, format!("{who} is overloaded ({status}){said}. Try again in a moment.")),
+        500..=599 if overloaded => (ErrorKind::Overloaded, format!("{who} is overloaded ({status}){said}.")),
+        500..=599 => (ErrorKind::Server, format!("{who} failed with a server error ({status}){said}.")),
+        _ => (ErrorKind::Protocol, format!("{who} answered with unexpected status {status}{said}.")),
+    };
+    ProviderError::new(kind, message).with_status(status).with_retry_after(retry_after)
+}
+
+/// Classifies an error object sent inside a stream (`data: {"error": {...}}`).
+pub fn stream_error(who: &str, body: &str) -> ProviderError {
+    let (message, code) = json_error(body).unwrap_or_else(|| (shorten(body, 200), None));
+    let code = code.unwrap_or_default().to_ascii_lowercase();
+    let lower = message.to_ascii_lowercase();
+    let kind = if code.contains("rate_limit") {
+        ErrorKind::RateLimited
+    } else if code.contains("overloaded") || lower.contains("overloaded") {
+        ErrorKind::Overloaded
+    } else if code.contains("context_length") || lower.contains("context length") {
+        ErrorKind::ContextLength
+    } else {
+        ErrorKind::Server
+    };
+    ProviderError::new(kind, format!("{who} reported an error mid-response: {}", shorten(&message, 400)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_are_classified() {
+        let openai = |m: &str, t: &str| format!(r#"{{"error":{{"message":"{m}","type":"{t}","code":null}}}}"#);
+        let cases = [
+            (401, openai("Incorrect API key provided: sk-...abcd", "invalid_request_error"), ErrorKind::Auth, "rejected the API key"),
+            (403, String::new(), ErrorKind::Auth, "refused access"),
+            (404, openai("The model `gpt-9` does not exist", "invalid_request_error"), ErrorKind::NotFound, "gpt-9"),
+            (429, openai("Rate limit reached", "rate_limit_exceeded"), ErrorKind::RateLimited, "rate limiting"),
+            (429, r#"{"error":{"message":"You exceeded your current quota","code":"insufficient_quota"}}"#.into(), ErrorKind::Auth, "out of quota"),
+            (400, r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#.into(), ErrorKind::ContextLength, "too long"),
+            (400, openai("Invalid value for tool_choice", "invalid_request_error"), ErrorKind::BadRequest, "tool_choice"),
+            (500, "internal error".into(), ErrorKind::Server, "server error (500): internal error"),
+            (502, "<!DOCTYPE html><html><body>Bad gateway</body></html>".into(), ErrorKind::Server, "HTML page"),
+            (503, String::new(), ErrorKind::Overloaded, "overloaded"),
+            (529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(), ErrorKind::Overloaded, "Overloaded"),
+            (418, String::new(), ErrorKind::Protocol, "unexpected status 418"),
+        ];
+        for (status, body, kind, needle) in cases {
+            let e = http_error("The provider", status, None, &body);
+            assert_eq!(e.kind, kind, "{status} {body}");
+            assert!(e.message.contains(needle), "{status}: {:?} lacks {needle:?}", e.message);
+            assert_eq!(e.status, Some(status));
+        }
+    }
+
+    #[test]
+    fn retry_after_is_parsed() {
+        assert_eq!(retry_after(Some("3"), None), Some(Duration::from_secs(3)));
+        assert_eq!(retry_after(Some("1.5"), None), Some(Duration::from_millis(1500)));
+        assert_eq!(retry_after(Some("3"), Some("250")), Some(Duration::from_millis(250)));
+        assert_eq!(retry_after(Some("Wed, 21 Oct 2015 07:28:00 GMT"), None), None);
+        assert_eq!(retry_after(None, None), None);
+        let e = http_error("X", 429, Some(Duration::from_secs(2)), "");
+        assert!(e.message.contains("wait 2 s"), "{}", e.message);
+        assert_eq!(e.retry_after, Some(Duration::from_secs(2)));
+        assert!(e.is_retryable());
+    }
+
+    #[test]
+    fn stream_errors_are_classified() {
+        let e = stream_error("X", r#"{"error":{"message":"The server is overloaded","type":"server_error"}}"#);
+        assert_eq!(e.kind, ErrorKind::Overloaded);
+        let e = stream_error("X", r#"{"error":{"message":"boom","type":"server_error"}}"#);
+        assert_eq!(e.kind, ErrorKind::Server);
+        assert!(e.message.contains("boom"));
+    }
+}

@@ -1,0 +1,53 @@
+//! The one reqwest client configuration, and the transport that lets `eventsource-client` use it.
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use launchdarkly_sdk_transport::{ByteStream, HttpTransport, ResponseFuture, TransportError};
+use std::time::Duration;
+use sync_wrapper::{SyncFuture, SyncStream};
+
+/// A reqwest client for provider traffic: bounded connect time, no overall timeout (answers stream
+/// for minutes; the loop's idle timeout bounds silence instead).
+pub fn client() -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(15))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .user_agent(concat!("switchboard/", env!("CARGO_PKG_VERSION")))
+        .build()
+}
+
+/// Runs `eventsource-client` requests on reqwest.
+#[derive(Clone)]
+pub struct ReqwestTransport {
+    client: reqwest::Client,
+}
+
+impl ReqwestTransport {
+    /// A transport over `client`.
+    pub fn new(client: reqwest::Client) -> Self {
+        Self { client }
+    }
+}
+
+impl HttpTransport for ReqwestTransport {
+    fn request(&self, request: http::Request<Option<Bytes>>) -> ResponseFuture {
+        let client = self.client.clone();
+        // The transport trait wants Sync futures and streams; reqwest's are only Send. They are
+        // only ever polled through `&mut`, which is exactly what SyncFuture/SyncStream make sound.
+        Box::pin(SyncFuture::new(async move {
+            let (parts, body) = request.into_parts();
+            let mut builder = client.request(parts.method, parts.uri.to_string()).headers(parts.headers);
+            if let Some(body) = body {
+                builder = builder.body(body);
+            }
+            let response = builder.send().await.map_err(TransportError::new)?;
+            let status = response.status();
+            let headers = response.headers().clone();
+            let body: ByteStream = Box::pin(SyncStream::new(response.bytes_stream().map_err(TransportError::new)));
+            let mut out = http::Response::new(body);
+            *out.status_mut() = status;
+            *out.headers_mut() = headers;
+            Ok(out)
+        }))
+    }
+}
