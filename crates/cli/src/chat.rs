@@ -81,14 +81,41 @@ impl std::fmt::Display for TurnFailed {
 impl std::error::Error for TurnFailed {}
 
 #[derive(serde::Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct StoredToolSettings {
     disabled: BTreeSet<String>,
     approval: std::collections::HashMap<String, switchboard_core::ApprovalPolicy>,
 }
 
+/// Settings key of the retry policy (`{"maxRetries": 3, "baseDelayMs": 1000}`).
+pub const RETRY_KEY: &str = "retry";
+/// Every settings key the CLI knows.
+pub const SETTING_KEYS: &[&str] = &[crate::DEFAULT_PROVIDER_KEY, TOOL_SETTINGS_KEY, LIMITS_KEY, RETRY_KEY];
+
 #[derive(serde::Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+struct Retry {
+    max_retries: Option<u32>,
+    base_delay_ms: Option<u64>,
+}
+
+/// Checks a key, and a value's shape when given, so a typo fails now and not at the next turn.
+pub fn check_setting(key: &str, value: Option<&serde_json::Value>) -> anyhow::Result<()> {
+    fn shape<T: serde::de::DeserializeOwned>(key: &str, v: &serde_json::Value) -> anyhow::Result<()> {
+        serde_json::from_value::<T>(v.clone()).map(drop).map_err(|e| CliError::config(format!("Invalid value for '{key}': {e}.")).into())
+    }
+    match (key, value) {
+        (k, None) if SETTING_KEYS.contains(&k) => Ok(()),
+        (k, Some(v)) if k == crate::DEFAULT_PROVIDER_KEY => shape::<String>(k, v),
+        (TOOL_SETTINGS_KEY, Some(v)) => shape::<StoredToolSettings>(key, v),
+        (LIMITS_KEY, Some(v)) => shape::<Limits>(key, v),
+        (RETRY_KEY, Some(v)) => shape::<Retry>(key, v),
+        _ => Err(CliError::config(format!("Unknown setting '{key}'. Known: {}.", SETTING_KEYS.join(", "))).into()),
+    }
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 struct Limits {
     max_iterations: Option<u32>,
     max_tool_calls_per_round: Option<usize>,
@@ -116,6 +143,13 @@ fn engine_config(store: &Store) -> anyhow::Result<EngineConfig> {
     }
     if let Some(s) = limits.idle_timeout_secs {
         config.idle_timeout = std::time::Duration::from_secs(s);
+    }
+    let retry: Retry = store.setting(RETRY_KEY)?.unwrap_or_default();
+    if let Some(n) = retry.max_retries {
+        config.max_retries = n;
+    }
+    if let Some(ms) = retry.base_delay_ms {
+        config.retry_base_delay = std::time::Duration::from_millis(ms);
     }
     Ok(config)
 }

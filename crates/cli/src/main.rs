@@ -64,6 +64,32 @@ enum Command {
     /// List the tools the model can be offered.
     #[command(subcommand)]
     Tools(ToolsCmd),
+    /// Read and change settings (JSON values).
+    #[command(subcommand)]
+    Settings(SettingsCmd),
+}
+
+#[derive(Subcommand, Debug)]
+enum SettingsCmd {
+    /// Print every setting that is set.
+    List,
+    /// Print one setting.
+    Get {
+        /// defaultProvider, tools, limits or retry.
+        key: String,
+    },
+    /// Set one setting to a JSON value, e.g. `settings set limits '{"maxIterations": 5}'`.
+    Set {
+        /// defaultProvider, tools, limits or retry.
+        key: String,
+        /// JSON value.
+        value: String,
+    },
+    /// Remove a setting (back to the default).
+    Unset {
+        /// The key.
+        key: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -182,9 +208,7 @@ fn main() -> ExitCode {
                     let _ = writeln!(std::io::stdout(), "{}", serde_json::to_string(&event).unwrap_or_default());
                 }
             }
-            if err.downcast_ref::<chat::TurnFailed>().is_none() || !json_errors {
-                eprintln!("error[{kind}]: {message}");
-            }
+            eprintln!("error[{kind}]: {message}");
             if kind == ErrorKind::Cancelled { ExitCode::from(130) } else { ExitCode::FAILURE }
         }
     }
@@ -194,7 +218,7 @@ fn init_tracing(level: Option<&str>) {
     use tracing_subscriber::EnvFilter;
     let filter = match level {
         Some(l) => EnvFilter::new(l),
-        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("error")),
     };
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
 }
@@ -232,6 +256,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Chat(args) => chat::run(&store, args),
         Command::Conversations(cmd) => conversations(&store, cmd),
         Command::Tools(ToolsCmd::List(args)) => tools_list(&store, &args),
+        Command::Settings(cmd) => settings(&store, cmd),
     }
 }
 
@@ -394,6 +419,36 @@ fn tools_list(store: &Store, args: &ToolsListArgs) -> anyhow::Result<ExitCode> {
         for d in registry.defs() {
             let state = if settings.disabled.contains(&d.name) { "disabled" } else { "enabled" };
             println!("{:<20} {:<10} {:<9} {}", d.name, d.source.to_string(), state, d.description);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn settings(store: &Store, cmd: SettingsCmd) -> anyhow::Result<ExitCode> {
+    match cmd {
+        SettingsCmd::List => {
+            let mut all = serde_json::Map::new();
+            for key in chat::SETTING_KEYS {
+                if let Some(v) = store.setting::<serde_json::Value>(key)? {
+                    all.insert((*key).to_owned(), v);
+                }
+            }
+            println!("{}", serde_json::to_string_pretty(&all)?);
+        }
+        SettingsCmd::Get { key } => {
+            chat::check_setting(&key, None)?;
+            let v = store.setting::<serde_json::Value>(&key)?.unwrap_or(serde_json::Value::Null);
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        SettingsCmd::Set { key, value } => {
+            let v: serde_json::Value = serde_json::from_str(&value)
+                .map_err(|e| CliError::config(format!("The value for '{key}' is not JSON: {e}. Quote strings: '\"name\"'.")))?;
+            chat::check_setting(&key, Some(&v))?;
+            store.set_setting(&key, &v)?;
+        }
+        SettingsCmd::Unset { key } => {
+            chat::check_setting(&key, None)?;
+            store.delete_setting(&key)?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -1,0 +1,202 @@
+//! The CLI end to end against the mock provider: streaming, tools, offsets, forcing, disabling.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use switchboard_mock_provider::{Reply, Script, Step, StreamOptions};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_round_streams_events_and_stores_offsets_in_chars() {
+    let before = "Olá 👋 世界, checking: ";
+    let script = Script::new([
+        Reply::text_then_tool_calls(before, &[("call_1", "get_time", r#"{"timezone":"Asia/Tokyo"}"#)])
+            .with_options(StreamOptions { text_chunk_chars: Some(3), args_chunk_chars: Some(2), split_bytes: Some(7), ..Default::default() }),
+        Reply::text("It is late in Tokyo."),
+    ]);
+    let env = Env::new(script).await;
+    let (out, events) = env.chat_json(&["what time is it in Tokyo?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    assert_eq!(events.first().unwrap()["type"], "started");
+    assert_eq!(events.last().unwrap()["type"], "done");
+    assert_eq!(events.last().unwrap()["finishReason"], "stop");
+    assert_eq!(events.last().unwrap()["toolCallsMade"], 1);
+    let call = of_type(&events, "toolCall")[0];
+    assert_eq!(call["name"], "get_time");
+    assert_eq!(call["arguments"], r#"{"timezone":"Asia/Tokyo"}"#);
+    assert_eq!(call["textOffset"], before.chars().count(), "offset counts chars, not bytes");
+    assert_eq!(call["iteration"], 1);
+    let result = of_type(&events, "toolResult")[0];
+    assert_eq!(result["status"], "ok");
+    assert!(result["output"].as_str().unwrap().contains("+09:00"));
+    let text: String = of_type(&events, "textDelta").iter().map(|e| e["text"].as_str().unwrap()).collect();
+    assert_eq!(text, format!("{before}It is late in Tokyo."));
+
+    // The second request carried the call and its result back to the model.
+    let requests = env.mock.requests();
+    assert_eq!(requests.len(), 2);
+    let msgs = requests[1].messages();
+    let tool_msg = msgs.iter().find(|m| m["role"] == "tool").expect("tool result sent back");
+    assert_eq!(tool_msg["tool_call_id"], "call_1");
+    let assistant = msgs.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert_eq!(assistant["content"], before);
+    assert_eq!(assistant["tool_calls"][0]["function"]["arguments"], r#"{"timezone":"Asia/Tokyo"}"#);
+
+    // What was stored is what streamed.
+    let stored = env.show_json(&conversation_id(&events)).await;
+    let answer = &stored[1];
+    assert_eq!(answer["status"], "complete");
+    assert_eq!(answer["content"], text);
+    assert_eq!(answer["toolCalls"][0]["textOffset"], before.chars().count());
+    assert_eq!(answer["toolCalls"][0]["result"]["status"], "ok");
+    assert_eq!(answer["usage"]["promptTokens"], 20, "usage summed over both iterations");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_answer_prints_exactly_as_it_streamed() {
+    let script = Script::new([
+        Reply::text_then_tool_calls("Let me look. ", &[("c1", "get_time", "{}")]),
+        Reply::text_then_tool_calls("And Paris: ", &[("c2", "get_time", r#"{"timezone":"Europe/Paris"}"#)]),
+        Reply::text("Done."),
+    ]);
+    let env = Env::new(script).await;
+    let live = env.run(&["chat", "times please"]).await;
+    assert!(live.status.success(), "{}", stderr(&live));
+    let list = env.run(&["conversations", "list", "--json"]).await;
+    let list: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let id = list[0]["id"].as_str().unwrap();
+    let shown = stdout(&env.run(&["conversations", "show", id]).await);
+    let live = stdout(&live);
+    assert!(live.contains("⚙ get_time {}\n"), "{live}");
+    // `show` adds the user's line before and a footer after; the answer in between is identical.
+    let body = shown.split_once("\n\n").unwrap().1;
+    assert!(body.starts_with(&live), "live:\n{live}\nshown:\n{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forced_tools_are_offered_alone_and_named_in_the_first_request_only() {
+    let env = Env::new(Script::new([Reply::tool_call("c1", "get_time", "{}"), Reply::text("ok")])).await;
+    let (out, _) = env.chat_json(&["--force", "get_time", "hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = env.mock.requests();
+    assert_eq!(reqs[0].body["tool_choice"], json!({"type": "function", "function": {"name": "get_time"}}));
+    assert_eq!(reqs[0].tool_names(), vec!["get_time"]);
+    assert_eq!(reqs[1].body["tool_choice"], "auto");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_disabled_for_the_chat_is_absent_from_requests_and_stays_disabled() {
+    let env = Env::new(Script::new([Reply::text("one"), Reply::text("two"), Reply::text("three")])).await;
+    let (out, events) = env.chat_json(&["--disable", "get_time", "first"]).await;
+    assert!(out.status.success());
+    let conv = conversation_id(&events);
+    let (out, _) = env.chat_json(&["--conversation", &conv, "second"]).await;
+    assert!(out.status.success());
+    let reqs = env.mock.requests();
+    for r in &reqs {
+        assert!(r.body.get("tools").is_none(), "no tools offered: {}", r.body);
+    }
+    // The history of the second turn holds the first exchange.
+    let roles: Vec<&str> = reqs[1].messages().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user"]);
+    let (out, _) = env.chat_json(&["--conversation", &conv, "--enable", "get_time", "third"]).await;
+    assert!(out.status.success());
+    assert_eq!(env.mock.requests()[2].tool_names(), vec!["get_time"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_tools_and_dry_run_switches_work() {
+    let env = Env::new(Script::new([
+        Reply::text("plain"),
+        Reply::tool_call("c1", "get_time", r#"{"timezone":"Europe/Paris"}"#),
+        Reply::text("fine"),
+    ]))
+    .await;
+    let (out, _) = env.chat_json(&["--no-tools", "hi"]).await;
+    assert!(out.status.success());
+    assert!(env.mock.requests()[0].body.get("tools").is_none());
+    let (out, events) = env.chat_json(&["--dry-run-tools", "time?"]).await;
+    assert!(out.status.success());
+    let result = of_type(&events, "toolResult")[0];
+    assert!(result["output"].as_str().unwrap().contains("2026-01-01T12:00:00"), "example output, not the real time: {result}");
+    assert!(of_type(&events, "notice").iter().any(|n| n["kind"] == "dryRun"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_errors_go_back_to_the_model_and_the_turn_completes() {
+    let env = Env::new(Script::new([
+        Reply::parallel_tool_calls(&[
+            ("c1", "no_such_tool", "{}"),
+            ("c2", "get_time", "{not json"),
+            ("c3", "get_time", r#"{"timezone": 42}"#),
+            ("c4", "get_time", r#"{"timezone":"Mars/Base"}"#),
+        ]),
+        Reply::text("Sorry about that."),
+    ]))
+    .await;
+    let (out, events) = env.chat_json(&["break things"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = of_type(&events, "toolResult");
+    let by_id = |id: &str| results.iter().find(|r| r["id"] == id).unwrap()["output"].as_str().unwrap().to_owned();
+    assert!(by_id("c1").contains("Unknown tool 'no_such_tool'. Available tools: get_time"), "{}", by_id("c1"));
+    assert!(by_id("c2").contains("Invalid JSON arguments") && by_id("c2").contains("{not json"), "{}", by_id("c2"));
+    assert!(by_id("c3").contains("/timezone"), "{}", by_id("c3"));
+    assert!(by_id("c4").contains("unknown time zone 'Mars/Base'"), "{}", by_id("c4"));
+    assert!(results.iter().all(|r| r["status"] == "error"));
+    let tool_msgs = env.mock.requests()[1].messages().iter().filter(|m| m["role"] == "tool").count();
+    assert_eq!(tool_msgs, 4, "every call id answered");
+    assert_eq!(events.last().unwrap()["finishReason"], "stop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_iterations_ends_with_a_tools_off_answer_and_a_notice() {
+    let env = Env::new(Script::new([
+        Reply::tool_call("c1", "get_time", "{}"),
+        Reply::tool_call("c2", "get_time", r#"{"timezone":"UTC"}"#),
+        Reply::text("Here is what I found."),
+    ]))
+    .await;
+    let (out, events) = env.chat_json(&["--max-iterations", "2", "loop"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = env.mock.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[2].body.get("tools").is_none(), "the last call has tools off");
+    assert!(of_type(&events, "notice").iter().any(|n| n["kind"] == "maxIterations"));
+    assert_eq!(events.last().unwrap()["finishReason"], "maxIterations");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_goes_only_into_the_authorization_header() {
+    let env = Env::new(Script::new([Reply::text("hi")])).await;
+    let out = env
+        .command(&["chat", "--json", "hello"])
+        .env("SWITCHBOARD_KEY_MOCK", "sk-test-fake-key-1234567890")
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(env.mock.requests()[0].header("authorization"), Some("Bearer sk-test-fake-key-1234567890"));
+    assert!(!stdout(&out).contains("sk-test-fake"));
+    for entry in std::fs::read_dir(env.data_dir()).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(!bytes.windows(12).any(|w| w == b"sk-test-fake"), "key found in the data dir");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasoning_streams_and_is_stored() {
+    let env = Env::new(Script::new([Reply::stream([
+        Step::Reasoning { text: "Let me think.".into() },
+        Step::text("Answer."),
+        Step::finish("stop"),
+        Step::Done,
+    ])]))
+    .await;
+    let (out, events) = env.chat_json(&["think"]).await;
+    assert!(out.status.success());
+    assert_eq!(of_type(&events, "reasoningDelta")[0]["text"], "Let me think.");
+    let stored = env.show_json(&conversation_id(&events)).await;
+    assert_eq!(stored[1]["reasoning"], "Let me think.");
+    assert_eq!(stored[1]["finishReason"], "stop");
+}

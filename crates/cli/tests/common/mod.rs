@@ -1,0 +1,81 @@
+//! Running the real `switchboard` binary against the mock provider, in a throwaway data dir.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use switchboard_mock_provider::{MockServer, Script};
+use tempfile::TempDir;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
+
+/// A data dir with a `mock` provider profile pointing at a running mock server.
+pub struct Env {
+    pub dir: TempDir,
+    pub mock: MockServer,
+}
+
+impl Env {
+    pub async fn new(script: Script) -> Env {
+        let mock = MockServer::start(script).await;
+        let env = Env { dir: tempfile::tempdir().unwrap(), mock };
+        let out = env.run(&["providers", "add", "mock", "--base-url", &env.mock.base_url(), "--model", "mock-model"]).await;
+        assert!(out.status.success(), "providers add failed: {}", String::from_utf8_lossy(&out.stderr));
+        env
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.dir.path().join("switchboard.db")
+    }
+
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(BIN);
+        cmd.args(args)
+            .env("SWITCHBOARD_DATA_DIR", self.dir.path())
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("SWITCHBOARD_KEY_MOCK")
+            .env("RUST_LOG", "warn")
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    pub async fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().await.expect("run switchboard")
+    }
+
+    /// `chat --json ARGS`: the events, parsed.
+    pub async fn chat_json(&self, args: &[&str]) -> (Output, Vec<serde_json::Value>) {
+        let mut full = vec!["chat", "--json"];
+        full.extend_from_slice(args);
+        let out = self.run(&full).await;
+        let events = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}"))).collect();
+        (out, events)
+    }
+
+    pub async fn show_json(&self, conversation: &str) -> serde_json::Value {
+        let out = self.run(&["conversations", "show", conversation, "--json"]).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn of_type<'a>(events: &'a [serde_json::Value], ty: &str) -> Vec<&'a serde_json::Value> {
+    events.iter().filter(|e| e["type"] == ty).collect()
+}
+
+pub fn conversation_id(events: &[serde_json::Value]) -> String {
+    events[0]["conversationId"].as_str().expect("started event first").to_owned()
+}
