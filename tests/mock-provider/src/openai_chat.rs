@@ -61,13 +61,15 @@ impl WireApi for OpenAiChat {
                 })
                 .collect();
         }
-        let finish_reason = reply.finish_reason.as_deref().unwrap_or(
-            if reply.tool_calls.is_empty() {
-                "stop"
-            } else {
-                "tool_calls"
-            },
-        );
+        let finish_reason =
+            reply
+                .finish_reason
+                .as_deref()
+                .unwrap_or(if reply.tool_calls.is_empty() {
+                    "stop"
+                } else {
+                    "tool_calls"
+                });
         let mut completion = json!({
             "id": completion_id(ctx),
             "object": "chat.completion",

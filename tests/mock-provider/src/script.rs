@@ -143,7 +143,11 @@ impl Reply {
                 .iter()
                 .map(|&(id, name, arguments)| Step::tool_call(id, name, arguments)),
         );
-        steps.extend([Step::finish("tool_calls"), Step::default_usage(), Step::Done]);
+        steps.extend([
+            Step::finish("tool_calls"),
+            Step::default_usage(),
+            Step::Done,
+        ]);
         Self::stream(steps)
     }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri};
@@ -41,6 +41,9 @@ pub struct MockServer {
 
 impl MockServer {
     /// Binds `127.0.0.1:0` and serves `script` on a task of the current tokio runtime.
+    ///
+    /// The server only makes progress while that runtime does, so on a current-thread runtime
+    /// (plain `#[tokio::test]`) talk to it with an async client, never a blocking one.
     ///
     /// # Panics
     ///
@@ -319,9 +322,9 @@ async fn complete_reply<A: WireApi>(
             Step::Delay { ms } => tokio::time::sleep(Duration::from_millis(*ms)).await,
             Step::Stall => {
                 state.shutdown.cancelled().await;
-                return cut_response();
+                return cut_response(state);
             }
-            Step::Drop => return cut_response(),
+            Step::Drop => return cut_response(state),
             Step::ErrorObject { message, code } => {
                 let body = A::error_body(ErrorKind::Server, message, code.as_deref());
                 return (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response();
@@ -332,17 +335,11 @@ async fn complete_reply<A: WireApi>(
     axum::Json(A::completion(&ctx, &Assembled::from_steps(steps))).into_response()
 }
 
-/// A 200 whose body fails at once, so the connection is cut before the body completes.
-fn cut_response() -> Response {
-    let failing = futures::stream::once(async {
-        Err::<Bytes, _>(io::Error::new(
-            io::ErrorKind::ConnectionAborted,
-            "scripted connection drop",
-        ))
-    });
+/// A 200 whose body is cut right after the head.
+fn cut_response(state: &AppState) -> Response {
     (
         [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        Body::from_stream(failing),
+        sse::cut_body(state.shutdown.clone()),
     )
         .into_response()
 }

@@ -113,6 +113,21 @@ pub(crate) fn sse_body(
     })
 }
 
+/// A body that fails right after the response head is on the wire, for a scripted drop on a
+/// non-streaming request: the client sees a 200 whose body is cut, as with a streamed drop.
+pub(crate) fn cut_body(shutdown: CancellationToken) -> Body {
+    let (tx, rx) = mpsc::channel(2);
+    for item in [Item::Flush, Item::Cut] {
+        tx.try_send(item)
+            .expect("a fresh channel has room for two items");
+    }
+    Body::from_stream(BodyStream {
+        rx,
+        shutdown: Box::pin(shutdown.cancelled_owned()),
+        done: false,
+    })
+}
+
 async fn produce(
     steps: &[Step],
     mut encoder: impl StepEncoder,

@@ -2,7 +2,7 @@
 //! scripts. Prints `listening on http://127.0.0.1:PORT/v1` once bound, then serves until killed.
 
 use std::convert::Infallible;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -36,6 +36,7 @@ async fn main() -> anyhow::Result<()> {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let args = Args::parse();
 
