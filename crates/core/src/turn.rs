@@ -247,6 +247,21 @@ impl Engine {
     }
 }
 
+/// `message` with its tool names as `names` sends them to the provider.
+fn with_safe_names(message: &Message, names: &NameMap) -> Message {
+    let mut message = message.clone();
+    match &mut message {
+        Message::Assistant { tool_calls, .. } => {
+            for call in tool_calls {
+                call.name = names.safe(&call.name).to_owned();
+            }
+        }
+        Message::Tool { name, .. } => *name = names.safe(name).to_owned(),
+        Message::User { .. } => {}
+    }
+    message
+}
+
 struct Turn<'a> {
     engine: &'a Engine,
     provider: &'a dyn Provider,
@@ -332,7 +347,21 @@ impl Turn<'_> {
                     });
                 }
             }
-            let names = NameMap::new(offer.tools.iter().map(String::as_str));
+            // Tool names already in the history are sent provider-safe too, under the same mapping.
+            let mut all_names: Vec<&str> = offer.tools.iter().map(String::as_str).collect();
+            for m in &self.history {
+                let in_history: Vec<&str> = match m {
+                    Message::Assistant { tool_calls, .. } => tool_calls.iter().map(|c| c.name.as_str()).collect(),
+                    Message::Tool { name, .. } => vec![name.as_str()],
+                    Message::User { .. } => Vec::new(),
+                };
+                for name in in_history {
+                    if !all_names.contains(&name) {
+                        all_names.push(name);
+                    }
+                }
+            }
+            let names = NameMap::new(all_names);
             let request = self.request(&input.model, input.system_prompt.as_deref(), &offer, &names);
 
             let (it, end) = self.stream_iteration(request, &names).await;
@@ -408,7 +437,7 @@ impl Turn<'_> {
         ProviderRequest {
             model: model.to_owned(),
             system: (!system.is_empty()).then_some(system),
-            messages: self.history.clone(),
+            messages: self.history.iter().map(|m| with_safe_names(m, names)).collect(),
             tools,
             tool_choice,
         }
@@ -776,7 +805,8 @@ impl Turn<'_> {
         let span = info_span!("tool", name = %name, call = %call.id);
         async move {
             let started = Instant::now();
-            let run = AssertUnwindSafe(tool.call(args, ctx)).catch_unwind();
+            // `call` itself may panic before it returns a future: call it inside the guarded future.
+            let run = AssertUnwindSafe(async { tool.call(args, ctx).await }).catch_unwind();
             let result = tokio::time::timeout(timeout, run).await;
             let ms = started.elapsed().as_millis() as u64;
             let (status, text) = match result {

@@ -1,1 +1,27 @@
-//! switchboard-store
+//! Switchboard's SQLite persistence: conversations, messages with their tool calls and results,
+//! settings and provider profiles.
+//!
+//! Architecture invariant: this crate knows SQLite and `switchboard-core`'s types, nothing about
+//! Tauri, HTTP or any provider's wire format. Secrets never reach it.
+//!
+//! A turn is stored in three steps: [`Store::begin_turn`] creates the rows before the engine
+//! runs, a [`Recorder`] (an [`EventSink`](switchboard_core::EventSink)) writes the turn's events
+//! durably as they happen, and [`Store::history`] rebuilds the provider history for the next turn
+//! from those rows, so a reloaded conversation continues exactly as a live one would.
+
+mod data_dir;
+mod error;
+mod model;
+mod recorder;
+mod schema;
+mod store;
+
+pub use data_dir::{DATA_DIR_ENV, DB_FILE, default_data_dir, resolve_data_dir};
+pub use error::{Error, Result};
+pub use model::{
+    ConversationSummary, MessageStatus, ProviderProfile, Role, StoredError, StoredMessage,
+    StoredNotice, StoredToolCall, StoredToolResult, ToolCallStatus, TurnRows,
+};
+pub use recorder::{CHECKPOINT_INTERVAL, Recorder};
+pub use schema::SCHEMA_VERSION;
+pub use store::Store;

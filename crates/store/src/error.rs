@@ -1,0 +1,140 @@
+//! The store's errors. Every message names the file or the row involved and, where the person can
+//! do something about it, says what.
+
+use std::path::PathBuf;
+use switchboard_core::ErrorKind;
+
+/// A store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The database was migrated by a newer build; writing to it could corrupt what that build
+    /// relies on, so it is refused untouched.
+    #[error(
+        "The database at {} was written by a newer version of Switchboard (schema {found}; this build understands up to {supported}). Update Switchboard, or point --data-dir at another folder. Nothing was changed.",
+        path.display()
+    )]
+    NewerSchema {
+        /// The database file.
+        path: PathBuf,
+        /// The schema version found in the file.
+        found: i64,
+        /// The newest schema version this build knows.
+        supported: i64,
+    },
+
+    /// The file is not a database, is damaged, or belongs to another application.
+    #[error(
+        "The file at {} is not a readable Switchboard database ({detail}). It was left untouched; move it aside to start fresh.",
+        path.display()
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite (or the schema check) said.
+        detail: String,
+    },
+
+    /// The database could not be opened or prepared for use (permissions, read-only disk, a
+    /// folder in the way).
+    #[error(
+        "Could not open the database at {}: {detail}. Check that the file and its folder are writable, or point --data-dir at another folder.",
+        path.display()
+    )]
+    CannotOpen {
+        /// The database file.
+        path: PathBuf,
+        /// What went wrong.
+        detail: String,
+    },
+
+    /// A row the caller named does not exist.
+    #[error("{what} '{id}' not found")]
+    NotFound {
+        /// What kind of row: "conversation", "message", "provider".
+        what: &'static str,
+        /// The id or name asked for.
+        id: String,
+    },
+
+    /// A JSON value (setting, tool list) could not be converted: a stored one does not have the
+    /// shape the caller asked for, or a value to store cannot be written as JSON.
+    #[error("Could not convert {what} to or from JSON: {source}")]
+    Json {
+        /// Which value, e.g. "setting 'theme'".
+        what: String,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// No data directory was given and the platform has none (no home directory).
+    #[error(
+        "Could not determine where to keep Switchboard's data (the system reports no home directory). Pass --data-dir or set SWITCHBOARD_DATA_DIR."
+    )]
+    NoDataDir,
+
+    /// A file-system operation failed.
+    #[error("Could not access {}: {source}", path.display())]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// SQLite failed on an open database (disk full, locked for longer than the busy timeout).
+    #[error("Database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+impl Error {
+    /// The classification shells show and act on: a missing row or data directory is something
+    /// the person configured or typed wrong; everything else is local storage failing.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::NotFound { .. } | Error::NoDataDir => ErrorKind::Config,
+            _ => ErrorKind::Storage,
+        }
+    }
+
+    pub(crate) fn not_found(what: &'static str, id: &str) -> Self {
+        Error::NotFound {
+            what,
+            id: id.to_owned(),
+        }
+    }
+}
+
+/// The store's result type.
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_actionable_and_kinds_match() {
+        let e = Error::NewerSchema {
+            path: "/d/switchboard.db".into(),
+            found: 9,
+            supported: 1,
+        };
+        assert_eq!(
+            e.to_string(),
+            "The database at /d/switchboard.db was written by a newer version of Switchboard (schema 9; this build understands up to 1). Update Switchboard, or point --data-dir at another folder. Nothing was changed."
+        );
+        assert_eq!(e.kind(), ErrorKind::Storage);
+        let e = Error::not_found("conversation", "x");
+        assert_eq!(e.to_string(), "conversation 'x' not found");
+        assert_eq!(e.kind(), ErrorKind::Config);
+        let e = Error::Corrupt {
+            path: "/f".into(),
+            detail: "file is not a database".into(),
+        };
+        assert!(
+            e.to_string()
+                .contains("It was left untouched; move it aside to start fresh.")
+        );
+    }
+}

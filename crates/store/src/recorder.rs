@@ -1,0 +1,396 @@
+//! The durable consumer of a turn's events (DESIGN.md §5): killing the app mid-answer loses at
+//! most the last second of text and no tool call or result.
+//!
+//! Text is buffered and written as a whole (content and reasoning) at checkpoints: at every tool
+//! boundary, when a delta arrives more than a second after the last checkpoint, on `tick`, and at
+//! `done`. Calls and results are written the moment they happen.
+
+use crate::error::{Error, Result};
+use crate::model::{MessageStatus, StoredNotice};
+use crate::store::{Store, now_millis};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use switchboard_core::{
+    ChatEvent, ErrorKind, EventSink, FinishReason, NoticeKind, ToolSource, ToolStatus, Usage,
+};
+
+/// How long buffered text may stay unwritten while deltas keep arriving.
+pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Writes one turn's [`ChatEvent`]s into its assistant message. Create it with
+/// [`Store::recorder`] and give it the same events the UI gets, `tick` included.
+///
+/// A write failure never panics and never stops the turn: it is logged, the first one is kept for
+/// [`Recorder::take_error`], and later events are still written.
+pub struct Recorder {
+    store: Store,
+    message_id: String,
+    interval: Duration,
+    state: Mutex<State>,
+}
+
+struct State {
+    content: String,
+    reasoning: String,
+    /// Text or reasoning changed since the last checkpoint.
+    dirty: bool,
+    last_checkpoint: Instant,
+    /// The whole list is rewritten on each notice; there are a handful per turn at most.
+    notices: Vec<StoredNotice>,
+    error: Option<Error>,
+}
+
+impl Recorder {
+    pub(crate) fn new(store: Store, message_id: String) -> Self {
+        Recorder {
+            store,
+            message_id,
+            interval: CHECKPOINT_INTERVAL,
+            state: Mutex::new(State {
+                content: String::new(),
+                reasoning: String::new(),
+                dirty: false,
+                last_checkpoint: Instant::now(),
+                notices: Vec::new(),
+                error: None,
+            }),
+        }
+    }
+
+    /// Replaces the one-second checkpoint interval (tests; a slower disk).
+    pub fn with_checkpoint_interval(mut self, interval: Duration) -> Self {
+        self.interval = interval;
+        self
+    }
+
+    /// The assistant message this recorder writes.
+    pub fn message_id(&self) -> &str {
+        &self.message_id
+    }
+
+    /// Writes buffered text now, if there is any.
+    pub fn flush(&self) {
+        let mut st = self.state();
+        self.checkpoint(&mut st);
+    }
+
+    /// The first write failure since the last call, so the shell can tell the person their
+    /// conversation is not being saved.
+    pub fn take_error(&self) -> Option<Error> {
+        self.state().error.take()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Poisoning only means a panic elsewhere mid-event; the buffers are still the best record.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn on_delta(&self, st: &mut State) {
+        st.dirty = true;
+        if st.last_checkpoint.elapsed() > self.interval {
+            self.checkpoint(st);
+        }
+    }
+
+    fn checkpoint(&self, st: &mut State) {
+        if !st.dirty {
+            return;
+        }
+        // Whether or not it works: a failing disk must not turn every delta into a write attempt.
+        st.last_checkpoint = Instant::now();
+        let result = self.update_message(
+            "UPDATE messages SET content = ?2, reasoning = ?3, updated_at = ?4 WHERE id = ?1",
+            (&self.message_id, &st.content, &st.reasoning, now_millis()),
+        );
+        match result {
+            Ok(()) => st.dirty = false,
+            Err(e) => self.fail(st, "text checkpoint", e),
+        }
+    }
+
+    /// Runs an UPDATE of this recorder's message row; a missing row is an error, not a no-op.
+    fn update_message<P: rusqlite::Params>(&self, sql: &str, params: P) -> Result<()> {
+        let n = self.store.conn().prepare_cached(sql)?.execute(params)?;
+        if n == 0 {
+            return Err(Error::not_found("message", &self.message_id));
+        }
+        Ok(())
+    }
+
+    fn fail(&self, st: &mut State, what: &str, e: Error) {
+        tracing::error!(message_id = %self.message_id, "could not record the {what}: {e}");
+        if st.error.is_none() {
+            st.error = Some(e);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn tool_call(
+        &self,
+        call_id: &str,
+        name: &str,
+        source: &ToolSource,
+        arguments: &str,
+        text_offset: usize,
+        iteration: u32,
+        index: u32,
+    ) -> Result<()> {
+        let source = serde_json::to_string(source).map_err(|source| Error::Json {
+            what: "tool source".to_owned(),
+            source,
+        })?;
+        let n = self
+            .store
+            .conn()
+            .prepare_cached(
+                "INSERT INTO tool_calls (id, message_id, call_id, iteration, idx, name, source, arguments,
+                                         text_offset, status, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', ?10)
+                 ON CONFLICT (message_id, call_id) DO NOTHING",
+            )?
+            .execute((
+                crate::store::new_id(),
+                &self.message_id,
+                call_id,
+                iteration,
+                index,
+                name,
+                source,
+                arguments,
+                text_offset,
+                now_millis(),
+            ))?;
+        if n == 0 {
+            tracing::warn!(message_id = %self.message_id, call_id, "tool call id repeated in one turn; keeping the first");
+        }
+        Ok(())
+    }
+
+    fn tool_started(&self, call_id: &str) -> Result<()> {
+        self.store
+            .conn()
+            .prepare_cached(
+                "UPDATE tool_calls SET status = 'running' WHERE message_id = ?1 AND call_id = ?2 AND status = 'pending'",
+            )?
+            .execute((&self.message_id, call_id))?;
+        Ok(())
+    }
+
+    fn tool_result(
+        &self,
+        call_id: &str,
+        status: ToolStatus,
+        output: &str,
+        duration_ms: u64,
+    ) -> Result<()> {
+        let mut conn = self.store.conn();
+        let tx = conn.transaction()?;
+        // Keyed through the call row; a second result for the same call replaces the first rather
+        // than failing, so a misbehaving caller cannot lose the latest result.
+        let n = tx
+            .prepare_cached(
+                "INSERT INTO tool_results (tool_call_id, status, output, duration_ms, created_at)
+                 SELECT id, ?3, ?4, ?5, ?6 FROM tool_calls WHERE message_id = ?1 AND call_id = ?2
+                 ON CONFLICT (tool_call_id) DO UPDATE
+                 SET status = excluded.status, output = excluded.output, duration_ms = excluded.duration_ms",
+            )?
+            .execute((&self.message_id, call_id, status.as_str(), output, duration_ms, now_millis()))?;
+        if n == 0 {
+            return Err(Error::not_found("tool call", call_id));
+        }
+        tx.prepare_cached(
+            "UPDATE tool_calls SET status = ?3 WHERE message_id = ?1 AND call_id = ?2",
+        )?
+        .execute((&self.message_id, call_id, status.as_str()))?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn usage(&self, total: &Usage) -> Result<()> {
+        self.update_message(
+            "UPDATE messages SET prompt_tokens = ?2, completion_tokens = ?3, reasoning_tokens = ?4,
+                                 cached_tokens = ?5, updated_at = ?6
+             WHERE id = ?1",
+            (
+                &self.message_id,
+                total.prompt_tokens,
+                total.completion_tokens,
+                total.reasoning_tokens,
+                total.cached_tokens,
+                now_millis(),
+            ),
+        )
+    }
+
+    fn notice(&self, st: &mut State, kind: NoticeKind, message: String) -> Result<()> {
+        st.notices.push(StoredNotice { kind, message });
+        let json = serde_json::to_string(&st.notices).map_err(|source| Error::Json {
+            what: "notices".to_owned(),
+            source,
+        })?;
+        self.update_message(
+            "UPDATE messages SET notices = ?2, updated_at = ?3 WHERE id = ?1",
+            (&self.message_id, json, now_millis()),
+        )
+    }
+
+    fn error(&self, kind: ErrorKind, message: &str) -> Result<()> {
+        self.update_message(
+            "UPDATE messages SET error_kind = ?2, error_message = ?3, updated_at = ?4 WHERE id = ?1",
+            (&self.message_id, kind.as_str(), message, now_millis()),
+        )
+    }
+
+    fn done(
+        &self,
+        st: &mut State,
+        reason: FinishReason,
+        usage: &Usage,
+        tool_calls_made: u32,
+    ) -> Result<()> {
+        st.last_checkpoint = Instant::now();
+        let mut conn = self.store.conn();
+        let tx = conn.transaction()?;
+        let n = tx
+            .prepare_cached(
+                "UPDATE messages SET content = ?2, reasoning = ?3, status = ?4, finish_reason = ?5,
+                                     prompt_tokens = ?6, completion_tokens = ?7, reasoning_tokens = ?8,
+                                     cached_tokens = ?9, tool_calls_made = ?10, updated_at = ?11
+                 WHERE id = ?1",
+            )?
+            .execute((
+                &self.message_id,
+                &st.content,
+                &st.reasoning,
+                MessageStatus::from_finish(reason).as_str(),
+                reason.as_str(),
+                usage.prompt_tokens,
+                usage.completion_tokens,
+                usage.reasoning_tokens,
+                usage.cached_tokens,
+                tool_calls_made,
+                now_millis(),
+            ))?;
+        if n == 0 {
+            return Err(Error::not_found("message", &self.message_id));
+        }
+        // The engine answers every call; this only matters if a caller ends a turn without that,
+        // and keeps such a card from spinning forever.
+        tx.prepare_cached(
+            "UPDATE tool_calls SET status = 'cancelled' WHERE message_id = ?1 AND status IN ('pending', 'running')",
+        )?
+        .execute([&self.message_id])?;
+        tx.commit()?;
+        st.dirty = false;
+        Ok(())
+    }
+}
+
+impl EventSink for Recorder {
+    fn emit(&self, event: ChatEvent) {
+        let mut st = self.state();
+        let (what, result) = match event {
+            ChatEvent::TextDelta { text } => {
+                st.content.push_str(&text);
+                self.on_delta(&mut st);
+                return;
+            }
+            ChatEvent::ReasoningDelta { text } => {
+                st.reasoning.push_str(&text);
+                self.on_delta(&mut st);
+                return;
+            }
+            ChatEvent::ToolCall {
+                id,
+                name,
+                source,
+                arguments,
+                text_offset,
+                iteration,
+                index,
+            } => {
+                // The text before the call must be durable before the call is: a reloaded card
+                // must never point past the saved text.
+                self.checkpoint(&mut st);
+                (
+                    "tool call",
+                    self.tool_call(
+                        &id,
+                        &name,
+                        &source,
+                        &arguments,
+                        text_offset,
+                        iteration,
+                        index,
+                    ),
+                )
+            }
+            ChatEvent::ToolStarted { id } => ("tool start", self.tool_started(&id)),
+            ChatEvent::ToolResult {
+                id,
+                status,
+                output,
+                duration_ms,
+            } => (
+                "tool result",
+                self.tool_result(&id, status, &output, duration_ms),
+            ),
+            ChatEvent::Usage { total, .. } => ("usage", self.usage(&total)),
+            ChatEvent::Notice { kind, message } => ("notice", self.notice(&mut st, kind, message)),
+            ChatEvent::Error { kind, message, .. } => ("error", self.error(kind, &message)),
+            ChatEvent::Done {
+                finish_reason,
+                usage,
+                tool_calls_made,
+            } => (
+                "end of the turn",
+                self.done(&mut st, finish_reason, &usage, tool_calls_made),
+            ),
+            // Ids were written by begin_turn; progress and approvals are live-only UI state.
+            ChatEvent::Started { .. }
+            | ChatEvent::ToolProgress { .. }
+            | ChatEvent::ApprovalRequested { .. }
+            | ChatEvent::ApprovalResolved { .. } => return,
+        };
+        if let Err(e) = result {
+            self.fail(&mut st, what, e);
+        }
+    }
+
+    fn tick(&self) {
+        self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_message_row_is_reported_not_panicked() {
+        let store = Store::open_in_memory().unwrap();
+        let rec = store
+            .recorder("nope")
+            .with_checkpoint_interval(Duration::ZERO);
+        rec.emit(ChatEvent::TextDelta { text: "hi".into() });
+        rec.emit(ChatEvent::Done {
+            finish_reason: FinishReason::Stop,
+            usage: Usage::default(),
+            tool_calls_made: 0,
+        });
+        let err = rec.take_error().expect("first error kept");
+        assert!(
+            matches!(
+                err,
+                Error::NotFound {
+                    what: "message",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(rec.take_error().is_none(), "taken once");
+    }
+}

@@ -1,0 +1,227 @@
+//! Opening a database safely and bringing its schema up to date.
+//!
+//! Nothing is written to a file until it has been read cleanly and recognised as empty or as ours:
+//! a damaged file, another program's database or one from a newer build is refused untouched.
+
+use crate::error::{Error, Result};
+use rusqlite::{Connection, ErrorCode, TransactionBehavior};
+use std::path::Path;
+use std::time::Duration;
+
+/// Embedded migrations, applied in order; `PRAGMA user_version` is how many have run.
+///
+/// Released entries are never edited: a database that ran one must mean the same thing forever.
+/// Change the schema by appending.
+///
+/// Statuses and roles are validated in Rust rather than with CHECK constraints, because SQLite can
+/// only change a CHECK by rebuilding the table, and new statuses are the likeliest change.
+pub(crate) const MIGRATIONS: &[&str] = &[
+    // 1: the initial schema.
+    r#"
+    PRAGMA application_id = 1398227524;
+
+    CREATE TABLE conversations (
+        id             TEXT PRIMARY KEY NOT NULL,
+        title          TEXT NOT NULL,
+        created_at     INTEGER NOT NULL,
+        updated_at     INTEGER NOT NULL,
+        disabled_tools TEXT NOT NULL DEFAULT '[]',
+        approved_tools TEXT NOT NULL DEFAULT '[]'
+    );
+    CREATE INDEX conversations_by_updated ON conversations (updated_at DESC, id DESC);
+
+    CREATE TABLE messages (
+        id                   TEXT PRIMARY KEY NOT NULL,
+        conversation_id      TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        seq                  INTEGER NOT NULL,
+        role                 TEXT NOT NULL,
+        content              TEXT NOT NULL DEFAULT '',
+        reasoning            TEXT NOT NULL DEFAULT '',
+        status               TEXT NOT NULL,
+        provider             TEXT,
+        model                TEXT,
+        finish_reason        TEXT,
+        prompt_tokens        INTEGER NOT NULL DEFAULT 0,
+        completion_tokens    INTEGER NOT NULL DEFAULT 0,
+        reasoning_tokens     INTEGER NOT NULL DEFAULT 0,
+        cached_tokens        INTEGER NOT NULL DEFAULT 0,
+        tool_calls_made      INTEGER NOT NULL DEFAULT 0,
+        error_kind           TEXT,
+        error_message        TEXT,
+        notices              TEXT NOT NULL DEFAULT '[]',
+        provider_response_id TEXT,
+        created_at           INTEGER NOT NULL,
+        updated_at           INTEGER NOT NULL,
+        UNIQUE (conversation_id, seq)
+    );
+    -- Start-up recovery looks for these; a partial index keeps that instant on a large database.
+    CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming';
+
+    CREATE TABLE tool_calls (
+        id          TEXT PRIMARY KEY NOT NULL,
+        message_id  TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        call_id     TEXT NOT NULL,
+        iteration   INTEGER NOT NULL,
+        idx         INTEGER NOT NULL,
+        name        TEXT NOT NULL,
+        source      TEXT NOT NULL,
+        arguments   TEXT NOT NULL,
+        text_offset INTEGER NOT NULL,
+        status      TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        UNIQUE (message_id, call_id)
+    );
+
+    CREATE TABLE tool_results (
+        tool_call_id TEXT PRIMARY KEY NOT NULL REFERENCES tool_calls (id) ON DELETE CASCADE,
+        status       TEXT NOT NULL,
+        output       TEXT NOT NULL,
+        duration_ms  INTEGER NOT NULL,
+        created_at   INTEGER NOT NULL
+    );
+
+    CREATE TABLE settings (
+        key   TEXT PRIMARY KEY NOT NULL,
+        value TEXT NOT NULL
+    );
+
+    -- No key column on purpose: secrets live in the OS keychain only.
+    CREATE TABLE providers (
+        name       TEXT PRIMARY KEY NOT NULL,
+        kind       TEXT NOT NULL,
+        base_url   TEXT NOT NULL,
+        model      TEXT,
+        created_at INTEGER NOT NULL
+    );
+    "#,
+];
+
+/// The schema version this build creates and understands.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// `PRAGMA application_id` of a Switchboard database ("SWBD"); set by migration 1.
+pub(crate) const APPLICATION_ID: i64 = 0x5357_4244;
+
+const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
+
+/// Whether SQLite's error means the file itself is unreadable, as opposed to the disk or a lock.
+fn is_corruption(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
+    )
+}
+
+/// Reads the header fields that decide whether the file may be touched. Reads only.
+pub(crate) fn check_file(conn: &Connection, path: &Path) -> Result<()> {
+    let corrupt = |detail: String| Error::Corrupt {
+        path: path.to_owned(),
+        detail,
+    };
+    let read = || -> rusqlite::Result<(i64, i64, i64)> {
+        // sqlite_master forces SQLite to read (and validate) the first page, which a PRAGMA on a
+        // freshly opened handle may not.
+        let objects: i64 =
+            conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        let app_id: i64 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        Ok((objects, app_id, version))
+    };
+    let (objects, app_id, version) = match read() {
+        Ok(v) => v,
+        Err(e) if is_corruption(&e) => return Err(corrupt(e.to_string())),
+        Err(e) => {
+            return Err(Error::CannotOpen {
+                path: path.to_owned(),
+                detail: e.to_string(),
+            });
+        }
+    };
+    if objects == 0 && app_id == 0 && version == 0 {
+        return Ok(()); // empty: ours to initialise
+    }
+    if app_id != APPLICATION_ID {
+        return Err(corrupt(format!(
+            "it is an SQLite database of another application (application_id {app_id}, {objects} schema objects)"
+        )));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(Error::NewerSchema {
+            path: path.to_owned(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
+/// Sets the connection up for the store's use. Runs only after [`check_file`] passed.
+pub(crate) fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // WAL lets a reader (the UI listing conversations) run while a turn writes; NORMAL is durable
+    // across an app crash under WAL and only risks the last commits on power loss.
+    let _mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}
+
+/// Applies the migrations this database has not run yet, each in its own transaction.
+///
+/// The version is re-read inside an IMMEDIATE transaction so two processes opening the same new
+/// database at once do not both run a migration.
+pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+    loop {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version >= SCHEMA_VERSION {
+            return Ok(version);
+        }
+        let Some(sql) = usize::try_from(version)
+            .ok()
+            .and_then(|v| MIGRATIONS.get(v))
+        else {
+            return Ok(version);
+        };
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", version + 1)?;
+        tx.commit()?;
+        tracing::info!(version = version + 1, "applied database migration");
+    }
+}
+
+/// Every `streaming` message left by a process that died becomes `interrupted`, text kept.
+///
+/// Its calls still `pending` or `running` never will finish: they become `cancelled` (without a
+/// result row), so a redrawn card stops spinning, matching what the rebuilt history tells the
+/// model about them.
+pub(crate) fn recover_streaming(conn: &mut Connection, now: i64) -> rusqlite::Result<usize> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    tx.execute(
+        "UPDATE tool_calls SET status = 'cancelled'
+         WHERE status IN ('pending', 'running')
+           AND message_id IN (SELECT id FROM messages WHERE status = 'streaming')",
+        [],
+    )?;
+    let n = tx.execute(
+        "UPDATE messages SET status = 'interrupted', updated_at = ?1 WHERE status = 'streaming'",
+        [now],
+    )?;
+    tx.commit()?;
+    Ok(n)
+}
+
+/// Maps a failure after [`check_file`] passed: corruption discovered late is still corruption.
+pub(crate) fn open_error(path: &Path, e: rusqlite::Error) -> Error {
+    if is_corruption(&e) {
+        Error::Corrupt {
+            path: path.to_owned(),
+            detail: e.to_string(),
+        }
+    } else {
+        Error::CannotOpen {
+            path: path.to_owned(),
+            detail: e.to_string(),
+        }
+    }
+}

@@ -1,0 +1,561 @@
+//! Recording a turn through `Recorder` and reading it back: durability rules of DESIGN.md §5.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use switchboard_core::history::INTERRUPTED_RESULT;
+use switchboard_core::{
+    ChatEvent, EventSink, FinishReason, Message, NoticeKind, ToolCall, ToolSource, ToolStatus,
+    Usage,
+};
+use switchboard_store::{
+    DB_FILE, MessageStatus, Role, Store, StoredNotice, StoredToolResult, ToolCallStatus, TurnRows,
+};
+
+fn text(t: &str) -> ChatEvent {
+    ChatEvent::TextDelta { text: t.into() }
+}
+
+fn call(id: &str, offset: usize, iteration: u32, index: u32) -> ChatEvent {
+    ChatEvent::ToolCall {
+        id: id.into(),
+        name: "clock__now".into(),
+        source: ToolSource::Mcp {
+            server: "clock".into(),
+        },
+        arguments: r#"{"tz":"Europe/Paris"}"#.into(),
+        text_offset: offset,
+        iteration,
+        index,
+    }
+}
+
+fn usage(p: u64, c: u64) -> Usage {
+    Usage {
+        prompt_tokens: p,
+        completion_tokens: c,
+        reasoning_tokens: 3,
+        cached_tokens: 4,
+    }
+}
+
+fn started(rows: &TurnRows) -> ChatEvent {
+    ChatEvent::Started {
+        conversation_id: rows.conversation_id.clone(),
+        message_id: rows.message_id.clone(),
+        user_message_id: rows.user_message_id.clone(),
+        provider: "mock".into(),
+        model: "m-1".into(),
+    }
+}
+
+fn assistant(store: &Store, conversation_id: &str) -> switchboard_store::StoredMessage {
+    let msgs = store.messages(conversation_id).unwrap();
+    msgs.into_iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+        .expect("an assistant message")
+}
+
+fn db(dir: &Path) -> std::path::PathBuf {
+    dir.join(DB_FILE)
+}
+
+#[test]
+fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(dir.path());
+    let rows = {
+        let store = Store::open(&path).unwrap();
+        let rows = store
+            .begin_turn(None, "What time is it in Paris?\nThanks", "mock", "m-1")
+            .unwrap();
+        // The engine holds sinks as `Arc<dyn EventSink>`.
+        let sink: Arc<dyn EventSink> = Arc::new(store.recorder(&rows.message_id));
+        for e in [
+            started(&rows),
+            ChatEvent::ReasoningDelta {
+                text: "need the clock".into(),
+            },
+            text("Hé 👋 "),
+            text("世界"),
+            call("call_1", 6, 1, 0),
+            ChatEvent::ToolStarted {
+                id: "call_1".into(),
+            },
+            ChatEvent::ToolResult {
+                id: "call_1".into(),
+                status: ToolStatus::Ok,
+                output: "12:00".into(),
+                duration_ms: 5,
+            },
+            ChatEvent::Usage {
+                usage: usage(10, 5),
+                total: usage(10, 5),
+            },
+            text(" It is "),
+            text("noon."),
+            ChatEvent::Notice {
+                kind: NoticeKind::DryRun,
+                message: "dry run".into(),
+            },
+            ChatEvent::Usage {
+                usage: usage(20, 7),
+                total: usage(30, 12),
+            },
+            ChatEvent::Done {
+                finish_reason: FinishReason::Stop,
+                usage: usage(30, 12),
+                tool_calls_made: 1,
+            },
+        ] {
+            sink.emit(e);
+        }
+        rows
+    }; // store and recorder dropped: everything must already be on disk
+
+    let store = Store::open(&path).unwrap();
+    assert_eq!(
+        store.recovered_on_open(),
+        0,
+        "a finished turn is not 'recovered'"
+    );
+    let msgs = store.messages(&rows.conversation_id).unwrap();
+    assert_eq!(msgs.len(), 2);
+    let (user, a) = (&msgs[0], &msgs[1]);
+    assert_eq!(user.id, rows.user_message_id);
+    assert_eq!(user.role, Role::User);
+    assert_eq!(user.content, "What time is it in Paris?\nThanks");
+    assert_eq!(user.status, MessageStatus::Complete);
+
+    assert_eq!(a.id, rows.message_id);
+    assert_eq!(a.content, "Hé 👋 世界 It is noon.");
+    assert_eq!(a.reasoning, "need the clock");
+    assert_eq!(a.status, MessageStatus::Complete);
+    assert_eq!(a.finish_reason, Some(FinishReason::Stop));
+    assert_eq!(a.provider.as_deref(), Some("mock"));
+    assert_eq!(a.model.as_deref(), Some("m-1"));
+    assert_eq!(a.usage, usage(30, 12));
+    assert_eq!(a.tool_calls_made, 1);
+    assert_eq!(a.error, None);
+    assert_eq!(
+        a.notices,
+        vec![StoredNotice {
+            kind: NoticeKind::DryRun,
+            message: "dry run".into()
+        }]
+    );
+    assert_eq!(a.tool_calls.len(), 1);
+    let c = &a.tool_calls[0];
+    assert_eq!(c.call_id, "call_1");
+    assert_eq!(c.name, "clock__now");
+    assert_eq!(
+        c.source,
+        ToolSource::Mcp {
+            server: "clock".into()
+        }
+    );
+    assert_eq!(c.arguments, r#"{"tz":"Europe/Paris"}"#);
+    assert_eq!((c.text_offset, c.iteration, c.index), (6, 1, 0));
+    assert_eq!(c.status, ToolCallStatus::Ok);
+    assert_eq!(
+        c.result,
+        Some(StoredToolResult {
+            status: ToolStatus::Ok,
+            output: "12:00".into(),
+            duration_ms: 5
+        })
+    );
+    // The offset is in chars: the card sits after "Hé 👋 世" (12 bytes, 6 chars).
+    assert_eq!(
+        a.content.chars().take(c.text_offset).collect::<String>(),
+        "Hé 👋 世"
+    );
+
+    let conv = store.conversation(&rows.conversation_id).unwrap();
+    assert_eq!(conv.title, "What time is it in Paris?");
+
+    assert_eq!(
+        store.history(&rows.conversation_id).unwrap(),
+        vec![
+            Message::User {
+                text: "What time is it in Paris?\nThanks".into()
+            },
+            Message::Assistant {
+                text: "Hé 👋 世".into(),
+                tool_calls: vec![ToolCall {
+                    id: "call_1".into(),
+                    name: "clock__now".into(),
+                    arguments: r#"{"tz":"Europe/Paris"}"#.into(),
+                }],
+            },
+            Message::Tool {
+                call_id: "call_1".into(),
+                name: "clock__now".into(),
+                content: "12:00".into(),
+                is_error: false
+            },
+            Message::Assistant {
+                text: "界 It is noon.".into(),
+                tool_calls: vec![]
+            },
+        ]
+    );
+
+    // The next turn continues the same conversation; its history ends with the new question.
+    let next = store
+        .begin_turn(Some(&rows.conversation_id), "And in Tokyo?", "mock", "m-1")
+        .unwrap();
+    assert_eq!(next.conversation_id, rows.conversation_id);
+    let h = store.history(&rows.conversation_id).unwrap();
+    assert_eq!(
+        h.len(),
+        5,
+        "the new streaming assistant row is not history yet"
+    );
+    assert_eq!(
+        h.last(),
+        Some(&Message::User {
+            text: "And in Tokyo?".into()
+        })
+    );
+
+    // The CLI prints these as JSON: camelCase keys.
+    let json = serde_json::to_value(a).unwrap();
+    assert_eq!(json["toolCalls"][0]["textOffset"], 6);
+    assert_eq!(json["toolCalls"][0]["result"]["durationMs"], 5);
+    assert_eq!(json["finishReason"], "stop");
+    assert_eq!(json["usage"]["promptTokens"], 30);
+}
+
+#[test]
+fn text_before_a_tool_call_and_each_result_are_durable_at_once_for_another_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(dir.path());
+    let store = Store::open(&path).unwrap();
+    let rows = store.begin_turn(None, "q", "mock", "m").unwrap();
+    let rec = store.recorder(&rows.message_id); // default 1 s interval: only the boundary writes
+    rec.emit(started(&rows));
+    rec.emit(text("Let me check "));
+    rec.emit(text("the clock."));
+
+    let reader = Store::open(&path).unwrap();
+    assert_eq!(
+        reader.recovered_on_open(),
+        0,
+        "a live writer's streaming row must not be 'recovered'"
+    );
+    assert_eq!(
+        assistant(&reader, &rows.conversation_id).content,
+        "",
+        "no write per delta"
+    );
+
+    rec.emit(call("c1", 23, 1, 0));
+    let a = assistant(&reader, &rows.conversation_id);
+    assert_eq!(
+        a.content, "Let me check the clock.",
+        "tool boundary checkpoint"
+    );
+    assert_eq!(a.status, MessageStatus::Streaming);
+    assert_eq!(a.tool_calls.len(), 1);
+    assert_eq!(a.tool_calls[0].status, ToolCallStatus::Pending);
+
+    rec.emit(ChatEvent::ToolStarted { id: "c1".into() });
+    assert_eq!(
+        assistant(&reader, &rows.conversation_id).tool_calls[0].status,
+        ToolCallStatus::Running
+    );
+
+    rec.emit(ChatEvent::ToolResult {
+        id: "c1".into(),
+        status: ToolStatus::Timeout,
+        output: "took too long".into(),
+        duration_ms: 30_000,
+    });
+    let c = assistant(&reader, &rows.conversation_id)
+        .tool_calls
+        .remove(0);
+    assert_eq!(c.status, ToolCallStatus::Timeout);
+    assert_eq!(c.result.unwrap().output, "took too long");
+
+    rec.emit(ChatEvent::Error {
+        kind: switchboard_core::ErrorKind::Network,
+        message: "connection reset".into(),
+        retryable: true,
+    });
+    rec.emit(ChatEvent::Done {
+        finish_reason: FinishReason::Error,
+        usage: Usage::default(),
+        tool_calls_made: 1,
+    });
+    let a = assistant(&reader, &rows.conversation_id);
+    assert_eq!(a.status, MessageStatus::Error);
+    assert_eq!(a.finish_reason, Some(FinishReason::Error));
+    let err = a.error.unwrap();
+    assert_eq!(
+        (err.kind, err.message.as_str()),
+        (switchboard_core::ErrorKind::Network, "connection reset")
+    );
+    assert!(rec.take_error().is_none());
+}
+
+#[test]
+fn a_turn_killed_mid_answer_becomes_interrupted_on_reopen_keeping_checkpointed_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(dir.path());
+    let rows = {
+        let store = Store::open(&path).unwrap();
+        let rows = store.begin_turn(None, "q", "mock", "m").unwrap();
+        let rec = store.recorder(&rows.message_id);
+        rec.emit(started(&rows));
+        rec.emit(text("checkpointed"));
+        rec.emit(call("c1", 12, 1, 0));
+        rec.emit(ChatEvent::ToolStarted { id: "c1".into() });
+        rec.emit(text(" and then the app died")); // within the second: allowed to be lost
+        rows
+        // no Done: the process "dies" (recorder and store dropped without flushing)
+    };
+
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.recovered_on_open(), 1);
+    let a = assistant(&store, &rows.conversation_id);
+    assert_eq!(a.status, MessageStatus::Interrupted);
+    assert_eq!(a.content, "checkpointed");
+    assert_eq!(a.finish_reason, None);
+    assert_eq!(
+        a.tool_calls[0].status,
+        ToolCallStatus::Cancelled,
+        "a card must not spin forever"
+    );
+    assert_eq!(a.tool_calls[0].result, None);
+
+    // The next provider request still answers the call.
+    assert_eq!(
+        store.history(&rows.conversation_id).unwrap()[1..],
+        [
+            Message::Assistant {
+                text: "checkpointed".into(),
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "clock__now".into(),
+                    arguments: r#"{"tz":"Europe/Paris"}"#.into()
+                }],
+            },
+            Message::Tool {
+                call_id: "c1".into(),
+                name: "clock__now".into(),
+                content: INTERRUPTED_RESULT.into(),
+                is_error: true
+            },
+        ]
+    );
+    drop(store);
+    assert_eq!(
+        Store::open(&path).unwrap().recovered_on_open(),
+        0,
+        "recovery happens once"
+    );
+}
+
+#[test]
+fn text_is_checkpointed_once_the_interval_has_passed_and_on_tick() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(dir.path());
+    let store = Store::open(&path).unwrap();
+    let reader = Store::open(&path).unwrap();
+    let rows = store.begin_turn(None, "q", "mock", "m").unwrap();
+    let rec = store
+        .recorder(&rows.message_id)
+        .with_checkpoint_interval(Duration::from_millis(200));
+    rec.emit(text("a"));
+    rec.emit(ChatEvent::ReasoningDelta { text: "r".into() });
+    assert_eq!(assistant(&reader, &rows.conversation_id).content, "");
+
+    std::thread::sleep(Duration::from_millis(250));
+    rec.emit(text("b")); // first delta after the interval writes everything so far
+    let a = assistant(&reader, &rows.conversation_id);
+    assert_eq!((a.content.as_str(), a.reasoning.as_str()), ("ab", "r"));
+
+    rec.emit(text("c")); // right after a checkpoint: buffered
+    assert_eq!(assistant(&reader, &rows.conversation_id).content, "ab");
+    rec.tick(); // the engine ticks every second even when no event arrives
+    assert_eq!(assistant(&reader, &rows.conversation_id).content, "abc");
+}
+
+#[test]
+fn the_default_interval_is_one_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(dir.path());
+    let store = Store::open(&path).unwrap();
+    let reader = Store::open(&path).unwrap();
+    let rows = store.begin_turn(None, "q", "mock", "m").unwrap();
+    let rec = store.recorder(&rows.message_id);
+    rec.emit(text("x"));
+    std::thread::sleep(Duration::from_millis(500));
+    rec.emit(text("y"));
+    assert_eq!(
+        assistant(&reader, &rows.conversation_id).content,
+        "",
+        "under a second: buffered"
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    rec.emit(text("z"));
+    assert_eq!(
+        assistant(&reader, &rows.conversation_id).content,
+        "xyz",
+        "over a second: written"
+    );
+}
+
+#[test]
+fn two_thousand_deltas_cost_at_most_a_couple_of_writes() {
+    let store = Store::open_in_memory().unwrap();
+    let rows = store.begin_turn(None, "q", "mock", "m").unwrap();
+    let rec = store.recorder(&rows.message_id);
+    let before = store.total_changes();
+    for i in 0..2000 {
+        rec.emit(text(if i % 2 == 0 { "é" } else { "👋" }));
+    }
+    let during = store.total_changes() - before;
+    assert!(during <= 2, "{during} rows written for 2000 deltas");
+    rec.flush();
+    assert_eq!(store.total_changes() - before, during + 1);
+    assert_eq!(
+        assistant(&store, &rows.conversation_id)
+            .content
+            .chars()
+            .count(),
+        2000
+    );
+}
+
+#[test]
+fn cancelled_turns_keep_their_text_and_status() {
+    let store = Store::open_in_memory().unwrap();
+    let rows = store.begin_turn(None, "q", "mock", "m").unwrap();
+    let rec = store.recorder(&rows.message_id);
+    rec.emit(text("partial"));
+    rec.emit(call("c1", 7, 1, 0));
+    rec.emit(ChatEvent::ToolResult {
+        id: "c1".into(),
+        status: ToolStatus::Cancelled,
+        output: "Stopped".into(),
+        duration_ms: 0,
+    });
+    rec.emit(ChatEvent::Done {
+        finish_reason: FinishReason::Cancelled,
+        usage: Usage::default(),
+        tool_calls_made: 1,
+    });
+    let a = assistant(&store, &rows.conversation_id);
+    assert_eq!(a.status, MessageStatus::Cancelled);
+    assert_eq!(a.content, "partial");
+    assert_eq!(a.tool_calls[0].status, ToolCallStatus::Cancelled);
+    assert!(rec.take_error().is_none());
+}
+
+#[test]
+fn calls_are_ordered_by_iteration_then_index_and_a_repeated_result_replaces_the_first() {
+    let store = Store::open_in_memory().unwrap();
+    let rows = store.begin_turn(None, "q", "mock", "m").unwrap();
+    let rec = store.recorder(&rows.message_id);
+    rec.emit(text("ab"));
+    rec.emit(call("x2", 2, 1, 1));
+    rec.emit(call("x1", 2, 1, 0));
+    rec.emit(text("cd"));
+    rec.emit(call("y1", 4, 2, 0));
+    for id in ["x1", "x2", "y1"] {
+        rec.emit(ChatEvent::ToolResult {
+            id: id.into(),
+            status: ToolStatus::Ok,
+            output: format!("{id}-1"),
+            duration_ms: 1,
+        });
+    }
+    rec.emit(ChatEvent::ToolResult {
+        id: "x1".into(),
+        status: ToolStatus::Error,
+        output: "x1-2".into(),
+        duration_ms: 2,
+    });
+    rec.emit(ChatEvent::Done {
+        finish_reason: FinishReason::Stop,
+        usage: Usage::default(),
+        tool_calls_made: 3,
+    });
+    assert!(rec.take_error().is_none());
+    let a = assistant(&store, &rows.conversation_id);
+    let ids: Vec<_> = a.tool_calls.iter().map(|c| c.call_id.as_str()).collect();
+    assert_eq!(ids, ["x1", "x2", "y1"]);
+    assert_eq!(a.tool_calls[0].status, ToolCallStatus::Error);
+    assert_eq!(a.tool_calls[0].result.as_ref().unwrap().output, "x1-2");
+
+    let h = store.history(&rows.conversation_id).unwrap();
+    let shape: Vec<String> = h
+        .iter()
+        .map(|m| match m {
+            Message::User { .. } => "user".to_owned(),
+            Message::Assistant { text, tool_calls } => format!("a:{text}:{}", tool_calls.len()),
+            Message::Tool { call_id, .. } => format!("t:{call_id}"),
+        })
+        .collect();
+    assert_eq!(shape, ["user", "a:ab:2", "t:x1", "t:x2", "a:cd:1", "t:y1"]);
+}
+
+#[test]
+fn a_result_for_an_unknown_call_is_reported_not_panicked() {
+    let store = Store::open_in_memory().unwrap();
+    let rows = store.begin_turn(None, "q", "mock", "m").unwrap();
+    let rec = store.recorder(&rows.message_id);
+    rec.emit(ChatEvent::ToolResult {
+        id: "ghost".into(),
+        status: ToolStatus::Ok,
+        output: "?".into(),
+        duration_ms: 1,
+    });
+    let err = rec.take_error().expect("kept");
+    assert!(err.to_string().contains("ghost"), "{err}");
+    // The recorder keeps working after a failure.
+    rec.emit(text("still here"));
+    rec.emit(ChatEvent::Done {
+        finish_reason: FinishReason::Stop,
+        usage: Usage::default(),
+        tool_calls_made: 0,
+    });
+    assert_eq!(
+        assistant(&store, &rows.conversation_id).content,
+        "still here"
+    );
+}
+
+#[test]
+fn empty_assistant_messages_are_left_out_of_history() {
+    let store = Store::open_in_memory().unwrap();
+    let rows = store.begin_turn(None, "first", "mock", "m").unwrap();
+    let rec = store.recorder(&rows.message_id);
+    rec.emit(ChatEvent::Error {
+        kind: switchboard_core::ErrorKind::Auth,
+        message: "bad key".into(),
+        retryable: false,
+    });
+    rec.emit(ChatEvent::Done {
+        finish_reason: FinishReason::Error,
+        usage: Usage::default(),
+        tool_calls_made: 0,
+    });
+    store
+        .begin_turn(Some(&rows.conversation_id), "second", "mock", "m")
+        .unwrap();
+    assert_eq!(
+        store.history(&rows.conversation_id).unwrap(),
+        vec![
+            Message::User {
+                text: "first".into()
+            },
+            Message::User {
+                text: "second".into()
+            }
+        ]
+    );
+}
