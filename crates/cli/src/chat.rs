@@ -32,8 +32,11 @@ pub struct ChatArgs {
     #[arg(long)]
     model: Option<String>,
     /// Continue this conversation (default: start a new one).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "continue_last")]
     conversation: Option<String>,
+    /// Continue the most recent conversation.
+    #[arg(long = "continue", short = 'c')]
+    continue_last: bool,
     /// Force this tool in the first iteration (repeatable).
     #[arg(long = "force", value_name = "TOOL")]
     force: Vec<String>,
@@ -102,7 +105,9 @@ struct Retry {
 /// Checks a key, and a value's shape when given, so a typo fails now and not at the next turn.
 pub fn check_setting(key: &str, value: Option<&serde_json::Value>) -> anyhow::Result<()> {
     fn shape<T: serde::de::DeserializeOwned>(key: &str, v: &serde_json::Value) -> anyhow::Result<()> {
-        serde_json::from_value::<T>(v.clone()).map(drop).map_err(|e| CliError::config(format!("Invalid value for '{key}': {e}.")).into())
+        serde_json::from_value::<T>(v.clone())
+            .map(drop)
+            .map_err(|e| CliError::config(format!("Invalid value for '{key}': {e}.")).into())
     }
     match (key, value) {
         (k, None) if SETTING_KEYS.contains(&k) => Ok(()),
@@ -162,7 +167,9 @@ fn secrets_for(profile: &ProviderProfile, kind: ProviderKind) -> Layered {
 /// The OpenAI-compatible provider of a profile, with its key.
 pub fn openai_for(profile: &ProviderProfile) -> anyhow::Result<OpenAiChat> {
     let kind = ProviderKind::parse(&profile.kind)?;
-    let key = secrets_for(profile, kind).get(&profile.name).map_err(|e| CliError { kind: ErrorKind::Auth, message: e.to_string() })?;
+    let key = secrets_for(profile, kind)
+        .get(&profile.name)
+        .map_err(|e| CliError { kind: ErrorKind::Auth, message: e.to_string() })?;
     Ok(OpenAiChat::new(OpenAiConfig { base_url: profile.base_url.clone(), api_key: key })?)
 }
 
@@ -216,6 +223,10 @@ impl EventSink for Sinks {
     fn tick(&self) {
         self.recorder.tick();
     }
+
+    fn flush(&self) {
+        self.printer.flush();
+    }
 }
 
 pub fn run(store: &Store, args: ChatArgs) -> anyhow::Result<ExitCode> {
@@ -232,7 +243,12 @@ pub fn run(store: &Store, args: ChatArgs) -> anyhow::Result<ExitCode> {
     let tool_secrets: Arc<dyn switchboard_core::Secrets> = Arc::new(ToolSecrets(Arc::new(EnvStore::new())));
     let engine = Engine::new(config, Arc::new(registry), tool_secrets);
 
-    let rows = store.begin_turn(args.conversation.as_deref(), &args.prompt, &profile.name, &model)?;
+    let conversation = match (&args.conversation, args.continue_last) {
+        (Some(id), _) => Some(id.clone()),
+        (None, true) => store.conversations()?.first().map(|c| c.id.clone()),
+        (None, false) => None,
+    };
+    let rows = store.begin_turn(conversation.as_deref(), &args.prompt, &profile.name, &model)?;
     let mut disabled = store.disabled_tools(&rows.conversation_id)?;
     if !args.disable.is_empty() || !args.enable.is_empty() {
         disabled.extend(args.disable.iter().cloned());
@@ -277,16 +293,18 @@ pub fn run(store: &Store, args: ChatArgs) -> anyhow::Result<ExitCode> {
     sinks.recorder.flush();
     sinks.printer.finish();
     if let Some(e) = sinks.recorder.take_error() {
-        return Err(CliError { kind: ErrorKind::Storage, message: format!("The answer could not be saved: {e}") }.into());
+        return Err(
+            CliError { kind: ErrorKind::Storage, message: format!("The answer could not be saved: {e}") }.into()
+        );
     }
     if !args.json {
         eprintln!("[conversation {}]", rows.conversation_id);
     }
     match outcome.finish_reason {
         FinishReason::Error => {
-            let error = outcome.error.unwrap_or_else(|| {
-                switchboard_core::ProviderError::new(ErrorKind::Internal, "the turn failed")
-            });
+            let error = outcome
+                .error
+                .unwrap_or_else(|| switchboard_core::ProviderError::new(ErrorKind::Internal, "the turn failed"));
             let mut message = error.message.clone();
             if error.kind == ErrorKind::Auth {
                 message.push_str(&format!(
@@ -297,7 +315,10 @@ pub fn run(store: &Store, args: ChatArgs) -> anyhow::Result<ExitCode> {
             }
             Err(TurnFailed { kind: error.kind, message }.into())
         }
-        FinishReason::Cancelled => Err(TurnFailed { kind: ErrorKind::Cancelled, message: "Stopped; the partial answer was kept.".into() }.into()),
+        FinishReason::Cancelled => {
+            Err(TurnFailed { kind: ErrorKind::Cancelled, message: "Stopped; the partial answer was kept.".into() }
+                .into())
+        }
         _ => Ok(ExitCode::SUCCESS),
     }
 }

@@ -39,7 +39,11 @@ impl std::fmt::Display for CliError {
 impl std::error::Error for CliError {}
 
 #[derive(Parser, Debug)]
-#[command(name = "switchboard", version, about = "Chat with tool-using LLMs from the terminal, on the same engine and history as the Switchboard app.")]
+#[command(
+    name = "switchboard",
+    version,
+    about = "Chat with tool-using LLMs from the terminal, on the same engine and history as the Switchboard app."
+)]
 struct Cli {
     /// Where the database lives (default: the OS data directory; env SWITCHBOARD_DATA_DIR).
     #[arg(long, global = true, value_name = "DIR")]
@@ -204,7 +208,11 @@ fn main() -> ExitCode {
                 // `chat --json` already printed its own `error` event when the turn failed; this
                 // covers failures before the turn started (unknown provider, unreadable database).
                 if err.downcast_ref::<chat::TurnFailed>().is_none() {
-                    let event = switchboard_core::ChatEvent::Error { kind, message: message.clone(), retryable: kind.is_retryable() };
+                    let event = switchboard_core::ChatEvent::Error {
+                        kind,
+                        message: message.clone(),
+                        retryable: kind.is_retryable(),
+                    };
                     let _ = writeln!(std::io::stdout(), "{}", serde_json::to_string(&event).unwrap_or_default());
                 }
             }
@@ -220,7 +228,8 @@ fn init_tracing(level: Option<&str>) {
         Some(l) => EnvFilter::new(l),
         None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("error")),
     };
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
 }
 
 /// The kind and message of any failure, for stderr and `error` events.
@@ -297,12 +306,21 @@ fn providers(store: &Store, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         ProvidersCmd::Add { name, kind, base_url, model, default } => {
             let kind = switchboard_providers::ProviderKind::parse(&kind)?;
-            switchboard_secrets::validate_name(&name).map_err(|e| CliError::config(format!("Invalid profile name: {e}")))?;
+            switchboard_secrets::validate_name(&name)
+                .map_err(|e| CliError::config(format!("Invalid profile name: {e}")))?;
             let base_url = base_url.unwrap_or_else(|| kind.default_base_url().to_owned());
             if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-                return Err(CliError::config(format!("The base URL '{base_url}' must start with http:// or https://.")).into());
+                return Err(CliError::config(format!(
+                    "The base URL '{base_url}' must start with http:// or https://."
+                ))
+                .into());
             }
-            store.upsert_provider(&ProviderProfile { name: name.clone(), kind: kind.as_str().into(), base_url, model })?;
+            store.upsert_provider(&ProviderProfile {
+                name: name.clone(),
+                kind: kind.as_str().into(),
+                base_url,
+                model,
+            })?;
             if default || store.setting::<String>(DEFAULT_PROVIDER_KEY)?.is_none() {
                 store.set_setting(DEFAULT_PROVIDER_KEY, &name)?;
             }
@@ -318,11 +336,19 @@ fn providers(store: &Store, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&profiles)?);
             } else if profiles.is_empty() {
-                println!("No providers. Add one with `switchboard providers add NAME --kind openai --base-url URL --model MODEL`.");
+                println!(
+                    "No providers. Add one with `switchboard providers add NAME --kind openai --base-url URL --model MODEL`."
+                );
             } else {
                 for p in profiles {
                     let mark = if default.as_deref() == Some(p.name.as_str()) { "*" } else { " " };
-                    println!("{mark} {:<16} {:<8} {:<40} {}", p.name, p.kind, p.base_url, p.model.as_deref().unwrap_or("-"));
+                    println!(
+                        "{mark} {:<16} {:<8} {:<40} {}",
+                        p.name,
+                        p.kind,
+                        p.base_url,
+                        p.model.as_deref().unwrap_or("-")
+                    );
                 }
             }
         }
@@ -441,8 +467,9 @@ fn settings(store: &Store, cmd: SettingsCmd) -> anyhow::Result<ExitCode> {
             println!("{}", serde_json::to_string_pretty(&v)?);
         }
         SettingsCmd::Set { key, value } => {
-            let v: serde_json::Value = serde_json::from_str(&value)
-                .map_err(|e| CliError::config(format!("The value for '{key}' is not JSON: {e}. Quote strings: '\"name\"'.")))?;
+            let v: serde_json::Value = serde_json::from_str(&value).map_err(|e| {
+                CliError::config(format!("The value for '{key}' is not JSON: {e}. Quote strings: '\"name\"'."))
+            })?;
             chat::check_setting(&key, Some(&v))?;
             store.set_setting(&key, &v)?;
         }

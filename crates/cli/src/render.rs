@@ -70,7 +70,9 @@ pub struct LivePrinter {
 }
 
 struct LiveState {
-    cursor: Cursor<io::Stdout>,
+    // Batched: the engine calls `flush` whenever it is about to wait, so output is never late,
+    // and a burst of buffered events costs one write instead of one per token.
+    cursor: Cursor<io::BufWriter<io::Stdout>>,
     names: std::collections::HashMap<String, String>,
 }
 
@@ -80,7 +82,7 @@ impl LivePrinter {
         Self {
             json,
             state: Mutex::new(LiveState {
-                cursor: Cursor { out: io::stdout(), at_line_start: true },
+                cursor: Cursor { out: io::BufWriter::with_capacity(64 * 1024, io::stdout()), at_line_start: true },
                 names: Default::default(),
             }),
         }
@@ -88,11 +90,11 @@ impl LivePrinter {
 
     /// Ends the output with a newline if needed.
     pub fn finish(&self) {
-        if !self.json {
-            if let Ok(mut s) = self.state.lock() {
+        if let Ok(mut s) = self.state.lock() {
+            if !self.json {
                 let _ = s.cursor.end();
-                let _ = s.cursor.out.flush();
             }
+            let _ = s.cursor.out.flush();
         }
     }
 
@@ -101,8 +103,7 @@ impl LivePrinter {
         if self.json {
             let mut line = serde_json::to_vec(&event)?;
             line.push(b'\n');
-            s.cursor.out.write_all(&line)?;
-            return s.cursor.out.flush();
+            return s.cursor.out.write_all(&line);
         }
         match event {
             ChatEvent::TextDelta { text } => s.cursor.text(&text)?,
@@ -114,11 +115,17 @@ impl LivePrinter {
                 let name = s.names.get(&id).cloned().unwrap_or(id);
                 s.cursor.block(&result_line(&name, status, duration_ms, &output))?;
             }
-            ChatEvent::Notice { message, .. } => eprintln!("note: {message}"),
-            ChatEvent::ApprovalRequested { name, .. } => eprintln!("note: '{name}' is waiting for approval"),
+            ChatEvent::Notice { message, .. } => {
+                s.cursor.out.flush()?;
+                eprintln!("note: {message}");
+            }
+            ChatEvent::ApprovalRequested { name, .. } => {
+                s.cursor.out.flush()?;
+                eprintln!("note: '{name}' is waiting for approval");
+            }
             _ => {}
         }
-        s.cursor.out.flush()
+        Ok(())
     }
 }
 
@@ -126,6 +133,12 @@ impl EventSink for LivePrinter {
     fn emit(&self, event: ChatEvent) {
         // A closed stdout (piped into `head`) must not stop the turn: it is still being recorded.
         let _ = self.print(event);
+    }
+
+    fn flush(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            let _ = s.cursor.out.flush();
+        }
     }
 }
 
@@ -202,10 +215,20 @@ pub fn markdown<W: Write>(mut out: W, title: &str, messages: &[StoredMessage]) -
                     let args = serde_json::from_str::<serde_json::Value>(&c.arguments)
                         .and_then(|v| serde_json::to_string_pretty(&v))
                         .unwrap_or_else(|_| c.arguments.clone());
-                    writeln!(out, "\n\n<details><summary>Tool call: <code>{}</code> ({})</summary>\n", c.name, c.source)?;
+                    writeln!(
+                        out,
+                        "\n\n<details><summary>Tool call: <code>{}</code> ({})</summary>\n",
+                        c.name, c.source
+                    )?;
                     writeln!(out, "```json\n{args}\n```\n")?;
                     if let Some(r) = &c.result {
-                        writeln!(out, "Result ({}, {} ms):\n\n```\n{}\n```\n", r.status.as_str(), r.duration_ms, r.output)?;
+                        writeln!(
+                            out,
+                            "Result ({}, {} ms):\n\n```\n{}\n```\n",
+                            r.status.as_str(),
+                            r.duration_ms,
+                            r.output
+                        )?;
                     }
                     writeln!(out, "</details>\n")?;
                 }

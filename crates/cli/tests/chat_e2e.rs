@@ -10,8 +10,14 @@ use switchboard_mock_provider::{Reply, Script, Step, StreamOptions};
 async fn a_tool_round_streams_events_and_stores_offsets_in_chars() {
     let before = "Olá 👋 世界, checking: ";
     let script = Script::new([
-        Reply::text_then_tool_calls(before, &[("call_1", "get_time", r#"{"timezone":"Asia/Tokyo"}"#)])
-            .with_options(StreamOptions { text_chunk_chars: Some(3), args_chunk_chars: Some(2), split_bytes: Some(7), ..Default::default() }),
+        Reply::text_then_tool_calls(before, &[("call_1", "get_time", r#"{"timezone":"Asia/Tokyo"}"#)]).with_options(
+            StreamOptions {
+                text_chunk_chars: Some(3),
+                args_chunk_chars: Some(2),
+                split_bytes: Some(7),
+                ..Default::default()
+            },
+        ),
         Reply::text("It is late in Tokyo."),
     ]);
     let env = Env::new(script).await;
@@ -119,7 +125,10 @@ async fn no_tools_and_dry_run_switches_work() {
     let (out, events) = env.chat_json(&["--dry-run-tools", "time?"]).await;
     assert!(out.status.success());
     let result = of_type(&events, "toolResult")[0];
-    assert!(result["output"].as_str().unwrap().contains("2026-01-01T12:00:00"), "example output, not the real time: {result}");
+    assert!(
+        result["output"].as_str().unwrap().contains("2026-01-01T12:00:00"),
+        "example output, not the real time: {result}"
+    );
     assert!(of_type(&events, "notice").iter().any(|n| n["kind"] == "dryRun"));
 }
 

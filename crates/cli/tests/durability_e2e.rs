@@ -12,11 +12,15 @@ async fn sigkill_mid_stream_leaves_an_interrupted_message_with_the_text_so_far()
     let full: String = words.concat();
     let script = Script::new([
         Reply::tool_call("c1", "get_time", "{}"),
-        Reply::stream([Step::text(full.clone()), Step::finish("stop"), Step::Done])
-            .with_options(StreamOptions { text_chunk_chars: Some(4), chunk_delay_ms: Some(10), ..Default::default() }),
+        Reply::stream([Step::text(full.clone()), Step::finish("stop"), Step::Done]).with_options(StreamOptions {
+            text_chunk_chars: Some(4),
+            chunk_delay_ms: Some(10),
+            ..Default::default()
+        }),
     ]);
     let env = Env::new(script).await;
-    let mut child = env.command(&["chat", "--json", "tell me a long story"]).stdout(std::process::Stdio::null()).spawn().unwrap();
+    let mut child =
+        env.command(&["chat", "--json", "tell me a long story"]).stdout(std::process::Stdio::null()).spawn().unwrap();
     tokio::time::sleep(Duration::from_millis(2600)).await;
     let pid = child.id().expect("still running") as i32;
     // SAFETY-free: a plain kill(2) of our own child.
@@ -39,5 +43,9 @@ async fn sigkill_mid_stream_leaves_an_interrupted_message_with_the_text_so_far()
 
 fn unsafe_kill(pid: i32) -> i32 {
     // std has no kill(2); `kill -9` is the portable way without libc in the test's dependency set.
-    std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().map(|s| if s.success() { 0 } else { 1 }).unwrap_or(1)
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .map(|s| if s.success() { 0 } else { 1 })
+        .unwrap_or(1)
 }

@@ -25,7 +25,8 @@ async fn an_unknown_provider_names_the_known_ones() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_key_says_where_to_set_it_and_is_not_retried() {
-    let body = r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+    let body =
+        r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#;
     let env = Env::new(Script::new([http(401, body, "application/json")])).await;
     let (out, events) = env.chat_json(&["hi"]).await;
     assert_eq!(out.status.code(), Some(1));
@@ -71,7 +72,9 @@ async fn an_html_error_page_is_explained() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_cut_mid_answer_keeps_the_text_and_is_not_replayed() {
-    let env = Env::new(Script::new([Reply::stream([Step::text("Half an ans"), Step::Drop]), Reply::text("never sent")])).await;
+    let env =
+        Env::new(Script::new([Reply::stream([Step::text("Half an ans"), Step::Drop]), Reply::text("never sent")]))
+            .await;
     let (out, events) = env.chat_json(&["hi"]).await;
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(of_type(&events, "error")[0]["kind"], "network");
@@ -84,7 +87,10 @@ async fn a_stream_cut_mid_answer_keeps_the_text_and_is_not_replayed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mid_stream_errors_and_malformed_chunks_are_specific() {
     let env = Env::new(Script::new([
-        Reply::stream([Step::text("partial"), Step::ErrorObject { message: "The server had an error".into(), code: None }]),
+        Reply::stream([
+            Step::text("partial"),
+            Step::ErrorObject { message: "The server had an error".into(), code: None },
+        ]),
         Reply::stream([Step::text("x"), Step::Raw { data: "data: {not json\n\n".into() }]),
     ]))
     .await;

@@ -238,6 +238,10 @@ pub trait EventSink: Send + Sync {
     /// Called about once a second while a turn runs, so durable sinks can checkpoint buffered text
     /// even when no event arrives.
     fn tick(&self) {}
+
+    /// Called when the loop is about to wait (for the network, a tool, the person): sinks that
+    /// batch output should write out what they hold now.
+    fn flush(&self) {}
 }
 
 /// A sink that collects events in memory (tests, sub-agents).

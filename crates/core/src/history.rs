@@ -55,11 +55,13 @@ pub fn assistant_messages(text: &str, calls: &[StoredCall]) -> Vec<Message> {
                 .collect(),
         });
         for c in group {
-            let (status, content) = c
-                .result
-                .clone()
-                .unwrap_or((ToolStatus::Cancelled, INTERRUPTED_RESULT.to_owned()));
-            out.push(Message::Tool { call_id: c.id.clone(), name: c.name.clone(), content, is_error: status.is_error() });
+            let (status, content) = c.result.clone().unwrap_or((ToolStatus::Cancelled, INTERRUPTED_RESULT.to_owned()));
+            out.push(Message::Tool {
+                call_id: c.id.clone(),
+                name: c.name.clone(),
+                content,
+                is_error: status.is_error(),
+            });
         }
         start = end;
     }
@@ -97,15 +99,22 @@ mod tests {
         let calls = [sc("a", 8, 1, Some("r1")), sc("b", 8, 1, Some("r2")), sc("c", 11, 2, Some("r3"))];
         let msgs = assistant_messages(text, &calls);
         assert_eq!(msgs.len(), 6);
-        assert_eq!(msgs[0], Message::Assistant {
-            text: "héllo 👋 ".into(),
-            tool_calls: vec![
-                ToolCall { id: "a".into(), name: "get_time".into(), arguments: "{}".into() },
-                ToolCall { id: "b".into(), name: "get_time".into(), arguments: "{}".into() },
-            ],
-        });
-        assert!(matches!(&msgs[1], Message::Tool { call_id, content, is_error: false, .. } if call_id == "a" && content == "r1"));
-        assert!(matches!(&msgs[3], Message::Assistant { text, tool_calls } if text == "世界。" && tool_calls.len() == 1));
+        assert_eq!(
+            msgs[0],
+            Message::Assistant {
+                text: "héllo 👋 ".into(),
+                tool_calls: vec![
+                    ToolCall { id: "a".into(), name: "get_time".into(), arguments: "{}".into() },
+                    ToolCall { id: "b".into(), name: "get_time".into(), arguments: "{}".into() },
+                ],
+            }
+        );
+        assert!(
+            matches!(&msgs[1], Message::Tool { call_id, content, is_error: false, .. } if call_id == "a" && content == "r1")
+        );
+        assert!(
+            matches!(&msgs[3], Message::Assistant { text, tool_calls } if text == "世界。" && tool_calls.len() == 1)
+        );
         assert_eq!(msgs[5], Message::Assistant { text: "done".into(), tool_calls: vec![] });
     }
 

@@ -25,12 +25,9 @@ pub use error::{ErrorKind, ProviderError};
 pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
 pub use provider::{Provider, ProviderEvent, ProviderRequest, ProviderStream, ToolChoice};
 pub use registry::{RegistryError, ToolRegistry};
-pub use tool::{
-    ApprovalPolicy, Secrets, Tool, ToolContext, ToolDef, ToolError, ToolOutput, ToolSource,
-};
+pub use tool::{ApprovalPolicy, Secrets, Tool, ToolContext, ToolDef, ToolError, ToolOutput, ToolSource};
 pub use turn::{
-    ApprovalDecision, ApprovalRequest, Approver, Engine, EngineConfig, TurnInput, TurnOptions,
-    TurnOutcome,
+    ApprovalDecision, ApprovalRequest, Approver, Engine, EngineConfig, TurnInput, TurnOptions, TurnOutcome,
 };
 pub use types::{Message, ToolCall, Usage};
 

@@ -92,16 +92,11 @@ pub fn offer<'d>(defs: impl IntoIterator<Item = &'d ToolDef>, sel: &Selection<'_
     // A forced exclusive tool owns the whole turn: it is the only tool of every iteration.
     let forced_exclusive = enabled.iter().find(|d| d.exclusive && sel.forced.contains(&d.name));
     if let Some(def) = forced_exclusive {
-        let forcing =
-            if sel.iteration == 1 { Forcing::One(def.name.clone()) } else { Forcing::Auto };
+        let forcing = if sel.iteration == 1 { Forcing::One(def.name.clone()) } else { Forcing::Auto };
         return Offer { tools: vec![def.name.clone()], forcing, unavailable };
     }
 
-    let forced: Vec<String> = enabled
-        .iter()
-        .filter(|d| sel.forced.contains(&d.name))
-        .map(|d| d.name.clone())
-        .collect();
+    let forced: Vec<String> = enabled.iter().filter(|d| sel.forced.contains(&d.name)).map(|d| d.name.clone()).collect();
     if sel.iteration == 1 && !forced.is_empty() {
         let forcing = match forced.as_slice() {
             [one] => Forcing::One(one.clone()),
@@ -110,8 +105,7 @@ pub fn offer<'d>(defs: impl IntoIterator<Item = &'d ToolDef>, sel: &Selection<'_
         return Offer { tools: forced, forcing, unavailable };
     }
 
-    let tools: Vec<String> =
-        enabled.iter().filter(|d| !d.exclusive).map(|d| d.name.clone()).collect();
+    let tools: Vec<String> = enabled.iter().filter(|d| !d.exclusive).map(|d| d.name.clone()).collect();
     if tools.is_empty() {
         return Offer { unavailable, ..Offer::none() };
     }
@@ -290,10 +284,8 @@ mod tests {
         for case in cases {
             let forced = s(case.forced);
             let chat: BTreeSet<String> = s(case.chat_disabled).into_iter().collect();
-            let settings = ToolSettings {
-                disabled: s(case.settings_disabled).into_iter().collect(),
-                ..Default::default()
-            };
+            let settings =
+                ToolSettings { disabled: s(case.settings_disabled).into_iter().collect(), ..Default::default() };
             let sel = Selection {
                 use_tools: case.use_tools,
                 forced: &forced,

@@ -66,9 +66,8 @@ impl ToolRegistry {
                 new: def.source.clone(),
             });
         }
-        let validator = jsonschema::validator_for(&def.parameters).map_err(|e| {
-            RegistryError::InvalidSchema { name: def.name.clone(), reason: e.to_string() }
-        })?;
+        let validator = jsonschema::validator_for(&def.parameters)
+            .map_err(|e| RegistryError::InvalidSchema { name: def.name.clone(), reason: e.to_string() })?;
         self.tools.insert(def.name.clone(), Entry { tool, validator });
         Ok(())
     }
@@ -109,11 +108,7 @@ impl ToolRegistry {
             .take(5)
             .map(|e| {
                 let path = e.instance_path().to_string();
-                if path.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("field `{path}`: {e}")
-                }
+                if path.is_empty() { e.to_string() } else { format!("field `{path}`: {e}") }
             })
             .collect();
         if problems.is_empty() { Ok(()) } else { Err(problems.join("; ")) }

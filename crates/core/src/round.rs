@@ -53,7 +53,8 @@ pub fn canonical_args(raw: &str) -> String {
         }
     }
     let trimmed = raw.trim();
-    let parsed = if trimmed.is_empty() { Ok(Value::Object(Default::default())) } else { serde_json::from_str::<Value>(trimmed) };
+    let parsed =
+        if trimmed.is_empty() { Ok(Value::Object(Default::default())) } else { serde_json::from_str::<Value>(trimmed) };
     match parsed {
         Ok(v) => {
             let mut out = String::new();
@@ -65,11 +66,7 @@ pub fn canonical_args(raw: &str) -> String {
 }
 
 /// Plans a round. `takes_control(name)` tells whether a tool takes over the turn.
-pub fn plan_round(
-    calls: &[ToolCall],
-    max_calls: usize,
-    takes_control: impl Fn(&str) -> bool,
-) -> Vec<Plan> {
+pub fn plan_round(calls: &[ToolCall], max_calls: usize, takes_control: impl Fn(&str) -> bool) -> Vec<Plan> {
     let mut plans = Vec::with_capacity(calls.len());
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
     let mut unique = 0usize;
@@ -83,11 +80,11 @@ pub fn plan_round(
         unique += 1;
         plans.push(if unique > max_calls { Plan::OverCap } else { Plan::Run });
     }
-    if unique > 1 {
-        if let Some(control) = calls.iter().find(|c| takes_control(&c.name)) {
-            let control_tool = control.name.clone();
-            return calls.iter().map(|_| Plan::NotAlone { control_tool: control_tool.clone() }).collect();
-        }
+    if unique > 1
+        && let Some(control) = calls.iter().find(|c| takes_control(&c.name))
+    {
+        let control_tool = control.name.clone();
+        return calls.iter().map(|_| Plan::NotAlone { control_tool: control_tool.clone() }).collect();
     }
     plans
 }
@@ -114,7 +111,11 @@ mod tests {
             ("all distinct run", vec![call("1", "a", "{}"), call("2", "b", "{}")], 8, vec![Plan::Run, Plan::Run]),
             (
                 "exact duplicates reuse the first result",
-                vec![call("1", "a", r#"{"x":1,"y":2}"#), call("2", "a", r#"{ "y": 2, "x": 1 }"#), call("3", "a", r#"{"x":2}"#)],
+                vec![
+                    call("1", "a", r#"{"x":1,"y":2}"#),
+                    call("2", "a", r#"{ "y": 2, "x": 1 }"#),
+                    call("3", "a", r#"{"x":2}"#),
+                ],
                 8,
                 vec![Plan::Run, Plan::DuplicateOf(0), Plan::Run],
             ),

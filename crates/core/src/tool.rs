@@ -106,11 +106,7 @@ pub struct ToolDef {
 
 impl ToolDef {
     /// A definition with defaults: built-in, auto-approved, no prompt, not exclusive.
-    pub fn new(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        parameters: serde_json::Value,
-    ) -> Self {
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: serde_json::Value) -> Self {
         Self {
             name: name.into(),
             description: description.into(),

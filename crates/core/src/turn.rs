@@ -236,6 +236,7 @@ impl Engine {
             turn_chars: 0,
             approved: input.options.approved_tools.clone(),
             dry_run_noticed: false,
+            answer_chars: Arc::default(),
         };
         let outcome = turn.run(&input).instrument(span).await;
         turn.sink.emit(ChatEvent::Done {
@@ -277,6 +278,23 @@ struct Turn<'a> {
     turn_chars: usize,
     approved: HashSet<String>,
     dry_run_noticed: bool,
+    /// Chars of answer text streamed by control-taking tools in the current round.
+    answer_chars: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// Forwards a tool's events, counting the answer text a control-taking tool streams.
+struct AnswerCounter {
+    inner: Arc<dyn EventSink>,
+    chars: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl EventSink for AnswerCounter {
+    fn emit(&self, event: ChatEvent) {
+        if let ChatEvent::TextDelta { text } = &event {
+            self.chars.fetch_add(char_len(text), std::sync::atomic::Ordering::Relaxed);
+        }
+        self.inner.emit(event);
+    }
 }
 
 /// One call of a round, as far as it got before running.
@@ -376,7 +394,11 @@ impl Turn<'_> {
                     return self.outcome(FinishReason::Cancelled, None);
                 }
                 StreamEnd::Failed(e) => {
-                    self.answer_unrun(&it.calls, ToolStatus::Cancelled, "The model's response failed before the tool ran.");
+                    self.answer_unrun(
+                        &it.calls,
+                        ToolStatus::Cancelled,
+                        "The model's response failed before the tool ran.",
+                    );
                     return self.fail(e);
                 }
             }
@@ -468,6 +490,7 @@ impl Turn<'_> {
                     config.max_retries + 1
                 ),
             });
+            self.sink.flush();
             tokio::select! {
                 () = tokio::time::sleep(delay) => {}
                 () = self.cancel.cancelled() => return (it, StreamEnd::Cancelled),
@@ -486,9 +509,23 @@ impl Turn<'_> {
         let idle = self.engine.config.idle_timeout;
         let iteration_start = self.turn_chars;
         let iteration_no = self.calls_iteration();
-        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + Duration::from_secs(1), Duration::from_secs(1));
+        let mut tick =
+            tokio::time::interval_at(tokio::time::Instant::now() + Duration::from_secs(1), Duration::from_secs(1));
         let mut deadline = tokio::time::Instant::now() + idle;
         loop {
+            if self.cancel.is_cancelled() {
+                return StreamEnd::Cancelled;
+            }
+            // Events already buffered are handled without waiting; sinks that batch output are
+            // told to flush only when the loop is about to wait for the network.
+            if let Some(next) = stream.next().now_or_never() {
+                deadline = tokio::time::Instant::now() + idle;
+                match self.on_event(next, names, it, output_started, iteration_start, iteration_no) {
+                    Some(end) => return end,
+                    None => continue,
+                }
+            }
+            self.sink.flush();
             let next = tokio::select! {
                 biased;
                 () = self.cancel.cancelled() => return StreamEnd::Cancelled,
@@ -497,23 +534,38 @@ impl Turn<'_> {
                 () = tokio::time::sleep_until(deadline) => {
                     return StreamEnd::Failed(ProviderError::new(
                         ErrorKind::Timeout,
-                        format!("The provider sent nothing for {} s; the response was abandoned.", idle.as_secs()),
+                        format!("The provider sent nothing for {}; the response was abandoned.", seconds(idle)),
                     ));
                 }
             };
             deadline = tokio::time::Instant::now() + idle;
-            match next {
-                None => {
-                    return StreamEnd::Failed(ProviderError::new(
-                        ErrorKind::Network,
-                        "The provider's stream ended before the response was complete.",
-                    ));
-                }
-                Some(Err(e)) => return StreamEnd::Failed(e),
-                Some(Ok(event)) => match event {
+            if let Some(end) = self.on_event(next, names, it, output_started, iteration_start, iteration_no) {
+                return end;
+            }
+        }
+    }
+
+    /// Handles one item of the provider stream; `Some` when the stream is over.
+    fn on_event(
+        &mut self,
+        next: Option<Result<ProviderEvent, ProviderError>>,
+        names: &NameMap,
+        it: &mut Iteration,
+        output_started: &mut bool,
+        iteration_start: usize,
+        iteration_no: u32,
+    ) -> Option<StreamEnd> {
+        match next {
+            None => Some(StreamEnd::Failed(ProviderError::new(
+                ErrorKind::Network,
+                "The provider's stream ended before the response was complete.",
+            ))),
+            Some(Err(e)) => Some(StreamEnd::Failed(e)),
+            Some(Ok(event)) => {
+                match event {
                     ProviderEvent::TextDelta(text) => {
                         if text.is_empty() {
-                            continue;
+                            return None;
                         }
                         *output_started = true;
                         self.turn_chars += char_len(&text);
@@ -547,9 +599,10 @@ impl Turn<'_> {
                     ProviderEvent::Usage(usage) => it.usage = usage,
                     ProviderEvent::Finish { reason, .. } => {
                         it.stop = Some(reason);
-                        return StreamEnd::Finished;
+                        return Some(StreamEnd::Finished);
                     }
-                },
+                }
+                None
             }
         }
     }
@@ -622,7 +675,7 @@ impl Turn<'_> {
 
         let mut results: Vec<Option<(ToolStatus, String, u64)>> = vec![None; calls.len()];
         let mut running = Vec::new();
-        let mut took_control = false;
+        let mut control_call = None;
         for (i, (call, p)) in calls.iter().zip(prepared.iter()).enumerate() {
             match p {
                 Prepared::Answered(status, text) => {
@@ -637,13 +690,16 @@ impl Turn<'_> {
                 Prepared::Duplicate(_) => {}
                 Prepared::Run(args) => {
                     let Some(tool) = registry.get(&call.name) else { continue };
-                    took_control |= tool.def().takes_control;
+                    if tool.def().takes_control {
+                        control_call = Some(i);
+                    }
                     self.emit(ChatEvent::ToolStarted { id: call.id.clone() });
                     running.push(self.execute(i, call, Arc::clone(tool), args.clone()));
                 }
             }
         }
         let mut running: futures::stream::FuturesUnordered<_> = running.into_iter().collect();
+        self.sink.flush();
         loop {
             let next = tokio::select! {
                 biased;
@@ -658,11 +714,11 @@ impl Turn<'_> {
 
         // Duplicates get their original's result; cancelled calls get a cancellation result.
         for (i, p) in prepared.iter().enumerate() {
-            if let Prepared::Duplicate(first) = p {
-                if let Some((status, text, _)) = results[*first].clone() {
-                    self.emit_result(&calls[i], status, &text, 0);
-                    results[i] = Some((status, text, 0));
-                }
+            if let Prepared::Duplicate(first) = p
+                && let Some((status, text, _)) = results[*first].clone()
+            {
+                self.emit_result(&calls[i], status, &text, 0);
+                results[i] = Some((status, text, 0));
             }
         }
         for (i, call) in calls.iter().enumerate() {
@@ -672,6 +728,10 @@ impl Turn<'_> {
                 results[i] = Some((ToolStatus::Cancelled, text, 0));
             }
         }
+        // Text a control-taking tool streamed is part of the answer: later offsets must count it.
+        self.turn_chars += self.answer_chars.swap(0, std::sync::atomic::Ordering::Relaxed);
+        // A control-taking tool that failed hands the turn back to the model, which sees the error.
+        let took_control = control_call.is_some_and(|i| matches!(results[i], Some((ToolStatus::Ok, _, _))));
         for (call, result) in calls.iter().zip(results) {
             let (status, content, _) = result.unwrap_or((ToolStatus::Cancelled, String::new(), 0));
             self.history.push(Message::Tool {
@@ -747,6 +807,7 @@ impl Turn<'_> {
                     source: def.source.clone(),
                     arguments: call.arguments.clone(),
                 };
+                self.sink.flush();
                 let decision = tokio::select! {
                     d = self.approver.decide(request) => d,
                     () = self.cancel.cancelled() => ApprovalDecision::Deny,
@@ -757,7 +818,10 @@ impl Turn<'_> {
                     ApprovalDecision::Deny => {
                         return Prepared::Answered(
                             ToolStatus::Denied,
-                            format!("The user denied this call to '{}'. Do not retry it; answer without it or ask the user.", call.name),
+                            format!(
+                                "The user denied this call to '{}'. Do not retry it; answer without it or ask the user.",
+                                call.name
+                            ),
                         );
                     }
                     ApprovalDecision::ForChat | ApprovalDecision::Always => {
@@ -799,7 +863,7 @@ impl Turn<'_> {
             conversation_id: self.conversation_id.clone(),
             secrets: Arc::clone(&self.engine.secrets),
             cancel: cancel.clone(),
-            events: Arc::clone(&self.sink),
+            events: Arc::new(AnswerCounter { inner: Arc::clone(&self.sink), chars: Arc::clone(&self.answer_chars) }),
         };
         let name = call.name.clone();
         let span = info_span!("tool", name = %name, call = %call.id);
@@ -814,7 +878,7 @@ impl Turn<'_> {
                     cancel.cancel();
                     (
                         ToolStatus::Timeout,
-                        format!("'{name}' did not finish within {} s and was stopped.", timeout.as_secs_f32()),
+                        format!("'{name}' did not finish within {} and was stopped.", seconds(timeout)),
                     )
                 }
                 Ok(Err(panic)) => {
@@ -837,4 +901,10 @@ impl Turn<'_> {
         }
         .instrument(span)
     }
+}
+
+/// "2 s", "1.5 s", "0.1 s": durations as a person reads them.
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 { format!("{s:.0} s") } else { format!("{:.1} s", s) }
 }

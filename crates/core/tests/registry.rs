@@ -16,20 +16,8 @@ fn named(name: &str, source: ToolSource, parameters: serde_json::Value) -> TestT
 #[test]
 fn a_duplicate_name_is_an_error_naming_both_sources_and_changes_nothing() {
     let mut registry = ToolRegistry::new();
-    registry
-        .register(Arc::new(named(
-            "search",
-            ToolSource::Builtin,
-            json!({"type": "object"}),
-        )))
-        .unwrap();
-    let clash = named(
-        "search",
-        ToolSource::Mcp {
-            server: "files".into(),
-        },
-        json!({"type": "object"}),
-    );
+    registry.register(Arc::new(named("search", ToolSource::Builtin, json!({"type": "object"})))).unwrap();
+    let clash = named("search", ToolSource::Mcp { server: "files".into() }, json!({"type": "object"}));
     let err = registry.register(Arc::new(clash)).unwrap_err();
 
     assert!(
@@ -45,33 +33,16 @@ fn a_duplicate_name_is_an_error_naming_both_sources_and_changes_nothing() {
     assert!(message.contains("built-in"), "{message}");
     assert!(message.contains("MCP server 'files'"), "{message}");
     assert_eq!(registry.len(), 1);
-    assert_eq!(
-        registry.get("search").unwrap().def().source,
-        ToolSource::Builtin,
-        "never silently overridden"
-    );
+    assert_eq!(registry.get("search").unwrap().def().source, ToolSource::Builtin, "never silently overridden");
 }
 
 #[test]
 fn the_same_name_from_two_other_sources_is_still_a_duplicate() {
     let mut registry = ToolRegistry::new();
-    registry
-        .register(Arc::new(named(
-            "x",
-            ToolSource::OpenApi {
-                document: "pets".into(),
-            },
-            json!({}),
-        )))
-        .unwrap();
-    let err = registry
-        .register(Arc::new(named("x", ToolSource::Http, json!({}))))
-        .unwrap_err();
+    registry.register(Arc::new(named("x", ToolSource::OpenApi { document: "pets".into() }, json!({})))).unwrap();
+    let err = registry.register(Arc::new(named("x", ToolSource::Http, json!({})))).unwrap_err();
     let message = err.to_string();
-    assert!(
-        message.contains("OpenAPI 'pets'") && message.contains("HTTP tool"),
-        "{message}"
-    );
+    assert!(message.contains("OpenAPI 'pets'") && message.contains("HTTP tool"), "{message}");
 }
 
 #[test]
@@ -79,20 +50,12 @@ fn an_invalid_schema_is_an_error_and_the_tool_is_not_added() {
     let cases = [
         ("unknown type", json!({"type": "nonsense"})),
         ("type is not a string", json!({"type": 5})),
-        (
-            "required is not an array",
-            json!({"type": "object", "required": "n"}),
-        ),
+        ("required is not an array", json!({"type": "object", "required": "n"})),
     ];
     for (name, schema) in cases {
         let mut registry = ToolRegistry::new();
-        let err = registry
-            .register(Arc::new(named("bad", ToolSource::Http, schema)))
-            .unwrap_err();
-        assert!(
-            matches!(&err, RegistryError::InvalidSchema { name, .. } if name == "bad"),
-            "{name}: {err:?}"
-        );
+        let err = registry.register(Arc::new(named("bad", ToolSource::Http, schema))).unwrap_err();
+        assert!(matches!(&err, RegistryError::InvalidSchema { name, .. } if name == "bad"), "{name}: {err:?}");
         assert!(err.to_string().contains("'bad'"), "{name}");
         assert!(registry.is_empty(), "{name}");
     }
@@ -101,9 +64,7 @@ fn an_invalid_schema_is_an_error_and_the_tool_is_not_added() {
 #[test]
 fn an_empty_name_is_an_error() {
     let mut registry = ToolRegistry::new();
-    let err = registry
-        .register(Arc::new(named("", ToolSource::Builtin, json!({}))))
-        .unwrap_err();
+    let err = registry.register(Arc::new(named("", ToolSource::Builtin, json!({})))).unwrap_err();
     assert!(matches!(err, RegistryError::EmptyName));
 }
 
@@ -111,10 +72,7 @@ fn an_empty_name_is_an_error() {
 fn every_test_tool_registers_and_validation_names_the_field() {
     let kit = Kit::standard();
     assert_eq!(kit.registry.len(), all_tools().len());
-    let problem = kit
-        .registry
-        .validate("count", &json!({"n": "three"}))
-        .unwrap_err();
+    let problem = kit.registry.validate("count", &json!({"n": "three"})).unwrap_err();
     assert!(problem.contains("/n"), "{problem}");
     let problem = kit.registry.validate("count", &json!({})).unwrap_err();
     assert!(problem.contains("\"n\""), "{problem}");

@@ -10,17 +10,13 @@ use support::*;
 use switchboard_core::provider::{ProviderEvent, StopReason, ToolChoice};
 use switchboard_core::tool::ApprovalPolicy;
 use switchboard_core::{
-    ApprovalDecision, ChatEvent, ErrorKind, FinishReason, Message, NoticeKind, ProviderError,
-    ToolCall, ToolSource, ToolStatus,
+    ApprovalDecision, ChatEvent, ErrorKind, FinishReason, Message, NoticeKind, ProviderError, ToolCall, ToolSource,
+    ToolStatus,
 };
 use tokio::time::Instant;
 
 fn call(id: &str, name: &str, args: &str) -> ToolCall {
-    ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments: args.into(),
-    }
+    ToolCall { id: id.into(), name: name.into(), arguments: args.into() }
 }
 
 // 1. ------------------------------------------------------------------------------------------
@@ -47,29 +43,15 @@ async fn plain_text_turn_emits_started_deltas_usage_and_done_stop() {
                 model: MODEL.into(),
             },
             ChatEvent::TextDelta { text: "Hel".into() },
-            ChatEvent::TextDelta {
-                text: "lo 👋".into()
-            },
-            ChatEvent::Usage {
-                usage: USAGE,
-                total: USAGE
-            },
-            ChatEvent::Done {
-                finish_reason: FinishReason::Stop,
-                usage: USAGE,
-                tool_calls_made: 0
-            },
+            ChatEvent::TextDelta { text: "lo 👋".into() },
+            ChatEvent::Usage { usage: USAGE, total: USAGE },
+            ChatEvent::Done { finish_reason: FinishReason::Stop, usage: USAGE, tool_calls_made: 0 },
         ]
     );
     assert_eq!(ran.outcome.error, None);
     assert_eq!(ran.requests.len(), 1);
     assert_eq!(ran.requests[0].model, MODEL);
-    assert_eq!(
-        ran.requests[0].messages,
-        vec![Message::User {
-            text: USER_TEXT.into()
-        }]
-    );
+    assert_eq!(ran.requests[0].messages, vec![Message::User { text: USER_TEXT.into() }]);
     assert_eq!(kit.total(), 0);
 }
 
@@ -99,13 +81,7 @@ async fn tool_call_offsets_count_chars_of_the_whole_turn_and_history_carries_cal
     assert_eq!((first_text.chars().count(), first_text.len()), (9, 17));
     let provider = ScriptedProvider::new([
         calls(first_text, &[("c1", "echo", r#"{"text":"one"}"#)]),
-        calls(
-            second_text,
-            &[
-                ("c2", "echo", r#"{"text":"two"}"#),
-                ("c3", "count", r#"{"n":3}"#),
-            ],
-        ),
+        calls(second_text, &[("c2", "echo", r#"{"text":"two"}"#), ("c3", "count", r#"{"n":3}"#)]),
         text("Fertig ✅"),
     ]);
     let ran = Harness::new(&kit).run(&provider).await;
@@ -122,32 +98,18 @@ async fn tool_call_offsets_count_chars_of_the_whole_turn_and_history_carries_cal
         "offsets are chars of the turn's text, accumulated over iterations"
     );
     // The call event comes after the text before it.
-    let text_pos = ran
-        .position(|e| matches!(e, ChatEvent::TextDelta { text } if text == first_text))
-        .unwrap();
-    let call_pos = ran
-        .position(|e| matches!(e, ChatEvent::ToolCall { id, .. } if id == "c1"))
-        .unwrap();
+    let text_pos = ran.position(|e| matches!(e, ChatEvent::TextDelta { text } if text == first_text)).unwrap();
+    let call_pos = ran.position(|e| matches!(e, ChatEvent::ToolCall { id, .. } if id == "c1")).unwrap();
     assert!(text_pos < call_pos);
 
     assert_eq!(ran.requests.len(), 3);
-    let user = Message::User {
-        text: USER_TEXT.into(),
-    };
+    let user = Message::User { text: USER_TEXT.into() };
     assert_eq!(
         ran.requests[1].messages,
         vec![
             user.clone(),
-            Message::Assistant {
-                text: first_text.into(),
-                tool_calls: vec![call("c1", "echo", r#"{"text":"one"}"#)],
-            },
-            Message::Tool {
-                call_id: "c1".into(),
-                name: "echo".into(),
-                content: "one".into(),
-                is_error: false
-            },
+            Message::Assistant { text: first_text.into(), tool_calls: vec![call("c1", "echo", r#"{"text":"one"}"#)] },
+            Message::Tool { call_id: "c1".into(), name: "echo".into(), content: "one".into(), is_error: false },
         ]
     );
     assert_eq!(ran.requests[2].messages[..3], ran.requests[1].messages[..]);
@@ -156,17 +118,9 @@ async fn tool_call_offsets_count_chars_of_the_whole_turn_and_history_carries_cal
         [
             Message::Assistant {
                 text: second_text.into(),
-                tool_calls: vec![
-                    call("c2", "echo", r#"{"text":"two"}"#),
-                    call("c3", "count", r#"{"n":3}"#)
-                ],
+                tool_calls: vec![call("c2", "echo", r#"{"text":"two"}"#), call("c3", "count", r#"{"n":3}"#)],
             },
-            Message::Tool {
-                call_id: "c2".into(),
-                name: "echo".into(),
-                content: "two".into(),
-                is_error: false
-            },
+            Message::Tool { call_id: "c2".into(), name: "echo".into(), content: "two".into(), is_error: false },
             Message::Tool {
                 call_id: "c3".into(),
                 name: "count".into(),
@@ -242,10 +196,7 @@ async fn the_toolset_of_each_request_follows_the_policy() {
             forced: &["slow", "echo"],
             chat_disabled: &[],
             settings_disabled: &[],
-            first: (
-                &["echo", "slow"],
-                ToolChoice::OneOf(strings(&["echo", "slow"])),
-            ),
+            first: (&["echo", "slow"], ToolChoice::OneOf(strings(&["echo", "slow"]))),
             second: (all, ToolChoice::Auto),
             unavailable: &[],
         },
@@ -307,40 +258,18 @@ async fn the_toolset_of_each_request_follows_the_policy() {
         h.options.forced = strings(case.forced);
         h.options.disabled_for_chat = strings(case.chat_disabled).into_iter().collect();
         h.config.tool_settings.disabled = strings(case.settings_disabled).into_iter().collect();
-        let provider =
-            ScriptedProvider::new([calls("", &[("c1", "count", r#"{"n":1}"#)]), text("done")]);
+        let provider = ScriptedProvider::new([calls("", &[("c1", "count", r#"{"n":1}"#)]), text("done")]);
         let ran = h.run(&provider).await;
 
         assert_eq!(ran.requests.len(), 2, "{}", case.name);
         for (i, (tools, choice)) in [case.first, case.second].into_iter().enumerate() {
-            assert_eq!(
-                tool_names(&ran.requests[i]),
-                strings(tools),
-                "{}: tools of request {}",
-                case.name,
-                i + 1
-            );
-            assert_eq!(
-                ran.requests[i].tool_choice,
-                choice,
-                "{}: choice of request {}",
-                case.name,
-                i + 1
-            );
+            assert_eq!(tool_names(&ran.requests[i]), strings(tools), "{}: tools of request {}", case.name, i + 1);
+            assert_eq!(ran.requests[i].tool_choice, choice, "{}: choice of request {}", case.name, i + 1);
         }
         let notices = ran.notices(NoticeKind::ToolUnavailable);
-        assert_eq!(
-            notices.len(),
-            case.unavailable.len(),
-            "{}: {notices:?}",
-            case.name
-        );
+        assert_eq!(notices.len(), case.unavailable.len(), "{}: {notices:?}", case.name);
         for name in case.unavailable {
-            assert!(
-                notices.iter().any(|n| n.contains(&format!("'{name}'"))),
-                "{}: {notices:?}",
-                case.name
-            );
+            assert!(notices.iter().any(|n| n.contains(&format!("'{name}'"))), "{}: {notices:?}", case.name);
         }
         assert_eq!(ran.finish_reason(), FinishReason::Stop, "{}", case.name);
     }
@@ -351,10 +280,8 @@ async fn calling_a_tool_that_was_not_offered_is_an_error_and_it_does_not_run() {
     let kit = toolset_kit();
     let mut h = Harness::new(&kit);
     h.options.disabled_for_chat = strings(&["echo"]).into_iter().collect();
-    let provider = ScriptedProvider::new([
-        calls("", &[("e", "echo", r#"{"text":"x"}"#), ("s", "solo", "{}")]),
-        text("done"),
-    ]);
+    let provider =
+        ScriptedProvider::new([calls("", &[("e", "echo", r#"{"text":"x"}"#), ("s", "solo", "{}")]), text("done")]);
     let ran = h.run(&provider).await;
     assert_eq!(kit.count("echo") + kit.count("solo"), 0);
     for id in ["e", "s"] {
@@ -432,18 +359,11 @@ async fn tool_prompt_snippets_are_in_the_system_prompt_only_when_the_tool_is_off
         h.system_prompt = case.base.map(str::to_owned);
         h.options.forced = strings(case.forced);
         h.options.use_tools = case.use_tools;
-        let provider =
-            ScriptedProvider::new([calls("", &[("c", "count", r#"{"n":1}"#)]), text("done")]);
+        let provider = ScriptedProvider::new([calls("", &[("c", "count", r#"{"n":1}"#)]), text("done")]);
         let ran = h.run(&provider).await;
         assert_eq!(ran.requests.len(), 2, "{}", case.name);
         for (i, expected) in case.systems.iter().enumerate() {
-            assert_eq!(
-                ran.requests[i].system.as_deref(),
-                *expected,
-                "{}: request {}",
-                case.name,
-                i + 1
-            );
+            assert_eq!(ran.requests[i].system.as_deref(), *expected, "{}: request {}", case.name, i + 1);
         }
     }
 }
@@ -467,33 +387,13 @@ async fn identical_calls_run_once_and_each_call_id_gets_the_result() {
     let ran = Harness::new(&kit).run(&provider).await;
 
     assert_eq!(kit.count("echo"), 2, "the duplicate did not run");
-    assert_eq!(
-        ran.result("a"),
-        ResultEv {
-            id: "a".into(),
-            status: ToolStatus::Ok,
-            output: "same".into()
-        }
-    );
-    assert_eq!(
-        ran.result("b"),
-        ResultEv {
-            id: "b".into(),
-            status: ToolStatus::Ok,
-            output: "same".into()
-        }
-    );
+    assert_eq!(ran.result("a"), ResultEv { id: "a".into(), status: ToolStatus::Ok, output: "same".into() });
+    assert_eq!(ran.result("b"), ResultEv { id: "b".into(), status: ToolStatus::Ok, output: "same".into() });
     assert_eq!(ran.result("c").output, "other");
     let msgs = tool_messages(&ran.requests[1]);
-    let answered: Vec<(&str, &str)> = msgs
-        .iter()
-        .map(|m| (m.call_id.as_str(), m.content.as_str()))
-        .collect();
+    let answered: Vec<(&str, &str)> = msgs.iter().map(|m| (m.call_id.as_str(), m.content.as_str())).collect();
     assert_eq!(answered, vec![("a", "same"), ("b", "same"), ("c", "other")]);
-    assert_eq!(
-        ran.outcome.tool_calls_made, 3,
-        "duplicates still count as calls made"
-    );
+    assert_eq!(ran.outcome.tool_calls_made, 3, "duplicates still count as calls made");
 }
 
 #[tokio::test]
@@ -518,22 +418,14 @@ async fn calls_over_the_per_round_cap_are_skipped_and_every_call_id_is_answered_
     assert_eq!(kit.count("echo"), 2);
     assert_eq!(ran.result("c1").status, ToolStatus::Ok);
     assert_eq!(ran.result("c2").status, ToolStatus::Ok);
-    assert_eq!(
-        ran.result("c2dup").status,
-        ToolStatus::Ok,
-        "a duplicate does not count against the cap"
-    );
+    assert_eq!(ran.result("c2dup").status, ToolStatus::Ok, "a duplicate does not count against the cap");
     let skipped = ran.result("c3");
     assert_eq!(skipped.status, ToolStatus::Skipped);
     assert!(skipped.output.contains("at most 2"), "{skipped:?}");
 
     let msgs = tool_messages(&ran.requests[1]);
     let ids: Vec<&str> = msgs.iter().map(|m| m.call_id.as_str()).collect();
-    assert_eq!(
-        ids,
-        ["c1", "c2", "c2dup", "c3"],
-        "one tool message per call id, in call order"
-    );
+    assert_eq!(ids, ["c1", "c2", "c2dup", "c3"], "one tool message per call id, in call order");
     let errors: Vec<bool> = msgs.iter().map(|m| m.is_error).collect();
     assert_eq!(errors, [false, false, false, true]);
     assert_eq!(ran.finish_reason(), FinishReason::Stop);
@@ -613,13 +505,7 @@ async fn tool_errors_are_results_for_the_model_and_the_loop_goes_on() {
         let mut h = Harness::new(&kit);
         h.config.tool_timeout = Duration::from_millis(100);
         let provider = ScriptedProvider::new([
-            calls(
-                "Trying. ",
-                &[
-                    ("bad", case.tool, case.args),
-                    ("good", "echo", r#"{"text":"fine"}"#),
-                ],
-            ),
+            calls("Trying. ", &[("bad", case.tool, case.args), ("good", "echo", r#"{"text":"fine"}"#)]),
             text("Final answer."),
         ]);
         let started = Instant::now();
@@ -628,30 +514,16 @@ async fn tool_errors_are_results_for_the_model_and_the_loop_goes_on() {
         let r = ran.result("bad");
         assert_eq!(r.status, case.status, "{}: {r:?}", case.name);
         for needle in case.contains {
-            assert!(
-                r.output.contains(needle),
-                "{}: {:?} lacks {needle:?}",
-                case.name,
-                r.output
-            );
+            assert!(r.output.contains(needle), "{}: {:?} lacks {needle:?}", case.name, r.output);
         }
-        assert_eq!(
-            ran.result("good").status,
-            ToolStatus::Ok,
-            "{}: the other call still runs",
-            case.name
-        );
+        assert_eq!(ran.result("good").status, ToolStatus::Ok, "{}: the other call still runs", case.name);
         assert_eq!(ran.finish_reason(), FinishReason::Stop, "{}", case.name);
         assert_eq!(ran.text(), "Trying. Final answer.", "{}", case.name);
         assert!(ran.errors().is_empty(), "{}: no turn error", case.name);
         assert_eq!(ran.requests.len(), 2, "{}", case.name);
         let msgs = tool_messages(&ran.requests[1]);
         assert_eq!(msgs[0].call_id, "bad");
-        assert_eq!(
-            msgs[0].content, r.output,
-            "{}: the model sees the same text",
-            case.name
-        );
+        assert_eq!(msgs[0].content, r.output, "{}: the model sees the same text", case.name);
         assert!(msgs[0].is_error, "{}", case.name);
         assert!(started.elapsed() < Duration::from_secs(1), "{}", case.name);
     }
@@ -662,16 +534,11 @@ async fn a_tools_own_timeout_overrides_the_loop_timeout() {
     let kit = Kit::new([slow().with(|d| d.timeout = Some(Duration::from_millis(50)))]);
     let mut h = Harness::new(&kit);
     h.config.tool_timeout = Duration::from_secs(10);
-    let provider =
-        ScriptedProvider::new([calls("", &[("s", "slow", r#"{"ms":1000}"#)]), text("done")]);
+    let provider = ScriptedProvider::new([calls("", &[("s", "slow", r#"{"ms":1000}"#)]), text("done")]);
     let started = Instant::now();
     let ran = h.run(&provider).await;
     assert_eq!(ran.result("s").status, ToolStatus::Timeout);
-    assert!(
-        started.elapsed() < Duration::from_millis(500),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_millis(500), "{:?}", started.elapsed());
 }
 
 // 7. ------------------------------------------------------------------------------------------
@@ -680,14 +547,7 @@ async fn a_tools_own_timeout_overrides_the_loop_timeout() {
 async fn tools_of_a_round_run_concurrently_and_results_keep_call_order() {
     let kit = Kit::standard();
     let provider = ScriptedProvider::new([
-        calls(
-            "",
-            &[
-                ("s1", "slow", r#"{"ms":300}"#),
-                ("s2", "slow", r#"{"ms":200}"#),
-                ("s3", "slow", r#"{"ms":100}"#),
-            ],
-        ),
+        calls("", &[("s1", "slow", r#"{"ms":300}"#), ("s2", "slow", r#"{"ms":200}"#), ("s3", "slow", r#"{"ms":100}"#)]),
         text("done"),
     ]);
     let started = Instant::now();
@@ -696,29 +556,12 @@ async fn tools_of_a_round_run_concurrently_and_results_keep_call_order() {
 
     assert_eq!(kit.count("slow"), 3);
     assert!(elapsed >= Duration::from_millis(300), "{elapsed:?}");
-    assert!(
-        elapsed < Duration::from_millis(450),
-        "concurrent, not 600 ms in sequence: {elapsed:?}"
-    );
+    assert!(elapsed < Duration::from_millis(450), "concurrent, not 600 ms in sequence: {elapsed:?}");
     let finished: Vec<String> = ran.results().into_iter().map(|r| r.id).collect();
-    assert_eq!(
-        finished,
-        ["s3", "s2", "s1"],
-        "events arrive as calls finish"
-    );
+    assert_eq!(finished, ["s3", "s2", "s1"], "events arrive as calls finish");
     let msgs = tool_messages(&ran.requests[1]);
-    let history: Vec<(&str, &str)> = msgs
-        .iter()
-        .map(|m| (m.call_id.as_str(), m.content.as_str()))
-        .collect();
-    assert_eq!(
-        history,
-        [
-            ("s1", "slept 300"),
-            ("s2", "slept 200"),
-            ("s3", "slept 100")
-        ]
-    );
+    let history: Vec<(&str, &str)> = msgs.iter().map(|m| (m.call_id.as_str(), m.content.as_str())).collect();
+    assert_eq!(history, [("s1", "slept 300"), ("s2", "slept 200"), ("s3", "slept 100")]);
 }
 
 // 8. ------------------------------------------------------------------------------------------
@@ -733,22 +576,11 @@ async fn a_control_taking_tool_called_alone_streams_the_answer_and_ends_the_turn
     let ran = Harness::new(&kit).run(&provider).await;
 
     assert_eq!(ran.finish_reason(), FinishReason::ToolTookControl);
-    assert_eq!(
-        ran.requests.len(),
-        1,
-        "no model call after the tool took over"
-    );
+    assert_eq!(ran.requests.len(), 1, "no model call after the tool took over");
     assert_eq!(kit.count("research"), 1);
-    assert_eq!(
-        ran.text(),
-        format!("Let me research. {}", RESEARCH_ANSWER.concat())
-    );
-    let started = ran
-        .position(|e| matches!(e, ChatEvent::ToolStarted { id } if id == "r"))
-        .unwrap();
-    let answer = ran
-        .position(|e| matches!(e, ChatEvent::TextDelta { text } if text == RESEARCH_ANSWER[0]))
-        .unwrap();
+    assert_eq!(ran.text(), format!("Let me research. {}", RESEARCH_ANSWER.concat()));
+    let started = ran.position(|e| matches!(e, ChatEvent::ToolStarted { id } if id == "r")).unwrap();
+    let answer = ran.position(|e| matches!(e, ChatEvent::TextDelta { text } if text == RESEARCH_ANSWER[0])).unwrap();
     assert!(started < answer, "the answer streams while the tool runs");
     assert_eq!(ran.result("r").status, ToolStatus::Ok);
     assert_eq!(ran.outcome.tool_calls_made, 1);
@@ -758,10 +590,7 @@ async fn a_control_taking_tool_called_alone_streams_the_answer_and_ends_the_turn
 async fn a_control_taking_tool_batched_with_others_runs_nothing_and_says_call_it_alone() {
     let kit = Kit::standard();
     let provider = ScriptedProvider::new([
-        calls(
-            "",
-            &[("e", "echo", r#"{"text":"x"}"#), ("r", "research", "{}")],
-        ),
+        calls("", &[("e", "echo", r#"{"text":"x"}"#), ("r", "research", "{}")]),
         text("ok, alone next time"),
     ]);
     let ran = Harness::new(&kit).run(&provider).await;
@@ -770,10 +599,7 @@ async fn a_control_taking_tool_batched_with_others_runs_nothing_and_says_call_it
     for id in ["e", "r"] {
         let r = ran.result(id);
         assert_eq!(r.status, ToolStatus::Error, "{r:?}");
-        assert!(
-            r.output.contains("'research'") && r.output.contains("alone"),
-            "{r:?}"
-        );
+        assert!(r.output.contains("'research'") && r.output.contains("alone"), "{r:?}");
     }
     assert_eq!(ran.requests.len(), 2);
     assert_eq!(ran.finish_reason(), FinishReason::Stop);
@@ -790,14 +616,7 @@ async fn dry_run_returns_example_output_without_running_or_asking() {
     let approver = RecordingApprover::new(ApprovalDecision::Deny);
     h.approver = approver.clone();
     let provider = ScriptedProvider::new([
-        calls(
-            "",
-            &[
-                ("e", "echo", r#"{"text":"x"}"#),
-                ("a", "ask_tool", "{}"),
-                ("h", "hang", "{}"),
-            ],
-        ),
+        calls("", &[("e", "echo", r#"{"text":"x"}"#), ("a", "ask_tool", "{}"), ("h", "hang", "{}")]),
         calls("", &[("e2", "echo", r#"{"text":"y"}"#)]),
         text("done"),
     ]);
@@ -809,16 +628,9 @@ async fn dry_run_returns_example_output_without_running_or_asking() {
     assert_eq!(ran.result("e2").output, "example echo output");
     let hang = ran.result("h");
     assert_eq!(hang.status, ToolStatus::Ok);
-    assert!(
-        hang.output.contains("dry run"),
-        "no example output: says so: {hang:?}"
-    );
+    assert!(hang.output.contains("dry run"), "no example output: says so: {hang:?}");
     assert!(approver.requests().is_empty());
-    assert_eq!(
-        ran.notices(NoticeKind::DryRun).len(),
-        1,
-        "one notice per turn"
-    );
+    assert_eq!(ran.notices(NoticeKind::DryRun).len(), 1, "one notice per turn");
     assert_eq!(ran.finish_reason(), FinishReason::Stop);
 }
 
@@ -851,16 +663,8 @@ async fn max_iterations_ends_with_one_last_call_with_tools_off() {
         let last = &ran.requests[2];
         assert!(last.tools.is_empty());
         assert_eq!(last.tool_choice, ToolChoice::None);
-        assert_eq!(
-            last.system.as_deref(),
-            Some("BASE"),
-            "no tool snippets with tools off"
-        );
-        assert_eq!(
-            tool_messages(last).len(),
-            2,
-            "both rounds' results are in the last request"
-        );
+        assert_eq!(last.system.as_deref(), Some("BASE"), "no tool snippets with tools off");
+        assert_eq!(tool_messages(last).len(), 2, "both rounds' results are in the last request");
         assert_eq!(ran.notices(NoticeKind::MaxIterations).len(), 1);
         assert_eq!(ran.finish_reason(), FinishReason::MaxIterations);
         assert!(ran.text().ends_with("Here is what I have."));
@@ -889,13 +693,7 @@ async fn calls_made_in_the_tools_off_last_call_are_answered_as_skipped() {
 async fn usage_is_summed_over_iterations_and_tool_calls_are_counted() {
     let kit = Kit::standard();
     let provider = ScriptedProvider::new([
-        calls(
-            "",
-            &[
-                ("a", "echo", r#"{"text":"1"}"#),
-                ("b", "echo", r#"{"text":"2"}"#),
-            ],
-        ),
+        calls("", &[("a", "echo", r#"{"text":"1"}"#), ("b", "echo", r#"{"text":"2"}"#)]),
         calls("", &[("c", "count", r#"{"n":1}"#)]),
         text("done"),
     ]);
@@ -911,11 +709,7 @@ async fn usage_is_summed_over_iterations_and_tool_calls_are_counted() {
         .collect();
     assert_eq!(
         usages,
-        vec![
-            (USAGE, usage_times(1)),
-            (USAGE, usage_times(2)),
-            (USAGE, usage_times(3))
-        ],
+        vec![(USAGE, usage_times(1)), (USAGE, usage_times(2)), (USAGE, usage_times(3))],
         "each iteration's usage with the running total"
     );
     assert_eq!(ran.outcome.usage, usage_times(3));
@@ -933,21 +727,14 @@ async fn stopping_while_a_tool_runs_ends_the_turn_promptly_and_keeps_what_was_pr
     let kit = Kit::standard();
     let h = Harness::new(&kit); // tool_timeout 60 s: only cancellation can end this quickly
     let provider = ScriptedProvider::new([
-        calls(
-            "Working on it. ",
-            &[("h", "hang", "{}"), ("s", "slow", r#"{"ms":10000}"#)],
-        ),
+        calls("Working on it. ", &[("h", "hang", "{}"), ("s", "slow", r#"{"ms":10000}"#)]),
         text("a second request must not happen"),
     ]);
     cancel_after(&h.cancel, 50);
     let started = Instant::now();
     let ran = h.run(&provider).await;
 
-    assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
     assert_eq!(ran.finish_reason(), FinishReason::Cancelled);
     assert_eq!(ran.requests.len(), 1);
     assert_eq!(ran.text(), "Working on it. ");
@@ -1002,10 +789,7 @@ async fn stopping_while_waiting_for_approval_answers_the_call_and_ends_the_turn(
     assert_eq!(ran.finish_reason(), FinishReason::Cancelled);
     assert_eq!(kit.count("ask_tool"), 0);
     assert_eq!(ran.result("a").status, ToolStatus::Cancelled);
-    assert!(ran.events.contains(&ChatEvent::ApprovalResolved {
-        id: "a".into(),
-        approved: false
-    }));
+    assert!(ran.events.contains(&ChatEvent::ApprovalResolved { id: "a".into(), approved: false }));
     assert_eq!(ran.requests.len(), 1);
 }
 
@@ -1015,10 +799,8 @@ async fn stopping_during_a_retry_wait_ends_the_turn_as_cancelled() {
     let mut h = Harness::new(&kit);
     h.config.retry_base_delay = Duration::from_secs(5);
     h.config.retry_max_delay = Duration::from_secs(5);
-    let provider = ScriptedProvider::new([
-        fail(ProviderError::new(ErrorKind::Server, "boom").with_status(500)),
-        text("too late"),
-    ]);
+    let provider =
+        ScriptedProvider::new([fail(ProviderError::new(ErrorKind::Server, "boom").with_status(500)), text("too late")]);
     cancel_after(&h.cancel, 50);
     let started = Instant::now();
     let ran = h.run(&provider).await;
@@ -1040,10 +822,7 @@ async fn a_failure_before_any_output_is_retried_and_the_answer_delivered() {
     let ran = h.run(&provider).await;
 
     assert_eq!(ran.requests.len(), 2);
-    assert_eq!(
-        ran.requests[0], ran.requests[1],
-        "the same request is sent again"
-    );
+    assert_eq!(ran.requests[0], ran.requests[1], "the same request is sent again");
     let retrying = ran.notices(NoticeKind::Retrying);
     assert_eq!(retrying.len(), 1, "{retrying:?}");
     assert!(retrying[0].contains("Rate limited."), "{retrying:?}");
@@ -1058,16 +837,12 @@ async fn retry_delays_are_capped_even_when_the_provider_asks_for_more() {
     let kit = Kit::standard();
     let mut h = Harness::new(&kit);
     h.config.retry_max_delay = Duration::from_millis(50);
-    let rate_limited = ProviderError::new(ErrorKind::RateLimited, "Slow down.")
-        .with_retry_after(Some(Duration::from_secs(600)));
+    let rate_limited =
+        ProviderError::new(ErrorKind::RateLimited, "Slow down.").with_retry_after(Some(Duration::from_secs(600)));
     let provider = ScriptedProvider::new([fail(rate_limited), text("ok")]);
     let started = Instant::now();
     let ran = h.run(&provider).await;
-    assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
     assert_eq!(ran.text(), "ok");
 }
 
@@ -1081,8 +856,7 @@ async fn failures_that_must_not_be_retried_end_the_turn_with_an_error() {
         error: (ErrorKind, bool),
         text: &'static str,
     }
-    let server =
-        || ProviderError::new(ErrorKind::Server, "Internal server error.").with_status(500);
+    let server = || ProviderError::new(ErrorKind::Server, "Internal server error.").with_status(500);
     let cases = [
         Case {
             name: "an error after output started is never replayed",
@@ -1094,9 +868,7 @@ async fn failures_that_must_not_be_retried_end_the_turn_with_an_error() {
         },
         Case {
             name: "an auth error is not retryable",
-            first: fail(
-                ProviderError::new(ErrorKind::Auth, "The key was rejected.").with_status(401),
-            ),
+            first: fail(ProviderError::new(ErrorKind::Auth, "The key was rejected.").with_status(401)),
             max_retries: 3,
             requests: 1,
             error: (ErrorKind::Auth, false),
@@ -1115,31 +887,17 @@ async fn failures_that_must_not_be_retried_end_the_turn_with_an_error() {
         let kit = Kit::standard();
         let mut h = Harness::new(&kit);
         h.config.max_retries = case.max_retries;
-        let provider =
-            ScriptedProvider::new([case.first, text("a retry would have delivered this")]);
+        let provider = ScriptedProvider::new([case.first, text("a retry would have delivered this")]);
         let ran = h.run(&provider).await;
 
         assert_eq!(ran.requests.len(), case.requests, "{}", case.name);
         assert_eq!(ran.errors(), vec![case.error], "{}", case.name);
-        assert!(
-            ran.notices(NoticeKind::Retrying).is_empty(),
-            "{}",
-            case.name
-        );
+        assert!(ran.notices(NoticeKind::Retrying).is_empty(), "{}", case.name);
         assert_eq!(ran.text(), case.text, "{}", case.name);
         assert_eq!(ran.finish_reason(), FinishReason::Error, "{}", case.name);
         let n = ran.events.len();
-        assert!(
-            matches!(ran.events[n - 2], ChatEvent::Error { .. }),
-            "{}: Error right before Done",
-            case.name
-        );
-        assert_eq!(
-            ran.outcome.error.as_ref().map(|e| e.kind),
-            Some(case.error.0),
-            "{}",
-            case.name
-        );
+        assert!(matches!(ran.events[n - 2], ChatEvent::Error { .. }), "{}: Error right before Done", case.name);
+        assert_eq!(ran.outcome.error.as_ref().map(|e| e.kind), Some(case.error.0), "{}", case.name);
     }
 }
 
@@ -1148,8 +906,7 @@ async fn retries_are_bounded_by_max_retries() {
     let kit = Kit::standard();
     let mut h = Harness::new(&kit);
     h.config.max_retries = 2;
-    let overloaded =
-        || fail(ProviderError::new(ErrorKind::Overloaded, "Overloaded.").with_status(529));
+    let overloaded = || fail(ProviderError::new(ErrorKind::Overloaded, "Overloaded.").with_status(529));
     let provider = ScriptedProvider::new([overloaded(), overloaded(), overloaded(), text("never")]);
     let ran = h.run(&provider).await;
     assert_eq!(ran.requests.len(), 3, "one request and two retries");
@@ -1187,10 +944,7 @@ async fn a_silent_stream_ends_with_a_timeout_error_after_the_idle_timeout() {
     let ran = h.run(&provider).await;
 
     let elapsed = started.elapsed();
-    assert!(
-        elapsed >= Duration::from_millis(100) && elapsed < Duration::from_millis(200),
-        "{elapsed:?}"
-    );
+    assert!(elapsed >= Duration::from_millis(100) && elapsed < Duration::from_millis(200), "{elapsed:?}");
     assert_eq!(ran.errors(), vec![(ErrorKind::Timeout, true)]);
     assert_eq!(ran.finish_reason(), FinishReason::Error);
     assert_eq!(ran.requests.len(), 1);
@@ -1225,17 +979,8 @@ async fn a_slow_but_steady_stream_does_not_hit_the_idle_timeout() {
         fn kind(&self) -> &'static str {
             "dribble"
         }
-        fn stream(
-            &self,
-            _request: switchboard_core::ProviderRequest,
-        ) -> switchboard_core::ProviderStream {
-            let items = vec![
-                delta("a"),
-                delta("b"),
-                delta("c"),
-                delta("d"),
-                finish(StopReason::Stop),
-            ];
+        fn stream(&self, _request: switchboard_core::ProviderRequest) -> switchboard_core::ProviderStream {
+            let items = vec![delta("a"), delta("b"), delta("c"), delta("d"), finish(StopReason::Stop)];
             futures::stream::iter(items)
                 .then(|item| async move {
                     tokio::time::sleep(Duration::from_millis(80)).await;
@@ -1253,18 +998,8 @@ async fn a_slow_but_steady_stream_does_not_hit_the_idle_timeout() {
         Arc::new(switchboard_core::tool::NoSecrets),
     );
     let sink = Arc::new(switchboard_core::event::VecSink::default());
-    h.approver = Arc::new(switchboard_core::turn::FixedApprover(
-        ApprovalDecision::Deny,
-    ));
-    let outcome = engine
-        .run_turn(
-            &Dribble,
-            h.input(),
-            sink.clone(),
-            h.approver.as_ref(),
-            h.cancel.clone(),
-        )
-        .await;
+    h.approver = Arc::new(switchboard_core::turn::FixedApprover(ApprovalDecision::Deny));
+    let outcome = engine.run_turn(&Dribble, h.input(), sink.clone(), h.approver.as_ref(), h.cancel.clone()).await;
     assert_eq!(outcome.finish_reason, FinishReason::Stop);
     let text: String = sink
         .events()
@@ -1286,8 +1021,7 @@ async fn a_denied_call_is_a_denied_result_and_does_not_run() {
     let approver = RecordingApprover::new(ApprovalDecision::Deny);
     h.approver = approver.clone();
     let args = r#"{"path":"/tmp/x"}"#;
-    let provider =
-        ScriptedProvider::new([calls("", &[("a", "ask_tool", args)]), text("ok, I won't")]);
+    let provider = ScriptedProvider::new([calls("", &[("a", "ask_tool", args)]), text("ok, I won't")]);
     let ran = h.run(&provider).await;
 
     assert_eq!(kit.count("ask_tool"), 0);
@@ -1304,21 +1038,11 @@ async fn a_denied_call_is_a_denied_result_and_does_not_run() {
         })
         .expect("ApprovalRequested with the exact arguments");
     let resolved = ran
-        .position(|e| {
-            *e == ChatEvent::ApprovalResolved {
-                id: "a".into(),
-                approved: false,
-            }
-        })
+        .position(|e| *e == ChatEvent::ApprovalResolved { id: "a".into(), approved: false })
         .expect("ApprovalResolved");
-    let result = ran
-        .position(|e| matches!(e, ChatEvent::ToolResult { id, .. } if id == "a"))
-        .unwrap();
+    let result = ran.position(|e| matches!(e, ChatEvent::ToolResult { id, .. } if id == "a")).unwrap();
     assert!(requested < resolved && resolved < result);
-    assert!(
-        ran.position(|e| matches!(e, ChatEvent::ToolStarted { .. }))
-            .is_none()
-    );
+    assert!(ran.position(|e| matches!(e, ChatEvent::ToolStarted { .. })).is_none());
     let asked = approver.requests();
     assert_eq!(asked.len(), 1);
     assert_eq!(
@@ -1336,11 +1060,7 @@ async fn a_denied_call_is_a_denied_result_and_does_not_run() {
 
 #[tokio::test]
 async fn approval_decisions_decide_whether_later_calls_in_the_turn_ask_again() {
-    let cases = [
-        (ApprovalDecision::Once, 2),
-        (ApprovalDecision::ForChat, 1),
-        (ApprovalDecision::Always, 1),
-    ];
+    let cases = [(ApprovalDecision::Once, 2), (ApprovalDecision::ForChat, 1), (ApprovalDecision::Always, 1)];
     for (decision, expected_asks) in cases {
         let kit = Kit::standard();
         let mut h = Harness::new(&kit);
@@ -1355,21 +1075,12 @@ async fn approval_decisions_decide_whether_later_calls_in_the_turn_ask_again() {
 
         assert_eq!(kit.count("ask_tool"), 2, "{decision:?}: both calls run");
         assert_eq!(approver.requests().len(), expected_asks, "{decision:?}");
-        let asked = ran
-            .events
-            .iter()
-            .filter(|e| matches!(e, ChatEvent::ApprovalRequested { .. }))
-            .count();
+        let asked = ran.events.iter().filter(|e| matches!(e, ChatEvent::ApprovalRequested { .. })).count();
         assert_eq!(asked, expected_asks, "{decision:?}");
         for id in ["a1", "a2"] {
             assert_eq!(ran.result(id).status, ToolStatus::Ok, "{decision:?}");
         }
-        let resolved = ran.position(|e| {
-            *e == ChatEvent::ApprovalResolved {
-                id: "a1".into(),
-                approved: true,
-            }
-        });
+        let resolved = ran.position(|e| *e == ChatEvent::ApprovalResolved { id: "a1".into(), approved: true });
         let started = ran.position(|e| matches!(e, ChatEvent::ToolStarted { id } if id == "a1"));
         assert!(resolved.unwrap() < started.unwrap(), "{decision:?}");
     }
@@ -1445,36 +1156,19 @@ async fn approval_settings_and_prior_approvals_skip_the_question() {
     for case in cases {
         let kit = Kit::standard();
         let mut h = Harness::new(&kit);
-        h.config.tool_settings.approval = case
-            .overrides
-            .iter()
-            .map(|(n, p)| ((*n).to_owned(), *p))
-            .collect::<HashMap<_, _>>();
-        h.options.approved_tools = case
-            .approved_tools
-            .iter()
-            .map(|n| (*n).to_owned())
-            .collect();
+        h.config.tool_settings.approval =
+            case.overrides.iter().map(|(n, p)| ((*n).to_owned(), *p)).collect::<HashMap<_, _>>();
+        h.options.approved_tools = case.approved_tools.iter().map(|n| (*n).to_owned()).collect();
         let approver = RecordingApprover::new(ApprovalDecision::Once);
         h.approver = approver.clone();
-        let provider =
-            ScriptedProvider::new([calls("", &[("c", case.tool, case.args)]), text("done")]);
+        let provider = ScriptedProvider::new([calls("", &[("c", case.tool, case.args)]), text("done")]);
         let ran = h.run(&provider).await;
 
         assert_eq!(ran.result("c").status, case.status, "{}", case.name);
         assert_eq!(approver.requests().len(), case.asks, "{}", case.name);
-        let requested = ran
-            .events
-            .iter()
-            .filter(|e| matches!(e, ChatEvent::ApprovalRequested { .. }))
-            .count();
+        let requested = ran.events.iter().filter(|e| matches!(e, ChatEvent::ApprovalRequested { .. })).count();
         assert_eq!(requested, case.asks, "{}", case.name);
-        assert_eq!(
-            kit.count(case.tool),
-            usize::from(case.status == ToolStatus::Ok),
-            "{}",
-            case.name
-        );
+        assert_eq!(kit.count(case.tool), usize::from(case.status == ToolStatus::Ok), "{}", case.name);
     }
 }
 
@@ -1488,10 +1182,7 @@ async fn tools_are_offered_under_provider_safe_names_and_run_under_their_own() {
         def.name = ODD.into();
         def.description = "An oddly named echo.".into();
         TestTool::new(def, |args, _ctx| async move {
-            Ok(switchboard_core::ToolOutput::text(format!(
-                "odd: {}",
-                args["text"].as_str().unwrap_or_default()
-            )))
+            Ok(switchboard_core::ToolOutput::text(format!("odd: {}", args["text"].as_str().unwrap_or_default())))
         })
     };
     for forced in [false, true] {
@@ -1503,15 +1194,8 @@ async fn tools_are_offered_under_provider_safe_names_and_run_under_their_own() {
         // The model calls the odd tool by whatever name the request offered it under.
         let provider = ScriptedProvider::new([
             Response::Dynamic(Box::new(|req| {
-                let spec = req
-                    .tools
-                    .iter()
-                    .find(|t| t.description == "An oddly named echo.")
-                    .expect("offered");
-                vec![
-                    tool_call("o", &spec.name, r#"{"text":"hi"}"#, 0),
-                    finish(StopReason::ToolCalls),
-                ]
+                let spec = req.tools.iter().find(|t| t.description == "An oddly named echo.").expect("offered");
+                vec![tool_call("o", &spec.name, r#"{"text":"hi"}"#, 0), finish(StopReason::ToolCalls)]
             })),
             text("done"),
         ]);
@@ -1519,49 +1203,19 @@ async fn tools_are_offered_under_provider_safe_names_and_run_under_their_own() {
 
         let first = &ran.requests[0];
         for name in tool_names(first) {
-            assert!(
-                matches_provider_name_pattern(&name),
-                "forced={forced}: {name:?}"
-            );
+            assert!(matches_provider_name_pattern(&name), "forced={forced}: {name:?}");
         }
-        let safe = first
-            .tools
-            .iter()
-            .find(|t| t.description == "An oddly named echo.")
-            .unwrap()
-            .name
-            .clone();
+        let safe = first.tools.iter().find(|t| t.description == "An oddly named echo.").unwrap().name.clone();
         assert_ne!(safe, ODD);
         if forced {
             assert_eq!(first.tool_choice, ToolChoice::Named(safe.clone()));
         }
-        assert_eq!(
-            ran.tool_calls(),
-            vec![("o".into(), ODD.into(), 0, 1, 0)],
-            "forced={forced}"
-        );
-        let call_event = ran
-            .events
-            .iter()
-            .find(|e| matches!(e, ChatEvent::ToolCall { .. }))
-            .unwrap();
-        assert!(matches!(
-            call_event,
-            ChatEvent::ToolCall {
-                source: ToolSource::Builtin,
-                ..
-            }
-        ));
+        assert_eq!(ran.tool_calls(), vec![("o".into(), ODD.into(), 0, 1, 0)], "forced={forced}");
+        let call_event = ran.events.iter().find(|e| matches!(e, ChatEvent::ToolCall { .. })).unwrap();
+        assert!(matches!(call_event, ChatEvent::ToolCall { source: ToolSource::Builtin, .. }));
         assert_eq!(kit.count(ODD), 1, "forced={forced}");
         assert_eq!(kit.count("echo"), 0);
-        assert_eq!(
-            ran.result("o"),
-            ResultEv {
-                id: "o".into(),
-                status: ToolStatus::Ok,
-                output: "odd: hi".into()
-            }
-        );
+        assert_eq!(ran.result("o"), ResultEv { id: "o".into(), status: ToolStatus::Ok, output: "odd: hi".into() });
         assert_eq!(ran.finish_reason(), FinishReason::Stop);
 
         // The history sent back speaks the same names as the tools it offers.
@@ -1569,16 +1223,8 @@ async fn tools_are_offered_under_provider_safe_names_and_run_under_their_own() {
         assert_eq!(
             second.messages[1..],
             [
-                Message::Assistant {
-                    text: String::new(),
-                    tool_calls: vec![call("o", &safe, r#"{"text":"hi"}"#)]
-                },
-                Message::Tool {
-                    call_id: "o".into(),
-                    name: safe.clone(),
-                    content: "odd: hi".into(),
-                    is_error: false
-                },
+                Message::Assistant { text: String::new(), tool_calls: vec![call("o", &safe, r#"{"text":"hi"}"#)] },
+                Message::Tool { call_id: "o".into(), name: safe.clone(), content: "odd: hi".into(), is_error: false },
             ],
             "forced={forced}"
         );
@@ -1591,26 +1237,11 @@ async fn tool_names_in_earlier_history_are_sent_provider_safe_even_when_not_offe
     let kit = Kit::new([echo()]);
     let mut h = Harness::new(&kit);
     h.history = vec![
-        Message::User {
-            text: "before".into(),
-        },
-        Message::Assistant {
-            text: "Using it.".into(),
-            tool_calls: vec![call("old", "gone tool.v1", "{}")],
-        },
-        Message::Tool {
-            call_id: "old".into(),
-            name: "gone tool.v1".into(),
-            content: "r".into(),
-            is_error: false,
-        },
-        Message::Assistant {
-            text: "Done before.".into(),
-            tool_calls: vec![],
-        },
-        Message::User {
-            text: USER_TEXT.into(),
-        },
+        Message::User { text: "before".into() },
+        Message::Assistant { text: "Using it.".into(), tool_calls: vec![call("old", "gone tool.v1", "{}")] },
+        Message::Tool { call_id: "old".into(), name: "gone tool.v1".into(), content: "r".into(), is_error: false },
+        Message::Assistant { text: "Done before.".into(), tool_calls: vec![] },
+        Message::User { text: USER_TEXT.into() },
     ];
     for use_tools in [true, false] {
         h.options.use_tools = use_tools;
@@ -1619,23 +1250,15 @@ async fn tool_names_in_earlier_history_are_sent_provider_safe_even_when_not_offe
         let mut names = Vec::new();
         for m in &ran.requests[0].messages {
             match m {
-                Message::Assistant { tool_calls, .. } => {
-                    names.extend(tool_calls.iter().map(|c| c.name.clone()))
-                }
+                Message::Assistant { tool_calls, .. } => names.extend(tool_calls.iter().map(|c| c.name.clone())),
                 Message::Tool { name, .. } => names.push(name.clone()),
                 Message::User { .. } => {}
             }
         }
         assert_eq!(names.len(), 2);
         assert_eq!(names[0], names[1], "call and result agree");
-        assert!(
-            matches_provider_name_pattern(&names[0]),
-            "use_tools={use_tools}: {names:?}"
-        );
-        assert!(
-            !tool_names(&ran.requests[0]).contains(&names[0]),
-            "not offered"
-        );
+        assert!(matches_provider_name_pattern(&names[0]), "use_tools={use_tools}: {names:?}");
+        assert!(!tool_names(&ran.requests[0]).contains(&names[0]), "not offered");
     }
 }
 

@@ -25,16 +25,17 @@ fn json_error(body: &str) -> Option<(String, Option<String>)> {
         serde_json::Value::String(s) => s.clone(),
         _ => err.get("message")?.as_str()?.to_owned(),
     };
-    let code = ["code", "type", "status"]
-        .iter()
-        .filter_map(|k| err.get(*k))
-        .find_map(|c| c.as_str().map(str::to_owned));
+    let code =
+        ["code", "type", "status"].iter().filter_map(|k| err.get(*k)).find_map(|c| c.as_str().map(str::to_owned));
     Some((message, code))
 }
 
 fn looks_like_html(body: &str) -> bool {
     let head = body.trim_start().get(..64).unwrap_or(body.trim_start()).to_ascii_lowercase();
-    head.starts_with("<!doctype html") || head.starts_with("<html") || head.starts_with("<head") || head.starts_with("<body")
+    head.starts_with("<!doctype html")
+        || head.starts_with("<html")
+        || head.starts_with("<head")
+        || head.starts_with("<body")
 }
 
 fn shorten(text: &str, max_chars: usize) -> String {
@@ -66,21 +67,30 @@ pub fn http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &
     let overloaded = code.contains("overloaded") || lower_msg.contains("overloaded");
 
     let (kind, message) = match status {
-        401 => (ErrorKind::Auth, format!("{who} rejected the API key (401){said}. Check the key set for this provider.")),
+        401 => {
+            (ErrorKind::Auth, format!("{who} rejected the API key (401){said}. Check the key set for this provider."))
+        }
         403 => (ErrorKind::Auth, format!("{who} refused access (403){said}. The key may lack access to this model.")),
-        404 => (ErrorKind::NotFound, format!("{who} has no such model or endpoint (404){said}. Check the model name and the base URL.")),
+        404 => (
+            ErrorKind::NotFound,
+            format!("{who} has no such model or endpoint (404){said}. Check the model name and the base URL."),
+        ),
         408 => (ErrorKind::Timeout, format!("{who} timed out the request (408){said}.")),
         413 => (ErrorKind::ContextLength, format!("{who} says the request is too large (413){said}.")),
-        429 if code.contains("insufficient_quota") => {
-            (ErrorKind::Auth, format!("{who} says the account is out of quota (429){said}. Check billing for this key."))
-        }
+        429 if code.contains("insufficient_quota") => (
+            ErrorKind::Auth,
+            format!("{who} says the account is out of quota (429){said}. Check billing for this key."),
+        ),
         429 => {
-            let wait = retry_after.map(|d| format!(" It asked to wait {:.0} s.", d.as_secs_f32().ceil())).unwrap_or_default();
+            let wait =
+                retry_after.map(|d| format!(" It asked to wait {:.0} s.", d.as_secs_f32().ceil())).unwrap_or_default();
             (ErrorKind::RateLimited, format!("{who} is rate limiting requests (429){said}.{wait}"))
         }
         400 | 422 if context_exceeded => (
             ErrorKind::ContextLength,
-            format!("The conversation is too long for this model's context window{said}. Start a new chat or pick a model with a larger context."),
+            format!(
+                "The conversation is too long for this model's context window{said}. Start a new chat or pick a model with a larger context."
+            ),
         ),
         400 | 422 => (ErrorKind::BadRequest, format!("{who} rejected the request ({status}){said}.")),
         503 | 529 => (ErrorKind::Overloaded, format!("{who} is overloaded ({status}){said}. Try again in a moment.")),

@@ -76,9 +76,8 @@ pub struct ProviderSettings {
 /// Builds the provider for a profile.
 pub fn build(settings: ProviderSettings) -> Result<Box<dyn Provider>, ProviderError> {
     match settings.kind {
-        ProviderKind::Openai => Ok(Box::new(OpenAiChat::new(OpenAiConfig {
-            base_url: settings.base_url,
-            api_key: settings.api_key,
-        })?)),
+        ProviderKind::Openai => {
+            Ok(Box::new(OpenAiChat::new(OpenAiConfig { base_url: settings.base_url, api_key: settings.api_key })?))
+        }
     }
 }

@@ -16,7 +16,8 @@ use switchboard_core::provider::StopReason;
 use switchboard_core::tool::SecretValue;
 use switchboard_core::types::char_len;
 use switchboard_core::{
-    ErrorKind, Message, Provider, ProviderError, ProviderEvent, ProviderRequest, ProviderStream, ToolCall, ToolChoice, Usage,
+    ErrorKind, Message, Provider, ProviderError, ProviderEvent, ProviderRequest, ProviderStream, ToolCall, ToolChoice,
+    Usage,
 };
 
 /// Configuration of one OpenAI-compatible endpoint.
@@ -44,8 +45,6 @@ impl std::fmt::Debug for OpenAiChat {
 impl OpenAiChat {
     /// A provider for `config`.
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
-        let client = http_client::client()
-            .map_err(|e| ProviderError::new(ErrorKind::Internal, format!("Cannot set up HTTP: {e}")))?;
         let base = config.base_url.trim_end_matches('/').to_owned();
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(ProviderError::new(
@@ -53,6 +52,10 @@ impl OpenAiChat {
                 format!("The base URL '{base}' must start with http:// or https://."),
             ));
         }
+        // Plain-http bases (local servers) skip loading TLS roots; one that redirects to https
+        // fails certificate checks and should be configured with its https URL instead.
+        let client = http_client::client(base.starts_with("https://"))
+            .map_err(|e| ProviderError::new(ErrorKind::Internal, format!("Cannot set up HTTP: {e}")))?;
         let who = format!("The provider at {base}");
         Ok(Self { config: OpenAiConfig { base_url: base, ..config }, client, who })
     }
@@ -78,12 +81,8 @@ impl OpenAiChat {
         let v: Value = serde_json::from_str(&text).map_err(|_| {
             ProviderError::new(ErrorKind::Protocol, format!("{} returned a model list that is not JSON.", self.who))
         })?;
-        let mut ids: Vec<String> = v["data"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|m| m["id"].as_str().map(str::to_owned))
-            .collect();
+        let mut ids: Vec<String> =
+            v["data"].as_array().into_iter().flatten().filter_map(|m| m["id"].as_str().map(str::to_owned)).collect();
         ids.sort();
         Ok(ids)
     }
@@ -432,10 +431,17 @@ mod tests {
                 text_chars_before: 7
             }
         );
-        assert!(matches!(&events[2], ProviderEvent::ToolCall { call, .. } if call.id == "c2" && call.arguments.is_empty()));
+        assert!(
+            matches!(&events[2], ProviderEvent::ToolCall { call, .. } if call.id == "c2" && call.arguments.is_empty())
+        );
         assert_eq!(
             events[3],
-            ProviderEvent::Usage(Usage { prompt_tokens: 7, completion_tokens: 3, reasoning_tokens: 1, cached_tokens: 0 })
+            ProviderEvent::Usage(Usage {
+                prompt_tokens: 7,
+                completion_tokens: 3,
+                reasoning_tokens: 1,
+                cached_tokens: 0
+            })
         );
         assert_eq!(events[4], ProviderEvent::Finish { reason: StopReason::ToolCalls, response_id: Some("r1".into()) });
     }
@@ -449,7 +455,10 @@ mod tests {
         ]);
         assert_eq!(out[0], Ok(ProviderEvent::ReasoningDelta("think".into())));
         assert_eq!(out[1], Ok(ProviderEvent::ReasoningDelta("more".into())));
-        assert!(matches!(out.last(), Some(Ok(ProviderEvent::Finish { reason: StopReason::Stop, .. }))), "no [DONE] is fine after a finish reason");
+        assert!(
+            matches!(out.last(), Some(Ok(ProviderEvent::Finish { reason: StopReason::Stop, .. }))),
+            "no [DONE] is fine after a finish reason"
+        );
     }
 
     #[test]

@@ -21,21 +21,15 @@ pub type SseStream = BoxStream<'static, Result<SseData, ProviderError>>;
 
 /// Starts a POST of `body` to `url` and yields its events. `who` names the provider in messages.
 /// Headers are (name, value); a value that is a secret is only ever put here.
-pub fn post(
-    transport: ReqwestTransport,
-    who: String,
-    url: &str,
-    headers: &[(&str, &str)],
-    body: String,
-) -> SseStream {
-    let builder = es::ClientBuilder::for_url(url).and_then(|b| {
-        headers.iter().try_fold(b, |b, (name, value)| b.header(name, value))
-    });
+pub fn post(transport: ReqwestTransport, who: String, url: &str, headers: &[(&str, &str)], body: String) -> SseStream {
+    let builder = es::ClientBuilder::for_url(url)
+        .and_then(|b| headers.iter().try_fold(b, |b, (name, value)| b.header(name, value)));
     let builder = match builder {
         Ok(b) => b,
         Err(e) => {
             // Never echo header values: one of them is the key.
-            let detail = if matches!(e, es::Error::InvalidParameter(_)) { "invalid URL or header" } else { "bad request" };
+            let detail =
+                if matches!(e, es::Error::InvalidParameter(_)) { "invalid URL or header" } else { "bad request" };
             let err = ProviderError::new(ErrorKind::Config, format!("Cannot build the request to {url}: {detail}."));
             return futures::stream::once(async move { Err(err) }).boxed();
         }
@@ -107,7 +101,10 @@ async fn classify_error(who: &str, err: es::Error) -> ProviderError {
         }
         es::Error::Transport(e) => ProviderError::new(
             ErrorKind::Network,
-            format!("Could not reach {who}: {}. Check the base URL and that the server is running.", describe_transport(e.inner())),
+            format!(
+                "Could not reach {who}: {}. Check the base URL and that the server is running.",
+                describe_transport(e.inner())
+            ),
         ),
         es::Error::HttpStream(e) => ProviderError::new(
             ErrorKind::Network,

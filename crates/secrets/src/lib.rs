@@ -44,9 +44,8 @@ pub trait SecretStore: Send + Sync {
 
 /// Checks a key name: what settings and the CLI accept.
 pub fn validate_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let ok =
+        !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if ok { Ok(()) } else { Err(Error::InvalidName(name.to_owned())) }
 }
 
@@ -136,10 +135,7 @@ impl SecretStore for EnvStore {
     }
 
     fn get(&self, name: &str) -> Result<Option<SecretValue>> {
-        Ok(self
-            .source_of(name)
-            .and_then(|var| std::env::var(var).ok())
-            .map(|v| SecretValue::new(v.trim())))
+        Ok(self.source_of(name).and_then(|var| std::env::var(var).ok()).map(|v| SecretValue::new(v.trim())))
     }
 
     fn set(&self, _name: &str, _value: &SecretValue) -> Result<()> {

@@ -99,10 +99,7 @@ impl Error {
     }
 
     pub(crate) fn not_found(what: &'static str, id: &str) -> Self {
-        Error::NotFound {
-            what,
-            id: id.to_owned(),
-        }
+        Error::NotFound { what, id: id.to_owned() }
     }
 }
 
@@ -115,11 +112,7 @@ mod tests {
 
     #[test]
     fn messages_are_actionable_and_kinds_match() {
-        let e = Error::NewerSchema {
-            path: "/d/switchboard.db".into(),
-            found: 9,
-            supported: 1,
-        };
+        let e = Error::NewerSchema { path: "/d/switchboard.db".into(), found: 9, supported: 1 };
         assert_eq!(
             e.to_string(),
             "The database at /d/switchboard.db was written by a newer version of Switchboard (schema 9; this build understands up to 1). Update Switchboard, or point --data-dir at another folder. Nothing was changed."
@@ -128,13 +121,7 @@ mod tests {
         let e = Error::not_found("conversation", "x");
         assert_eq!(e.to_string(), "conversation 'x' not found");
         assert_eq!(e.kind(), ErrorKind::Config);
-        let e = Error::Corrupt {
-            path: "/f".into(),
-            detail: "file is not a database".into(),
-        };
-        assert!(
-            e.to_string()
-                .contains("It was left untouched; move it aside to start fresh.")
-        );
+        let e = Error::Corrupt { path: "/f".into(), detail: "file is not a database".into() };
+        assert!(e.to_string().contains("It was left untouched; move it aside to start fresh."));
     }
 }

@@ -10,9 +10,7 @@ use crate::model::{MessageStatus, StoredNotice};
 use crate::store::{Store, now_millis};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use switchboard_core::{
-    ChatEvent, ErrorKind, EventSink, FinishReason, NoticeKind, ToolSource, ToolStatus, Usage,
-};
+use switchboard_core::{ChatEvent, ErrorKind, EventSink, FinishReason, NoticeKind, ToolSource, ToolStatus, Usage};
 
 /// How long buffered text may stay unwritten while deltas keep arriving.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
@@ -82,9 +80,7 @@ impl Recorder {
 
     fn state(&self) -> MutexGuard<'_, State> {
         // Poisoning only means a panic elsewhere mid-event; the buffers are still the best record.
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn on_delta(&self, st: &mut State) {
@@ -137,10 +133,8 @@ impl Recorder {
         iteration: u32,
         index: u32,
     ) -> Result<()> {
-        let source = serde_json::to_string(source).map_err(|source| Error::Json {
-            what: "tool source".to_owned(),
-            source,
-        })?;
+        let source =
+            serde_json::to_string(source).map_err(|source| Error::Json { what: "tool source".to_owned(), source })?;
         let n = self
             .store
             .conn()
@@ -178,13 +172,7 @@ impl Recorder {
         Ok(())
     }
 
-    fn tool_result(
-        &self,
-        call_id: &str,
-        status: ToolStatus,
-        output: &str,
-        duration_ms: u64,
-    ) -> Result<()> {
+    fn tool_result(&self, call_id: &str, status: ToolStatus, output: &str, duration_ms: u64) -> Result<()> {
         let mut conn = self.store.conn();
         let tx = conn.transaction()?;
         // Keyed through the call row; a second result for the same call replaces the first rather
@@ -200,10 +188,11 @@ impl Recorder {
         if n == 0 {
             return Err(Error::not_found("tool call", call_id));
         }
-        tx.prepare_cached(
-            "UPDATE tool_calls SET status = ?3 WHERE message_id = ?1 AND call_id = ?2",
-        )?
-        .execute((&self.message_id, call_id, status.as_str()))?;
+        tx.prepare_cached("UPDATE tool_calls SET status = ?3 WHERE message_id = ?1 AND call_id = ?2")?.execute((
+            &self.message_id,
+            call_id,
+            status.as_str(),
+        ))?;
         tx.commit()?;
         Ok(())
     }
@@ -226,10 +215,8 @@ impl Recorder {
 
     fn notice(&self, st: &mut State, kind: NoticeKind, message: String) -> Result<()> {
         st.notices.push(StoredNotice { kind, message });
-        let json = serde_json::to_string(&st.notices).map_err(|source| Error::Json {
-            what: "notices".to_owned(),
-            source,
-        })?;
+        let json =
+            serde_json::to_string(&st.notices).map_err(|source| Error::Json { what: "notices".to_owned(), source })?;
         self.update_message(
             "UPDATE messages SET notices = ?2, updated_at = ?3 WHERE id = ?1",
             (&self.message_id, json, now_millis()),
@@ -243,13 +230,7 @@ impl Recorder {
         )
     }
 
-    fn done(
-        &self,
-        st: &mut State,
-        reason: FinishReason,
-        usage: &Usage,
-        tool_calls_made: u32,
-    ) -> Result<()> {
+    fn done(&self, st: &mut State, reason: FinishReason, usage: &Usage, tool_calls_made: u32) -> Result<()> {
         st.last_checkpoint = Instant::now();
         let mut conn = self.store.conn();
         let tx = conn.transaction()?;
@@ -302,52 +283,22 @@ impl EventSink for Recorder {
                 self.on_delta(&mut st);
                 return;
             }
-            ChatEvent::ToolCall {
-                id,
-                name,
-                source,
-                arguments,
-                text_offset,
-                iteration,
-                index,
-            } => {
+            ChatEvent::ToolCall { id, name, source, arguments, text_offset, iteration, index } => {
                 // The text before the call must be durable before the call is: a reloaded card
                 // must never point past the saved text.
                 self.checkpoint(&mut st);
-                (
-                    "tool call",
-                    self.tool_call(
-                        &id,
-                        &name,
-                        &source,
-                        &arguments,
-                        text_offset,
-                        iteration,
-                        index,
-                    ),
-                )
+                ("tool call", self.tool_call(&id, &name, &source, &arguments, text_offset, iteration, index))
             }
             ChatEvent::ToolStarted { id } => ("tool start", self.tool_started(&id)),
-            ChatEvent::ToolResult {
-                id,
-                status,
-                output,
-                duration_ms,
-            } => (
-                "tool result",
-                self.tool_result(&id, status, &output, duration_ms),
-            ),
+            ChatEvent::ToolResult { id, status, output, duration_ms } => {
+                ("tool result", self.tool_result(&id, status, &output, duration_ms))
+            }
             ChatEvent::Usage { total, .. } => ("usage", self.usage(&total)),
             ChatEvent::Notice { kind, message } => ("notice", self.notice(&mut st, kind, message)),
             ChatEvent::Error { kind, message, .. } => ("error", self.error(kind, &message)),
-            ChatEvent::Done {
-                finish_reason,
-                usage,
-                tool_calls_made,
-            } => (
-                "end of the turn",
-                self.done(&mut st, finish_reason, &usage, tool_calls_made),
-            ),
+            ChatEvent::Done { finish_reason, usage, tool_calls_made } => {
+                ("end of the turn", self.done(&mut st, finish_reason, &usage, tool_calls_made))
+            }
             // Ids were written by begin_turn; progress and approvals are live-only UI state.
             ChatEvent::Started { .. }
             | ChatEvent::ToolProgress { .. }
@@ -371,26 +322,11 @@ mod tests {
     #[test]
     fn a_missing_message_row_is_reported_not_panicked() {
         let store = Store::open_in_memory().unwrap();
-        let rec = store
-            .recorder("nope")
-            .with_checkpoint_interval(Duration::ZERO);
+        let rec = store.recorder("nope").with_checkpoint_interval(Duration::ZERO);
         rec.emit(ChatEvent::TextDelta { text: "hi".into() });
-        rec.emit(ChatEvent::Done {
-            finish_reason: FinishReason::Stop,
-            usage: Usage::default(),
-            tool_calls_made: 0,
-        });
+        rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 0 });
         let err = rec.take_error().expect("first error kept");
-        assert!(
-            matches!(
-                err,
-                Error::NotFound {
-                    what: "message",
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        assert!(matches!(err, Error::NotFound { what: "message", .. }), "{err}");
         assert!(rec.take_error().is_none(), "taken once");
     }
 }

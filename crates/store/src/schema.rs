@@ -106,23 +106,16 @@ const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
 
 /// Whether SQLite's error means the file itself is unreadable, as opposed to the disk or a lock.
 fn is_corruption(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
-    )
+    matches!(e.sqlite_error_code(), Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt))
 }
 
 /// Reads the header fields that decide whether the file may be touched. Reads only.
 pub(crate) fn check_file(conn: &Connection, path: &Path) -> Result<()> {
-    let corrupt = |detail: String| Error::Corrupt {
-        path: path.to_owned(),
-        detail,
-    };
+    let corrupt = |detail: String| Error::Corrupt { path: path.to_owned(), detail };
     let read = || -> rusqlite::Result<(i64, i64, i64)> {
         // sqlite_master forces SQLite to read (and validate) the first page, which a PRAGMA on a
         // freshly opened handle may not.
-        let objects: i64 =
-            conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        let objects: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
         let app_id: i64 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         Ok((objects, app_id, version))
@@ -131,10 +124,7 @@ pub(crate) fn check_file(conn: &Connection, path: &Path) -> Result<()> {
         Ok(v) => v,
         Err(e) if is_corruption(&e) => return Err(corrupt(e.to_string())),
         Err(e) => {
-            return Err(Error::CannotOpen {
-                path: path.to_owned(),
-                detail: e.to_string(),
-            });
+            return Err(Error::CannotOpen { path: path.to_owned(), detail: e.to_string() });
         }
     };
     if objects == 0 && app_id == 0 && version == 0 {
@@ -146,11 +136,7 @@ pub(crate) fn check_file(conn: &Connection, path: &Path) -> Result<()> {
         )));
     }
     if version > SCHEMA_VERSION {
-        return Err(Error::NewerSchema {
-            path: path.to_owned(),
-            found: version,
-            supported: SCHEMA_VERSION,
-        });
+        return Err(Error::NewerSchema { path: path.to_owned(), found: version, supported: SCHEMA_VERSION });
     }
     Ok(())
 }
@@ -177,10 +163,7 @@ pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
         if version >= SCHEMA_VERSION {
             return Ok(version);
         }
-        let Some(sql) = usize::try_from(version)
-            .ok()
-            .and_then(|v| MIGRATIONS.get(v))
-        else {
+        let Some(sql) = usize::try_from(version).ok().and_then(|v| MIGRATIONS.get(v)) else {
             return Ok(version);
         };
         tx.execute_batch(sql)?;
@@ -203,10 +186,8 @@ pub(crate) fn recover_streaming(conn: &mut Connection, now: i64) -> rusqlite::Re
            AND message_id IN (SELECT id FROM messages WHERE status = 'streaming')",
         [],
     )?;
-    let n = tx.execute(
-        "UPDATE messages SET status = 'interrupted', updated_at = ?1 WHERE status = 'streaming'",
-        [now],
-    )?;
+    let n =
+        tx.execute("UPDATE messages SET status = 'interrupted', updated_at = ?1 WHERE status = 'streaming'", [now])?;
     tx.commit()?;
     Ok(n)
 }
@@ -214,14 +195,8 @@ pub(crate) fn recover_streaming(conn: &mut Connection, now: i64) -> rusqlite::Re
 /// Maps a failure after [`check_file`] passed: corruption discovered late is still corruption.
 pub(crate) fn open_error(path: &Path, e: rusqlite::Error) -> Error {
     if is_corruption(&e) {
-        Error::Corrupt {
-            path: path.to_owned(),
-            detail: e.to_string(),
-        }
+        Error::Corrupt { path: path.to_owned(), detail: e.to_string() }
     } else {
-        Error::CannotOpen {
-            path: path.to_owned(),
-            detail: e.to_string(),
-        }
+        Error::CannotOpen { path: path.to_owned(), detail: e.to_string() }
     }
 }

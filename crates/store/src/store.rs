@@ -2,8 +2,8 @@
 
 use crate::error::{Error, Result};
 use crate::model::{
-    ConversationSummary, MessageStatus, ProviderProfile, Role, StoredError, StoredMessage,
-    StoredNotice, StoredToolCall, StoredToolResult, ToolCallStatus, TurnRows,
+    ConversationSummary, MessageStatus, ProviderProfile, Role, StoredError, StoredMessage, StoredNotice,
+    StoredToolCall, StoredToolResult, ToolCallStatus, TurnRows,
 };
 use crate::recorder::Recorder;
 use crate::schema;
@@ -44,32 +44,22 @@ impl Store {
     /// Switchboard is refused with [`Error::Corrupt`] or [`Error::NewerSchema`] and left unchanged.
     pub fn open(path: &Path) -> Result<Store> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
-                path: parent.to_owned(),
-                source,
-            })?;
+            std::fs::create_dir_all(parent).map_err(|source| Error::Io { path: parent.to_owned(), source })?;
         }
         let mut conn = Connection::open(path).map_err(|e| schema::open_error(path, e))?;
         // Before the first read: a writer in another process must make us wait, not fail the check.
-        conn.busy_timeout(std::time::Duration::from_millis(5000))
-            .map_err(|e| schema::open_error(path, e))?;
+        conn.busy_timeout(std::time::Duration::from_millis(5000)).map_err(|e| schema::open_error(path, e))?;
         schema::check_file(&conn, path)?;
         schema::configure(&conn).map_err(|e| schema::open_error(path, e))?;
         schema::migrate(&mut conn).map_err(|e| schema::open_error(path, e))?;
         let lock = ProcessLock::acquire(path);
         let recovered = if lock.sole {
-            schema::recover_streaming(&mut conn, now_millis())
-                .map_err(|e| schema::open_error(path, e))?
+            schema::recover_streaming(&mut conn, now_millis()).map_err(|e| schema::open_error(path, e))?
         } else {
             tracing::info!(path = %path.display(), "database is open in another process; leaving its streaming messages alone");
             0
         };
-        Ok(Self::from_parts(
-            conn,
-            Some(path.to_owned()),
-            recovered,
-            lock.into_shared(),
-        ))
+        Ok(Self::from_parts(conn, Some(path.to_owned()), recovered, lock.into_shared()))
     }
 
     /// A fresh database in memory (tests, `--ephemeral` runs).
@@ -81,26 +71,11 @@ impl Store {
         Ok(Self::from_parts(conn, None, 0, None))
     }
 
-    fn from_parts(
-        conn: Connection,
-        path: Option<PathBuf>,
-        recovered: usize,
-        lock: Option<File>,
-    ) -> Store {
+    fn from_parts(conn: Connection, path: Option<PathBuf>, recovered: usize, lock: Option<File>) -> Store {
         if recovered > 0 {
-            tracing::warn!(
-                count = recovered,
-                "marked messages left streaming by an earlier run as interrupted"
-            );
+            tracing::warn!(count = recovered, "marked messages left streaming by an earlier run as interrupted");
         }
-        Store {
-            inner: Arc::new(Inner {
-                conn: Mutex::new(conn),
-                path,
-                recovered,
-                _lock: lock,
-            }),
-        }
+        Store { inner: Arc::new(Inner { conn: Mutex::new(conn), path, recovered, _lock: lock }) }
     }
 
     /// The database file, or `None` in memory.
@@ -129,10 +104,7 @@ impl Store {
     /// The connection. A panic while it was held leaves SQLite consistent (an open transaction
     /// rolls back on drop), so a poisoned lock is safe to reuse.
     pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
-        self.inner
-            .conn
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     // ----- turns -------------------------------------------------------------------------------
@@ -152,10 +124,7 @@ impl Store {
         let now = now_millis();
         let conversation_id = match conversation_id {
             Some(id) => {
-                let n = tx.execute(
-                    "UPDATE conversations SET updated_at = ?2 WHERE id = ?1",
-                    (id, now),
-                )?;
+                let n = tx.execute("UPDATE conversations SET updated_at = ?2 WHERE id = ?1", (id, now))?;
                 if n == 0 {
                     return Err(Error::not_found("conversation", id));
                 }
@@ -188,11 +157,7 @@ impl Store {
             (&message_id, &conversation_id, last_seq + 2, provider, model, now),
         )?;
         tx.commit()?;
-        Ok(TurnRows {
-            conversation_id,
-            user_message_id,
-            message_id,
-        })
+        Ok(TurnRows { conversation_id, user_message_id, message_id })
     }
 
     /// The canonical history to send a provider: the person's messages, and each finished
@@ -206,9 +171,7 @@ impl Store {
             match m.role {
                 Role::User => out.push(Message::User { text: m.content }),
                 Role::Assistant => {
-                    if m.status == MessageStatus::Streaming
-                        || (m.content.is_empty() && m.tool_calls.is_empty())
-                    {
+                    if m.status == MessageStatus::Streaming || (m.content.is_empty() && m.tool_calls.is_empty()) {
                         continue;
                     }
                     let calls: Vec<StoredCall> = m
@@ -249,9 +212,7 @@ impl Store {
                  WHERE m.conversation_id = ?1
                  ORDER BY m.seq, tc.iteration, tc.idx",
             )?;
-            let rows = stmt.query_map([conversation_id], |r| {
-                Ok((r.get::<_, String>(0)?, tool_call_from_row(r)?))
-            })?;
+            let rows = stmt.query_map([conversation_id], |r| Ok((r.get::<_, String>(0)?, tool_call_from_row(r)?)))?;
             for row in rows {
                 let (message_id, call) = row?;
                 calls.entry(message_id).or_default().push(call);
@@ -277,10 +238,9 @@ impl Store {
 
     /// Stores the provider's id for a response (for APIs that continue from it).
     pub fn set_provider_response_id(&self, message_id: &str, response_id: &str) -> Result<()> {
-        let n = self.conn().execute(
-            "UPDATE messages SET provider_response_id = ?2 WHERE id = ?1",
-            (message_id, response_id),
-        )?;
+        let n = self
+            .conn()
+            .execute("UPDATE messages SET provider_response_id = ?2 WHERE id = ?1", (message_id, response_id))?;
         if n == 0 {
             return Err(Error::not_found("message", message_id));
         }
@@ -292,9 +252,7 @@ impl Store {
     /// All conversations, most recently updated first.
     pub fn conversations(&self) -> Result<Vec<ConversationSummary>> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached(&format!(
-            "{SUMMARY_SELECT} ORDER BY c.updated_at DESC, c.id DESC"
-        ))?;
+        let mut stmt = conn.prepare_cached(&format!("{SUMMARY_SELECT} ORDER BY c.updated_at DESC, c.id DESC"))?;
         let rows = stmt.query_map([], summary_from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -303,17 +261,12 @@ impl Store {
     pub fn conversation(&self, id: &str) -> Result<ConversationSummary> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!("{SUMMARY_SELECT} WHERE c.id = ?1"))?;
-        stmt.query_row([id], summary_from_row)
-            .optional()?
-            .ok_or_else(|| Error::not_found("conversation", id))
+        stmt.query_row([id], summary_from_row).optional()?.ok_or_else(|| Error::not_found("conversation", id))
     }
 
     /// Renames a conversation. Does not change its place in the list.
     pub fn rename(&self, id: &str, title: &str) -> Result<()> {
-        let n = self.conn().execute(
-            "UPDATE conversations SET title = ?2 WHERE id = ?1",
-            (id, title),
-        )?;
+        let n = self.conn().execute("UPDATE conversations SET title = ?2 WHERE id = ?1", (id, title))?;
         if n == 0 {
             return Err(Error::not_found("conversation", id));
         }
@@ -322,9 +275,7 @@ impl Store {
 
     /// Deletes a conversation with its messages, tool calls and results.
     pub fn delete(&self, id: &str) -> Result<()> {
-        let n = self
-            .conn()
-            .execute("DELETE FROM conversations WHERE id = ?1", [id])?;
+        let n = self.conn().execute("DELETE FROM conversations WHERE id = ?1", [id])?;
         if n == 0 {
             return Err(Error::not_found("conversation", id));
         }
@@ -351,16 +302,11 @@ impl Store {
     // ----- per-chat tool choices ---------------------------------------------------------------
 
     /// Replaces the tools switched off for this chat.
-    pub fn set_disabled_tools(
-        &self,
-        conversation_id: &str,
-        tools: &BTreeSet<String>,
-    ) -> Result<()> {
+    pub fn set_disabled_tools(&self, conversation_id: &str, tools: &BTreeSet<String>) -> Result<()> {
         let json = to_json(tools, "disabled tools")?;
-        let n = self.conn().execute(
-            "UPDATE conversations SET disabled_tools = ?2 WHERE id = ?1",
-            (conversation_id, json),
-        )?;
+        let n = self
+            .conn()
+            .execute("UPDATE conversations SET disabled_tools = ?2 WHERE id = ?1", (conversation_id, json))?;
         if n == 0 {
             return Err(Error::not_found("conversation", conversation_id));
         }
@@ -371,9 +317,7 @@ impl Store {
     pub fn disabled_tools(&self, conversation_id: &str) -> Result<BTreeSet<String>> {
         let conn = self.conn();
         let json = tool_list(&conn, conversation_id, "disabled_tools")?;
-        from_json(&json, || {
-            format!("disabled tools of conversation '{conversation_id}'")
-        })
+        from_json(&json, || format!("disabled tools of conversation '{conversation_id}'"))
     }
 
     /// Remembers that the person approved `tool` for the rest of this chat.
@@ -382,9 +326,8 @@ impl Store {
         // Read-modify-write: IMMEDIATE so another process cannot slip a write in between.
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let json = tool_list(&tx, conversation_id, "approved_tools")?;
-        let mut tools: BTreeSet<String> = from_json(&json, || {
-            format!("approved tools of conversation '{conversation_id}'")
-        })?;
+        let mut tools: BTreeSet<String> =
+            from_json(&json, || format!("approved tools of conversation '{conversation_id}'"))?;
         if tools.insert(tool.to_owned()) {
             tx.execute(
                 "UPDATE conversations SET approved_tools = ?2 WHERE id = ?1",
@@ -399,9 +342,7 @@ impl Store {
     pub fn approved_tools(&self, conversation_id: &str) -> Result<HashSet<String>> {
         let conn = self.conn();
         let json = tool_list(&conn, conversation_id, "approved_tools")?;
-        from_json(&json, || {
-            format!("approved tools of conversation '{conversation_id}'")
-        })
+        from_json(&json, || format!("approved tools of conversation '{conversation_id}'"))
     }
 
     // ----- settings ----------------------------------------------------------------------------
@@ -413,9 +354,7 @@ impl Store {
             .prepare_cached("SELECT value FROM settings WHERE key = ?1")?
             .query_row([key], |r| r.get(0))
             .optional()?;
-        value
-            .map(|v| from_json(&v, || format!("setting '{key}'")))
-            .transpose()
+        value.map(|v| from_json(&v, || format!("setting '{key}'"))).transpose()
     }
 
     /// Sets a setting (stored as JSON).
@@ -430,10 +369,7 @@ impl Store {
 
     /// Removes a setting; returns whether it existed.
     pub fn delete_setting(&self, key: &str) -> Result<bool> {
-        Ok(self
-            .conn()
-            .execute("DELETE FROM settings WHERE key = ?1", [key])?
-            > 0)
+        Ok(self.conn().execute("DELETE FROM settings WHERE key = ?1", [key])? > 0)
     }
 
     // ----- provider profiles -------------------------------------------------------------------
@@ -451,8 +387,7 @@ impl Store {
     /// All provider profiles, by name.
     pub fn providers(&self) -> Result<Vec<ProviderProfile>> {
         let conn = self.conn();
-        let mut stmt =
-            conn.prepare_cached("SELECT name, kind, base_url, model FROM providers ORDER BY name")?;
+        let mut stmt = conn.prepare_cached("SELECT name, kind, base_url, model FROM providers ORDER BY name")?;
         let rows = stmt.query_map([], provider_from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -468,9 +403,7 @@ impl Store {
 
     /// Deletes a provider profile ([`Error::NotFound`] if there is none by that name).
     pub fn delete_provider(&self, name: &str) -> Result<()> {
-        let n = self
-            .conn()
-            .execute("DELETE FROM providers WHERE name = ?1", [name])?;
+        let n = self.conn().execute("DELETE FROM providers WHERE name = ?1", [name])?;
         if n == 0 {
             return Err(Error::not_found("provider", name));
         }
@@ -490,38 +423,20 @@ impl ProcessLock {
         let mut name = db.as_os_str().to_owned();
         name.push(".lock");
         let path = PathBuf::from(name);
-        let file = match File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-        {
+        let file = match File::options().read(true).write(true).create(true).truncate(false).open(&path) {
             Ok(f) => f,
             Err(e) => {
                 // Without a lock we cannot tell; recovering is right in the common single-process case.
                 tracing::warn!(path = %path.display(), "cannot create lock file ({e}); assuming no other process uses the database");
-                return ProcessLock {
-                    file: None,
-                    sole: true,
-                };
+                return ProcessLock { file: None, sole: true };
             }
         };
         match file.try_lock() {
-            Ok(()) => ProcessLock {
-                file: Some(file),
-                sole: true,
-            },
-            Err(std::fs::TryLockError::WouldBlock) => ProcessLock {
-                file: Some(file),
-                sole: false,
-            },
+            Ok(()) => ProcessLock { file: Some(file), sole: true },
+            Err(std::fs::TryLockError::WouldBlock) => ProcessLock { file: Some(file), sole: false },
             Err(std::fs::TryLockError::Error(e)) => {
                 tracing::warn!(path = %path.display(), "file locking unavailable ({e}); assuming no other process uses the database");
-                ProcessLock {
-                    file: None,
-                    sole: true,
-                }
+                ProcessLock { file: None, sole: true }
             }
         }
     }
@@ -558,12 +473,7 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<ConversationSummary> {
 }
 
 fn provider_from_row(r: &Row<'_>) -> rusqlite::Result<ProviderProfile> {
-    Ok(ProviderProfile {
-        name: r.get(0)?,
-        kind: r.get(1)?,
-        base_url: r.get(2)?,
-        model: r.get(3)?,
-    })
+    Ok(ProviderProfile { name: r.get(0)?, kind: r.get(1)?, base_url: r.get(2)?, model: r.get(3)? })
 }
 
 fn message_from_row(r: &Row<'_>) -> rusqlite::Result<StoredMessage> {
@@ -578,13 +488,10 @@ fn message_from_row(r: &Row<'_>) -> rusqlite::Result<StoredMessage> {
         role: Role::parse(&role).ok_or_else(|| bad_value(1, "role", &role))?,
         content: r.get(2)?,
         reasoning: r.get(3)?,
-        status: MessageStatus::parse(&status)
-            .ok_or_else(|| bad_value(4, "message status", &status))?,
+        status: MessageStatus::parse(&status).ok_or_else(|| bad_value(4, "message status", &status))?,
         provider: r.get(5)?,
         model: r.get(6)?,
-        finish_reason: finish_reason
-            .map(|s| parse_name(7, "finish reason", &s))
-            .transpose()?,
+        finish_reason: finish_reason.map(|s| parse_name(7, "finish reason", &s)).transpose()?,
         usage: Usage {
             prompt_tokens: r.get(8)?,
             completion_tokens: r.get(9)?,
@@ -619,8 +526,7 @@ fn tool_call_from_row(r: &Row<'_>) -> rusqlite::Result<StoredToolCall> {
     let result = match result_status {
         None => None,
         Some(s) => Some(StoredToolResult {
-            status: switchboard_core::ToolStatus::parse(&s)
-                .ok_or_else(|| bad_value(9, "tool result status", &s))?,
+            status: switchboard_core::ToolStatus::parse(&s).ok_or_else(|| bad_value(9, "tool result status", &s))?,
             output: r.get(10)?,
             duration_ms: r.get(11)?,
         }),
@@ -634,35 +540,25 @@ fn tool_call_from_row(r: &Row<'_>) -> rusqlite::Result<StoredToolCall> {
         text_offset: r.get(5)?,
         iteration: r.get(6)?,
         index: r.get(7)?,
-        status: ToolCallStatus::parse(&status)
-            .ok_or_else(|| bad_value(8, "tool call status", &status))?,
+        status: ToolCallStatus::parse(&status).ok_or_else(|| bad_value(8, "tool call status", &status))?,
         result,
     })
 }
 
 fn bad_value(col: usize, what: &str, value: &str) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(
-        col,
-        Type::Text,
-        format!("unknown {what} '{value}'").into(),
-    )
+    rusqlite::Error::FromSqlConversionFailure(col, Type::Text, format!("unknown {what} '{value}'").into())
 }
 
 /// Parses a camelCase name stored with `as_str` back into the core enum it came from.
 fn parse_name<T: DeserializeOwned>(col: usize, what: &str, value: &str) -> rusqlite::Result<T> {
-    serde_json::from_value(serde_json::Value::String(value.to_owned()))
-        .map_err(|_| bad_value(col, what, value))
+    serde_json::from_value(serde_json::Value::String(value.to_owned())).map_err(|_| bad_value(col, what, value))
 }
 
 fn ensure_conversation(conn: &Connection, id: &str) -> Result<()> {
     let exists: bool = conn
         .prepare_cached("SELECT EXISTS (SELECT 1 FROM conversations WHERE id = ?1)")?
         .query_row([id], |r| r.get(0))?;
-    if exists {
-        Ok(())
-    } else {
-        Err(Error::not_found("conversation", id))
-    }
+    if exists { Ok(()) } else { Err(Error::not_found("conversation", id)) }
 }
 
 /// Reads one of the conversation's JSON tool-list columns (`column` is a fixed name, never input).
@@ -674,17 +570,11 @@ fn tool_list(conn: &Connection, conversation_id: &str, column: &str) -> Result<S
 }
 
 fn to_json<T: Serialize + ?Sized>(value: &T, what: &str) -> Result<String> {
-    serde_json::to_string(value).map_err(|source| Error::Json {
-        what: what.to_owned(),
-        source,
-    })
+    serde_json::to_string(value).map_err(|source| Error::Json { what: what.to_owned(), source })
 }
 
 fn from_json<T: DeserializeOwned>(json: &str, what: impl FnOnce() -> String) -> Result<T> {
-    serde_json::from_str(json).map_err(|source| Error::Json {
-        what: what(),
-        source,
-    })
+    serde_json::from_str(json).map_err(|source| Error::Json { what: what(), source })
 }
 
 /// Makes `query` match literally inside a `LIKE ... ESCAPE '\'` pattern.

@@ -3,16 +3,11 @@
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
-use switchboard_core::{
-    ChatEvent, ErrorKind, EventSink, FinishReason, ToolSource, ToolStatus, Usage,
-};
+use switchboard_core::{ChatEvent, ErrorKind, EventSink, FinishReason, ToolSource, ToolStatus, Usage};
 use switchboard_store::{DB_FILE, Error, ProviderProfile, Store};
 
 fn new_chat(store: &Store, text: &str) -> String {
-    store
-        .begin_turn(None, text, "p", "m")
-        .unwrap()
-        .conversation_id
+    store.begin_turn(None, text, "p", "m").unwrap().conversation_id
 }
 
 fn titles(list: &[switchboard_store::ConversationSummary]) -> Vec<&str> {
@@ -36,41 +31,20 @@ fn deleting_a_conversation_cascades_to_messages_calls_and_results() {
         iteration: 1,
         index: 0,
     });
-    rec.emit(ChatEvent::ToolResult {
-        id: "c".into(),
-        status: ToolStatus::Ok,
-        output: "now".into(),
-        duration_ms: 1,
-    });
-    rec.emit(ChatEvent::Done {
-        finish_reason: FinishReason::Stop,
-        usage: Usage::default(),
-        tool_calls_made: 1,
-    });
+    rec.emit(ChatEvent::ToolResult { id: "c".into(), status: ToolStatus::Ok, output: "now".into(), duration_ms: 1 });
+    rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 1 });
     assert!(rec.take_error().is_none());
 
     store.delete(&rows.conversation_id).unwrap();
 
     let raw = rusqlite::Connection::open(&path).unwrap();
-    let count = |table: &str| -> i64 {
-        raw.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
-            .unwrap()
-    };
+    let count =
+        |table: &str| -> i64 { raw.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap() };
     assert_eq!(count("conversations"), 1);
-    assert_eq!(
-        count("messages"),
-        2,
-        "only the kept conversation's two messages"
-    );
+    assert_eq!(count("messages"), 2, "only the kept conversation's two messages");
     assert_eq!(count("tool_calls"), 0);
     assert_eq!(count("tool_results"), 0);
-    assert!(matches!(
-        store.messages(&rows.conversation_id),
-        Err(Error::NotFound {
-            what: "conversation",
-            ..
-        })
-    ));
+    assert!(matches!(store.messages(&rows.conversation_id), Err(Error::NotFound { what: "conversation", .. })));
     assert_eq!(store.conversations().unwrap().len(), 1);
     assert_eq!(store.conversations().unwrap()[0].id, keep);
 
@@ -86,21 +60,15 @@ fn search_matches_title_or_content_literally_and_case_insensitively() {
     let under = new_chat(&store, "snake_case names");
     let _lookalike = new_chat(&store, "snakeXcase names");
     let body = new_chat(&store, "unrelated title");
-    store
-        .begin_turn(Some(&body), "find the Needle here", "p", "m")
-        .unwrap();
+    store.begin_turn(Some(&body), "find the Needle here", "p", "m").unwrap();
 
-    let ids =
-        |q: &str| -> Vec<String> { store.search(q).unwrap().into_iter().map(|c| c.id).collect() };
+    let ids = |q: &str| -> Vec<String> { store.search(q).unwrap().into_iter().map(|c| c.id).collect() };
     assert_eq!(ids("100%"), vec![pct.clone()], "% is literal");
     assert_eq!(ids("e_c"), vec![under.clone()], "_ is literal");
     assert_eq!(ids("SURE").len(), 2, "ASCII case folded");
     assert_eq!(ids("needle"), vec![body], "message content is searched");
     assert!(ids("nothing like this").is_empty());
-    assert!(
-        ids(r"\").is_empty(),
-        "the escape character itself is literal"
-    );
+    assert!(ids(r"\").is_empty(), "the escape character itself is literal");
 }
 
 #[test]
@@ -159,22 +127,10 @@ fn disabled_and_approved_tools_round_trip() {
     assert_eq!(store.approved_tools(&id).unwrap(), expected);
 
     let other = new_chat(&store, "y");
-    assert!(
-        store.approved_tools(&other).unwrap().is_empty(),
-        "approval is per chat"
-    );
-    assert!(matches!(
-        store.disabled_tools("nope"),
-        Err(Error::NotFound { .. })
-    ));
-    assert!(matches!(
-        store.set_disabled_tools("nope", &set),
-        Err(Error::NotFound { .. })
-    ));
-    assert!(matches!(
-        store.approve_tool_for_chat("nope", "t"),
-        Err(Error::NotFound { .. })
-    ));
+    assert!(store.approved_tools(&other).unwrap().is_empty(), "approval is per chat");
+    assert!(matches!(store.disabled_tools("nope"), Err(Error::NotFound { .. })));
+    assert!(matches!(store.set_disabled_tools("nope", &set), Err(Error::NotFound { .. })));
+    assert!(matches!(store.approve_tool_for_chat("nope", "t"), Err(Error::NotFound { .. })));
 }
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -187,29 +143,11 @@ struct Appearance {
 fn settings_round_trip_as_json() {
     let store = Store::open_in_memory().unwrap();
     assert_eq!(store.setting::<Appearance>("appearance").unwrap(), None);
-    let v = Appearance {
-        theme: "dark".into(),
-        font_size: 14,
-    };
+    let v = Appearance { theme: "dark".into(), font_size: 14 };
     store.set_setting("appearance", &v).unwrap();
     assert_eq!(store.setting::<Appearance>("appearance").unwrap(), Some(v));
-    store
-        .set_setting(
-            "appearance",
-            &Appearance {
-                theme: "light".into(),
-                font_size: 12,
-            },
-        )
-        .unwrap();
-    assert_eq!(
-        store
-            .setting::<Appearance>("appearance")
-            .unwrap()
-            .unwrap()
-            .theme,
-        "light"
-    );
+    store.set_setting("appearance", &Appearance { theme: "light".into(), font_size: 12 }).unwrap();
+    assert_eq!(store.setting::<Appearance>("appearance").unwrap().unwrap().theme, "light");
     store.set_setting("max_iterations", &7u32).unwrap();
     assert_eq!(store.setting::<u32>("max_iterations").unwrap(), Some(7));
 
@@ -241,28 +179,16 @@ fn provider_profiles_round_trip_without_secrets() {
     };
     store.upsert_provider(&openai).unwrap();
     store.upsert_provider(&local).unwrap();
-    assert_eq!(
-        store.providers().unwrap(),
-        vec![local.clone(), openai.clone()]
-    );
+    assert_eq!(store.providers().unwrap(), vec![local.clone(), openai.clone()]);
 
-    let changed = ProviderProfile {
-        model: Some("gpt-5".into()),
-        ..openai.clone()
-    };
+    let changed = ProviderProfile { model: Some("gpt-5".into()), ..openai.clone() };
     store.upsert_provider(&changed).unwrap();
     assert_eq!(store.provider("openai").unwrap(), Some(changed));
     assert_eq!(store.provider("missing").unwrap(), None);
 
     store.delete_provider("local").unwrap();
     assert_eq!(store.providers().unwrap().len(), 1);
-    assert!(matches!(
-        store.delete_provider("local"),
-        Err(Error::NotFound {
-            what: "provider",
-            ..
-        })
-    ));
+    assert!(matches!(store.delete_provider("local"), Err(Error::NotFound { what: "provider", .. })));
 
     let raw = rusqlite::Connection::open(&path).unwrap();
     let cols: Vec<String> = raw
@@ -272,28 +198,15 @@ fn provider_profiles_round_trip_without_secrets() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert!(
-        !cols
-            .iter()
-            .any(|c| c.contains("key") || c.contains("secret")),
-        "{cols:?}"
-    );
+    assert!(!cols.iter().any(|c| c.contains("key") || c.contains("secret")), "{cols:?}");
 }
 
 #[test]
 fn provider_response_ids_are_stored_on_the_message() {
     let store = Store::open_in_memory().unwrap();
     let rows = store.begin_turn(None, "q", "p", "m").unwrap();
-    store
-        .set_provider_response_id(&rows.message_id, "resp_123")
-        .unwrap();
+    store.set_provider_response_id(&rows.message_id, "resp_123").unwrap();
     let msgs = store.messages(&rows.conversation_id).unwrap();
     assert_eq!(msgs[1].provider_response_id.as_deref(), Some("resp_123"));
-    assert!(matches!(
-        store.set_provider_response_id("nope", "r"),
-        Err(Error::NotFound {
-            what: "message",
-            ..
-        })
-    ));
+    assert!(matches!(store.set_provider_response_id("nope", "r"), Err(Error::NotFound { what: "message", .. })));
 }

@@ -26,9 +26,7 @@ fn a_fresh_database_gets_the_current_schema_in_wal_mode_and_parent_dirs_are_crea
     const { assert!(SCHEMA_VERSION >= 1) };
     assert_eq!(pragma_i64(&path, "user_version"), SCHEMA_VERSION);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let mode: String = conn
-        .pragma_query_value(None, "journal_mode", |r| r.get(0))
-        .unwrap();
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
     assert_eq!(mode, "wal");
 }
 
@@ -36,20 +34,11 @@ fn a_fresh_database_gets_the_current_schema_in_wal_mode_and_parent_dirs_are_crea
 fn reopening_is_idempotent_and_keeps_data() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(DB_FILE);
-    let rows = Store::open(&path)
-        .unwrap()
-        .begin_turn(None, "hello", "p", "m")
-        .unwrap();
+    let rows = Store::open(&path).unwrap().begin_turn(None, "hello", "p", "m").unwrap();
     for _ in 0..2 {
         let store = Store::open(&path).unwrap();
         assert_eq!(store.conversations().unwrap().len(), 1);
-        assert_eq!(
-            store
-                .conversation(&rows.conversation_id)
-                .unwrap()
-                .message_count,
-            2
-        );
+        assert_eq!(store.conversation(&rows.conversation_id).unwrap().message_count, 2);
     }
     assert_eq!(pragma_i64(&path, "user_version"), SCHEMA_VERSION);
 }
@@ -58,25 +47,16 @@ fn reopening_is_idempotent_and_keeps_data() {
 fn a_database_from_a_newer_build_is_refused_and_left_byte_for_byte_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(DB_FILE);
-    Store::open(&path)
-        .unwrap()
-        .begin_turn(None, "keep me", "p", "m")
-        .unwrap();
+    Store::open(&path).unwrap().begin_turn(None, "keep me", "p", "m").unwrap();
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.pragma_update(None, "user_version", 999).unwrap();
     }
     let before = std::fs::read(&path).unwrap();
 
-    let err = Store::open(&path)
-        .err()
-        .expect("newer schema must be refused");
+    let err = Store::open(&path).err().expect("newer schema must be refused");
     match &err {
-        Error::NewerSchema {
-            path: p,
-            found,
-            supported,
-        } => {
+        Error::NewerSchema { path: p, found, supported } => {
             assert_eq!(p, &path);
             assert_eq!(*found, 999);
             assert_eq!(*supported, SCHEMA_VERSION);
@@ -85,10 +65,7 @@ fn a_database_from_a_newer_build_is_refused_and_left_byte_for_byte_unchanged() {
     }
     let msg = err.to_string();
     assert!(msg.contains(&path.display().to_string()), "{msg}");
-    assert!(
-        msg.contains("newer version of Switchboard") && msg.contains("Nothing was changed."),
-        "{msg}"
-    );
+    assert!(msg.contains("newer version of Switchboard") && msg.contains("Nothing was changed."), "{msg}");
     assert_eq!(err.kind(), ErrorKind::Storage);
 
     assert_eq!(std::fs::read(&path).unwrap(), before, "file bytes changed");
@@ -112,23 +89,14 @@ fn a_file_of_random_bytes_is_reported_corrupt_and_left_untouched() {
     std::fs::write(&path, &bytes).unwrap();
 
     let err = Store::open(&path).err().expect("garbage must be refused");
-    assert!(
-        matches!(&err, Error::Corrupt { path: p, .. } if p == &path),
-        "{err:?}"
-    );
+    assert!(matches!(&err, Error::Corrupt { path: p, .. } if p == &path), "{err:?}");
     let msg = err.to_string();
-    assert!(
-        msg.contains("is not a readable Switchboard database"),
-        "{msg}"
-    );
+    assert!(msg.contains("is not a readable Switchboard database"), "{msg}");
     assert!(msg.contains("move it aside to start fresh"), "{msg}");
     assert_eq!(err.kind(), ErrorKind::Storage);
 
     assert_eq!(std::fs::read(&path).unwrap(), bytes, "file bytes changed");
-    assert!(
-        !lock_file(&path).exists(),
-        "nothing may be created beside a refused file"
-    );
+    assert!(!lock_file(&path).exists(), "nothing may be created beside a refused file");
 }
 
 #[test]
@@ -137,19 +105,11 @@ fn another_applications_database_is_refused_untouched() {
     let path = dir.path().join(DB_FILE);
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "CREATE TABLE photos (id INTEGER PRIMARY KEY); INSERT INTO photos VALUES (1);",
-        )
-        .unwrap();
+        conn.execute_batch("CREATE TABLE photos (id INTEGER PRIMARY KEY); INSERT INTO photos VALUES (1);").unwrap();
     }
     let before = std::fs::read(&path).unwrap();
-    let err = Store::open(&path)
-        .err()
-        .expect("foreign database must be refused");
-    assert!(
-        matches!(&err, Error::Corrupt { detail, .. } if detail.contains("another application")),
-        "{err:?}"
-    );
+    let err = Store::open(&path).err().expect("foreign database must be refused");
+    assert!(matches!(&err, Error::Corrupt { detail, .. } if detail.contains("another application")), "{err:?}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
@@ -167,15 +127,7 @@ fn a_directory_in_the_way_is_a_clear_open_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(DB_FILE);
     std::fs::create_dir(&path).unwrap();
-    let err = Store::open(&path)
-        .err()
-        .expect("a directory is not a database");
-    assert!(
-        matches!(err, Error::CannotOpen { .. } | Error::Corrupt { .. }),
-        "{err:?}"
-    );
-    assert!(
-        err.to_string().contains(&path.display().to_string()),
-        "{err}"
-    );
+    let err = Store::open(&path).err().expect("a directory is not a database");
+    assert!(matches!(err, Error::CannotOpen { .. } | Error::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains(&path.display().to_string()), "{err}");
 }

@@ -5,8 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::history::INTERRUPTED_RESULT;
 use switchboard_core::{
-    ChatEvent, EventSink, FinishReason, Message, NoticeKind, ToolCall, ToolSource, ToolStatus,
-    Usage,
+    ChatEvent, EventSink, FinishReason, Message, NoticeKind, ToolCall, ToolSource, ToolStatus, Usage,
 };
 use switchboard_store::{
     DB_FILE, MessageStatus, Role, Store, StoredNotice, StoredToolResult, ToolCallStatus, TurnRows,
@@ -20,9 +19,7 @@ fn call(id: &str, offset: usize, iteration: u32, index: u32) -> ChatEvent {
     ChatEvent::ToolCall {
         id: id.into(),
         name: "clock__now".into(),
-        source: ToolSource::Mcp {
-            server: "clock".into(),
-        },
+        source: ToolSource::Mcp { server: "clock".into() },
         arguments: r#"{"tz":"Europe/Paris"}"#.into(),
         text_offset: offset,
         iteration,
@@ -31,12 +28,7 @@ fn call(id: &str, offset: usize, iteration: u32, index: u32) -> ChatEvent {
 }
 
 fn usage(p: u64, c: u64) -> Usage {
-    Usage {
-        prompt_tokens: p,
-        completion_tokens: c,
-        reasoning_tokens: 3,
-        cached_tokens: 4,
-    }
+    Usage { prompt_tokens: p, completion_tokens: c, reasoning_tokens: 3, cached_tokens: 4 }
 }
 
 fn started(rows: &TurnRows) -> ChatEvent {
@@ -51,10 +43,7 @@ fn started(rows: &TurnRows) -> ChatEvent {
 
 fn assistant(store: &Store, conversation_id: &str) -> switchboard_store::StoredMessage {
     let msgs = store.messages(conversation_id).unwrap();
-    msgs.into_iter()
-        .rev()
-        .find(|m| m.role == Role::Assistant)
-        .expect("an assistant message")
+    msgs.into_iter().rev().find(|m| m.role == Role::Assistant).expect("an assistant message")
 }
 
 fn db(dir: &Path) -> std::path::PathBuf {
@@ -67,47 +56,28 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
     let path = db(dir.path());
     let rows = {
         let store = Store::open(&path).unwrap();
-        let rows = store
-            .begin_turn(None, "What time is it in Paris?\nThanks", "mock", "m-1")
-            .unwrap();
+        let rows = store.begin_turn(None, "What time is it in Paris?\nThanks", "mock", "m-1").unwrap();
         // The engine holds sinks as `Arc<dyn EventSink>`.
         let sink: Arc<dyn EventSink> = Arc::new(store.recorder(&rows.message_id));
         for e in [
             started(&rows),
-            ChatEvent::ReasoningDelta {
-                text: "need the clock".into(),
-            },
+            ChatEvent::ReasoningDelta { text: "need the clock".into() },
             text("Hé 👋 "),
             text("世界"),
             call("call_1", 6, 1, 0),
-            ChatEvent::ToolStarted {
-                id: "call_1".into(),
-            },
+            ChatEvent::ToolStarted { id: "call_1".into() },
             ChatEvent::ToolResult {
                 id: "call_1".into(),
                 status: ToolStatus::Ok,
                 output: "12:00".into(),
                 duration_ms: 5,
             },
-            ChatEvent::Usage {
-                usage: usage(10, 5),
-                total: usage(10, 5),
-            },
+            ChatEvent::Usage { usage: usage(10, 5), total: usage(10, 5) },
             text(" It is "),
             text("noon."),
-            ChatEvent::Notice {
-                kind: NoticeKind::DryRun,
-                message: "dry run".into(),
-            },
-            ChatEvent::Usage {
-                usage: usage(20, 7),
-                total: usage(30, 12),
-            },
-            ChatEvent::Done {
-                finish_reason: FinishReason::Stop,
-                usage: usage(30, 12),
-                tool_calls_made: 1,
-            },
+            ChatEvent::Notice { kind: NoticeKind::DryRun, message: "dry run".into() },
+            ChatEvent::Usage { usage: usage(20, 7), total: usage(30, 12) },
+            ChatEvent::Done { finish_reason: FinishReason::Stop, usage: usage(30, 12), tool_calls_made: 1 },
         ] {
             sink.emit(e);
         }
@@ -115,11 +85,7 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
     }; // store and recorder dropped: everything must already be on disk
 
     let store = Store::open(&path).unwrap();
-    assert_eq!(
-        store.recovered_on_open(),
-        0,
-        "a finished turn is not 'recovered'"
-    );
+    assert_eq!(store.recovered_on_open(), 0, "a finished turn is not 'recovered'");
     let msgs = store.messages(&rows.conversation_id).unwrap();
     assert_eq!(msgs.len(), 2);
     let (user, a) = (&msgs[0], &msgs[1]);
@@ -138,39 +104,18 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
     assert_eq!(a.usage, usage(30, 12));
     assert_eq!(a.tool_calls_made, 1);
     assert_eq!(a.error, None);
-    assert_eq!(
-        a.notices,
-        vec![StoredNotice {
-            kind: NoticeKind::DryRun,
-            message: "dry run".into()
-        }]
-    );
+    assert_eq!(a.notices, vec![StoredNotice { kind: NoticeKind::DryRun, message: "dry run".into() }]);
     assert_eq!(a.tool_calls.len(), 1);
     let c = &a.tool_calls[0];
     assert_eq!(c.call_id, "call_1");
     assert_eq!(c.name, "clock__now");
-    assert_eq!(
-        c.source,
-        ToolSource::Mcp {
-            server: "clock".into()
-        }
-    );
+    assert_eq!(c.source, ToolSource::Mcp { server: "clock".into() });
     assert_eq!(c.arguments, r#"{"tz":"Europe/Paris"}"#);
     assert_eq!((c.text_offset, c.iteration, c.index), (6, 1, 0));
     assert_eq!(c.status, ToolCallStatus::Ok);
-    assert_eq!(
-        c.result,
-        Some(StoredToolResult {
-            status: ToolStatus::Ok,
-            output: "12:00".into(),
-            duration_ms: 5
-        })
-    );
+    assert_eq!(c.result, Some(StoredToolResult { status: ToolStatus::Ok, output: "12:00".into(), duration_ms: 5 }));
     // The offset is in chars: the card sits after "Hé 👋 世" (12 bytes, 6 chars).
-    assert_eq!(
-        a.content.chars().take(c.text_offset).collect::<String>(),
-        "Hé 👋 世"
-    );
+    assert_eq!(a.content.chars().take(c.text_offset).collect::<String>(), "Hé 👋 世");
 
     let conv = store.conversation(&rows.conversation_id).unwrap();
     assert_eq!(conv.title, "What time is it in Paris?");
@@ -178,9 +123,7 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
     assert_eq!(
         store.history(&rows.conversation_id).unwrap(),
         vec![
-            Message::User {
-                text: "What time is it in Paris?\nThanks".into()
-            },
+            Message::User { text: "What time is it in Paris?\nThanks".into() },
             Message::Assistant {
                 text: "Hé 👋 世".into(),
                 tool_calls: vec![ToolCall {
@@ -195,30 +138,16 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
                 content: "12:00".into(),
                 is_error: false
             },
-            Message::Assistant {
-                text: "界 It is noon.".into(),
-                tool_calls: vec![]
-            },
+            Message::Assistant { text: "界 It is noon.".into(), tool_calls: vec![] },
         ]
     );
 
     // The next turn continues the same conversation; its history ends with the new question.
-    let next = store
-        .begin_turn(Some(&rows.conversation_id), "And in Tokyo?", "mock", "m-1")
-        .unwrap();
+    let next = store.begin_turn(Some(&rows.conversation_id), "And in Tokyo?", "mock", "m-1").unwrap();
     assert_eq!(next.conversation_id, rows.conversation_id);
     let h = store.history(&rows.conversation_id).unwrap();
-    assert_eq!(
-        h.len(),
-        5,
-        "the new streaming assistant row is not history yet"
-    );
-    assert_eq!(
-        h.last(),
-        Some(&Message::User {
-            text: "And in Tokyo?".into()
-        })
-    );
+    assert_eq!(h.len(), 5, "the new streaming assistant row is not history yet");
+    assert_eq!(h.last(), Some(&Message::User { text: "And in Tokyo?".into() }));
 
     // The CLI prints these as JSON: camelCase keys.
     let json = serde_json::to_value(a).unwrap();
@@ -240,32 +169,18 @@ fn text_before_a_tool_call_and_each_result_are_durable_at_once_for_another_reade
     rec.emit(text("the clock."));
 
     let reader = Store::open(&path).unwrap();
-    assert_eq!(
-        reader.recovered_on_open(),
-        0,
-        "a live writer's streaming row must not be 'recovered'"
-    );
-    assert_eq!(
-        assistant(&reader, &rows.conversation_id).content,
-        "",
-        "no write per delta"
-    );
+    assert_eq!(reader.recovered_on_open(), 0, "a live writer's streaming row must not be 'recovered'");
+    assert_eq!(assistant(&reader, &rows.conversation_id).content, "", "no write per delta");
 
     rec.emit(call("c1", 23, 1, 0));
     let a = assistant(&reader, &rows.conversation_id);
-    assert_eq!(
-        a.content, "Let me check the clock.",
-        "tool boundary checkpoint"
-    );
+    assert_eq!(a.content, "Let me check the clock.", "tool boundary checkpoint");
     assert_eq!(a.status, MessageStatus::Streaming);
     assert_eq!(a.tool_calls.len(), 1);
     assert_eq!(a.tool_calls[0].status, ToolCallStatus::Pending);
 
     rec.emit(ChatEvent::ToolStarted { id: "c1".into() });
-    assert_eq!(
-        assistant(&reader, &rows.conversation_id).tool_calls[0].status,
-        ToolCallStatus::Running
-    );
+    assert_eq!(assistant(&reader, &rows.conversation_id).tool_calls[0].status, ToolCallStatus::Running);
 
     rec.emit(ChatEvent::ToolResult {
         id: "c1".into(),
@@ -273,9 +188,7 @@ fn text_before_a_tool_call_and_each_result_are_durable_at_once_for_another_reade
         output: "took too long".into(),
         duration_ms: 30_000,
     });
-    let c = assistant(&reader, &rows.conversation_id)
-        .tool_calls
-        .remove(0);
+    let c = assistant(&reader, &rows.conversation_id).tool_calls.remove(0);
     assert_eq!(c.status, ToolCallStatus::Timeout);
     assert_eq!(c.result.unwrap().output, "took too long");
 
@@ -284,19 +197,12 @@ fn text_before_a_tool_call_and_each_result_are_durable_at_once_for_another_reade
         message: "connection reset".into(),
         retryable: true,
     });
-    rec.emit(ChatEvent::Done {
-        finish_reason: FinishReason::Error,
-        usage: Usage::default(),
-        tool_calls_made: 1,
-    });
+    rec.emit(ChatEvent::Done { finish_reason: FinishReason::Error, usage: Usage::default(), tool_calls_made: 1 });
     let a = assistant(&reader, &rows.conversation_id);
     assert_eq!(a.status, MessageStatus::Error);
     assert_eq!(a.finish_reason, Some(FinishReason::Error));
     let err = a.error.unwrap();
-    assert_eq!(
-        (err.kind, err.message.as_str()),
-        (switchboard_core::ErrorKind::Network, "connection reset")
-    );
+    assert_eq!((err.kind, err.message.as_str()), (switchboard_core::ErrorKind::Network, "connection reset"));
     assert!(rec.take_error().is_none());
 }
 
@@ -323,11 +229,7 @@ fn a_turn_killed_mid_answer_becomes_interrupted_on_reopen_keeping_checkpointed_t
     assert_eq!(a.status, MessageStatus::Interrupted);
     assert_eq!(a.content, "checkpointed");
     assert_eq!(a.finish_reason, None);
-    assert_eq!(
-        a.tool_calls[0].status,
-        ToolCallStatus::Cancelled,
-        "a card must not spin forever"
-    );
+    assert_eq!(a.tool_calls[0].status, ToolCallStatus::Cancelled, "a card must not spin forever");
     assert_eq!(a.tool_calls[0].result, None);
 
     // The next provider request still answers the call.
@@ -351,11 +253,7 @@ fn a_turn_killed_mid_answer_becomes_interrupted_on_reopen_keeping_checkpointed_t
         ]
     );
     drop(store);
-    assert_eq!(
-        Store::open(&path).unwrap().recovered_on_open(),
-        0,
-        "recovery happens once"
-    );
+    assert_eq!(Store::open(&path).unwrap().recovered_on_open(), 0, "recovery happens once");
 }
 
 #[test]
@@ -365,9 +263,7 @@ fn text_is_checkpointed_once_the_interval_has_passed_and_on_tick() {
     let store = Store::open(&path).unwrap();
     let reader = Store::open(&path).unwrap();
     let rows = store.begin_turn(None, "q", "mock", "m").unwrap();
-    let rec = store
-        .recorder(&rows.message_id)
-        .with_checkpoint_interval(Duration::from_millis(200));
+    let rec = store.recorder(&rows.message_id).with_checkpoint_interval(Duration::from_millis(200));
     rec.emit(text("a"));
     rec.emit(ChatEvent::ReasoningDelta { text: "r".into() });
     assert_eq!(assistant(&reader, &rows.conversation_id).content, "");
@@ -394,18 +290,10 @@ fn the_default_interval_is_one_second() {
     rec.emit(text("x"));
     std::thread::sleep(Duration::from_millis(500));
     rec.emit(text("y"));
-    assert_eq!(
-        assistant(&reader, &rows.conversation_id).content,
-        "",
-        "under a second: buffered"
-    );
+    assert_eq!(assistant(&reader, &rows.conversation_id).content, "", "under a second: buffered");
     std::thread::sleep(Duration::from_millis(600));
     rec.emit(text("z"));
-    assert_eq!(
-        assistant(&reader, &rows.conversation_id).content,
-        "xyz",
-        "over a second: written"
-    );
+    assert_eq!(assistant(&reader, &rows.conversation_id).content, "xyz", "over a second: written");
 }
 
 #[test]
@@ -421,13 +309,7 @@ fn two_thousand_deltas_cost_at_most_a_couple_of_writes() {
     assert!(during <= 2, "{during} rows written for 2000 deltas");
     rec.flush();
     assert_eq!(store.total_changes() - before, during + 1);
-    assert_eq!(
-        assistant(&store, &rows.conversation_id)
-            .content
-            .chars()
-            .count(),
-        2000
-    );
+    assert_eq!(assistant(&store, &rows.conversation_id).content.chars().count(), 2000);
 }
 
 #[test]
@@ -443,11 +325,7 @@ fn cancelled_turns_keep_their_text_and_status() {
         output: "Stopped".into(),
         duration_ms: 0,
     });
-    rec.emit(ChatEvent::Done {
-        finish_reason: FinishReason::Cancelled,
-        usage: Usage::default(),
-        tool_calls_made: 1,
-    });
+    rec.emit(ChatEvent::Done { finish_reason: FinishReason::Cancelled, usage: Usage::default(), tool_calls_made: 1 });
     let a = assistant(&store, &rows.conversation_id);
     assert_eq!(a.status, MessageStatus::Cancelled);
     assert_eq!(a.content, "partial");
@@ -479,11 +357,7 @@ fn calls_are_ordered_by_iteration_then_index_and_a_repeated_result_replaces_the_
         output: "x1-2".into(),
         duration_ms: 2,
     });
-    rec.emit(ChatEvent::Done {
-        finish_reason: FinishReason::Stop,
-        usage: Usage::default(),
-        tool_calls_made: 3,
-    });
+    rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 3 });
     assert!(rec.take_error().is_none());
     let a = assistant(&store, &rows.conversation_id);
     let ids: Vec<_> = a.tool_calls.iter().map(|c| c.call_id.as_str()).collect();
@@ -508,25 +382,13 @@ fn a_result_for_an_unknown_call_is_reported_not_panicked() {
     let store = Store::open_in_memory().unwrap();
     let rows = store.begin_turn(None, "q", "mock", "m").unwrap();
     let rec = store.recorder(&rows.message_id);
-    rec.emit(ChatEvent::ToolResult {
-        id: "ghost".into(),
-        status: ToolStatus::Ok,
-        output: "?".into(),
-        duration_ms: 1,
-    });
+    rec.emit(ChatEvent::ToolResult { id: "ghost".into(), status: ToolStatus::Ok, output: "?".into(), duration_ms: 1 });
     let err = rec.take_error().expect("kept");
     assert!(err.to_string().contains("ghost"), "{err}");
     // The recorder keeps working after a failure.
     rec.emit(text("still here"));
-    rec.emit(ChatEvent::Done {
-        finish_reason: FinishReason::Stop,
-        usage: Usage::default(),
-        tool_calls_made: 0,
-    });
-    assert_eq!(
-        assistant(&store, &rows.conversation_id).content,
-        "still here"
-    );
+    rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 0 });
+    assert_eq!(assistant(&store, &rows.conversation_id).content, "still here");
 }
 
 #[test]
@@ -534,28 +396,11 @@ fn empty_assistant_messages_are_left_out_of_history() {
     let store = Store::open_in_memory().unwrap();
     let rows = store.begin_turn(None, "first", "mock", "m").unwrap();
     let rec = store.recorder(&rows.message_id);
-    rec.emit(ChatEvent::Error {
-        kind: switchboard_core::ErrorKind::Auth,
-        message: "bad key".into(),
-        retryable: false,
-    });
-    rec.emit(ChatEvent::Done {
-        finish_reason: FinishReason::Error,
-        usage: Usage::default(),
-        tool_calls_made: 0,
-    });
-    store
-        .begin_turn(Some(&rows.conversation_id), "second", "mock", "m")
-        .unwrap();
+    rec.emit(ChatEvent::Error { kind: switchboard_core::ErrorKind::Auth, message: "bad key".into(), retryable: false });
+    rec.emit(ChatEvent::Done { finish_reason: FinishReason::Error, usage: Usage::default(), tool_calls_made: 0 });
+    store.begin_turn(Some(&rows.conversation_id), "second", "mock", "m").unwrap();
     assert_eq!(
         store.history(&rows.conversation_id).unwrap(),
-        vec![
-            Message::User {
-                text: "first".into()
-            },
-            Message::User {
-                text: "second".into()
-            }
-        ]
+        vec![Message::User { text: "first".into() }, Message::User { text: "second".into() }]
     );
 }

@@ -32,10 +32,7 @@ pub(crate) enum ErrorKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum ConversationTail {
     /// The last message is a tool result; `name` is the tool's name when it can be found.
-    ToolResult {
-        name: Option<String>,
-        content: String,
-    },
+    ToolResult { name: Option<String>, content: String },
     /// The text of the last user message.
     User(String),
     /// No user message at all.
@@ -70,20 +67,11 @@ impl Assembled {
             match step {
                 Step::Text { text } => out.text.push_str(text),
                 Step::Reasoning { text } => out.reasoning.push_str(text),
-                Step::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                } => out
-                    .tool_calls
-                    .push((id.clone(), name.clone(), arguments.clone())),
+                Step::ToolCall { id, name, arguments } => {
+                    out.tool_calls.push((id.clone(), name.clone(), arguments.clone()))
+                }
                 Step::ParallelToolCalls { calls } => out.tool_calls.extend(calls.iter().cloned()),
-                Step::Usage {
-                    prompt_tokens,
-                    completion_tokens,
-                    reasoning_tokens,
-                    cached_tokens,
-                } => {
+                Step::Usage { prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens } => {
                     out.usage = Some(Usage {
                         prompt_tokens: *prompt_tokens,
                         completion_tokens: *completion_tokens,

@@ -26,8 +26,7 @@ pub(crate) fn reply(tail: &ConversationTail, request_number: u64) -> Reply {
 
 /// Whole-word match so that "timeout" or "sometimes" do not trigger a tool call.
 fn mentions_time(text: &str) -> bool {
-    text.split(|c: char| !c.is_alphanumeric())
-        .any(|word| word.eq_ignore_ascii_case("time"))
+    text.split(|c: char| !c.is_alphanumeric()).any(|word| word.eq_ignore_ascii_case("time"))
 }
 
 #[cfg(test)]

@@ -62,14 +62,7 @@ impl WireApi for OpenAiChat {
                 .collect();
         }
         let finish_reason =
-            reply
-                .finish_reason
-                .as_deref()
-                .unwrap_or(if reply.tool_calls.is_empty() {
-                    "stop"
-                } else {
-                    "tool_calls"
-                });
+            reply.finish_reason.as_deref().unwrap_or(if reply.tool_calls.is_empty() { "stop" } else { "tool_calls" });
         let mut completion = json!({
             "id": completion_id(ctx),
             "object": "chat.completion",
@@ -96,10 +89,7 @@ impl WireApi for OpenAiChat {
     }
 
     fn conversation_tail(body: &Value) -> ConversationTail {
-        let messages = body
-            .get("messages")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
+        let messages = body.get("messages").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
         if let Some(last) = messages.last()
             && role(last) == Some("tool")
         {
@@ -109,18 +99,13 @@ impl WireApi for OpenAiChat {
                 .and_then(Value::as_str)
                 .or_else(|| call_id.and_then(|id| tool_name_for_call(messages, id)))
                 .map(str::to_owned);
-            return ConversationTail::ToolResult {
-                name,
-                content: content_text(last),
-            };
+            return ConversationTail::ToolResult { name, content: content_text(last) };
         }
         messages
             .iter()
             .rev()
             .find(|message| role(message) == Some("user"))
-            .map_or(ConversationTail::Empty, |message| {
-                ConversationTail::User(content_text(message))
-            })
+            .map_or(ConversationTail::Empty, |message| ConversationTail::User(content_text(message)))
     }
 }
 
@@ -136,11 +121,9 @@ fn role(message: &Value) -> Option<&str> {
 fn content_text(message: &Value) -> String {
     match message.get("content") {
         Some(Value::String(text)) => text.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Some(Value::Array(parts)) => {
+            parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n")
+        }
         _ => String::new(),
     }
 }
@@ -170,11 +153,7 @@ pub(crate) struct ChunkEncoder {
 }
 
 impl ChunkEncoder {
-    fn chunk<'a>(
-        &'a self,
-        choices: &'a [ChoiceJson<'a>],
-        usage: Option<UsageJson>,
-    ) -> ChunkJson<'a> {
+    fn chunk<'a>(&'a self, choices: &'a [ChoiceJson<'a>], usage: Option<UsageJson>) -> ChunkJson<'a> {
         ChunkJson {
             id: &self.id,
             object: "chat.completion.chunk",
@@ -190,35 +169,15 @@ impl ChunkEncoder {
             self.role_sent = true;
             delta.role = Some("assistant");
         }
-        let choices = [ChoiceJson {
-            index: 0,
-            delta,
-            finish_reason: None,
-        }];
+        let choices = [ChoiceJson { index: 0, delta, finish_reason: None }];
         events.data_json(&self.chunk(&choices, None));
     }
 
-    fn tool_fragment(
-        &mut self,
-        events: &mut Events,
-        index: usize,
-        first: Option<(&str, &str)>,
-        arguments: &str,
-    ) {
+    fn tool_fragment(&mut self, events: &mut Events, index: usize, first: Option<(&str, &str)>, arguments: &str) {
         let (id, name) = first.unzip();
-        let call = ToolCallJson {
-            index,
-            id,
-            kind: first.map(|_| "function"),
-            function: FunctionJson { name, arguments },
-        };
-        self.delta(
-            events,
-            DeltaJson {
-                tool_calls: Some([call]),
-                ..DeltaJson::default()
-            },
-        );
+        let call =
+            ToolCallJson { index, id, kind: first.map(|_| "function"), function: FunctionJson { name, arguments } };
+        self.delta(events, DeltaJson { tool_calls: Some([call]), ..DeltaJson::default() });
     }
 
     fn take_tool_indices(&mut self, count: usize) -> usize {
@@ -233,27 +192,17 @@ impl StepEncoder for ChunkEncoder {
         match step {
             Step::Text { text } => {
                 for piece in char_chunks(text, self.text_chunk_chars) {
-                    let delta = DeltaJson {
-                        content: Some(piece),
-                        ..DeltaJson::default()
-                    };
+                    let delta = DeltaJson { content: Some(piece), ..DeltaJson::default() };
                     self.delta(events, delta);
                 }
             }
             Step::Reasoning { text } => {
                 for piece in char_chunks(text, self.text_chunk_chars) {
-                    let delta = DeltaJson {
-                        reasoning_content: Some(piece),
-                        ..DeltaJson::default()
-                    };
+                    let delta = DeltaJson { reasoning_content: Some(piece), ..DeltaJson::default() };
                     self.delta(events, delta);
                 }
             }
-            Step::ToolCall {
-                id,
-                name,
-                arguments,
-            } => {
+            Step::ToolCall { id, name, arguments } => {
                 let index = self.take_tool_indices(1);
                 let mut first = Some((id.as_str(), name.as_str()));
                 for piece in char_chunks(arguments, Some(self.args_chunk_chars)) {
@@ -283,12 +232,7 @@ impl StepEncoder for ChunkEncoder {
                     }
                 }
             }
-            Step::Usage {
-                prompt_tokens,
-                completion_tokens,
-                reasoning_tokens,
-                cached_tokens,
-            } => {
+            Step::Usage { prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens } => {
                 let usage = UsageJson::from(Usage {
                     prompt_tokens: *prompt_tokens,
                     completion_tokens: *completion_tokens,
@@ -298,22 +242,13 @@ impl StepEncoder for ChunkEncoder {
                 events.data_json(&self.chunk(&[], Some(usage)));
             }
             Step::Finish { reason } => {
-                let choices = [ChoiceJson {
-                    index: 0,
-                    delta: DeltaJson::default(),
-                    finish_reason: Some(reason),
-                }];
+                let choices = [ChoiceJson { index: 0, delta: DeltaJson::default(), finish_reason: Some(reason) }];
                 events.data_json(&self.chunk(&choices, None));
             }
             Step::Done => events.raw(b"data: [DONE]\n\n"),
             Step::ErrorObject { message, code } => {
-                let error = ErrorEventJson {
-                    error: ErrorJson {
-                        message,
-                        kind: "server_error",
-                        code: code.as_deref(),
-                    },
-                };
+                let error =
+                    ErrorEventJson { error: ErrorJson { message, kind: "server_error", code: code.as_deref() } };
                 events.data_json(&error);
             }
             // The driver handles these before they reach an encoder.
@@ -330,10 +265,7 @@ fn char_chunks(text: &str, size: Option<usize>) -> impl Iterator<Item = &str> {
     let mut rest = Some(text);
     std::iter::from_fn(move || {
         let current = rest?;
-        let end = current
-            .char_indices()
-            .nth(size)
-            .map_or(current.len(), |(at, _)| at);
+        let end = current.char_indices().nth(size).map_or(current.len(), |(at, _)| at);
         let (head, tail) = current.split_at(end);
         rest = (!tail.is_empty()).then_some(tail);
         Some(head)
@@ -415,12 +347,8 @@ impl From<Usage> for UsageJson {
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
             total_tokens: usage.prompt_tokens + usage.completion_tokens,
-            completion_tokens_details: CompletionDetailsJson {
-                reasoning_tokens: usage.reasoning_tokens,
-            },
-            prompt_tokens_details: PromptDetailsJson {
-                cached_tokens: usage.cached_tokens,
-            },
+            completion_tokens_details: CompletionDetailsJson { reasoning_tokens: usage.reasoning_tokens },
+            prompt_tokens_details: PromptDetailsJson { cached_tokens: usage.cached_tokens },
         }
     }
 }
@@ -462,10 +390,7 @@ mod tests {
         ]});
         assert_eq!(
             OpenAiChat::conversation_tail(&body),
-            ConversationTail::ToolResult {
-                name: Some("get_time".to_owned()),
-                content: "12:00".to_owned()
-            }
+            ConversationTail::ToolResult { name: Some("get_time".to_owned()), content: "12:00".to_owned() }
         );
     }
 
@@ -474,9 +399,6 @@ mod tests {
         let body = json!({"messages": [
             {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
         ]});
-        assert_eq!(
-            OpenAiChat::conversation_tail(&body),
-            ConversationTail::User("a\nb".to_owned())
-        );
+        assert_eq!(OpenAiChat::conversation_tail(&body), ConversationTail::User("a\nb".to_owned()));
     }
 }

@@ -30,10 +30,7 @@ pub struct Script {
 impl Script {
     /// A script that hands out `replies` in order and then fails with "script exhausted".
     pub fn new(replies: impl IntoIterator<Item = Reply>) -> Self {
-        Self {
-            replies: replies.into_iter().collect(),
-            ..Self::default()
-        }
+        Self { replies: replies.into_iter().collect(), ..Self::default() }
     }
 
     /// A script that answers every request by echoing `echo: <last user message>`.
@@ -42,10 +39,7 @@ impl Script {
     /// `get_time` tool call (arguments `{}`), and a request ending with a tool message gets a text
     /// reply quoting the tool result.
     pub fn echo() -> Self {
-        Self {
-            echo_when_empty: true,
-            ..Self::default()
-        }
+        Self { echo_when_empty: true, ..Self::default() }
     }
 
     /// Sets the default pause between SSE events.
@@ -87,28 +81,18 @@ pub enum Reply {
 impl Reply {
     /// A streamed reply from `steps` with default options.
     pub fn stream(steps: impl IntoIterator<Item = Step>) -> Self {
-        Self::Stream {
-            steps: steps.into_iter().collect(),
-            options: StreamOptions::default(),
-        }
+        Self::Stream { steps: steps.into_iter().collect(), options: StreamOptions::default() }
     }
 
     /// Text as one delta, then finish "stop", usage 10/5 and `[DONE]`.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::stream([
-            Step::text(text),
-            Step::finish("stop"),
-            Step::default_usage(),
-            Step::Done,
-        ])
+        Self::stream([Step::text(text), Step::finish("stop"), Step::default_usage(), Step::Done])
     }
 
     /// Reasoning, then text, then finish "stop", usage 10/5 and `[DONE]`.
     pub fn reasoning_then_text(reasoning: impl Into<String>, text: impl Into<String>) -> Self {
         Self::stream([
-            Step::Reasoning {
-                text: reasoning.into(),
-            },
+            Step::Reasoning { text: reasoning.into() },
             Step::text(text),
             Step::finish("stop"),
             Step::default_usage(),
@@ -117,11 +101,7 @@ impl Reply {
     }
 
     /// One tool call, then finish "tool_calls", usage 10/5 and `[DONE]`.
-    pub fn tool_call(
-        id: impl Into<String>,
-        name: impl Into<String>,
-        arguments: impl Into<String>,
-    ) -> Self {
+    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
         Self::stream([
             Step::tool_call(id, name, arguments),
             Step::finish("tool_calls"),
@@ -138,16 +118,8 @@ impl Reply {
         if !text.is_empty() {
             steps.push(Step::Text { text });
         }
-        steps.extend(
-            calls
-                .iter()
-                .map(|&(id, name, arguments)| Step::tool_call(id, name, arguments)),
-        );
-        steps.extend([
-            Step::finish("tool_calls"),
-            Step::default_usage(),
-            Step::Done,
-        ]);
+        steps.extend(calls.iter().map(|&(id, name, arguments)| Step::tool_call(id, name, arguments)));
+        steps.extend([Step::finish("tool_calls"), Step::default_usage(), Step::Done]);
         Self::stream(steps)
     }
 
@@ -171,9 +143,7 @@ impl Reply {
     /// usage (10, n) and `[DONE]`. Meant for throughput benchmarks.
     pub fn long_text(n_tokens: usize) -> Self {
         let mut steps = Vec::with_capacity(n_tokens + 3);
-        steps.extend((0..n_tokens).map(|i| Step::Text {
-            text: format!("word{i} "),
-        }));
+        steps.extend((0..n_tokens).map(|i| Step::Text { text: format!("word{i} ") }));
         steps.extend([
             Step::finish("stop"),
             Step::Usage {
@@ -189,21 +159,14 @@ impl Reply {
 
     /// A plain HTTP response with `status` and `body` (content type inferred, see [`Reply::Http`]).
     pub fn http(status: u16, body: impl Into<String>) -> Self {
-        Self::Http {
-            status,
-            headers: Vec::new(),
-            body: body.into(),
-        }
+        Self::Http { status, headers: Vec::new(), body: body.into() }
     }
 
     /// An HTML page with `content-type: text/html`, as a misconfigured proxy or gateway returns.
     pub fn html(status: u16, html: impl Into<String>) -> Self {
         Self::Http {
             status,
-            headers: vec![(
-                "content-type".to_owned(),
-                "text/html; charset=utf-8".to_owned(),
-            )],
+            headers: vec![("content-type".to_owned(), "text/html; charset=utf-8".to_owned())],
             body: html.into(),
         }
     }
@@ -321,33 +284,18 @@ impl Step {
     }
 
     /// A [`Step::ToolCall`].
-    pub fn tool_call(
-        id: impl Into<String>,
-        name: impl Into<String>,
-        arguments: impl Into<String>,
-    ) -> Self {
-        Self::ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: arguments.into(),
-        }
+    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        Self::ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
     }
 
     /// A [`Step::Finish`].
     pub fn finish(reason: impl Into<String>) -> Self {
-        Self::Finish {
-            reason: reason.into(),
-        }
+        Self::Finish { reason: reason.into() }
     }
 
     /// A [`Step::Usage`] without reasoning or cached tokens.
     pub fn usage(prompt_tokens: u64, completion_tokens: u64) -> Self {
-        Self::Usage {
-            prompt_tokens,
-            completion_tokens,
-            reasoning_tokens: 0,
-            cached_tokens: 0,
-        }
+        Self::Usage { prompt_tokens, completion_tokens, reasoning_tokens: 0, cached_tokens: 0 }
     }
 
     fn default_usage() -> Self {

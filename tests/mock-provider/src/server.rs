@@ -49,9 +49,7 @@ impl MockServer {
     ///
     /// If the port cannot be bound, which in a test is an environment problem, not a test failure.
     pub async fn start(script: Script) -> MockServer {
-        Self::start_on_port(0, script)
-            .await
-            .expect("mock provider: cannot bind 127.0.0.1:0")
+        Self::start_on_port(0, script).await.expect("mock provider: cannot bind 127.0.0.1:0")
     }
 
     /// Binds `127.0.0.1:port` (0 picks a free port) and serves `script` on a task of the current
@@ -75,9 +73,7 @@ impl MockServer {
         let app = router(Arc::clone(&state));
         let task = tokio::spawn(async move {
             // `serve` only returns on shutdown, and accept errors are retried inside it.
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown.cancelled_owned())
-                .await;
+            let _ = axum::serve(listener, app).with_graceful_shutdown(shutdown.cancelled_owned()).await;
         });
         Ok(MockServer { addr, state, task })
     }
@@ -131,10 +127,7 @@ pub struct RecordedRequest {
 impl RecordedRequest {
     /// The first value of header `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
+        self.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| value.as_str())
     }
 
     /// The names of the tools offered (`body.tools[].function.name`).
@@ -151,10 +144,7 @@ impl RecordedRequest {
 
     /// The conversation sent (`body.messages`), empty if absent.
     pub fn messages(&self) -> &[Value] {
-        self.body
-            .get("messages")
-            .and_then(Value::as_array)
-            .map_or(&[], Vec::as_slice)
+        self.body.get("messages").and_then(Value::as_array).map_or(&[], Vec::as_slice)
     }
 }
 
@@ -175,10 +165,7 @@ struct Queue {
 impl AppState {
     fn new(script: Script) -> Self {
         Self {
-            queue: Mutex::new(Queue {
-                replies: script.replies.into(),
-                requests: Vec::new(),
-            }),
+            queue: Mutex::new(Queue { replies: script.replies.into(), requests: Vec::new() }),
             echo_when_empty: script.echo_when_empty,
             chunk_delay_ms: script.chunk_delay_ms,
             shutdown: CancellationToken::new(),
@@ -195,11 +182,7 @@ impl AppState {
         let mut queue = self.lock();
         queue.requests.push(request);
         let number = queue.requests.len() as u64;
-        let reply = if consume {
-            queue.replies.pop_front()
-        } else {
-            None
-        };
+        let reply = if consume { queue.replies.pop_front() } else { None };
         (number, reply)
     }
 }
@@ -251,20 +234,12 @@ async fn handle_chat<A: WireApi>(
         None if state.echo_when_empty => echo::reply(&A::conversation_tail(&body), number),
         None => {
             let message = format!("mock provider: script exhausted ({number} requests so far)");
-            return json_error::<A>(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorKind::Server,
-                &message,
-            );
+            return json_error::<A>(StatusCode::INTERNAL_SERVER_ERROR, ErrorKind::Server, &message);
         }
     };
 
     match reply {
-        Reply::Http {
-            status,
-            headers,
-            body,
-        } => http_reply(status, &headers, body),
+        Reply::Http { status, headers, body } => http_reply(status, &headers, body),
         Reply::Stream { steps, options } => {
             let ctx = ResponseContext {
                 request_number: number,
@@ -294,12 +269,7 @@ fn stream_reply<A: WireApi>(
         delay: Duration::from_millis(options.chunk_delay_ms.unwrap_or(state.chunk_delay_ms)),
         split_bytes: options.split_bytes.filter(|&bytes| bytes > 0),
     };
-    let body = sse::sse_body(
-        steps,
-        A::encoder(ctx, options),
-        pacing,
-        state.shutdown.clone(),
-    );
+    let body = sse::sse_body(steps, A::encoder(ctx, options), pacing, state.shutdown.clone());
     (
         [
             (CONTENT_TYPE, HeaderValue::from_static("text/event-stream")),
@@ -312,11 +282,7 @@ fn stream_reply<A: WireApi>(
 
 /// Answers a non-streaming request. Faults still apply in order: delays wait, a stall never
 /// answers, a drop cuts the body and an error object becomes an HTTP 500.
-async fn complete_reply<A: WireApi>(
-    state: &AppState,
-    ctx: ResponseContext,
-    steps: &[Step],
-) -> Response {
+async fn complete_reply<A: WireApi>(state: &AppState, ctx: ResponseContext, steps: &[Step]) -> Response {
     for step in steps {
         match step {
             Step::Delay { ms } => tokio::time::sleep(Duration::from_millis(*ms)).await,
@@ -337,10 +303,7 @@ async fn complete_reply<A: WireApi>(
 
 /// A 200 whose body is cut right after the head.
 fn cut_response(state: &AppState) -> Response {
-    (
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        sse::cut_body(state.shutdown.clone()),
-    )
+    ([(CONTENT_TYPE, HeaderValue::from_static("application/json"))], sse::cut_body(state.shutdown.clone()))
         .into_response()
 }
 
@@ -350,32 +313,21 @@ fn http_reply(status: u16, headers: &[(String, String)], body: String) -> Respon
     };
     let mut header_map = HeaderMap::with_capacity(headers.len() + 1);
     for (name, value) in headers {
-        let (Ok(name), Ok(value)) = (
-            HeaderName::try_from(name.as_str()),
-            HeaderValue::try_from(value.as_str()),
-        ) else {
+        let (Ok(name), Ok(value)) = (HeaderName::try_from(name.as_str()), HeaderValue::try_from(value.as_str())) else {
             return script_error(&format!("invalid header {name:?}: {value:?} in script"));
         };
         header_map.append(name, value);
     }
     if !header_map.contains_key(CONTENT_TYPE) {
         let is_json = serde_json::from_str::<serde::de::IgnoredAny>(&body).is_ok();
-        let content_type = if is_json {
-            "application/json"
-        } else {
-            "text/plain; charset=utf-8"
-        };
+        let content_type = if is_json { "application/json" } else { "text/plain; charset=utf-8" };
         header_map.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     }
     (status, header_map, body).into_response()
 }
 
 fn script_error(message: &str) -> Response {
-    json_error::<OpenAiChat>(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        ErrorKind::Server,
-        &format!("mock provider: {message}"),
-    )
+    json_error::<OpenAiChat>(StatusCode::INTERNAL_SERVER_ERROR, ErrorKind::Server, &format!("mock provider: {message}"))
 }
 
 fn json_error<A: WireApi>(status: StatusCode, kind: ErrorKind, message: &str) -> Response {
@@ -409,7 +361,5 @@ async fn method_not_allowed(uri: Uri) -> Response {
 }
 
 fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
 }

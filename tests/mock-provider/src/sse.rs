@@ -36,8 +36,7 @@ impl Events {
     /// Appends `data: <json>\n\n`.
     pub(crate) fn data_json<T: Serialize>(&mut self, value: &T) {
         self.buf.extend_from_slice(b"data: ");
-        serde_json::to_writer(&mut self.buf, value)
-            .expect("serializing a plain struct into a Vec cannot fail");
+        serde_json::to_writer(&mut self.buf, value).expect("serializing a plain struct into a Vec cannot fail");
         self.buf.extend_from_slice(b"\n\n");
         self.ends.push(self.buf.len());
     }
@@ -106,11 +105,7 @@ pub(crate) fn sse_body(
         // `Closed` only means nobody is listening any more; there is nothing left to do.
         let _ = produce(&steps, encoder, Writer::new(tx, pacing)).await;
     });
-    Body::from_stream(BodyStream {
-        rx,
-        shutdown: Box::pin(shutdown.cancelled_owned()),
-        done: false,
-    })
+    Body::from_stream(BodyStream { rx, shutdown: Box::pin(shutdown.cancelled_owned()), done: false })
 }
 
 /// A body that fails right after the response head is on the wire, for a scripted drop on a
@@ -118,21 +113,12 @@ pub(crate) fn sse_body(
 pub(crate) fn cut_body(shutdown: CancellationToken) -> Body {
     let (tx, rx) = mpsc::channel(2);
     for item in [Item::Flush, Item::Cut] {
-        tx.try_send(item)
-            .expect("a fresh channel has room for two items");
+        tx.try_send(item).expect("a fresh channel has room for two items");
     }
-    Body::from_stream(BodyStream {
-        rx,
-        shutdown: Box::pin(shutdown.cancelled_owned()),
-        done: false,
-    })
+    Body::from_stream(BodyStream { rx, shutdown: Box::pin(shutdown.cancelled_owned()), done: false })
 }
 
-async fn produce(
-    steps: &[Step],
-    mut encoder: impl StepEncoder,
-    mut writer: Writer,
-) -> Result<(), Closed> {
+async fn produce(steps: &[Step], mut encoder: impl StepEncoder, mut writer: Writer) -> Result<(), Closed> {
     let mut events = Events::default();
     for step in steps {
         match step {
@@ -172,12 +158,7 @@ struct Writer {
 
 impl Writer {
     fn new(tx: mpsc::Sender<Item>, pacing: Pacing) -> Self {
-        Self {
-            tx,
-            pending: BytesMut::with_capacity(BATCH_BYTES),
-            pacing,
-            wrote_event: false,
-        }
+        Self { tx, pending: BytesMut::with_capacity(BATCH_BYTES), pacing, wrote_event: false }
     }
 
     async fn send(&self, item: Item) -> Result<(), Closed> {

@@ -30,10 +30,7 @@ async fn time_demo(base_url: &str) {
     messages.push(json!({ "role": "tool", "tool_call_id": id, "content": "2025-06-01T12:00:00Z" }));
     let second = client.post(&url).json(&body).send().await.unwrap();
     let events = parse_sse(&second.text().await.unwrap());
-    assert_eq!(
-        delta_text(&events, "content"),
-        "get_time returned: 2025-06-01T12:00:00Z"
-    );
+    assert_eq!(delta_text(&events, "content"), "get_time returned: 2025-06-01T12:00:00Z");
     assert_eq!(events.last(), Some(&Event::Done));
 }
 
@@ -48,10 +45,7 @@ async fn echo_repeats_the_last_user_message() {
         { "role": "user", "content": "sometimes a timeout happens" },
     ]);
     let events = parse_sse(&post_chat_text(&server, &body).await);
-    assert_eq!(
-        delta_text(&events, "content"),
-        "echo: sometimes a timeout happens"
-    );
+    assert_eq!(delta_text(&events, "content"), "echo: sometimes a timeout happens");
 }
 
 #[tokio::test]
@@ -100,10 +94,8 @@ async fn binary_prints_its_url_and_echoes_by_default() {
     })
     .await
     .unwrap();
-    let base_url = line
-        .trim_end()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    let base_url =
+        line.trim_end().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected first line {line:?}"));
     assert!(base_url.starts_with("http://127.0.0.1:") && base_url.ends_with("/v1"));
 
     let echoed = reqwest::Client::new()
@@ -141,30 +133,13 @@ async fn binary_loads_a_script_file() {
     })
     .await
     .unwrap();
-    let base_url = line
-        .trim_end()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
+    let base_url = line.trim_end().strip_prefix("listening on ").unwrap().to_owned();
     let client = reqwest::Client::new();
     let url = format!("{base_url}/chat/completions");
-    let text = client
-        .post(&url)
-        .json(&chat_body("x"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = client.post(&url).json(&chat_body("x")).send().await.unwrap().text().await.unwrap();
     assert_eq!(delta_text(&parse_sse(&text), "content"), "from file");
     // Without --echo a script file is strict: the next request is an error.
-    let exhausted = client
-        .post(&url)
-        .json(&chat_body("y"))
-        .send()
-        .await
-        .unwrap();
+    let exhausted = client.post(&url).json(&chat_body("y")).send().await.unwrap();
     assert_eq!(exhausted.status(), 500);
     let body: Value = exhausted.json().await.unwrap();
     assert_eq!(body["error"]["type"], "server_error");

@@ -78,9 +78,7 @@ async fn dropping_the_server_cuts_streams_in_flight() {
     let response = post_chat(&server, &chat_body("hi")).await;
     let mut stream = read_until(response, "hi").await;
     drop(server);
-    let next = tokio::time::timeout(TIMEOUT, stream.next())
-        .await
-        .expect("the cut must arrive promptly");
+    let next = tokio::time::timeout(TIMEOUT, stream.next()).await.expect("the cut must arrive promptly");
     assert!(matches!(next, Some(Err(_))), "got {next:?}");
 }
 
@@ -88,10 +86,7 @@ async fn dropping_the_server_cuts_streams_in_flight() {
 async fn error_object_is_sent_mid_stream_and_ends_it() {
     let reply = Reply::stream([
         Step::text("so far"),
-        Step::ErrorObject {
-            message: "overloaded".to_owned(),
-            code: Some("overloaded_error".to_owned()),
-        },
+        Step::ErrorObject { message: "overloaded".to_owned(), code: Some("overloaded_error".to_owned()) },
         Step::text("never sent"),
         Step::Done,
     ]);
@@ -110,10 +105,7 @@ async fn error_object_is_sent_mid_stream_and_ends_it() {
 
 #[tokio::test]
 async fn error_object_on_a_non_streaming_request_is_a_500() {
-    let reply = Reply::stream([Step::ErrorObject {
-        message: "boom".to_owned(),
-        code: None,
-    }]);
+    let reply = Reply::stream([Step::ErrorObject { message: "boom".to_owned(), code: None }]);
     let server = MockServer::start(Script::new([reply])).await;
     let mut body = chat_body("hi");
     body["stream"] = json!(false);
@@ -126,13 +118,9 @@ async fn error_object_on_a_non_streaming_request_is_a_500() {
 #[tokio::test]
 async fn raw_steps_are_written_verbatim() {
     let reply = Reply::stream([
-        Step::Raw {
-            data: ": keep-alive\n\n".to_owned(),
-        },
+        Step::Raw { data: ": keep-alive\n\n".to_owned() },
         Step::text("ok"),
-        Step::Raw {
-            data: "data: {not json\n\n".to_owned(),
-        },
+        Step::Raw { data: "data: {not json\n\n".to_owned() },
         Step::Done,
     ]);
     let server = MockServer::start(Script::new([reply])).await;

@@ -24,20 +24,14 @@ async fn html_error_page_is_served_as_text_html() {
     let server = MockServer::start(Script::new([Reply::html(502, page)])).await;
     let response = post_chat(&server, &chat_body("hi")).await;
     assert_eq!(response.status(), 502);
-    assert_eq!(
-        response.headers()["content-type"],
-        "text/html; charset=utf-8"
-    );
+    assert_eq!(response.headers()["content-type"], "text/html; charset=utf-8");
     assert_eq!(response.text().await.unwrap(), page);
 }
 
 #[tokio::test]
 async fn http_reply_content_type_is_inferred_from_the_body() {
     let server = MockServer::start(Script::new([
-        Reply::http(
-            401,
-            r#"{"error":{"message":"bad key","type":"invalid_request_error"}}"#,
-        ),
+        Reply::http(401, r#"{"error":{"message":"bad key","type":"invalid_request_error"}}"#),
         Reply::http(500, "oops"),
     ]))
     .await;
@@ -79,61 +73,33 @@ async fn invalid_json_body_is_a_400_and_is_recorded() {
     assert_eq!(response.status(), 400);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["type"], "invalid_request_error");
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not valid JSON")
-    );
+    assert!(body["error"]["message"].as_str().unwrap().contains("not valid JSON"));
     assert_eq!(server.requests()[0].body, json!("{not json"));
-    assert_eq!(
-        server.remaining_replies(),
-        1,
-        "a bad request consumes no reply"
-    );
+    assert_eq!(server.remaining_replies(), 1, "a bad request consumes no reply");
 }
 
 #[tokio::test]
 async fn models_lists_the_mock_models() {
     let server = MockServer::start(Script::default()).await;
-    let response = reqwest::get(format!("{}/models", server.base_url()))
-        .await
-        .unwrap();
+    let response = reqwest::get(format!("{}/models", server.base_url())).await.unwrap();
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["object"], "list");
-    let ids: Vec<_> = body["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|model| model["id"].as_str().unwrap())
-        .collect();
+    let ids: Vec<_> = body["data"].as_array().unwrap().iter().map(|model| model["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["mock-model", "mock-reasoner"]);
     assert_eq!(body["data"][0]["owned_by"], "switchboard");
-    assert!(
-        server.requests().is_empty(),
-        "only chat requests are recorded"
-    );
+    assert!(server.requests().is_empty(), "only chat requests are recorded");
 }
 
 #[tokio::test]
 async fn unknown_paths_and_methods_get_json_errors() {
     let server = MockServer::start(Script::default()).await;
-    let missing = reqwest::get(format!("{}/embeddings", server.base_url()))
-        .await
-        .unwrap();
+    let missing = reqwest::get(format!("{}/embeddings", server.base_url())).await.unwrap();
     assert_eq!(missing.status(), 404);
     let body: Value = missing.json().await.unwrap();
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("/v1/embeddings")
-    );
+    assert!(body["error"]["message"].as_str().unwrap().contains("/v1/embeddings"));
 
-    let wrong_method = reqwest::get(format!("{}/chat/completions", server.base_url()))
-        .await
-        .unwrap();
+    let wrong_method = reqwest::get(format!("{}/chat/completions", server.base_url())).await.unwrap();
     assert_eq!(wrong_method.status(), 405);
     assert!(wrong_method.json::<Value>().await.unwrap()["error"].is_object());
 }

@@ -24,12 +24,7 @@ async fn requests_are_recorded_with_body_and_headers() {
     assert_eq!(first.body, body);
     assert_eq!(first.header("authorization"), Some("Bearer sk-test"));
     assert_eq!(first.header("Content-Type"), Some("application/json"));
-    assert!(
-        first
-            .headers
-            .iter()
-            .all(|(name, _)| *name == name.to_lowercase())
-    );
+    assert!(first.headers.iter().all(|(name, _)| *name == name.to_lowercase()));
     assert_eq!(first.tool_names(), ["get_time", "read_file"]);
     assert_eq!(first.messages()[0]["content"], "hello");
     assert!(requests[1].tool_names().is_empty());
@@ -60,20 +55,11 @@ fn script_round_trips_through_a_json_file() {
             ..StreamOptions::default()
         }),
         Reply::stream([
-            Step::Reasoning {
-                text: "hmm".to_owned(),
-            },
-            Step::ParallelToolCalls {
-                calls: vec![("a".into(), "f".into(), "{}".into())],
-            },
+            Step::Reasoning { text: "hmm".to_owned() },
+            Step::ParallelToolCalls { calls: vec![("a".into(), "f".into(), "{}".into())] },
             Step::Delay { ms: 5 },
-            Step::ErrorObject {
-                message: "x".into(),
-                code: None,
-            },
-            Step::Raw {
-                data: ": ping\n\n".into(),
-            },
+            Step::ErrorObject { message: "x".into(), code: None },
+            Step::Raw { data: ": ping\n\n".into() },
             Step::Stall,
             Step::Drop,
         ]),
@@ -83,8 +69,7 @@ fn script_round_trips_through_a_json_file() {
 
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), serde_json::to_string_pretty(&script).unwrap()).unwrap();
-    let loaded: Script =
-        serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
+    let loaded: Script = serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
     assert_eq!(loaded, script);
 }
 

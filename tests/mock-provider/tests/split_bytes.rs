@@ -7,20 +7,13 @@ use common::{chat_body, delta_text, parse_sse, raw_chat};
 use switchboard_mock_provider::{MockServer, Reply, Script, Step, StreamOptions};
 
 fn split(bytes: usize) -> StreamOptions {
-    StreamOptions {
-        split_bytes: Some(bytes),
-        ..StreamOptions::default()
-    }
+    StreamOptions { split_bytes: Some(bytes), ..StreamOptions::default() }
 }
 
 #[tokio::test]
 async fn split_bytes_cuts_through_multibyte_characters() {
     let text = "Grüße, 世界! 🦀🦀🦀 ünïcödé";
-    let server = MockServer::start(Script::new([
-        Reply::text(text).with_options(split(7)),
-        Reply::text(text),
-    ]))
-    .await;
+    let server = MockServer::start(Script::new([Reply::text(text).with_options(split(7)), Reply::text(text)])).await;
 
     let split_response = raw_chat(server.addr(), &chat_body("hi")).await;
     assert!(split_response.head.contains("text/event-stream"));
@@ -29,10 +22,7 @@ async fn split_bytes_cuts_through_multibyte_characters() {
     assert!(full.iter().all(|chunk| chunk.len() == 7));
     assert!(last.len() <= 7);
     assert!(
-        split_response
-            .chunks
-            .iter()
-            .any(|chunk| std::str::from_utf8(chunk).is_err()),
+        split_response.chunks.iter().any(|chunk| std::str::from_utf8(chunk).is_err()),
         "some piece must end or start inside a multi-byte character"
     );
 
@@ -56,9 +46,7 @@ async fn split_bytes_cuts_through_multibyte_characters() {
 #[tokio::test]
 async fn split_raw_bytes_arrive_identical() {
     let raw = "data: {\"a\":\"é\"}\n\n: keep-alive\n\ndata: [DONE]\n\n";
-    let reply = Reply::stream([Step::Raw {
-        data: raw.to_owned(),
-    }]);
+    let reply = Reply::stream([Step::Raw { data: raw.to_owned() }]);
     let server = MockServer::start(Script::new([reply.with_options(split(1))])).await;
     let response = raw_chat(server.addr(), &chat_body("hi")).await;
     assert_eq!(response.chunks.len(), raw.len());

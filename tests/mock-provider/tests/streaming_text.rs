@@ -88,17 +88,10 @@ async fn text_chunk_chars_splits_text_into_deltas_with_role_only_first() {
 #[tokio::test]
 async fn reasoning_is_sent_as_reasoning_content_and_usage_details_are_reported() {
     let reply = Reply::stream([
-        Step::Reasoning {
-            text: "thinking...".to_owned(),
-        },
+        Step::Reasoning { text: "thinking...".to_owned() },
         Step::text("answer"),
         Step::finish("stop"),
-        Step::Usage {
-            prompt_tokens: 100,
-            completion_tokens: 40,
-            reasoning_tokens: 30,
-            cached_tokens: 64,
-        },
+        Step::Usage { prompt_tokens: 100, completion_tokens: 40, reasoning_tokens: 30, cached_tokens: 64 },
         Step::Done,
     ]);
     let server = MockServer::start(Script::new([reply])).await;
@@ -155,12 +148,7 @@ async fn long_text_streams_one_token_per_event_quickly() {
 
 #[tokio::test]
 async fn chunk_delay_paces_events() {
-    let reply = Reply::stream([
-        Step::text("a"),
-        Step::text("b"),
-        Step::text("c"),
-        Step::Done,
-    ]);
+    let reply = Reply::stream([Step::text("a"), Step::text("b"), Step::text("c"), Step::Done]);
     let server = MockServer::start(Script::new([reply]).with_chunk_delay(40)).await;
     let started = Instant::now();
     let events = parse_sse(&post_chat_text(&server, &chat_body("hi")).await);

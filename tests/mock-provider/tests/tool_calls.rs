@@ -19,24 +19,14 @@ fn fragments(events: &[Event]) -> Vec<Value> {
 }
 
 fn sorted_keys(value: &Value) -> Vec<&str> {
-    let mut keys: Vec<_> = value
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let mut keys: Vec<_> = value.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort_unstable();
     keys
 }
 
 #[tokio::test]
 async fn tool_call_fragments_reassemble_to_the_original_arguments() {
-    let server = MockServer::start(Script::new([Reply::tool_call(
-        "call_1",
-        "get_weather",
-        ARGS,
-    )]))
-    .await;
+    let server = MockServer::start(Script::new([Reply::tool_call("call_1", "get_weather", ARGS)])).await;
     let events = parse_sse(&post_chat_text(&server, &chat_body("weather?")).await);
 
     let fragments = fragments(&events);
@@ -57,14 +47,7 @@ async fn tool_call_fragments_reassemble_to_the_original_arguments() {
     assert_eq!(events[0].json()["choices"][0]["delta"]["role"], "assistant");
 
     let calls = tool_calls(&events);
-    assert_eq!(
-        calls[&0],
-        (
-            "call_1".to_owned(),
-            "get_weather".to_owned(),
-            ARGS.to_owned()
-        )
-    );
+    assert_eq!(calls[&0], ("call_1".to_owned(), "get_weather".to_owned(), ARGS.to_owned()));
     let finish = events
         .iter()
         .find(|event| matches!(event, Event::Json(chunk) if chunk["choices"][0]["finish_reason"].is_string()))
@@ -74,20 +57,13 @@ async fn tool_call_fragments_reassemble_to_the_original_arguments() {
 
 #[tokio::test]
 async fn args_chunk_chars_controls_fragment_size() {
-    let reply = Reply::tool_call("c", "f", "abcdefg").with_options(StreamOptions {
-        args_chunk_chars: Some(3),
-        ..StreamOptions::default()
-    });
+    let reply = Reply::tool_call("c", "f", "abcdefg")
+        .with_options(StreamOptions { args_chunk_chars: Some(3), ..StreamOptions::default() });
     let server = MockServer::start(Script::new([reply])).await;
     let events = parse_sse(&post_chat_text(&server, &chat_body("x")).await);
     let pieces: Vec<_> = fragments(&events)
         .iter()
-        .map(|fragment| {
-            fragment["function"]["arguments"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
+        .map(|fragment| fragment["function"]["arguments"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(pieces, ["abc", "def", "g"]);
 }
@@ -102,10 +78,7 @@ async fn parallel_tool_calls_are_interleaved_round_robin() {
     let server = MockServer::start(Script::new([reply])).await;
     let events = parse_sse(&post_chat_text(&server, &chat_body("x")).await);
 
-    let order: Vec<u64> = fragments(&events)
-        .iter()
-        .map(|fragment| fragment["index"].as_u64().unwrap())
-        .collect();
+    let order: Vec<u64> = fragments(&events).iter().map(|fragment| fragment["index"].as_u64().unwrap()).collect();
     // a: 21 chars = 3 fragments, b: 1, c: 12 chars = 2.
     assert_eq!(order, [0, 1, 2, 0, 2, 0]);
 
@@ -121,10 +94,7 @@ async fn parallel_tool_calls_are_interleaved_round_robin() {
 async fn text_then_sequential_tool_calls_count_indices_within_the_reply() {
     let reply = Reply::text_then_tool_calls(
         "Let me check.",
-        &[
-            ("call_1", "get_time", "{}"),
-            ("call_2", "echo", r#"{"text":"hi"}"#),
-        ],
+        &[("call_1", "get_time", "{}"), ("call_2", "echo", r#"{"text":"hi"}"#)],
     );
     let server = MockServer::start(Script::new([reply])).await;
     let events = parse_sse(&post_chat_text(&server, &chat_body("x")).await);
@@ -133,16 +103,12 @@ async fn text_then_sequential_tool_calls_count_indices_within_the_reply() {
     assert_eq!(events[0].json()["choices"][0]["delta"]["role"], "assistant");
     let calls = tool_calls(&events);
     assert_eq!(calls[&0].0, "call_1");
-    assert_eq!(
-        calls[&1],
-        ("call_2".into(), "echo".into(), r#"{"text":"hi"}"#.into())
-    );
+    assert_eq!(calls[&1], ("call_2".into(), "echo".into(), r#"{"text":"hi"}"#.into()));
 }
 
 #[tokio::test]
 async fn non_streaming_request_gets_tool_calls_in_the_message() {
-    let server =
-        MockServer::start(Script::new([Reply::tool_call("call_1", "get_time", "{}")])).await;
+    let server = MockServer::start(Script::new([Reply::tool_call("call_1", "get_time", "{}")])).await;
     let mut body = chat_body("time?");
     body.as_object_mut().unwrap().remove("stream");
     let completion: Value = post_chat(&server, &body).await.json().await.unwrap();

@@ -19,7 +19,8 @@ impl Env {
     pub async fn new(script: Script) -> Env {
         let mock = MockServer::start(script).await;
         let env = Env { dir: tempfile::tempdir().unwrap(), mock };
-        let out = env.run(&["providers", "add", "mock", "--base-url", &env.mock.base_url(), "--model", "mock-model"]).await;
+        let out =
+            env.run(&["providers", "add", "mock", "--base-url", &env.mock.base_url(), "--model", "mock-model"]).await;
         assert!(out.status.success(), "providers add failed: {}", String::from_utf8_lossy(&out.stderr));
         env
     }
@@ -53,7 +54,10 @@ impl Env {
         let mut full = vec!["chat", "--json"];
         full.extend_from_slice(args);
         let out = self.run(&full).await;
-        let events = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}"))).collect();
+        let events = stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
+            .collect();
         (out, events)
     }
 

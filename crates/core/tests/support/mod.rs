@@ -15,10 +15,9 @@ use switchboard_core::event::VecSink;
 use switchboard_core::provider::StopReason;
 use switchboard_core::turn::FixedApprover;
 use switchboard_core::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, CancellationToken, ChatEvent,
-    Engine, EngineConfig, ErrorKind, NoticeKind, Provider, ProviderError, ProviderEvent,
-    ProviderRequest, ProviderStream, Tool, ToolCall, ToolContext, ToolDef, ToolError, ToolOutput,
-    ToolRegistry, ToolStatus, TurnInput, TurnOptions, TurnOutcome, Usage,
+    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, CancellationToken, ChatEvent, Engine, EngineConfig,
+    ErrorKind, NoticeKind, Provider, ProviderError, ProviderEvent, ProviderRequest, ProviderStream, Tool, ToolCall,
+    ToolContext, ToolDef, ToolError, ToolOutput, ToolRegistry, ToolStatus, TurnInput, TurnOptions, TurnOutcome, Usage,
 };
 use switchboard_core::{Message, event::FinishReason, tool::NoSecrets};
 
@@ -53,10 +52,7 @@ pub struct ScriptedProvider {
 
 impl ScriptedProvider {
     pub fn new(script: impl IntoIterator<Item = Response>) -> Self {
-        Self {
-            script: Mutex::new(script.into_iter().collect()),
-            requests: Mutex::default(),
-        }
+        Self { script: Mutex::new(script.into_iter().collect()), requests: Mutex::default() }
     }
 
     /// Every request received so far, in order.
@@ -79,9 +75,7 @@ impl Provider for ScriptedProvider {
         let next = self.script.lock().unwrap().pop_front();
         let stream = match next {
             Some(Response::Events(items)) => futures::stream::iter(items).boxed(),
-            Some(Response::ThenStall(items)) => futures::stream::iter(items)
-                .chain(futures::stream::pending())
-                .boxed(),
+            Some(Response::ThenStall(items)) => futures::stream::iter(items).chain(futures::stream::pending()).boxed(),
             Some(Response::Dynamic(respond)) => futures::stream::iter(respond(&request)).boxed(),
             None => futures::stream::iter(vec![Err(ProviderError::new(
                 ErrorKind::Internal,
@@ -95,12 +89,7 @@ impl Provider for ScriptedProvider {
 }
 
 /// Usage every scripted response reports (distinct values per field so sums are checkable).
-pub const USAGE: Usage = Usage {
-    prompt_tokens: 10,
-    completion_tokens: 5,
-    reasoning_tokens: 2,
-    cached_tokens: 1,
-};
+pub const USAGE: Usage = Usage { prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 2, cached_tokens: 1 };
 
 /// `n` times [`USAGE`].
 pub fn usage_times(n: u64) -> Usage {
@@ -113,10 +102,7 @@ pub fn usage_times(n: u64) -> Usage {
 }
 
 pub fn finish(reason: StopReason) -> Item {
-    Ok(ProviderEvent::Finish {
-        reason,
-        response_id: None,
-    })
+    Ok(ProviderEvent::Finish { reason, response_id: None })
 }
 
 pub fn delta(text: &str) -> Item {
@@ -125,22 +111,14 @@ pub fn delta(text: &str) -> Item {
 
 pub fn tool_call(id: &str, name: &str, args: &str, text_chars_before: usize) -> Item {
     Ok(ProviderEvent::ToolCall {
-        call: ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: args.into(),
-        },
+        call: ToolCall { id: id.into(), name: name.into(), arguments: args.into() },
         text_chars_before,
     })
 }
 
 /// A plain answer: the text, usage, `Finish(Stop)`.
 pub fn text(answer: &str) -> Response {
-    Response::Events(vec![
-        delta(answer),
-        Ok(ProviderEvent::Usage(USAGE)),
-        finish(StopReason::Stop),
-    ])
+    Response::Events(vec![delta(answer), Ok(ProviderEvent::Usage(USAGE)), finish(StopReason::Stop)])
 }
 
 /// Optional text, then these calls (`(id, name, args)`), usage, `Finish(ToolCalls)`.
@@ -177,9 +155,7 @@ pub fn events(items: Vec<Item>) -> Response {
 // Test tools
 // ---------------------------------------------------------------------------------------------
 
-type RunFn = Arc<
-    dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync,
->;
+type RunFn = Arc<dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync>;
 
 /// A tool defined by a closure, counting its invocations.
 pub struct TestTool {
@@ -233,27 +209,16 @@ fn object_schema(properties: Value, required: &[&str]) -> Value {
 
 /// Returns its `text` argument.
 pub fn echo() -> TestTool {
-    let def = ToolDef::new(
-        "echo",
-        "Repeats the text.",
-        object_schema(json!({ "text": { "type": "string" } }), &["text"]),
-    );
-    TestTool::new(def, |args, _ctx| async move {
-        Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default()))
-    })
-    .with(|d| d.example_output = Some("example echo output".into()))
+    let def =
+        ToolDef::new("echo", "Repeats the text.", object_schema(json!({ "text": { "type": "string" } }), &["text"]));
+    TestTool::new(def, |args, _ctx| async move { Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default())) })
+        .with(|d| d.example_output = Some("example echo output".into()))
 }
 
 /// Sleeps `ms` milliseconds (tokio time), stopping early when cancelled.
 pub fn slow() -> TestTool {
-    let def = ToolDef::new(
-        "slow",
-        "Sleeps.",
-        object_schema(
-            json!({ "ms": { "type": "integer", "minimum": 0 } }),
-            &["ms"],
-        ),
-    );
+    let def =
+        ToolDef::new("slow", "Sleeps.", object_schema(json!({ "ms": { "type": "integer", "minimum": 0 } }), &["ms"]));
     TestTool::new(def, |args, ctx| async move {
         let ms = args["ms"].as_u64().unwrap_or(0);
         tokio::select! {
@@ -282,14 +247,8 @@ pub fn panics() -> TestTool {
 
 /// Panics in `Tool::call` itself, before returning its future.
 pub fn panics_early() -> TestTool {
-    let def = ToolDef::new(
-        "panics_early",
-        "Panics at once.",
-        object_schema(json!({}), &[]),
-    );
-    let mut tool = TestTool::new(def, |_args, _ctx| async move {
-        Ok(ToolOutput::text("unreachable"))
-    });
+    let def = ToolDef::new("panics_early", "Panics at once.", object_schema(json!({}), &[]));
+    let mut tool = TestTool::new(def, |_args, _ctx| async move { Ok(ToolOutput::text("unreachable")) });
     tool.panic_in_call = true;
     tool
 }
@@ -297,22 +256,14 @@ pub fn panics_early() -> TestTool {
 /// Fails with `ToolError::Failed`.
 pub fn fails() -> TestTool {
     let def = ToolDef::new("fails", "Fails.", object_schema(json!({}), &[]));
-    TestTool::new(def, |_args, _ctx| async move {
-        Err(ToolError::Failed("disk on fire".into()))
-    })
+    TestTool::new(def, |_args, _ctx| async move { Err(ToolError::Failed("disk on fire".into())) })
 }
 
 /// Needs approval (`ask`).
 pub fn ask_tool() -> TestTool {
-    let def = ToolDef::new(
-        "ask_tool",
-        "Has side effects.",
-        object_schema(json!({ "path": { "type": "string" } }), &[]),
-    );
-    TestTool::new(def, |_args, _ctx| async move {
-        Ok(ToolOutput::text("side effect done"))
-    })
-    .with(|d| {
+    let def =
+        ToolDef::new("ask_tool", "Has side effects.", object_schema(json!({ "path": { "type": "string" } }), &[]));
+    TestTool::new(def, |_args, _ctx| async move { Ok(ToolOutput::text("side effect done")) }).with(|d| {
         d.approval = ApprovalPolicy::Ask;
         d.example_output = Some("example ask output".into());
     })
@@ -321,10 +272,7 @@ pub fn ask_tool() -> TestTool {
 /// Exclusive: offered only when forced, then alone.
 pub fn solo() -> TestTool {
     let def = ToolDef::new("solo", "Exclusive.", object_schema(json!({}), &[]));
-    TestTool::new(def, |_args, _ctx| async move {
-        Ok(ToolOutput::text("solo done"))
-    })
-    .with(|d| d.exclusive = true)
+    TestTool::new(def, |_args, _ctx| async move { Ok(ToolOutput::text("solo done")) }).with(|d| d.exclusive = true)
 }
 
 /// Text a `research` run streams as the answer.
@@ -344,30 +292,13 @@ pub fn research() -> TestTool {
 
 /// Has a required integer field `n`.
 pub fn count() -> TestTool {
-    let def = ToolDef::new(
-        "count",
-        "Counts to n.",
-        object_schema(json!({ "n": { "type": "integer" } }), &["n"]),
-    );
-    TestTool::new(def, |args, _ctx| async move {
-        Ok(ToolOutput::text(format!("counted to {}", args["n"])))
-    })
+    let def = ToolDef::new("count", "Counts to n.", object_schema(json!({ "n": { "type": "integer" } }), &["n"]));
+    TestTool::new(def, |args, _ctx| async move { Ok(ToolOutput::text(format!("counted to {}", args["n"]))) })
 }
 
 /// Every test tool.
 pub fn all_tools() -> Vec<TestTool> {
-    vec![
-        echo(),
-        slow(),
-        hang(),
-        panics(),
-        panics_early(),
-        fails(),
-        ask_tool(),
-        solo(),
-        research(),
-        count(),
-    ]
+    vec![echo(), slow(), hang(), panics(), panics_early(), fails(), ask_tool(), solo(), research(), count()]
 }
 
 /// A registry of test tools with their invocation counters.
@@ -382,14 +313,9 @@ impl Kit {
         let mut counters = BTreeMap::new();
         for tool in tools {
             counters.insert(tool.def.name.clone(), tool.invocations());
-            registry
-                .register(Arc::new(tool))
-                .expect("test tool registers");
+            registry.register(Arc::new(tool)).expect("test tool registers");
         }
-        Self {
-            registry: Arc::new(registry),
-            counters,
-        }
+        Self { registry: Arc::new(registry), counters }
     }
 
     /// Every test tool.
@@ -404,10 +330,7 @@ impl Kit {
 
     /// Invocations over all tools.
     pub fn total(&self) -> usize {
-        self.counters
-            .values()
-            .map(|c| c.load(Ordering::SeqCst))
-            .sum()
+        self.counters.values().map(|c| c.load(Ordering::SeqCst)).sum()
     }
 }
 
@@ -423,10 +346,7 @@ pub struct RecordingApprover {
 
 impl RecordingApprover {
     pub fn new(decision: ApprovalDecision) -> Arc<Self> {
-        Arc::new(Self {
-            decision,
-            requests: Mutex::default(),
-        })
+        Arc::new(Self { decision, requests: Mutex::default() })
     }
 
     pub fn requests(&self) -> Vec<ApprovalRequest> {
@@ -497,9 +417,7 @@ impl Harness {
             registry: Arc::clone(&kit.registry),
             options: TurnOptions::default(),
             system_prompt: None,
-            history: vec![Message::User {
-                text: USER_TEXT.into(),
-            }],
+            history: vec![Message::User { text: USER_TEXT.into() }],
             approver: Arc::new(FixedApprover(ApprovalDecision::Deny)),
             cancel: CancellationToken::new(),
         }
@@ -519,26 +437,11 @@ impl Harness {
     }
 
     pub async fn run(&self, provider: &ScriptedProvider) -> Ran {
-        let engine = Engine::new(
-            self.config.clone(),
-            Arc::clone(&self.registry),
-            Arc::new(NoSecrets),
-        );
+        let engine = Engine::new(self.config.clone(), Arc::clone(&self.registry), Arc::new(NoSecrets));
         let sink = Arc::new(VecSink::default());
-        let outcome = engine
-            .run_turn(
-                provider,
-                self.input(),
-                sink.clone(),
-                self.approver.as_ref(),
-                self.cancel.clone(),
-            )
-            .await;
-        let ran = Ran {
-            outcome,
-            events: sink.events(),
-            requests: provider.requests(),
-        };
+        let outcome =
+            engine.run_turn(provider, self.input(), sink.clone(), self.approver.as_ref(), self.cancel.clone()).await;
+        let ran = Ran { outcome, events: sink.events(), requests: provider.requests() };
         ran.assert_well_formed();
         ran
     }
@@ -583,18 +486,9 @@ impl Ran {
             "first event must be Started: {:#?}",
             self.events
         );
-        let dones = self
-            .events
-            .iter()
-            .filter(|e| matches!(e, ChatEvent::Done { .. }))
-            .count();
+        let dones = self.events.iter().filter(|e| matches!(e, ChatEvent::Done { .. })).count();
         assert_eq!(dones, 1, "exactly one Done: {:#?}", self.events);
-        let Some(ChatEvent::Done {
-            finish_reason,
-            usage,
-            tool_calls_made,
-        }) = self.events.last()
-        else {
+        let Some(ChatEvent::Done { finish_reason, usage, tool_calls_made }) = self.events.last() else {
             panic!("last event must be Done: {:#?}", self.events);
         };
         assert_eq!(*finish_reason, self.outcome.finish_reason);
@@ -605,11 +499,7 @@ impl Ran {
         let mut sorted_calls = call_ids.clone();
         sorted_calls.sort();
         result_ids.sort();
-        assert_eq!(
-            sorted_calls, result_ids,
-            "every call id gets exactly one result: {:#?}",
-            self.events
-        );
+        assert_eq!(sorted_calls, result_ids, "every call id gets exactly one result: {:#?}", self.events);
     }
 
     pub fn finish_reason(&self) -> FinishReason {
@@ -632,14 +522,9 @@ impl Ran {
         self.events
             .iter()
             .filter_map(|e| match e {
-                ChatEvent::ToolCall {
-                    id,
-                    name,
-                    text_offset,
-                    iteration,
-                    index,
-                    ..
-                } => Some((id.clone(), name.clone(), *text_offset, *iteration, *index)),
+                ChatEvent::ToolCall { id, name, text_offset, iteration, index, .. } => {
+                    Some((id.clone(), name.clone(), *text_offset, *iteration, *index))
+                }
                 _ => None,
             })
             .collect()
@@ -649,13 +534,9 @@ impl Ran {
         self.events
             .iter()
             .filter_map(|e| match e {
-                ChatEvent::ToolResult {
-                    id, status, output, ..
-                } => Some(ResultEv {
-                    id: id.clone(),
-                    status: *status,
-                    output: output.clone(),
-                }),
+                ChatEvent::ToolResult { id, status, output, .. } => {
+                    Some(ResultEv { id: id.clone(), status: *status, output: output.clone() })
+                }
                 _ => None,
             })
             .collect()
@@ -683,9 +564,7 @@ impl Ran {
         self.events
             .iter()
             .filter_map(|e| match e {
-                ChatEvent::Error {
-                    kind, retryable, ..
-                } => Some((*kind, *retryable)),
+                ChatEvent::Error { kind, retryable, .. } => Some((*kind, *retryable)),
                 _ => None,
             })
             .collect()
@@ -708,12 +587,7 @@ pub fn tool_messages(request: &ProviderRequest) -> Vec<ToolMsg> {
         .messages
         .iter()
         .filter_map(|m| match m {
-            Message::Tool {
-                call_id,
-                name,
-                content,
-                is_error,
-            } => Some(ToolMsg {
+            Message::Tool { call_id, name, content, is_error } => Some(ToolMsg {
                 call_id: call_id.clone(),
                 name: name.clone(),
                 content: content.clone(),
@@ -732,9 +606,7 @@ pub fn matches_provider_name_pattern(name: &str) -> bool {
     };
     (first.is_ascii_alphabetic() || *first == b'_')
         && rest.len() <= 63
-        && rest
-            .iter()
-            .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
+        && rest.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
 }
 
 pub fn strings(names: &[&str]) -> Vec<String> {

@@ -32,9 +32,7 @@ struct Args {
 async fn main() -> anyhow::Result<()> {
     // Logs go to stderr so stdout carries only the one line that callers parse.
     tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
@@ -42,10 +40,9 @@ async fn main() -> anyhow::Result<()> {
 
     let mut script = match &args.script {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read script {}", path.display()))?;
-            serde_json::from_str::<Script>(&text)
-                .with_context(|| format!("invalid script {}", path.display()))?
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read script {}", path.display()))?;
+            serde_json::from_str::<Script>(&text).with_context(|| format!("invalid script {}", path.display()))?
         }
         None => Script::default(),
     };

@@ -31,19 +31,13 @@ pub async fn post_chat(server: &MockServer, body: &Value) -> reqwest::Response {
         .bearer_auth("sk-test")
         .json(body)
         .send();
-    tokio::time::timeout(TIMEOUT, request)
-        .await
-        .expect("request timed out")
-        .expect("request failed")
+    tokio::time::timeout(TIMEOUT, request).await.expect("request timed out").expect("request failed")
 }
 
 /// POSTs `body` and returns the whole response body as text.
 pub async fn post_chat_text(server: &MockServer, body: &Value) -> String {
     let response = post_chat(server, body).await;
-    tokio::time::timeout(TIMEOUT, response.text())
-        .await
-        .expect("body timed out")
-        .expect("body failed")
+    tokio::time::timeout(TIMEOUT, response.text()).await.expect("body timed out").expect("body failed")
 }
 
 /// One SSE event's data.
@@ -64,18 +58,11 @@ impl Event {
 
 /// Parses an SSE body of `data:` events, ignoring comments; panics on malformed JSON.
 pub fn parse_sse(body: &str) -> Vec<Event> {
-    assert!(
-        body.ends_with("\n\n"),
-        "body must end on an event boundary: {body:?}"
-    );
+    assert!(body.ends_with("\n\n"), "body must end on an event boundary: {body:?}");
     body.split("\n\n")
         .filter(|block| !block.is_empty())
         .filter_map(|block| {
-            let data = block
-                .lines()
-                .filter_map(|line| line.strip_prefix("data: "))
-                .collect::<Vec<_>>()
-                .join("\n");
+            let data = block.lines().filter_map(|line| line.strip_prefix("data: ")).collect::<Vec<_>>().join("\n");
             if data.is_empty() {
                 return None;
             }
@@ -95,9 +82,7 @@ pub fn delta_text(events: &[Event], field: &str) -> String {
     events
         .iter()
         .filter_map(|event| match event {
-            Event::Json(chunk) => chunk
-                .pointer(&format!("/choices/0/delta/{field}"))
-                .and_then(Value::as_str),
+            Event::Json(chunk) => chunk.pointer(&format!("/choices/0/delta/{field}")).and_then(Value::as_str),
             Event::Done => None,
         })
         .collect()
@@ -108,10 +93,7 @@ pub fn tool_calls(events: &[Event]) -> BTreeMap<u64, (String, String, String)> {
     let mut calls: BTreeMap<u64, (String, String, String)> = BTreeMap::new();
     for event in events {
         let Event::Json(chunk) = event else { continue };
-        let Some(fragments) = chunk
-            .pointer("/choices/0/delta/tool_calls")
-            .and_then(Value::as_array)
-        else {
+        let Some(fragments) = chunk.pointer("/choices/0/delta/tool_calls").and_then(Value::as_array) else {
             continue;
         };
         for fragment in fragments {
@@ -123,10 +105,7 @@ pub fn tool_calls(events: &[Event]) -> BTreeMap<u64, (String, String, String)> {
             if let Some(name) = fragment.pointer("/function/name").and_then(Value::as_str) {
                 call.1.push_str(name);
             }
-            if let Some(args) = fragment
-                .pointer("/function/arguments")
-                .and_then(Value::as_str)
-            {
+            if let Some(args) = fragment.pointer("/function/arguments").and_then(Value::as_str) {
                 call.2.push_str(args);
             }
         }
@@ -169,28 +148,15 @@ pub async fn raw_chat(addr: SocketAddr, body: &Value) -> RawResponse {
             }
         }
     };
-    tokio::time::timeout(TIMEOUT, read_all)
-        .await
-        .expect("raw read timed out");
+    tokio::time::timeout(TIMEOUT, read_all).await.expect("raw read timed out");
 
-    let head_end = received
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .expect("end of head")
-        + 4;
+    let head_end = received.windows(4).position(|window| window == b"\r\n\r\n").expect("end of head") + 4;
     let head = String::from_utf8(received[..head_end].to_vec()).expect("head is UTF-8");
-    assert!(
-        head.to_ascii_lowercase()
-            .contains("transfer-encoding: chunked"),
-        "expected a chunked body: {head}"
-    );
+    assert!(head.to_ascii_lowercase().contains("transfer-encoding: chunked"), "expected a chunked body: {head}");
     let mut chunks = Vec::new();
     let mut rest = &received[head_end..];
     loop {
-        let line_end = rest
-            .windows(2)
-            .position(|window| window == b"\r\n")
-            .expect("chunk size line");
+        let line_end = rest.windows(2).position(|window| window == b"\r\n").expect("chunk size line");
         let size_text = std::str::from_utf8(&rest[..line_end]).expect("chunk size is ASCII");
         let size = usize::from_str_radix(size_text.trim(), 16).expect("hex chunk size");
         rest = &rest[line_end + 2..];
