@@ -6,12 +6,15 @@
 mod chat;
 mod render;
 
-use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use switchboard_core::ErrorKind;
+use switchboard_secrets::EnvStore;
+use switchboard_service::Service;
+use switchboard_service::settings::Settings;
 use switchboard_store::{ProviderProfile, Store};
 
 /// A failure with the kind the shells report (`error[kind]: message` on stderr).
@@ -193,9 +196,6 @@ struct ToolsListArgs {
     json: bool,
 }
 
-/// The settings key of the default provider profile.
-pub const DEFAULT_PROVIDER_KEY: &str = "defaultProvider";
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.log.as_deref());
@@ -246,93 +246,47 @@ fn describe(err: &anyhow::Error) -> (ErrorKind, String) {
     if let Some(e) = err.downcast_ref::<switchboard_store::Error>() {
         return (e.kind(), e.to_string());
     }
+    if let Some(e) = err.downcast_ref::<switchboard_service::Error>() {
+        return (e.kind, e.message.clone());
+    }
     (ErrorKind::Internal, format!("{err:#}"))
 }
 
-fn open_store(data_dir: Option<PathBuf>) -> anyhow::Result<Store> {
+fn open_service(data_dir: Option<PathBuf>) -> anyhow::Result<Service> {
     let dir = switchboard_store::resolve_data_dir(data_dir)?;
     let store = Store::open(&dir.join(switchboard_store::DB_FILE))?;
     if store.recovered_on_open() > 0 {
         tracing::info!(count = store.recovered_on_open(), "marked interrupted answers from an earlier run");
     }
-    Ok(store)
+    // Headless: keys come from the environment, never from a file.
+    Ok(Service::new(store, Arc::new(EnvStore::new()))?)
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let store = open_store(cli.data_dir)?;
+    let service = open_service(cli.data_dir)?;
     match cli.command {
-        Command::Providers(cmd) => providers(&store, cmd),
-        Command::Chat(args) => chat::run(&store, args),
-        Command::Conversations(cmd) => conversations(&store, cmd),
-        Command::Tools(ToolsCmd::List(args)) => tools_list(&store, &args),
-        Command::Settings(cmd) => settings(&store, cmd),
+        Command::Providers(cmd) => providers(&service, cmd),
+        Command::Chat(args) => chat::run(&service, args),
+        Command::Conversations(cmd) => conversations(&service, cmd),
+        Command::Tools(ToolsCmd::List(args)) => tools_list(&service, &args),
+        Command::Settings(cmd) => settings(&service, cmd),
     }
 }
 
-/// The profile `name`, or the default one; a clear error says how to add one.
-pub fn resolve_profile(store: &Store, name: Option<&str>) -> anyhow::Result<ProviderProfile> {
-    let profiles = store.providers()?;
-    let known = || {
-        if profiles.is_empty() {
-            "No provider profiles exist yet.".to_owned()
-        } else {
-            format!("Known profiles: {}.", profiles.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "))
-        }
-    };
-    let wanted = match name {
-        Some(n) => n.to_owned(),
-        None => match store.setting::<String>(DEFAULT_PROVIDER_KEY)? {
-            Some(n) => n,
-            None if profiles.len() == 1 => profiles[0].name.clone(),
-            None => {
-                return Err(CliError::config(format!(
-                    "No provider chosen. Pass --provider NAME or add one with `switchboard providers add NAME --kind openai --base-url URL --model MODEL --default`. {}",
-                    known()
-                ))
-                .into());
-            }
-        },
-    };
-    profiles.iter().find(|p| p.name == wanted).cloned().ok_or_else(|| {
-        CliError::config(format!(
-            "Unknown provider '{wanted}'. {} Add it with `switchboard providers add {wanted} --kind openai --base-url URL`.",
-            known()
-        ))
-        .into()
-    })
-}
-
-fn providers(store: &Store, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
+fn providers(service: &Service, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         ProvidersCmd::Add { name, kind, base_url, model, default } => {
-            let kind = switchboard_providers::ProviderKind::parse(&kind)?;
-            switchboard_secrets::validate_name(&name)
-                .map_err(|e| CliError::config(format!("Invalid profile name: {e}")))?;
-            let base_url = base_url.unwrap_or_else(|| kind.default_base_url().to_owned());
-            if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-                return Err(CliError::config(format!(
-                    "The base URL '{base_url}' must start with http:// or https://."
-                ))
-                .into());
-            }
-            store.upsert_provider(&ProviderProfile {
-                name: name.clone(),
-                kind: kind.as_str().into(),
-                base_url,
-                model,
-            })?;
-            if default || store.setting::<String>(DEFAULT_PROVIDER_KEY)?.is_none() {
-                store.set_setting(DEFAULT_PROVIDER_KEY, &name)?;
-            }
+            let parsed = switchboard_providers::ProviderKind::parse(&kind)?;
+            let base_url = base_url.unwrap_or_else(|| parsed.default_base_url().to_owned());
+            service.add_provider(&ProviderProfile { name: name.clone(), kind, base_url, model }, default)?;
             println!(
                 "Saved provider '{name}'. Its key is read from {} (or {}).",
                 switchboard_secrets::env_var_for(&name),
-                kind.usual_key_env()
+                parsed.usual_key_env()
             );
         }
         ProvidersCmd::List { json } => {
-            let profiles = store.providers()?;
-            let default = store.setting::<String>(DEFAULT_PROVIDER_KEY)?;
+            let profiles = service.providers()?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&profiles)?);
             } else if profiles.is_empty() {
@@ -341,7 +295,7 @@ fn providers(store: &Store, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
                 );
             } else {
                 for p in profiles {
-                    let mark = if default.as_deref() == Some(p.name.as_str()) { "*" } else { " " };
+                    let mark = if p.is_default { "*" } else { " " };
                     println!(
                         "{mark} {:<16} {:<8} {:<40} {}",
                         p.name,
@@ -353,18 +307,12 @@ fn providers(store: &Store, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
             }
         }
         ProvidersCmd::Remove { name } => {
-            resolve_profile(store, Some(&name))?;
-            store.delete_provider(&name)?;
-            if store.setting::<String>(DEFAULT_PROVIDER_KEY)?.as_deref() == Some(name.as_str()) {
-                store.delete_setting(DEFAULT_PROVIDER_KEY)?;
-            }
+            service.remove_provider(&name)?;
             println!("Removed provider '{name}'.");
         }
         ProvidersCmd::Models { name } => {
-            let profile = resolve_profile(store, name.as_deref())?;
-            let provider = chat::openai_for(&profile)?;
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            for id in rt.block_on(provider.list_models())? {
+            for id in rt.block_on(service.models(name.as_deref()))? {
                 println!("{id}");
             }
         }
@@ -372,12 +320,12 @@ fn providers(store: &Store, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn conversations(store: &Store, cmd: ConversationsCmd) -> anyhow::Result<ExitCode> {
+fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         ConversationsCmd::List { search, json } => {
             let list = match search {
-                Some(q) => store.search(&q)?,
-                None => store.conversations()?,
+                Some(q) => service.search(&q)?,
+                None => service.conversations()?,
             };
             if json {
                 println!("{}", serde_json::to_string_pretty(&list)?);
@@ -388,81 +336,52 @@ fn conversations(store: &Store, cmd: ConversationsCmd) -> anyhow::Result<ExitCod
             }
         }
         ConversationsCmd::Show { id, json } => {
-            let messages = store.messages(&id)?;
+            let view = service.open(&id)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&messages)?);
+                println!("{}", serde_json::to_string_pretty(&view.messages)?);
             } else {
                 let mut out = std::io::stdout().lock();
-                for m in &messages {
+                for m in &view.messages {
                     render::stored_message(&mut out, m)?;
                 }
             }
         }
         ConversationsCmd::Export { id, format } => {
-            let conversation = store.conversation(&id)?;
-            let messages = store.messages(&id)?;
+            let view = service.open(&id)?;
             let mut out = std::io::stdout().lock();
             match format {
                 ExportFormat::Json => {
-                    let doc = serde_json::json!({"conversation": conversation, "messages": messages});
+                    let doc = serde_json::json!({"conversation": view.conversation, "messages": view.messages});
                     writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
                 }
-                ExportFormat::Md => render::markdown(&mut out, &conversation.title, &messages)?,
+                ExportFormat::Md => render::markdown(&mut out, &view.conversation.title, &view.messages)?,
             }
         }
-        ConversationsCmd::Rename { id, title } => {
-            store.rename(&id, &title)?;
-        }
-        ConversationsCmd::Delete { id } => {
-            store.conversation(&id).context("cannot delete")?;
-            store.delete(&id)?;
-        }
+        ConversationsCmd::Rename { id, title } => service.rename(&id, &title)?,
+        ConversationsCmd::Delete { id } => service.delete(&id)?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn tools_list(store: &Store, args: &ToolsListArgs) -> anyhow::Result<ExitCode> {
-    let registry = switchboard_tools::builtin_registry()?;
-    let settings = chat::tool_settings(store)?;
-    let rows: Vec<serde_json::Value> = registry
-        .defs()
-        .map(|d| {
-            serde_json::json!({
-                "name": d.name,
-                "source": d.source,
-                "description": d.description,
-                "enabled": !settings.disabled.contains(&d.name),
-                "approval": switchboard_core::policy::approval_for(d, &settings),
-                "exclusive": d.exclusive,
-                "takesControl": d.takes_control,
-                "parameters": d.parameters,
-            })
-        })
-        .collect();
+fn tools_list(service: &Service, args: &ToolsListArgs) -> anyhow::Result<ExitCode> {
+    let tools = service.tools(None)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        println!("{}", serde_json::to_string_pretty(&tools)?);
     } else {
-        for d in registry.defs() {
-            let state = if settings.disabled.contains(&d.name) { "disabled" } else { "enabled" };
-            println!("{:<20} {:<10} {:<9} {}", d.name, d.source.to_string(), state, d.description);
+        for t in tools {
+            let state = if t.enabled { "enabled" } else { "disabled" };
+            println!("{:<20} {:<10} {:<9} {}", t.name, t.source.to_string(), state, t.description);
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn settings(store: &Store, cmd: SettingsCmd) -> anyhow::Result<ExitCode> {
+fn settings(service: &Service, cmd: SettingsCmd) -> anyhow::Result<ExitCode> {
+    let store = service.store();
     match cmd {
-        SettingsCmd::List => {
-            let mut all = serde_json::Map::new();
-            for key in chat::SETTING_KEYS {
-                if let Some(v) = store.setting::<serde_json::Value>(key)? {
-                    all.insert((*key).to_owned(), v);
-                }
-            }
-            println!("{}", serde_json::to_string_pretty(&all)?);
-        }
+        SettingsCmd::List => println!("{}", serde_json::to_string_pretty(&service.settings()?)?),
         SettingsCmd::Get { key } => {
-            chat::check_setting(&key, None)?;
+            Settings::check(&key, None)?;
             let v = store.setting::<serde_json::Value>(&key)?.unwrap_or(serde_json::Value::Null);
             println!("{}", serde_json::to_string_pretty(&v)?);
         }
@@ -470,11 +389,11 @@ fn settings(store: &Store, cmd: SettingsCmd) -> anyhow::Result<ExitCode> {
             let v: serde_json::Value = serde_json::from_str(&value).map_err(|e| {
                 CliError::config(format!("The value for '{key}' is not JSON: {e}. Quote strings: '\"name\"'."))
             })?;
-            chat::check_setting(&key, Some(&v))?;
+            Settings::check(&key, Some(&v))?;
             store.set_setting(&key, &v)?;
         }
         SettingsCmd::Unset { key } => {
-            chat::check_setting(&key, None)?;
+            Settings::check(&key, None)?;
             store.delete_setting(&key)?;
         }
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 ///
 /// The same kinds travel in the `error` [`ChatEvent`](crate::ChatEvent), the CLI's stderr and the
 /// desktop app's IPC error, so the UI can tell a missing key from a dead server.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ErrorKind {

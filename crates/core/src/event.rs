@@ -6,6 +6,7 @@ use crate::types::Usage;
 use serde::{Deserialize, Serialize};
 
 /// How a tool call ended.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ToolStatus {
@@ -56,6 +57,7 @@ impl ToolStatus {
 }
 
 /// Why a turn ended.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum FinishReason {
@@ -91,6 +93,7 @@ impl FinishReason {
 }
 
 /// The kind of a [`ChatEvent::Notice`].
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum NoticeKind {
@@ -105,6 +108,7 @@ pub enum NoticeKind {
 }
 
 /// One thing that happened during a turn. camelCase on the wire, tagged by `type`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ChatEvent {

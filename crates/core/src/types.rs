@@ -45,6 +45,7 @@ pub enum Message {
 }
 
 /// Token usage, summed over a turn's iterations.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {

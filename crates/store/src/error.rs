@@ -73,6 +73,10 @@ pub enum Error {
     )]
     NoDataDir,
 
+    /// The operation conflicts with work in progress (a turn still streaming).
+    #[error("Not now: {0}.")]
+    Busy(String),
+
     /// A file-system operation failed.
     #[error("Could not access {}: {source}", path.display())]
     Io {
@@ -93,7 +97,7 @@ impl Error {
     /// the person configured or typed wrong; everything else is local storage failing.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::NotFound { .. } | Error::NoDataDir => ErrorKind::Config,
+            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) => ErrorKind::Config,
             _ => ErrorKind::Storage,
         }
     }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use switchboard_core::{ErrorKind, FinishReason, NoticeKind, ToolSource, ToolStatus, Usage};
 
 /// The rows [`Store::begin_turn`](crate::Store::begin_turn) created: what `TurnInput` needs.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnRows {
@@ -17,6 +18,7 @@ pub struct TurnRows {
 }
 
 /// One line of the conversation list.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationSummary {
@@ -33,6 +35,7 @@ pub struct ConversationSummary {
 }
 
 /// Who wrote a message.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Role {
@@ -62,6 +65,7 @@ impl Role {
 }
 
 /// Where a message is in its life.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum MessageStatus {
@@ -112,6 +116,7 @@ impl MessageStatus {
 }
 
 /// Where a tool call is in its life: the two in-flight states plus how it ended.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ToolCallStatus {
@@ -172,6 +177,7 @@ impl From<ToolStatus> for ToolCallStatus {
 }
 
 /// A stored message, with everything needed to draw it exactly as it looked live.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredMessage {
@@ -210,6 +216,7 @@ pub struct StoredMessage {
 }
 
 /// The error that ended a turn.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredError {
@@ -220,6 +227,7 @@ pub struct StoredError {
 }
 
 /// A notice shown during a turn.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredNotice {
@@ -230,6 +238,7 @@ pub struct StoredNotice {
 }
 
 /// A stored tool call and, once written, its result.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredToolCall {
@@ -254,6 +263,7 @@ pub struct StoredToolCall {
 }
 
 /// A tool call's result.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredToolResult {
@@ -266,6 +276,7 @@ pub struct StoredToolResult {
 }
 
 /// A provider profile: which API to talk to and where. The key lives in the keychain, never here.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderProfile {

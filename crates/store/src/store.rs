@@ -160,6 +160,36 @@ impl Store {
         Ok(TurnRows { conversation_id, user_message_id, message_id })
     }
 
+    /// Removes the conversation's last question and everything after it (its answer), returning
+    /// the question's text so it can be asked again ("regenerate"). A turn still streaming is
+    /// refused: stop it first.
+    pub fn take_last_turn(&self, conversation_id: &str) -> Result<String> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let last: Option<(i64, String)> = tx
+            .query_row(
+                "SELECT seq, content FROM messages WHERE conversation_id = ?1 AND role = 'user'
+                 ORDER BY seq DESC LIMIT 1",
+                [conversation_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((seq, text)) = last else {
+            return Err(Error::not_found("question in conversation", conversation_id));
+        };
+        let streaming: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM messages WHERE conversation_id = ?1 AND seq > ?2 AND status = 'streaming'",
+            (conversation_id, seq),
+            |r| r.get(0),
+        )?;
+        if streaming > 0 {
+            return Err(Error::Busy("an answer is still streaming in this conversation; stop it first".into()));
+        }
+        tx.execute("DELETE FROM messages WHERE conversation_id = ?1 AND seq >= ?2", (conversation_id, seq))?;
+        tx.commit()?;
+        Ok(text)
+    }
+
     /// The canonical history to send a provider: the person's messages, and each finished
     /// assistant message split back into its iterations (text, calls, results) exactly as the
     /// live turn sent them. The turn in progress (`streaming`) and assistant messages with neither

@@ -404,3 +404,28 @@ fn empty_assistant_messages_are_left_out_of_history() {
         vec![Message::User { text: "first".into() }, Message::User { text: "second".into() }]
     );
 }
+
+#[test]
+fn take_last_turn_removes_the_last_question_and_its_answer() {
+    let store = switchboard_store::Store::open_in_memory().unwrap();
+    let first = store.begin_turn(None, "first question", "p", "m").unwrap();
+    let rec = store.recorder(&first.message_id);
+    use switchboard_core::EventSink;
+    rec.emit(switchboard_core::ChatEvent::TextDelta { text: "first answer".into() });
+    rec.emit(switchboard_core::ChatEvent::Done {
+        finish_reason: switchboard_core::FinishReason::Stop,
+        usage: Default::default(),
+        tool_calls_made: 0,
+    });
+    let second = store.begin_turn(Some(&first.conversation_id), "second question", "p", "m").unwrap();
+    assert!(store.take_last_turn(&first.conversation_id).is_err(), "a streaming answer blocks regenerate");
+    let rec = store.recorder(&second.message_id);
+    rec.emit(switchboard_core::ChatEvent::Done {
+        finish_reason: switchboard_core::FinishReason::Error,
+        usage: Default::default(),
+        tool_calls_made: 0,
+    });
+    assert_eq!(store.take_last_turn(&first.conversation_id).unwrap(), "second question");
+    let left: Vec<String> = store.messages(&first.conversation_id).unwrap().into_iter().map(|m| m.content).collect();
+    assert_eq!(left, ["first question", "first answer"]);
+}

@@ -1,0 +1,151 @@
+//! The types shells exchange with their UI. TypeScript declarations are generated from these (and
+//! from the core and store types they contain) into `ui/src/lib/ipc/bindings.ts`; never hand-write
+//! them on the UI side.
+
+use serde::{Deserialize, Serialize};
+use switchboard_core::{ApprovalPolicy, ErrorKind, ToolSource};
+use switchboard_store::{ConversationSummary, StoredMessage};
+
+/// A message to send.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct SendRequest {
+    /// The conversation to continue, or `null` for a new one.
+    pub conversation_id: Option<String>,
+    /// What the person typed.
+    pub text: String,
+    /// Provider profile (default: the default profile).
+    pub provider: Option<String>,
+    /// Model (default: the profile's model).
+    pub model: Option<String>,
+    /// Tools forced for the first iteration.
+    pub forced: Vec<String>,
+    /// `false`: no tools this turn.
+    pub use_tools: bool,
+    /// Tools return their example output instead of running.
+    pub dry_run: bool,
+    /// Tools to disable for this chat from this turn on (remembered with the chat). A new chat
+    /// has no id to disable tools on before its first turn; this is how it gets them.
+    pub disable_for_chat: Vec<String>,
+}
+
+impl SendRequest {
+    /// A plain message with tools on.
+    pub fn text(conversation_id: Option<String>, text: impl Into<String>) -> Self {
+        Self {
+            conversation_id,
+            text: text.into(),
+            provider: None,
+            model: None,
+            forced: Vec::new(),
+            use_tools: true,
+            dry_run: false,
+            disable_for_chat: Vec::new(),
+        }
+    }
+}
+
+/// The rows a turn created; the same ids arrive in its `started` event.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct TurnStarted {
+    /// Conversation id (new or existing).
+    pub conversation_id: String,
+    /// The assistant message being produced.
+    pub message_id: String,
+    /// The person's message.
+    pub user_message_id: String,
+}
+
+/// A tool as the tools tray shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInfo {
+    /// Registry name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Where it comes from.
+    pub source: ToolSource,
+    /// Enabled in Settings (the person as administrator of their own app).
+    pub enabled: bool,
+    /// Disabled for the conversation asked about.
+    pub disabled_for_chat: bool,
+    /// Effective approval policy.
+    pub approval: ApprovalPolicy,
+    /// Offered only when forced, and then alone.
+    pub exclusive: bool,
+    /// Takes over the answer when it runs.
+    pub takes_control: bool,
+    /// JSON Schema of the arguments.
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub parameters: serde_json::Value,
+}
+
+/// A conversation opened for display: everything needed to draw it as it looked live.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationView {
+    /// Its summary.
+    pub conversation: ConversationSummary,
+    /// Messages, oldest first, with tool calls and results.
+    pub messages: Vec<StoredMessage>,
+    /// Tools disabled for this conversation.
+    pub disabled_tools: Vec<String>,
+}
+
+/// A provider profile as pickers show it (never with its key).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderInfo {
+    /// Profile name.
+    pub name: String,
+    /// API kind.
+    pub kind: String,
+    /// Base URL.
+    pub base_url: String,
+    /// Default model.
+    pub model: Option<String>,
+    /// Whether it is the default profile.
+    pub is_default: bool,
+}
+
+/// The person's answer to an approval request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub enum ApprovalChoice {
+    /// Run this call.
+    Once,
+    /// Run it and don't ask again in this chat.
+    Chat,
+    /// Run it and never ask again.
+    Always,
+    /// Don't run it.
+    Deny,
+}
+
+/// The one error type commands return to the UI: a `kind` to act on, a message to show.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+#[error("{message}")]
+pub struct IpcError {
+    /// Classification.
+    pub kind: ErrorKind,
+    /// What to tell the person. Never contains a secret.
+    pub message: String,
+    /// Whether trying again may work.
+    pub retryable: bool,
+}
+
+impl From<crate::Error> for IpcError {
+    fn from(e: crate::Error) -> Self {
+        IpcError { kind: e.kind, retryable: e.kind.is_retryable(), message: e.message }
+    }
+}

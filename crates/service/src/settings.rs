@@ -1,0 +1,182 @@
+//! Settings stored in the database, typed. Read before every turn, so changes apply to the next
+//! turn without a restart.
+
+use crate::Error;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+use switchboard_core::policy::ToolSettings;
+use switchboard_core::{ApprovalPolicy, EngineConfig};
+use switchboard_store::Store;
+
+/// Key of the default provider profile's name.
+pub const DEFAULT_PROVIDER: &str = "defaultProvider";
+/// Key of [`ToolPrefs`].
+pub const TOOLS: &str = "tools";
+/// Key of [`Limits`].
+pub const LIMITS: &str = "limits";
+/// Key of [`Retry`].
+pub const RETRY: &str = "retry";
+/// Every settings key.
+pub const KEYS: &[&str] = &[DEFAULT_PROVIDER, TOOLS, LIMITS, RETRY];
+
+/// Settings-wide tool preferences.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct ToolPrefs {
+    /// Tools never offered.
+    pub disabled: BTreeSet<String>,
+    /// Approval policy overrides.
+    pub approval: BTreeMap<String, ApprovalPolicy>,
+}
+
+/// Loop limits; `None` keeps the engine's default.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Limits {
+    /// Model calls with tools per turn before the last, tools-off call.
+    pub max_iterations: Option<u32>,
+    /// Unique tool calls run per round.
+    pub max_tool_calls_per_round: Option<u32>,
+    /// Per-call tool timeout, seconds.
+    pub tool_timeout_secs: Option<u32>,
+    /// A stream silent this long is abandoned, seconds.
+    pub idle_timeout_secs: Option<u32>,
+}
+
+/// Retries of requests that failed before any output.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Retry {
+    /// How many retries.
+    pub max_retries: Option<u32>,
+    /// First delay, milliseconds; doubles per attempt.
+    pub base_delay_ms: Option<u32>,
+}
+
+/// All settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase", default)]
+pub struct Settings {
+    /// Default provider profile.
+    pub default_provider: Option<String>,
+    /// Tool preferences.
+    pub tools: ToolPrefs,
+    /// Loop limits.
+    pub limits: Limits,
+    /// Retry policy.
+    pub retry: Retry,
+}
+
+impl Settings {
+    /// Reads every setting.
+    pub fn load(store: &Store) -> Result<Settings, Error> {
+        Ok(Settings {
+            default_provider: store.setting(DEFAULT_PROVIDER)?,
+            tools: store.setting(TOOLS)?.unwrap_or_default(),
+            limits: store.setting(LIMITS)?.unwrap_or_default(),
+            retry: store.setting(RETRY)?.unwrap_or_default(),
+        })
+    }
+
+    /// Writes every setting.
+    pub fn save(&self, store: &Store) -> Result<(), Error> {
+        match &self.default_provider {
+            Some(p) => store.set_setting(DEFAULT_PROVIDER, p)?,
+            None => {
+                store.delete_setting(DEFAULT_PROVIDER)?;
+            }
+        }
+        store.set_setting(TOOLS, &self.tools)?;
+        store.set_setting(LIMITS, &self.limits)?;
+        store.set_setting(RETRY, &self.retry)?;
+        Ok(())
+    }
+
+    /// Checks a key and, when given, the shape of its value, so a typo fails when it is set and
+    /// not at the next turn.
+    pub fn check(key: &str, value: Option<&serde_json::Value>) -> Result<(), Error> {
+        fn shape<T: serde::de::DeserializeOwned>(key: &str, v: &serde_json::Value) -> Result<(), Error> {
+            serde_json::from_value::<T>(v.clone())
+                .map(drop)
+                .map_err(|e| Error::config(format!("Invalid value for '{key}': {e}.")))
+        }
+        match (key, value) {
+            (k, None) if KEYS.contains(&k) => Ok(()),
+            (DEFAULT_PROVIDER, Some(v)) => shape::<String>(key, v),
+            (TOOLS, Some(v)) => shape::<ToolPrefs>(key, v),
+            (LIMITS, Some(v)) => shape::<Limits>(key, v),
+            (RETRY, Some(v)) => shape::<Retry>(key, v),
+            _ => Err(Error::config(format!("Unknown setting '{key}'. Known: {}.", KEYS.join(", ")))),
+        }
+    }
+
+    /// The engine configuration these settings ask for.
+    pub fn engine_config(&self) -> EngineConfig {
+        let mut c = EngineConfig {
+            tool_settings: ToolSettings {
+                disabled: self.tools.disabled.clone(),
+                approval: self.tools.approval.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            },
+            ..EngineConfig::default()
+        };
+        let l = &self.limits;
+        if let Some(n) = l.max_iterations {
+            c.max_iterations = n.max(1);
+        }
+        if let Some(n) = l.max_tool_calls_per_round {
+            c.max_tool_calls_per_round = n.max(1) as usize;
+        }
+        if let Some(s) = l.tool_timeout_secs {
+            c.tool_timeout = Duration::from_secs(u64::from(s.max(1)));
+        }
+        if let Some(s) = l.idle_timeout_secs {
+            c.idle_timeout = Duration::from_secs(u64::from(s.max(1)));
+        }
+        if let Some(n) = self.retry.max_retries {
+            c.max_retries = n;
+        }
+        if let Some(ms) = self.retry.base_delay_ms {
+            c.retry_base_delay = Duration::from_millis(u64::from(ms));
+        }
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_and_shape_engine_config() {
+        let store = Store::open_in_memory().unwrap();
+        assert_eq!(Settings::load(&store).unwrap(), Settings::default());
+        let mut s = Settings::default();
+        s.tools.disabled.insert("get_time".into());
+        s.tools.approval.insert("web_fetch".into(), ApprovalPolicy::Ask);
+        s.limits.max_iterations = Some(3);
+        s.retry.max_retries = Some(0);
+        s.save(&store).unwrap();
+        let loaded = Settings::load(&store).unwrap();
+        assert_eq!(loaded, s);
+        let c = loaded.engine_config();
+        assert_eq!(c.max_iterations, 3);
+        assert_eq!(c.max_retries, 0);
+        assert!(c.tool_settings.disabled.contains("get_time"));
+        assert_eq!(c.tool_settings.approval["web_fetch"], ApprovalPolicy::Ask);
+    }
+
+    #[test]
+    fn typos_are_refused_when_set() {
+        let ok = serde_json::json!({"maxIterations": 4});
+        assert!(Settings::check(LIMITS, Some(&ok)).is_ok());
+        let typo = serde_json::json!({"maxIteration": 4});
+        let e = Settings::check(LIMITS, Some(&typo)).unwrap_err();
+        assert!(e.message.contains("maxIteration"), "{}", e.message);
+        assert!(Settings::check("nope", None).is_err());
+    }
+}

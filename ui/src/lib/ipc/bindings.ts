@@ -1,0 +1,559 @@
+// Generated from the Rust types by crates/service/tests/bindings.rs. Do not edit.
+// Regenerate: UPDATE_BINDINGS=1 cargo test -p switchboard-service --test bindings
+
+export type ErrorKind = "auth" | "rateLimited" | "overloaded" | "contextLength" | "badRequest" | "notFound" | "server" | "network" | "timeout" | "cancelled" | "protocol" | "config" | "storage" | "internal";
+
+export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "skipped" | "cancelled";
+
+export type FinishReason = "stop" | "length" | "contentFilter" | "maxIterations" | "toolTookControl" | "cancelled" | "error";
+
+export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun";
+
+export type Usage = { 
+/**
+ * Input tokens.
+ */
+promptTokens: number, 
+/**
+ * Output tokens (reasoning included, as providers count them).
+ */
+completionTokens: number, 
+/**
+ * Of the output, tokens spent on reasoning.
+ */
+reasoningTokens: number, 
+/**
+ * Of the input, tokens served from the provider's prompt cache.
+ */
+cachedTokens: number, };
+
+export type ToolSource = { "kind": "builtin" } | { "kind": "mcp", 
+/**
+ * The server's configured name.
+ */
+server: string, } | { "kind": "http" } | { "kind": "openApi", 
+/**
+ * The document's configured name.
+ */
+document: string, } | { "kind": "agent" } | { "kind": "unknown" };
+
+export type ApprovalPolicy = "auto" | "ask" | "deny";
+
+export type ChatEvent = { "type": "started", 
+/**
+ * The conversation (new or existing).
+ */
+conversationId: string, 
+/**
+ * The assistant message being produced.
+ */
+messageId: string, 
+/**
+ * The person's message that started the turn.
+ */
+userMessageId: string, 
+/**
+ * Provider profile name.
+ */
+provider: string, 
+/**
+ * Model id.
+ */
+model: string, } | { "type": "textDelta", 
+/**
+ * The new text.
+ */
+text: string, } | { "type": "reasoningDelta", 
+/**
+ * The new text.
+ */
+text: string, } | { "type": "toolCall", 
+/**
+ * Provider call id.
+ */
+id: string, 
+/**
+ * Registry name of the tool.
+ */
+name: string, 
+/**
+ * Where the tool comes from.
+ */
+source: ToolSource, 
+/**
+ * Raw argument text as the model sent it.
+ */
+arguments: string, 
+/**
+ * Length in Unicode scalar values of the turn's answer text when the call first appeared.
+ */
+textOffset: number, 
+/**
+ * 1-based loop iteration.
+ */
+iteration: number, 
+/**
+ * 0-based position of the call in its iteration.
+ */
+index: number, } | { "type": "toolStarted", 
+/**
+ * Call id.
+ */
+id: string, } | { "type": "toolProgress", 
+/**
+ * Call id.
+ */
+id: string, 
+/**
+ * Sub-agent instance name, `Name[i]`.
+ */
+instance?: string | null, 
+/**
+ * A line of progress text.
+ */
+text?: string | null, 
+/**
+ * A nested event of a sub-agent's own turn.
+ */
+event?: ChatEvent | null, } | { "type": "approvalRequested", 
+/**
+ * Call id.
+ */
+id: string, 
+/**
+ * Tool name.
+ */
+name: string, 
+/**
+ * Where the tool comes from.
+ */
+source: ToolSource, 
+/**
+ * The exact arguments that will run.
+ */
+arguments: string, } | { "type": "approvalResolved", 
+/**
+ * Call id.
+ */
+id: string, 
+/**
+ * Whether the call may run.
+ */
+approved: boolean, } | { "type": "toolResult", 
+/**
+ * Call id.
+ */
+id: string, 
+/**
+ * How it ended.
+ */
+status: ToolStatus, 
+/**
+ * What the model sees.
+ */
+output: string, 
+/**
+ * Wall time of the call.
+ */
+durationMs: number, } | { "type": "usage", 
+/**
+ * This iteration's usage.
+ */
+usage: Usage, 
+/**
+ * Sum over the turn so far.
+ */
+total: Usage, } | { "type": "notice", 
+/**
+ * What kind.
+ */
+kind: NoticeKind, 
+/**
+ * The text to show.
+ */
+message: string, } | { "type": "done", 
+/**
+ * Why.
+ */
+finishReason: FinishReason, 
+/**
+ * Usage summed over iterations.
+ */
+usage: Usage, 
+/**
+ * How many tool calls the model made in the turn.
+ */
+toolCallsMade: number, } | { "type": "error", 
+/**
+ * Classification.
+ */
+kind: ErrorKind, 
+/**
+ * A specific message for a person.
+ */
+message: string, 
+/**
+ * Whether trying again may work.
+ */
+retryable: boolean, };
+
+export type ConversationSummary = { 
+/**
+ * Conversation id.
+ */
+id: string, 
+/**
+ * Title (the first line of the first message unless renamed).
+ */
+title: string, 
+/**
+ * Unix millis.
+ */
+createdAt: number, 
+/**
+ * Unix millis of the last turn started (renaming does not count).
+ */
+updatedAt: number, 
+/**
+ * Messages of both roles.
+ */
+messageCount: number, };
+
+export type Role = "user" | "assistant";
+
+export type MessageStatus = "streaming" | "complete" | "cancelled" | "error" | "interrupted";
+
+export type ToolCallStatus = "pending" | "running" | "ok" | "error" | "timeout" | "denied" | "skipped" | "cancelled";
+
+export type StoredToolResult = { 
+/**
+ * How the call ended.
+ */
+status: ToolStatus, 
+/**
+ * What the model saw.
+ */
+output: string, 
+/**
+ * Wall time of the call.
+ */
+durationMs: number, };
+
+export type StoredToolCall = { 
+/**
+ * The provider's call id.
+ */
+callId: string, 
+/**
+ * Registry name of the tool.
+ */
+name: string, 
+/**
+ * Where the tool comes from.
+ */
+source: ToolSource, 
+/**
+ * Raw argument text as the model sent it.
+ */
+arguments: string, 
+/**
+ * Chars (Unicode scalar values) of the turn's text before the call: where its card goes.
+ */
+textOffset: number, 
+/**
+ * 1-based loop iteration.
+ */
+iteration: number, 
+/**
+ * 0-based position in its iteration.
+ */
+index: number, 
+/**
+ * Where it is in its life.
+ */
+status: ToolCallStatus, 
+/**
+ * The result, if one was written.
+ */
+result: StoredToolResult | null, };
+
+export type StoredError = { 
+/**
+ * Classification.
+ */
+kind: ErrorKind, 
+/**
+ * The message the person saw.
+ */
+message: string, };
+
+export type StoredNotice = { 
+/**
+ * What kind.
+ */
+kind: NoticeKind, 
+/**
+ * The text shown.
+ */
+message: string, };
+
+export type StoredMessage = { 
+/**
+ * Message id.
+ */
+id: string, 
+/**
+ * Who wrote it.
+ */
+role: Role, 
+/**
+ * The visible text (the whole turn's, for an assistant message).
+ */
+content: string, 
+/**
+ * Reasoning text, shown collapsed.
+ */
+reasoning: string, 
+/**
+ * Where it is in its life.
+ */
+status: MessageStatus, 
+/**
+ * Provider profile name (assistant messages).
+ */
+provider: string | null, 
+/**
+ * Model id (assistant messages).
+ */
+model: string | null, 
+/**
+ * Why the turn ended, once it has.
+ */
+finishReason: FinishReason | null, 
+/**
+ * Tokens summed over the turn.
+ */
+usage: Usage, 
+/**
+ * How many tool calls the model made in the turn.
+ */
+toolCallsMade: number, 
+/**
+ * Why the turn failed, if it did.
+ */
+error: StoredError | null, 
+/**
+ * Notices shown during the turn, in order.
+ */
+notices: Array<StoredNotice>, 
+/**
+ * The provider's id for the response, where the provider has one.
+ */
+providerResponseId: string | null, 
+/**
+ * Unix millis.
+ */
+createdAt: number, 
+/**
+ * Unix millis of the last write.
+ */
+updatedAt: number, 
+/**
+ * The turn's tool calls, ordered by (iteration, index).
+ */
+toolCalls: Array<StoredToolCall>, };
+
+export type ConversationView = { 
+/**
+ * Its summary.
+ */
+conversation: ConversationSummary, 
+/**
+ * Messages, oldest first, with tool calls and results.
+ */
+messages: Array<StoredMessage>, 
+/**
+ * Tools disabled for this conversation.
+ */
+disabledTools: Array<string>, };
+
+export type SendRequest = { 
+/**
+ * The conversation to continue, or `null` for a new one.
+ */
+conversationId: string | null, 
+/**
+ * What the person typed.
+ */
+text: string, 
+/**
+ * Provider profile (default: the default profile).
+ */
+provider: string | null, 
+/**
+ * Model (default: the profile's model).
+ */
+model: string | null, 
+/**
+ * Tools forced for the first iteration.
+ */
+forced: Array<string>, 
+/**
+ * `false`: no tools this turn.
+ */
+useTools: boolean, 
+/**
+ * Tools return their example output instead of running.
+ */
+dryRun: boolean, 
+/**
+ * Tools to disable for this chat from this turn on (remembered with the chat). A new chat
+ * has no id to disable tools on before its first turn; this is how it gets them.
+ */
+disableForChat: Array<string>, };
+
+export type TurnStarted = { 
+/**
+ * Conversation id (new or existing).
+ */
+conversationId: string, 
+/**
+ * The assistant message being produced.
+ */
+messageId: string, 
+/**
+ * The person's message.
+ */
+userMessageId: string, };
+
+export type ToolInfo = { 
+/**
+ * Registry name.
+ */
+name: string, 
+/**
+ * What it does.
+ */
+description: string, 
+/**
+ * Where it comes from.
+ */
+source: ToolSource, 
+/**
+ * Enabled in Settings (the person as administrator of their own app).
+ */
+enabled: boolean, 
+/**
+ * Disabled for the conversation asked about.
+ */
+disabledForChat: boolean, 
+/**
+ * Effective approval policy.
+ */
+approval: ApprovalPolicy, 
+/**
+ * Offered only when forced, and then alone.
+ */
+exclusive: boolean, 
+/**
+ * Takes over the answer when it runs.
+ */
+takesControl: boolean, 
+/**
+ * JSON Schema of the arguments.
+ */
+parameters: unknown, };
+
+export type ProviderInfo = { 
+/**
+ * Profile name.
+ */
+name: string, 
+/**
+ * API kind.
+ */
+kind: string, 
+/**
+ * Base URL.
+ */
+baseUrl: string, 
+/**
+ * Default model.
+ */
+model: string | null, 
+/**
+ * Whether it is the default profile.
+ */
+isDefault: boolean, };
+
+export type ApprovalChoice = "once" | "chat" | "always" | "deny";
+
+export type IpcError = { 
+/**
+ * Classification.
+ */
+kind: ErrorKind, 
+/**
+ * What to tell the person. Never contains a secret.
+ */
+message: string, 
+/**
+ * Whether trying again may work.
+ */
+retryable: boolean, };
+
+export type ToolPrefs = { 
+/**
+ * Tools never offered.
+ */
+disabled: Array<string>, 
+/**
+ * Approval policy overrides.
+ */
+approval: { [key in string]: ApprovalPolicy }, };
+
+export type Limits = { 
+/**
+ * Model calls with tools per turn before the last, tools-off call.
+ */
+maxIterations: number | null, 
+/**
+ * Unique tool calls run per round.
+ */
+maxToolCallsPerRound: number | null, 
+/**
+ * Per-call tool timeout, seconds.
+ */
+toolTimeoutSecs: number | null, 
+/**
+ * A stream silent this long is abandoned, seconds.
+ */
+idleTimeoutSecs: number | null, };
+
+export type Retry = { 
+/**
+ * How many retries.
+ */
+maxRetries: number | null, 
+/**
+ * First delay, milliseconds; doubles per attempt.
+ */
+baseDelayMs: number | null, };
+
+export type Settings = { 
+/**
+ * Default provider profile.
+ */
+defaultProvider: string | null, 
+/**
+ * Tool preferences.
+ */
+tools: ToolPrefs, 
+/**
+ * Loop limits.
+ */
+limits: Limits, 
+/**
+ * Retry policy.
+ */
+retry: Retry, };
