@@ -1,0 +1,20 @@
+//! Declares the app's commands so capabilities can grant them one by one (least privilege).
+
+fn main() {
+    let attributes = tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(&[
+        "list_conversations",
+        "search_conversations",
+        "open_conversation",
+        "rename_conversation",
+        "delete_conversation",
+        "send_message",
+        "stop_turn",
+        "regenerate",
+        "list_tools",
+        "set_chat_tool_disabled",
+        "list_providers",
+        "list_models",
+        "resolve_approval",
+    ]));
+    tauri_build::try_build(attributes).expect("tauri build script");
+}

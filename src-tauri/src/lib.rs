@@ -1,0 +1,184 @@
+//! The Switchboard desktop shell: Tauri commands that each call one method of
+//! [`switchboard_service::Service`]. Nothing else lives here: no product logic, no SQL, no HTTP.
+//!
+//! Architecture invariant: this is the only crate that knows Tauri. Every command returns
+//! [`IpcError`] on failure (a `kind` the UI can act on), and a turn's events travel over one
+//! `Channel<ChatEvent>` per turn.
+
+use std::sync::Arc;
+use switchboard_core::{ChatEvent, ErrorKind, EventSink};
+use switchboard_service::ipc::{
+    ApprovalChoice, ConversationView, IpcError, ProviderInfo, SendRequest, ToolInfo, TurnStarted,
+};
+use switchboard_service::Service;
+use switchboard_store::ConversationSummary;
+use tauri::ipc::Channel;
+use tauri::{Manager, State};
+
+/// Command result: the typed IPC error on failure.
+type Result<T> = std::result::Result<T, IpcError>;
+
+fn ipc(e: switchboard_service::Error) -> IpcError {
+    e.into()
+}
+
+/// Forwards a turn's events to the webview. A closed window drops the channel; the turn goes on
+/// and is recorded, so reopening the conversation shows it.
+struct ChannelSink(Channel<ChatEvent>);
+
+impl EventSink for ChannelSink {
+    fn emit(&self, event: ChatEvent) {
+        if let Err(e) = self.0.send(event) {
+            tracing::debug!("event not delivered to the window: {e}");
+        }
+    }
+}
+
+#[tauri::command]
+async fn list_conversations(service: State<'_, Service>) -> Result<Vec<ConversationSummary>> {
+    service.conversations().map_err(ipc)
+}
+
+#[tauri::command]
+async fn search_conversations(service: State<'_, Service>, query: String) -> Result<Vec<ConversationSummary>> {
+    service.search(&query).map_err(ipc)
+}
+
+#[tauri::command]
+async fn open_conversation(service: State<'_, Service>, id: String) -> Result<ConversationView> {
+    service.open(&id).map_err(ipc)
+}
+
+#[tauri::command]
+async fn rename_conversation(service: State<'_, Service>, id: String, title: String) -> Result<()> {
+    service.rename(&id, &title).map_err(ipc)
+}
+
+#[tauri::command]
+async fn delete_conversation(service: State<'_, Service>, id: String) -> Result<()> {
+    service.delete(&id).map_err(ipc)
+}
+
+#[tauri::command]
+async fn send_message(
+    service: State<'_, Service>,
+    request: SendRequest,
+    on_event: Channel<ChatEvent>,
+) -> Result<TurnStarted> {
+    service.send(request, Arc::new(ChannelSink(on_event))).map_err(ipc)
+}
+
+#[tauri::command]
+async fn stop_turn(service: State<'_, Service>, message_id: String) -> Result<bool> {
+    Ok(service.stop(&message_id))
+}
+
+#[tauri::command]
+async fn regenerate(
+    service: State<'_, Service>,
+    conversation_id: String,
+    on_event: Channel<ChatEvent>,
+) -> Result<TurnStarted> {
+    let request = SendRequest::text(Some(conversation_id.clone()), "");
+    service.regenerate(&conversation_id, request, Arc::new(ChannelSink(on_event))).map_err(ipc)
+}
+
+#[tauri::command]
+async fn list_tools(service: State<'_, Service>, conversation_id: Option<String>) -> Result<Vec<ToolInfo>> {
+    service.tools(conversation_id.as_deref()).map_err(ipc)
+}
+
+#[tauri::command]
+async fn set_chat_tool_disabled(
+    service: State<'_, Service>,
+    conversation_id: String,
+    name: String,
+    disabled: bool,
+) -> Result<()> {
+    service.set_chat_tool_disabled(&conversation_id, &name, disabled).map_err(ipc)
+}
+
+#[tauri::command]
+async fn list_providers(service: State<'_, Service>) -> Result<Vec<ProviderInfo>> {
+    service.providers().map_err(ipc)
+}
+
+#[tauri::command]
+async fn list_models(service: State<'_, Service>, provider: Option<String>) -> Result<Vec<String>> {
+    service.models(provider.as_deref()).await.map_err(ipc)
+}
+
+#[tauri::command]
+async fn resolve_approval(service: State<'_, Service>, call_id: String, choice: ApprovalChoice) -> Result<()> {
+    service.resolve_approval(&call_id, choice).map_err(ipc)
+}
+
+/// Opens the data directory's database and builds the service the commands share.
+pub fn open_service() -> std::result::Result<Service, IpcError> {
+    let fail = |kind: ErrorKind, message: String| IpcError { kind, message, retryable: false };
+    let dir = switchboard_store::resolve_data_dir(None).map_err(|e| fail(e.kind(), e.to_string()))?;
+    let store = switchboard_store::Store::open(&dir.join(switchboard_store::DB_FILE))
+        .map_err(|e| fail(e.kind(), e.to_string()))?;
+    let keys: Arc<dyn switchboard_secrets::SecretStore> = Arc::new(switchboard_secrets::EnvStore::new());
+    Service::new(store, keys).map_err(IpcError::from)
+}
+
+/// Registers the commands on a builder (shared by the app and the command tests).
+pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
+    builder.invoke_handler(tauri::generate_handler![
+        list_conversations,
+        search_conversations,
+        open_conversation,
+        rename_conversation,
+        delete_conversation,
+        send_message,
+        stop_turn,
+        regenerate,
+        list_tools,
+        set_chat_tool_disabled,
+        list_providers,
+        list_models,
+        resolve_approval,
+    ])
+}
+
+/// The app's context (config, embedded UI, icons, capabilities), for any runtime: the app uses
+/// Wry, the command tests the mock runtime, both under the same capabilities.
+pub fn context<R: tauri::Runtime>() -> tauri::Context<R> {
+    tauri::generate_context!()
+}
+
+/// Runs the desktop app.
+pub fn run() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let service = match open_service() {
+        Ok(s) => s,
+        Err(e) => {
+            // Without a database there is nothing to show; say why instead of a blank window.
+            eprintln!("Switchboard cannot start: {}", e.message);
+            std::process::exit(1);
+        }
+    };
+    let app = with_commands(
+        tauri::Builder::default()
+            .plugin(tauri_plugin_opener::init())
+            .plugin(tauri_plugin_window_state::Builder::default().build()),
+    )
+    .manage(service)
+    .setup(|app| {
+        if let Some(window) = app.get_webview_window("main") {
+            window.set_title("Switchboard")?;
+        }
+        Ok(())
+    });
+    if let Err(e) = app.run(context()) {
+        eprintln!("Switchboard stopped: {e}");
+        std::process::exit(1);
+    }
+}

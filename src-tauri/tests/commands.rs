@@ -1,0 +1,122 @@
+//! Command handlers without a webview: Tauri's mock runtime invokes them the way the UI does and
+//! checks the JSON that comes back, errors included.
+
+use serde_json::{Value, json};
+use std::sync::Arc;
+use switchboard_service::Service;
+use switchboard_store::{ProviderProfile, Store};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
+use tauri::webview::InvokeRequest;
+use tauri::{App, WebviewWindow, WebviewWindowBuilder};
+
+fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service) {
+    let service = Service::new(Store::open_in_memory().unwrap(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
+    let app = switchboard_desktop::with_commands(mock_builder())
+        .manage(service.clone())
+        .build(switchboard_desktop::context())
+        .unwrap();
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    (app, webview, service)
+}
+
+fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result<Value, Value> {
+    invoke_from(webview, "tauri://localhost", cmd, body)
+}
+
+fn invoke_from(webview: &WebviewWindow<MockRuntime>, url: &str, cmd: &str, body: Value) -> Result<Value, Value> {
+    get_ipc_response(
+        webview,
+        InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: url.parse().unwrap(),
+            body: InvokeBody::Json(body),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        },
+    )
+    .map(|b| b.deserialize::<Value>().unwrap())
+}
+
+#[test]
+fn conversations_are_listed_opened_renamed_and_deleted() {
+    let (_app, webview, service) = app();
+    assert_eq!(invoke(&webview, "list_conversations", json!({})).unwrap(), json!([]));
+    let rows = service.store().begin_turn(None, "Hello 👋", "p", "m").unwrap();
+    let list = invoke(&webview, "list_conversations", json!({})).unwrap();
+    assert_eq!(list[0]["id"], rows.conversation_id);
+    assert_eq!(list[0]["title"], "Hello 👋");
+
+    let view = invoke(&webview, "open_conversation", json!({"id": rows.conversation_id})).unwrap();
+    assert_eq!(view["messages"][0]["content"], "Hello 👋");
+    assert_eq!(view["messages"][1]["status"], "streaming");
+    assert_eq!(view["disabledTools"], json!([]));
+
+    invoke(&webview, "rename_conversation", json!({"id": rows.conversation_id, "title": "Greetings"})).unwrap();
+    let found = invoke(&webview, "search_conversations", json!({"query": "greet"})).unwrap();
+    assert_eq!(found[0]["title"], "Greetings");
+    invoke(&webview, "delete_conversation", json!({"id": rows.conversation_id})).unwrap();
+    assert_eq!(invoke(&webview, "list_conversations", json!({})).unwrap(), json!([]));
+}
+
+#[test]
+fn errors_reach_the_ui_typed() {
+    let (_app, webview, _service) = app();
+    let err = invoke(&webview, "open_conversation", json!({"id": "nope"})).unwrap_err();
+    assert_eq!(err["kind"], "config");
+    assert_eq!(err["retryable"], false);
+    assert!(err["message"].as_str().unwrap().contains("nope"), "{err}");
+
+    let err = invoke(&webview, "rename_conversation", json!({"id": "nope", "title": "  "})).unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("cannot be empty"), "{err}");
+
+    let err = invoke(&webview, "resolve_approval", json!({"callId": "c1", "choice": "once"})).unwrap_err();
+    assert_eq!(err["kind"], "config");
+}
+
+#[test]
+fn tools_can_be_disabled_for_a_chat() {
+    let (_app, webview, service) = app();
+    let rows = service.store().begin_turn(None, "hi", "p", "m").unwrap();
+    let tools = invoke(&webview, "list_tools", json!({"conversationId": rows.conversation_id})).unwrap();
+    let get_time = tools.as_array().unwrap().iter().find(|t| t["name"] == "get_time").unwrap().clone();
+    assert_eq!(get_time["source"], json!({"kind": "builtin"}));
+    assert_eq!(get_time["disabledForChat"], false);
+    invoke(
+        &webview,
+        "set_chat_tool_disabled",
+        json!({"conversationId": rows.conversation_id, "name": "get_time", "disabled": true}),
+    )
+    .unwrap();
+    let tools = invoke(&webview, "list_tools", json!({"conversationId": rows.conversation_id})).unwrap();
+    assert_eq!(tools[0]["disabledForChat"], true);
+    let tools = invoke(&webview, "list_tools", json!({"conversationId": null})).unwrap();
+    assert_eq!(tools[0]["disabledForChat"], false, "other chats are unaffected");
+}
+
+#[test]
+fn providers_are_listed_without_keys() {
+    let (_app, webview, service) = app();
+    let profile = ProviderProfile {
+        name: "local".into(),
+        kind: "openai".into(),
+        base_url: "http://127.0.0.1:9/v1".into(),
+        model: Some("m".into()),
+    };
+    service.add_provider(&profile, true).unwrap();
+    let providers = invoke(&webview, "list_providers", json!({})).unwrap();
+    assert_eq!(
+        providers,
+        json!([{"name": "local", "kind": "openai", "baseUrl": "http://127.0.0.1:9/v1", "model": "m", "isDefault": true}])
+    );
+    assert_eq!(invoke(&webview, "stop_turn", json!({"messageId": "x"})).unwrap(), json!(false));
+}
+
+#[test]
+fn commands_are_refused_to_remote_origins() {
+    let (_app, webview, _service) = app();
+    let err = invoke_from(&webview, "https://evil.example", "list_conversations", json!({})).unwrap_err();
+    assert!(err.as_str().unwrap_or_default().contains("not allowed"), "{err}");
+}
