@@ -1,0 +1,126 @@
+/**
+ * The only module that talks to the Tauri shell (and the only importer of @tauri-apps/*). Every
+ * command of the IPC contract is one typed method; rejections are normalized to `IpcError`.
+ * Outside Tauri (plain `npm run dev` in a browser) a scripted in-memory fake stands in; tests swap
+ * in their own backend with `setBackend`.
+ */
+import { Channel, invoke } from '@tauri-apps/api/core';
+import { openUrl as openerOpenUrl } from '@tauri-apps/plugin-opener';
+import type {
+  ApprovalChoice,
+  ChatEvent,
+  ConversationSummary,
+  ConversationView,
+  ProviderInfo,
+  SendRequest,
+  ToolInfo,
+  TurnStarted,
+} from './bindings';
+import type { Backend, TurnHandlers } from './backend';
+import { toIpcError } from './errors';
+import { isAllowedUrl } from '../markdown/links';
+
+export type { Backend, TurnHandlers } from './backend';
+
+/**
+ * A Channel for one turn. Tauri sends an end marker when the Rust side drops the channel and then
+ * calls the channel's (private) `cleanupCallback`; wrapping it is how the UI learns that the stream
+ * ended, so a turn whose channel closes without `done` keeps its partial answer as interrupted.
+ */
+function channelFor(handlers: TurnHandlers): Channel<ChatEvent> {
+  const ch = new Channel<ChatEvent>();
+  ch.onmessage = (event) => handlers.onEvent(event);
+  const inner = ch as unknown as { cleanupCallback?: () => void };
+  const cleanup = inner.cleanupCallback;
+  if (typeof cleanup === 'function') {
+    inner.cleanupCallback = () => {
+      cleanup.call(ch);
+      handlers.onClose?.();
+    };
+  }
+  return ch;
+}
+
+async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+  if (!inTauri()) {
+    throw toIpcError({ kind: 'internal', message: 'This window is not connected to the Switchboard app. Open Switchboard from the desktop app.' });
+  }
+  try {
+    return await invoke<T>(cmd, args);
+  } catch (e) {
+    throw toIpcError(e);
+  }
+}
+
+/** The real backend: the shell's commands, argument names exactly as the contract says. */
+export const tauriBackend: Backend = {
+  listConversations: () => call<ConversationSummary[]>('list_conversations'),
+  searchConversations: (query) => call<ConversationSummary[]>('search_conversations', { query }),
+  openConversation: (id) => call<ConversationView>('open_conversation', { id }),
+  renameConversation: (id, title) => call<void>('rename_conversation', { id, title }),
+  deleteConversation: (id) => call<void>('delete_conversation', { id }),
+  sendMessage: (request: SendRequest, handlers) => call<TurnStarted>('send_message', { request, onEvent: channelFor(handlers) }),
+  stopTurn: (messageId) => call<boolean>('stop_turn', { messageId }),
+  regenerate: (conversationId, handlers) => call<TurnStarted>('regenerate', { conversationId, onEvent: channelFor(handlers) }),
+  listTools: (conversationId) => call<ToolInfo[]>('list_tools', { conversationId }),
+  setChatToolDisabled: (conversationId, name, disabled) => call<void>('set_chat_tool_disabled', { conversationId, name, disabled }),
+  listProviders: () => call<ProviderInfo[]>('list_providers'),
+  listModels: (provider) => call<string[]>('list_models', { provider }),
+  resolveApproval: (callId, choice: ApprovalChoice) => call<void>('resolve_approval', { callId, choice }),
+  openUrl: async (url) => {
+    if (!isAllowedUrl(url)) throw toIpcError({ kind: 'badRequest', message: 'This link cannot be opened.' });
+    try {
+      await openerOpenUrl(url);
+    } catch (e) {
+      throw toIpcError(e);
+    }
+  },
+};
+
+/** Whether the page runs inside the Tauri webview. */
+export function inTauri(): boolean {
+  return typeof window !== 'undefined' && '__TAURI_INTERNALS__' in window;
+}
+
+let current: Backend | null = null;
+let loading: Promise<Backend> | null = null;
+
+async function pickBackend(): Promise<Backend> {
+  if (inTauri()) return tauriBackend;
+  if (import.meta.env.DEV) {
+    const { createFakeBackend } = await import('./fake');
+    return createFakeBackend();
+  }
+  return tauriBackend;
+}
+
+/** The backend in use (chosen once). */
+export function backend(): Promise<Backend> {
+  if (current) return Promise.resolve(current);
+  loading ??= pickBackend().then((b) => (current ??= b));
+  return loading;
+}
+
+/** Replaces the backend (tests; the dev fake). */
+export function setBackend(b: Backend): void {
+  current = b;
+  loading = null;
+}
+
+/** Every command, typed; each call goes to the backend in use. */
+export const api: Backend = {
+  listConversations: async () => (await backend()).listConversations(),
+  searchConversations: async (q) => (await backend()).searchConversations(q),
+  openConversation: async (id) => (await backend()).openConversation(id),
+  renameConversation: async (id, title) => (await backend()).renameConversation(id, title),
+  deleteConversation: async (id) => (await backend()).deleteConversation(id),
+  sendMessage: async (request, handlers) => (await backend()).sendMessage(request, handlers),
+  stopTurn: async (messageId) => (await backend()).stopTurn(messageId),
+  regenerate: async (conversationId, handlers) => (await backend()).regenerate(conversationId, handlers),
+  listTools: async (conversationId) => (await backend()).listTools(conversationId),
+  setChatToolDisabled: async (conversationId, name, disabled) => (await backend()).setChatToolDisabled(conversationId, name, disabled),
+  listProviders: async () => (await backend()).listProviders(),
+  listModels: async (provider) => (await backend()).listModels(provider),
+  resolveApproval: async (callId, choice) => (await backend()).resolveApproval(callId, choice),
+  openUrl: async (url) => (await backend()).openUrl(url),
+};

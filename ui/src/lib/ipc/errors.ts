@@ -1,0 +1,59 @@
+/** IPC errors as the UI handles them, and the words it shows for each kind. */
+import type { ErrorKind, IpcError } from './bindings';
+
+const KINDS: readonly ErrorKind[] = [
+  'auth', 'rateLimited', 'overloaded', 'contextLength', 'badRequest', 'notFound', 'server',
+  'network', 'timeout', 'cancelled', 'protocol', 'config', 'storage', 'internal',
+];
+
+function isKind(k: unknown): k is ErrorKind {
+  return typeof k === 'string' && (KINDS as readonly string[]).includes(k);
+}
+
+/** Normalizes whatever a rejected `invoke` (or a thrown exception) carries into an `IpcError`. */
+export function toIpcError(e: unknown): IpcError {
+  if (e && typeof e === 'object' && 'message' in e) {
+    const o = e as { kind?: unknown; message?: unknown; retryable?: unknown };
+    return {
+      kind: isKind(o.kind) ? o.kind : 'internal',
+      message: typeof o.message === 'string' && o.message ? o.message : 'Something went wrong.',
+      retryable: o.retryable === true,
+    };
+  }
+  if (typeof e === 'string' && e) return { kind: 'internal', message: e, retryable: false };
+  return { kind: 'internal', message: 'Something went wrong.', retryable: false };
+}
+
+/** A person-readable headline for each error kind. */
+export function describeErrorKind(kind: ErrorKind): string {
+  switch (kind) {
+    case 'auth':
+      return 'The provider rejected the API key';
+    case 'rateLimited':
+      return 'The provider is rate-limiting requests';
+    case 'overloaded':
+      return 'The provider is overloaded right now';
+    case 'contextLength':
+      return 'The conversation is too long for this model';
+    case 'badRequest':
+      return 'The provider rejected the request';
+    case 'notFound':
+      return 'The model or endpoint was not found';
+    case 'server':
+      return 'The provider had a server error';
+    case 'network':
+      return 'Could not reach the provider';
+    case 'timeout':
+      return 'The provider took too long to answer';
+    case 'cancelled':
+      return 'The request was cancelled';
+    case 'protocol':
+      return 'The provider sent a response Switchboard could not read';
+    case 'config':
+      return 'Switchboard is not configured for this';
+    case 'storage':
+      return 'Could not read or write the local database';
+    case 'internal':
+      return 'Something went wrong inside Switchboard';
+  }
+}

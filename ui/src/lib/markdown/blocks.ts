@@ -1,0 +1,122 @@
+/**
+ * Streaming Markdown without re-parsing the whole answer per token: the text is split into blocks at
+ * blank lines outside fences and display math; completed blocks are rendered once and cached; only
+ * the last (growing) block is rendered again as text arrives.
+ */
+import { renderMarkdown } from './render';
+
+export interface Block {
+  source: string;
+  /** False only for the last block of a text that is still growing. */
+  complete: boolean;
+}
+
+const FENCE_OPEN = /^\s*(`{3,}|~{3,})/;
+
+interface Fence {
+  char: string;
+  len: number;
+}
+
+function fenceClose(line: string, open: Fence): boolean {
+  const m = /^[\s>]*(`{3,}|~{3,})\s*$/.exec(line);
+  const f = m?.[1];
+  return !!f && f[0] === open.char && f.length >= open.len;
+}
+
+/**
+ * Splits Markdown into blocks. A blank line ends a block only when it is outside a code fence or a
+ * `$$` block and the next non-blank line starts at column 0 (an indented line continues a list item
+ * or a code block, and must be parsed with what comes before it).
+ */
+export function splitBlocks(text: string, final: boolean): Block[] {
+  const lines = text.split('\n');
+  const blocks: Block[] = [];
+  let current: string[] = [];
+  let fence: Fence | null = null;
+  let math = false;
+  let pendingBlank = 0;
+
+  const flush = () => {
+    if (current.length > 0) blocks.push({ source: current.join('\n'), complete: true });
+    current = [];
+  };
+
+  for (const line of lines) {
+    const blank = line.trim() === '';
+    if (fence) {
+      current.push(line);
+      if (fenceClose(line, fence)) fence = null;
+      continue;
+    }
+    if (math) {
+      current.push(line);
+      if (line.trim().endsWith('$$')) math = false;
+      continue;
+    }
+    if (blank) {
+      pendingBlank++;
+      continue;
+    }
+    if (pendingBlank > 0) {
+      if (/^\S/.test(line)) flush();
+      else for (let i = 0; i < pendingBlank; i++) current.push('');
+      pendingBlank = 0;
+    }
+    current.push(line);
+    const f = FENCE_OPEN.exec(line);
+    if (f?.[1]) {
+      // A backtick fence whose info string has a backtick is not a fence (CommonMark).
+      const rest = line.slice(line.indexOf(f[1]) + f[1].length);
+      if (!(f[1][0] === '`' && rest.includes('`'))) fence = { char: f[1][0] ?? '`', len: f[1].length };
+    } else if (line.trim().startsWith('$$')) {
+      const t = line.trim();
+      if (t === '$$' || !t.slice(2).trimEnd().endsWith('$$')) math = true;
+    }
+  }
+  if (current.length > 0) blocks.push({ source: current.join('\n'), complete: final || (pendingBlank > 0 && !fence && !math) });
+  return blocks;
+}
+
+export type RenderFn = (src: string) => string;
+
+export interface RenderedBlock {
+  html: string;
+  complete: boolean;
+}
+
+/** Keeps the rendered HTML of completed blocks; one instance per text run on screen. */
+export class BlockRenderer {
+  private cache = new Map<string, string>();
+  /** The last render of the growing block: when it completes unchanged, it is not rendered again. */
+  private growing: { source: string; html: string } | null = null;
+  private readonly render: RenderFn;
+
+  constructor(render: RenderFn = renderMarkdown) {
+    this.render = render;
+  }
+
+  /** Renders `text`; `final` once the text will not grow any more. */
+  update(text: string, final: boolean): RenderedBlock[] {
+    const blocks = splitBlocks(text, final);
+    const out: RenderedBlock[] = [];
+    const used = new Map<string, string>();
+    let growing: { source: string; html: string } | null = null;
+    for (const b of blocks) {
+      const known = this.cache.get(b.source) ?? used.get(b.source) ?? (this.growing?.source === b.source ? this.growing.html : undefined);
+      if (b.complete) {
+        const html = known ?? this.render(b.source);
+        used.set(b.source, html);
+        out.push({ html, complete: true });
+      } else {
+        const html = known ?? this.render(b.source);
+        growing = { source: b.source, html };
+        out.push({ html, complete: false });
+      }
+    }
+    this.growing = growing;
+    // Only blocks still on screen stay cached: an edited or regenerated text frees the old ones.
+    this.cache = used;
+    return out;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Markdown -> safe HTML: markdown-it (`html: false`, linkify), highlight.js for closed fences only,
+ * KaTeX for $...$ / $$...$$, and DOMPurify as the last pass.
+ */
+import markdownIt from 'markdown-it';
+import type { Env, MarkdownIt, Token } from 'markdown-it';
+import hljs from 'highlight.js/lib/common';
+import { mathPlugin } from './math';
+import { sanitizeHtml } from './sanitize';
+import { isInlineImage } from './links';
+
+/** The source lines of the text being rendered, kept in the render env for the fence rule. */
+function envLines(env: Env | undefined): string[] | undefined {
+  const lines = env?.['lines'];
+  return Array.isArray(lines) ? (lines as string[]) : undefined;
+}
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+const CLOSING_FENCE = /^[\s>]*(`{3,}|~{3,})\s*$/;
+
+/** A fence is closed when its last source line is a closing fence of the same kind and length. */
+export function isFenceClosed(token: Token, lines: string[] | undefined): boolean {
+  if (!token.map || !lines) return false;
+  const [start, end] = token.map;
+  if (end - start < 2) return false;
+  const last = lines[end - 1];
+  if (last === undefined) return false;
+  const m = CLOSING_FENCE.exec(last);
+  const fence = m?.[1];
+  return !!fence && fence[0] === token.markup[0] && fence.length >= token.markup.length;
+}
+
+function createMarkdown(): MarkdownIt {
+  const md = markdownIt({ html: false, linkify: true, breaks: true, typographer: false });
+  md.use(mathPlugin);
+
+  md.renderer.rules.fence = (tokens, idx, _options, env) => {
+    const token = tokens[idx];
+    if (!token) return '';
+    const info = md.utils.unescapeAll(token.info).trim();
+    const lang = (info.split(/\s+/)[0] ?? '').toLowerCase();
+    const closed = isFenceClosed(token, envLines(env));
+    let body: string;
+    let highlighted = false;
+    if (closed && lang && hljs.getLanguage(lang)) {
+      body = hljs.highlight(token.content, { language: lang, ignoreIllegals: true }).value;
+      highlighted = true;
+    } else {
+      body = escapeHtml(token.content);
+    }
+    const label = lang ? `<div class="code-lang">${escapeHtml(lang)}</div>` : '';
+    const cls = `code-block${highlighted ? ' hljs' : ''}${closed ? '' : ' code-open'}`;
+    return `<pre class="${cls}">${label}<code>${body}</code></pre>\n`;
+  };
+
+  md.renderer.rules.image = (tokens, idx, options, env, self) => {
+    const token = tokens[idx];
+    if (!token) return '';
+    const alt = self.renderInlineAsText(token.children ?? [], options, env);
+    const src = String(token.attrGet('src') ?? '');
+    if (isInlineImage(src)) return `<img src="${escapeHtml(src)}" alt="${escapeHtml(alt)}">`;
+    // Remote images are never fetched: a URL can carry the conversation to a stranger's server.
+    return `<span class="image-blocked" title="Remote images are not loaded">[image: ${escapeHtml(alt)}]</span>`;
+  };
+
+  return md;
+}
+
+let instance: MarkdownIt | null = null;
+
+/** Renders Markdown to sanitized HTML. */
+export function renderMarkdown(src: string): string {
+  instance ??= createMarkdown();
+  const env: Env = { lines: src.split('\n') };
+  return sanitizeHtml(instance.render(src, env));
+}

@@ -1,0 +1,235 @@
+/**
+ * The one model every message view is built from. A pure reducer turns the live `ChatEvent`s of a
+ * turn into a `MessageModel`; a pure function builds the same model from a `StoredMessage`. The
+ * reducer mirrors what the store's Recorder writes, so a reopened answer looks exactly as it did live.
+ */
+import type {
+  ChatEvent,
+  FinishReason,
+  MessageStatus,
+  Role,
+  StoredError,
+  StoredMessage,
+  StoredNotice,
+  StoredToolResult,
+  ToolCallStatus,
+  ToolSource,
+  Usage,
+} from '../ipc/bindings';
+
+export interface ToolCallModel {
+  id: string;
+  name: string;
+  source: ToolSource;
+  arguments: string;
+  textOffset: number;
+  iteration: number;
+  index: number;
+  status: ToolCallStatus;
+  result: StoredToolResult | null;
+  /** Live progress lines while the call runs; cleared when its result arrives (never stored). */
+  progress: string[];
+  /** Live only: the loop waits for the person to allow or deny this call. */
+  awaitingApproval: boolean;
+}
+
+export interface MessageModel {
+  id: string;
+  role: Role;
+  content: string;
+  reasoning: string;
+  status: MessageStatus;
+  provider: string | null;
+  model: string | null;
+  finishReason: FinishReason | null;
+  usage: Usage;
+  toolCallsMade: number;
+  error: StoredError | null;
+  notices: StoredNotice[];
+  toolCalls: ToolCallModel[];
+}
+
+export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 });
+
+/** The assistant message a turn is about to produce (before `started` gives it an id). */
+export function pendingAssistant(id = ''): MessageModel {
+  return {
+    id,
+    role: 'assistant',
+    content: '',
+    reasoning: '',
+    status: 'streaming',
+    provider: null,
+    model: null,
+    finishReason: null,
+    usage: { ...ZERO_USAGE },
+    toolCallsMade: 0,
+    error: null,
+    notices: [],
+    toolCalls: [],
+  };
+}
+
+/** The person's message as the UI shows it before the store has it. */
+export function userMessage(id: string, text: string): MessageModel {
+  return { ...pendingAssistant(id), role: 'user', content: text, status: 'complete' };
+}
+
+/** Builds the model of a message read back from the store (`open_conversation`). */
+export function fromStored(m: StoredMessage): MessageModel {
+  return {
+    id: m.id,
+    role: m.role,
+    content: m.content,
+    reasoning: m.reasoning,
+    status: m.status,
+    provider: m.provider,
+    model: m.model,
+    finishReason: m.finishReason,
+    usage: { ...m.usage },
+    toolCallsMade: m.toolCallsMade,
+    error: m.error ? { ...m.error } : null,
+    notices: m.notices.map((n) => ({ ...n })),
+    toolCalls: m.toolCalls.map((c) => ({
+      id: c.callId,
+      name: c.name,
+      source: c.source,
+      arguments: c.arguments,
+      textOffset: c.textOffset,
+      iteration: c.iteration,
+      index: c.index,
+      status: c.status,
+      result: c.result ? { ...c.result } : null,
+      progress: [],
+      awaitingApproval: false,
+    })),
+  };
+}
+
+function statusFromFinish(reason: FinishReason): MessageStatus {
+  if (reason === 'cancelled') return 'cancelled';
+  if (reason === 'error') return 'error';
+  return 'complete';
+}
+
+function updateCall(m: MessageModel, id: string, f: (c: ToolCallModel) => ToolCallModel): MessageModel {
+  let found = false;
+  const toolCalls = m.toolCalls.map((c) => {
+    if (c.id !== id) return c;
+    found = true;
+    return f(c);
+  });
+  return found ? { ...m, toolCalls } : m;
+}
+
+/** Applies one live event to the model of the turn's assistant message. Pure: returns a new model. */
+export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
+  switch (e.type) {
+    case 'started':
+      return { ...m, id: e.messageId, provider: e.provider, model: e.model, status: 'streaming' };
+    case 'textDelta':
+      return e.text ? { ...m, content: m.content + e.text } : m;
+    case 'reasoningDelta':
+      return e.text ? { ...m, reasoning: m.reasoning + e.text } : m;
+    case 'toolCall': {
+      const call: ToolCallModel = {
+        id: e.id,
+        name: e.name,
+        source: e.source,
+        arguments: e.arguments,
+        textOffset: e.textOffset,
+        iteration: e.iteration,
+        index: e.index,
+        status: 'pending',
+        result: null,
+        progress: [],
+        awaitingApproval: false,
+      };
+      if (m.toolCalls.some((c) => c.id === e.id)) return updateCall(m, e.id, (c) => ({ ...call, status: c.status, result: c.result }));
+      return { ...m, toolCalls: [...m.toolCalls, call] };
+    }
+    case 'toolStarted':
+      return updateCall(m, e.id, (c) => (c.status === 'pending' ? { ...c, status: 'running', awaitingApproval: false } : c));
+    case 'toolProgress': {
+      const line = e.text ?? progressLine(e.event);
+      if (!line) return m;
+      const label = e.instance ? `${e.instance}: ${line}` : line;
+      return updateCall(m, e.id, (c) => ({ ...c, progress: [...c.progress, label].slice(-50) }));
+    }
+    case 'approvalRequested':
+      return updateCall(m, e.id, (c) => ({ ...c, awaitingApproval: true }));
+    case 'approvalResolved':
+      return updateCall(m, e.id, (c) => ({ ...c, awaitingApproval: false }));
+    case 'toolResult':
+      return updateCall(m, e.id, (c) => ({
+        ...c,
+        status: e.status,
+        result: { status: e.status, output: e.output, durationMs: e.durationMs },
+        progress: [],
+        awaitingApproval: false,
+      }));
+    case 'usage':
+      return { ...m, usage: { ...e.total } };
+    case 'notice':
+      return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };
+    case 'error':
+      return { ...m, error: { kind: e.kind, message: e.message } };
+    case 'done':
+      return {
+        ...m,
+        status: statusFromFinish(e.finishReason),
+        finishReason: e.finishReason,
+        usage: { ...e.usage },
+        toolCallsMade: e.toolCallsMade,
+        // As the Recorder does: no card keeps spinning after the turn ended.
+        toolCalls: m.toolCalls.map((c) =>
+          c.status === 'pending' || c.status === 'running' ? { ...c, status: 'cancelled', awaitingApproval: false } : c.awaitingApproval ? { ...c, awaitingApproval: false } : c,
+        ),
+      };
+  }
+}
+
+/** A one-line summary of a sub-agent's nested event, for a tool card's progress. */
+function progressLine(e: ChatEvent | null | undefined): string | null {
+  if (!e) return null;
+  switch (e.type) {
+    case 'toolCall':
+      return `calls ${e.name}`;
+    case 'toolResult':
+      return `tool finished (${e.status})`;
+    case 'notice':
+      return e.message;
+    case 'error':
+      return `error: ${e.message}`;
+    case 'done':
+      return 'finished';
+    default:
+      return null;
+  }
+}
+
+/** Applies events in order. */
+export function reduceAll(m: MessageModel, events: Iterable<ChatEvent>): MessageModel {
+  let out = m;
+  for (const e of events) out = reduce(out, e);
+  return out;
+}
+
+/**
+ * The turn's events stopped without `done` (the channel closed, the shell failed): keep the partial
+ * answer, mark it interrupted as the store does after a restart.
+ */
+export function interrupt(m: MessageModel, error: StoredError | null = null): MessageModel {
+  if (m.status !== 'streaming') return m;
+  return {
+    ...m,
+    status: error && m.content === '' && m.toolCalls.length === 0 ? 'error' : 'interrupted',
+    error: error ?? m.error,
+    toolCalls: m.toolCalls.map((c) => (c.awaitingApproval ? { ...c, awaitingApproval: false } : c)),
+  };
+}
+
+/** Whether a call still has no result. */
+export function isInFlight(c: ToolCallModel): boolean {
+  return c.status === 'pending' || c.status === 'running';
+}

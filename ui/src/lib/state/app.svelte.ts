@@ -1,0 +1,363 @@
+/**
+ * The app's state: conversation list, the open chat, tools and model choice for the next turn,
+ * approvals waiting for the person, and error toasts. All I/O goes through the `Backend`.
+ */
+import { getContext, setContext } from 'svelte';
+import type { Backend } from '../ipc/backend';
+import type { ApprovalChoice, ConversationSummary, IpcError, ProviderInfo, ToolInfo } from '../ipc/bindings';
+import { toIpcError } from '../ipc/errors';
+import { nextFrame, type Scheduler } from '../util/frame';
+import { extractMentions } from '../util/mentions';
+import { ChatSession, type ApprovalRequest, type SessionHost } from './session.svelte';
+
+export interface Toast {
+  id: number;
+  title: string;
+  message: string;
+}
+
+export interface ModelChoice {
+  provider: string;
+  model: string | null;
+}
+
+const MODEL_KEY = 'switchboard.model';
+const SIDEBAR_KEY = 'switchboard.sidebar';
+
+function readStorage<T>(key: string): T | null {
+  try {
+    const raw = localStorage.getItem(key);
+    return raw ? (JSON.parse(raw) as T) : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeStorage(key: string, value: unknown): void {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    // Storage can be full or disabled; the choice then lasts for this session only.
+  }
+}
+
+export class AppState implements SessionHost {
+  readonly api: Backend;
+  readonly schedule: Scheduler;
+
+  conversations = $state.raw<ConversationSummary[]>([]);
+  listLoaded = $state(false);
+  query = $state('');
+  current = $state.raw<ChatSession>(null as unknown as ChatSession);
+
+  tools = $state.raw<ToolInfo[]>([]);
+  forced = $state.raw<string[]>([]);
+  noTools = $state(false);
+  dryRun = $state(false);
+
+  providers = $state.raw<ProviderInfo[]>([]);
+  models = $state.raw<Record<string, string[]>>({});
+  choice = $state.raw<ModelChoice | null>(null);
+
+  approvals = $state.raw<ApprovalRequest[]>([]);
+  /** The conversation the person asked to delete, waiting for confirmation. */
+  pendingDelete = $state.raw<ConversationSummary | null>(null);
+  toasts = $state.raw<Toast[]>([]);
+  sidebarOpen = $state(true);
+  /** Text to put in the composer (suggestions on the empty screen). */
+  composerSeed = $state<{ text: string; n: number } | null>(null);
+
+  /** Sessions with a turn running, so switching away and back shows the live answer. */
+  // Bookkeeping only, never rendered: a plain Map on purpose.
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity
+  private sessions = new Map<string, ChatSession>();
+  private toastSeq = 0;
+  private searchTimer: ReturnType<typeof setTimeout> | null = null;
+  private listRequest = 0;
+  private toolsRequest = 0;
+
+  constructor(api: Backend, opts: { schedule?: Scheduler } = {}) {
+    this.api = api;
+    this.schedule = opts.schedule ?? nextFrame;
+    this.current = new ChatSession(this);
+    this.sidebarOpen = readStorage<boolean>(SIDEBAR_KEY) ?? true;
+  }
+
+  /** Loads everything the first screen needs. */
+  async init(): Promise<void> {
+    await Promise.all([this.refreshConversations(), this.loadTools(), this.loadProviders()]);
+  }
+
+  // ---- conversations -------------------------------------------------------------------------
+
+  async refreshConversations(): Promise<void> {
+    const req = ++this.listRequest;
+    const q = this.query.trim();
+    try {
+      const list = q ? await this.api.searchConversations(q) : await this.api.listConversations();
+      if (req !== this.listRequest) return;
+      this.conversations = q ? list : [...list].sort((a, b) => b.updatedAt - a.updatedAt);
+      this.listLoaded = true;
+    } catch (e) {
+      if (req === this.listRequest) this.toast(toIpcError(e));
+    }
+  }
+
+  /** Debounced search as the person types. */
+  setQuery(q: string, delayMs = 250): void {
+    this.query = q;
+    if (this.searchTimer) clearTimeout(this.searchTimer);
+    this.searchTimer = setTimeout(() => {
+      this.searchTimer = null;
+      void this.refreshConversations();
+    }, delayMs);
+  }
+
+  newChat(): void {
+    if (this.current.isDraft && this.current.messages.length === 0) return;
+    this.switchTo(new ChatSession(this));
+  }
+
+  async open(id: string): Promise<void> {
+    if (this.current.conversationId === id) return;
+    const live = this.sessions.get(id);
+    if (live) {
+      this.switchTo(live);
+      return;
+    }
+    const s = new ChatSession(this, id);
+    s.title = this.conversations.find((c) => c.id === id)?.title ?? '';
+    this.switchTo(s);
+    await s.load();
+  }
+
+  private switchTo(s: ChatSession): void {
+    // Keep only sessions whose turn still runs: a finished one is reloaded from the store next time.
+    for (const [id, session] of this.sessions) if (!session.running && session !== s) this.sessions.delete(id);
+    this.current = s;
+    this.forced = [];
+    this.noTools = false;
+    void this.loadTools();
+  }
+
+  async rename(id: string, title: string): Promise<boolean> {
+    const t = title.trim();
+    const old = this.conversations.find((c) => c.id === id);
+    if (!t || !old || t === old.title) return false;
+    try {
+      await this.api.renameConversation(id, t);
+      this.conversations = this.conversations.map((c) => (c.id === id ? { ...c, title: t } : c));
+      if (this.current.conversationId === id) this.current.title = t;
+      return true;
+    } catch (e) {
+      this.toast(toIpcError(e));
+      return false;
+    }
+  }
+
+  async remove(id: string): Promise<void> {
+    try {
+      const live = this.sessions.get(id);
+      if (live?.running) await live.stop();
+      await this.api.deleteConversation(id);
+      this.sessions.delete(id);
+      this.conversations = this.conversations.filter((c) => c.id !== id);
+      if (this.current.conversationId === id) this.switchTo(new ChatSession(this));
+    } catch (e) {
+      this.toast(toIpcError(e));
+    }
+  }
+
+  // ---- sending ---------------------------------------------------------------------------------
+
+  /** Sends the composer's text with the current choices; forced tools and "no tools" reset after. */
+  send(rawText: string): boolean {
+    const s = this.current;
+    if (s.running) return false;
+    // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a local lookup, not state
+    const known = new Set(this.tools.map((t) => t.name));
+    const { text, forced } = extractMentions(rawText, known);
+    if (!text.trim()) return false;
+    const allForced = [...this.forced, ...forced.filter((f) => !this.forced.includes(f))];
+    const request = {
+      conversationId: s.conversationId,
+      text,
+      provider: this.choice?.provider ?? null,
+      model: this.choice?.model ?? null,
+      forced: this.noTools ? [] : allForced,
+      useTools: !this.noTools,
+      dryRun: this.dryRun,
+      // A new chat has no id yet: its switched-off tools travel with the first turn.
+      disableForChat: s.isDraft ? [...s.draftDisabled] : [],
+    };
+    this.forced = [];
+    this.noTools = false;
+    if (!s.isDraft) this.sessions.set(s.conversationId as string, s);
+    void s.send(request);
+    return true;
+  }
+
+  // ---- SessionHost -----------------------------------------------------------------------------
+
+  adopted(session: ChatSession, conversationId: string): void {
+    this.sessions.set(conversationId, session);
+    // The first turn carried the draft's switched-off tools (`disableForChat`); the store has them now.
+    session.draftDisabled = [];
+    if (this.current === session) void this.loadTools();
+    void this.refreshConversations();
+  }
+
+  turnEnded(session: ChatSession): void {
+    if (session.conversationId && this.current !== session) this.sessions.delete(session.conversationId);
+    void this.refreshConversations();
+  }
+
+  requestApproval(req: ApprovalRequest): void {
+    if (this.approvals.some((a) => a.id === req.id)) return;
+    this.approvals = [...this.approvals, req];
+  }
+
+  approvalResolved(callId: string): void {
+    this.approvals = this.approvals.filter((a) => a.id !== callId);
+  }
+
+  dropApprovals(session: ChatSession): void {
+    this.approvals = this.approvals.filter((a) => a.session !== session);
+  }
+
+  async resolveApproval(callId: string, choice: ApprovalChoice): Promise<void> {
+    // Closed right away; `approvalResolved` confirms it.
+    this.approvals = this.approvals.filter((a) => a.id !== callId);
+    try {
+      await this.api.resolveApproval(callId, choice);
+    } catch (e) {
+      this.toast(toIpcError(e));
+    }
+  }
+
+  // ---- tools -----------------------------------------------------------------------------------
+
+  async loadTools(): Promise<void> {
+    const req = ++this.toolsRequest;
+    const s = this.current;
+    try {
+      const tools = await this.api.listTools(s.conversationId);
+      if (req !== this.toolsRequest) return;
+      this.tools = s.isDraft ? tools.map((t) => ({ ...t, disabledForChat: s.draftDisabled.includes(t.name) })) : tools;
+      this.forced = this.forced.filter((f) => this.tools.some((t) => t.name === f && t.enabled && !t.disabledForChat));
+    } catch (e) {
+      if (req === this.toolsRequest) this.toast(toIpcError(e));
+    }
+  }
+
+  /** Tools that can be forced or mentioned (enabled in settings and in this chat). */
+  get usableTools(): ToolInfo[] {
+    return this.tools.filter((t) => t.enabled && !t.disabledForChat);
+  }
+
+  toggleForced(name: string): void {
+    if (this.forced.includes(name)) this.forced = this.forced.filter((f) => f !== name);
+    else if (this.usableTools.some((t) => t.name === name)) this.forced = [...this.forced, name];
+  }
+
+  force(name: string): void {
+    if (!this.forced.includes(name)) this.toggleForced(name);
+  }
+
+  async toggleDisabled(name: string): Promise<void> {
+    const s = this.current;
+    const tool = this.tools.find((t) => t.name === name);
+    if (!tool) return;
+    const disabled = !tool.disabledForChat;
+    const apply = () => {
+      this.tools = this.tools.map((t) => (t.name === name ? { ...t, disabledForChat: disabled } : t));
+      if (disabled) this.forced = this.forced.filter((f) => f !== name);
+    };
+    if (s.isDraft) {
+      s.draftDisabled = disabled ? [...s.draftDisabled, name] : s.draftDisabled.filter((n) => n !== name);
+      apply();
+      return;
+    }
+    try {
+      await this.api.setChatToolDisabled(s.conversationId as string, name, disabled);
+      if (this.current === s) apply();
+    } catch (e) {
+      this.toast(toIpcError(e));
+    }
+  }
+
+  // ---- models ----------------------------------------------------------------------------------
+
+  async loadProviders(): Promise<void> {
+    try {
+      this.providers = await this.api.listProviders();
+    } catch (e) {
+      this.toast(toIpcError(e));
+      return;
+    }
+    const entries = await Promise.all(
+      this.providers.map(async (p): Promise<[string, string[]]> => {
+        try {
+          const list = await this.api.listModels(p.name);
+          const all = p.model && !list.includes(p.model) ? [p.model, ...list] : list;
+          return [p.name, all];
+        } catch {
+          // The provider could not list its models: offer the profile's model.
+          return [p.name, p.model ? [p.model] : []];
+        }
+      }),
+    );
+    this.models = Object.fromEntries(entries);
+    this.choice = this.pickInitialChoice();
+  }
+
+  private pickInitialChoice(): ModelChoice | null {
+    const saved = readStorage<ModelChoice>(MODEL_KEY);
+    if (saved && this.providers.some((p) => p.name === saved.provider)) {
+      const models = this.models[saved.provider] ?? [];
+      if (saved.model === null || models.includes(saved.model)) return saved;
+    }
+    const p = this.providers.find((x) => x.isDefault) ?? this.providers[0];
+    if (!p) return null;
+    return { provider: p.name, model: p.model ?? this.models[p.name]?.[0] ?? null };
+  }
+
+  choose(choice: ModelChoice): void {
+    this.choice = choice;
+    writeStorage(MODEL_KEY, choice);
+  }
+
+  // ---- chrome ----------------------------------------------------------------------------------
+
+  toggleSidebar(): void {
+    this.sidebarOpen = !this.sidebarOpen;
+    writeStorage(SIDEBAR_KEY, this.sidebarOpen);
+  }
+
+  toast(error: IpcError | string, title = 'Something went wrong'): void {
+    const e = typeof error === 'string' ? { kind: 'internal' as const, message: error, retryable: false } : error;
+    const id = ++this.toastSeq;
+    this.toasts = [...this.toasts.filter((t) => t.message !== e.message), { id, title, message: e.message }].slice(-4);
+    setTimeout(() => this.dismiss(id), 10_000);
+  }
+
+  dismiss(id: number): void {
+    this.toasts = this.toasts.filter((t) => t.id !== id);
+  }
+
+  seedComposer(text: string): void {
+    this.composerSeed = { text, n: (this.composerSeed?.n ?? 0) + 1 };
+  }
+}
+
+const KEY = Symbol('switchboard-app');
+
+export function provideApp(app: AppState): void {
+  setContext(KEY, app);
+}
+
+export function useApp(): AppState {
+  const app = getContext<AppState | undefined>(KEY);
+  if (!app) throw new Error('AppState missing: render inside <App>.');
+  return app;
+}

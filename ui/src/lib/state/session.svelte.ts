@@ -1,0 +1,264 @@
+/**
+ * One conversation on screen (or a new chat before its first turn) and the turn running in it.
+ * Events arrive on the turn's channel, are queued, and are applied at most once per animation frame
+ * through the pure reducer, so a fast stream costs one model update and one render per frame.
+ */
+import type { Backend, TurnHandlers } from '../ipc/backend';
+import type { ChatEvent, ConversationView, IpcError, SendRequest, ToolSource, TurnStarted } from '../ipc/bindings';
+import { toIpcError } from '../ipc/errors';
+import { fromStored, interrupt, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
+import type { Scheduler } from '../util/frame';
+import { uid } from '../util/id';
+
+export interface UiMessage {
+  /** Stable key for rendering (the store's id arrives later, with `started`). */
+  key: string;
+  model: MessageModel;
+  /** The request that produced this answer, when it failed before the store had it (Retry resends it). */
+  request?: SendRequest;
+}
+
+export interface ApprovalRequest {
+  id: string;
+  name: string;
+  source: ToolSource;
+  arguments: string;
+  session: ChatSession;
+}
+
+/** What a session needs from the app around it. */
+export interface SessionHost {
+  readonly api: Backend;
+  readonly schedule: Scheduler;
+  toast(error: IpcError | string): void;
+  /** A new chat got its conversation id from `started`. */
+  adopted(session: ChatSession, conversationId: string): void;
+  /** A turn ended (refresh the list: titles and order change). */
+  turnEnded(session: ChatSession): void;
+  requestApproval(req: ApprovalRequest): void;
+  approvalResolved(callId: string): void;
+  dropApprovals(session: ChatSession): void;
+}
+
+interface LiveTurn {
+  assistantKey: string;
+  userKey: string;
+  messageId: string | null;
+  queue: ChatEvent[];
+  scheduled: boolean;
+  closed: boolean;
+  finished: boolean;
+  started: boolean;
+  stopRequested: boolean;
+}
+
+export class ChatSession {
+  readonly key = uid('s');
+  conversationId = $state<string | null>(null);
+  title = $state('New chat');
+  messages = $state.raw<UiMessage[]>([]);
+  loading = $state(false);
+  loadError = $state<IpcError | null>(null);
+  /** Whether a turn runs in this conversation (the composer is disabled meanwhile). */
+  running = $state(false);
+  stopping = $state(false);
+  /** Tools switched off in a new chat, applied once `started` names the conversation. */
+  draftDisabled = $state.raw<string[]>([]);
+
+  private turn: LiveTurn | null = null;
+  private readonly host: SessionHost;
+
+  constructor(host: SessionHost, conversationId: string | null = null) {
+    this.host = host;
+    this.conversationId = conversationId;
+  }
+
+  get isDraft(): boolean {
+    return this.conversationId === null;
+  }
+
+  /** Loads the conversation from the store. */
+  async load(): Promise<void> {
+    const id = this.conversationId;
+    if (!id) return;
+    this.loading = true;
+    this.loadError = null;
+    try {
+      const view: ConversationView = await this.host.api.openConversation(id);
+      if (this.running) return; // a turn started meanwhile: its live state wins
+      this.title = view.conversation.title;
+      this.messages = view.messages.map((m) => ({ key: m.id || uid('m'), model: fromStored(m) }));
+    } catch (e) {
+      this.loadError = toIpcError(e);
+      this.host.toast(this.loadError);
+    } finally {
+      this.loading = false;
+    }
+  }
+
+  /** Sends a message in this conversation. */
+  send(request: SendRequest): Promise<void> {
+    return this.runTurn(request.text, (h) => this.host.api.sendMessage({ ...request, conversationId: this.conversationId }, h), request);
+  }
+
+  /** Whether the last answer can be retried (it failed, stopped or was cut off) and no turn runs. */
+  canRetry(key: string): boolean {
+    if (this.running) return false;
+    const last = this.messages[this.messages.length - 1];
+    return !!last && last.key === key && last.model.role === 'assistant' && last.model.status !== 'streaming';
+  }
+
+  /**
+   * Asks the last question again: `regenerate` when the store has the failed answer, or the same
+   * request again when the turn never started.
+   */
+  async retry(): Promise<void> {
+    if (this.running) return;
+    const n = this.messages.length;
+    const answer = this.messages[n - 1];
+    const question = this.messages[n - 2];
+    if (!answer || answer.model.role !== 'assistant') return;
+    const text = question?.model.role === 'user' ? question.model.content : '';
+    if (answer.request && !answer.model.id) {
+      this.messages = this.messages.slice(0, question?.model.role === 'user' ? n - 2 : n - 1);
+      return this.send(answer.request);
+    }
+    const id = this.conversationId;
+    if (!id) return;
+    this.messages = this.messages.slice(0, question?.model.role === 'user' ? n - 2 : n - 1);
+    return this.runTurn(text, (h) => this.host.api.regenerate(id, h));
+  }
+
+  /** Stops the running turn (now, or as soon as `started` gives its message id). */
+  async stop(): Promise<void> {
+    const t = this.turn;
+    if (!t || t.finished) return;
+    this.stopping = true;
+    if (!t.messageId) {
+      t.stopRequested = true;
+      return;
+    }
+    try {
+      await this.host.api.stopTurn(t.messageId);
+    } catch (e) {
+      this.stopping = false;
+      this.host.toast(toIpcError(e));
+    }
+  }
+
+  private async runTurn(text: string, start: (h: TurnHandlers) => Promise<TurnStarted>, request?: SendRequest): Promise<void> {
+    const t: LiveTurn = {
+      assistantKey: uid('m'),
+      userKey: uid('m'),
+      messageId: null,
+      queue: [],
+      scheduled: false,
+      closed: false,
+      finished: false,
+      started: false,
+      stopRequested: false,
+    };
+    this.turn = t;
+    this.running = true;
+    this.stopping = false;
+    this.messages = [...this.messages, { key: t.userKey, model: userMessage('', text) }, { key: t.assistantKey, model: pendingAssistant(), request }];
+    const handlers: TurnHandlers = {
+      onEvent: (e) => {
+        t.queue.push(e);
+        this.schedule(t);
+      },
+      onClose: () => {
+        t.closed = true;
+        this.schedule(t);
+      },
+    };
+    try {
+      const started = await start(handlers);
+      t.messageId ??= started.messageId;
+      if (this.conversationId === null && !t.finished) this.adopt(started.conversationId);
+      if (t.stopRequested) await this.stop();
+    } catch (e) {
+      const err = toIpcError(e);
+      this.flush(t);
+      this.end(t, err);
+      this.host.toast(err);
+    }
+  }
+
+  private schedule(t: LiveTurn): void {
+    if (t.scheduled) return;
+    t.scheduled = true;
+    this.host.schedule(() => this.flush(t));
+  }
+
+  /** Applies every queued event: one model update for the frame. */
+  private flush(t: LiveTurn): void {
+    t.scheduled = false;
+    if (t.finished) return;
+    const events = t.queue;
+    t.queue = [];
+    if (events.length > 0) {
+      let model = this.messages.find((m) => m.key === t.assistantKey)?.model ?? pendingAssistant();
+      let userId: string | null = null;
+      let done = false;
+      for (const e of events) {
+        switch (e.type) {
+          case 'started':
+            t.started = true;
+            t.messageId = e.messageId;
+            userId = e.userMessageId;
+            if (this.conversationId === null) this.adopt(e.conversationId);
+            if (t.stopRequested) void this.stop();
+            break;
+          case 'approvalRequested':
+            this.host.requestApproval({ id: e.id, name: e.name, source: e.source, arguments: e.arguments, session: this });
+            break;
+          case 'approvalResolved':
+            this.host.approvalResolved(e.id);
+            break;
+          case 'done':
+            done = true;
+            break;
+          default:
+            break;
+        }
+        model = reduce(model, e);
+      }
+      this.messages = this.messages.map((m) => {
+        if (m.key === t.assistantKey) return { key: m.key, model, ...(model.id ? {} : { request: m.request }) };
+        if (userId !== null && m.key === t.userKey) return { ...m, model: { ...m.model, id: userId } };
+        return m;
+      });
+      if (done) {
+        this.end(t, null);
+        return;
+      }
+    }
+    if (t.closed) {
+      // The channel ended without `done`: keep what arrived, marked as interrupted.
+      this.end(t, null, true);
+      this.host.toast({ kind: 'internal', message: 'The connection to this answer was lost. The partial answer is kept.', retryable: true });
+    }
+  }
+
+  private end(t: LiveTurn, error: IpcError | null, lost = false): void {
+    if (t.finished) return;
+    t.finished = true;
+    if (error || lost) {
+      this.messages = this.messages.map((m) => (m.key === t.assistantKey ? { ...m, model: interrupt(m.model, error ? { kind: error.kind, message: error.message } : null) } : m));
+    }
+    if (this.turn === t) this.turn = null;
+    this.running = false;
+    this.stopping = false;
+    this.host.dropApprovals(this);
+    this.host.turnEnded(this);
+  }
+
+  private adopt(conversationId: string): void {
+    if (this.conversationId !== null) return;
+    this.conversationId = conversationId;
+    const first = this.messages.find((m) => m.model.role === 'user');
+    if (first) this.title = first.model.content.slice(0, 60);
+    this.host.adopted(this, conversationId);
+  }
+}

@@ -1,0 +1,76 @@
+import type { ToolSource, Usage } from '../ipc/bindings';
+
+const nf = new Intl.NumberFormat();
+
+export function formatCount(n: number): string {
+  return nf.format(n);
+}
+
+/** "412 in · 168 out · 64 reasoning" (reasoning only when > 0). */
+export function formatUsage(u: Usage): string {
+  const parts = [`${formatCount(u.promptTokens)} in`, `${formatCount(u.completionTokens)} out`];
+  if (u.reasoningTokens > 0) parts.push(`${formatCount(u.reasoningTokens)} reasoning`);
+  return parts.join(' · ');
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  const m = Math.floor(ms / 60_000);
+  const s = Math.round((ms % 60_000) / 1000);
+  return `${m} min ${s} s`;
+}
+
+export function describeSource(s: ToolSource): string {
+  switch (s.kind) {
+    case 'builtin':
+      return 'built-in';
+    case 'mcp':
+      return `MCP: ${s.server}`;
+    case 'http':
+      return 'HTTP';
+    case 'openApi':
+      return `OpenAPI: ${s.document}`;
+    case 'agent':
+      return 'agent';
+    case 'unknown':
+      return 'unknown';
+  }
+}
+
+/** Pretty JSON when the text is JSON, the raw text otherwise. */
+export function prettyJson(text: string): string {
+  const t = text.trim();
+  if (!t || !'{["'.includes(t[0] ?? '') && !/^(-?\d|true|false|null)/.test(t)) return text;
+  try {
+    return JSON.stringify(JSON.parse(t), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/** Whether tool output is long enough to start collapsed: more than 12 lines or 800 characters. */
+export function isLongOutput(text: string): boolean {
+  if (text.length > 800) return true;
+  let lines = 1;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10 && ++lines > 12) return true;
+  return false;
+}
+
+/** The first 12 lines, at most 800 characters. */
+export function clampOutput(text: string): string {
+  const lines = text.split('\n').slice(0, 12).join('\n');
+  return lines.length > 800 ? lines.slice(0, 800) : lines;
+}
+
+/** "Today", "Yesterday", a weekday within a week, else a short date. */
+export function relativeDay(ms: number, now = Date.now()): string {
+  const d = new Date(ms);
+  const today = new Date(now);
+  const startOf = (x: Date) => new Date(x.getFullYear(), x.getMonth(), x.getDate()).getTime();
+  const days = Math.round((startOf(today) - startOf(d)) / 86_400_000);
+  if (days <= 0) return d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+  if (days === 1) return 'Yesterday';
+  if (days < 7) return d.toLocaleDateString(undefined, { weekday: 'short' });
+  return d.toLocaleDateString(undefined, { month: 'short', day: 'numeric', ...(d.getFullYear() !== today.getFullYear() ? { year: 'numeric' } : {}) });
+}

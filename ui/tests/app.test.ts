@@ -1,0 +1,311 @@
+/**
+ * The whole UI against the in-memory fake backend: what a person does (type, press Enter, click)
+ * and what the shell would receive.
+ */
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import App from '../src/App.svelte';
+import type { Backend } from '../src/lib/ipc/backend';
+import type { SendRequest } from '../src/lib/ipc/bindings';
+import { createFakeBackend } from '../src/lib/ipc/fake';
+import { scalarLength } from '../src/lib/model/offsets';
+import { AppState } from '../src/lib/state/app.svelte';
+
+/** Runs queued event batches on a timer instead of animation frames (jsdom paints nothing). */
+const schedule = (cb: () => void) => setTimeout(cb, 0);
+
+async function start(backend: Backend) {
+  const app = new AppState(backend, { schedule });
+  const view = render(App, { props: { app } });
+  await app.init();
+  return { app, view };
+}
+
+function input(): HTMLTextAreaElement {
+  return screen.getByTestId('composer-input') as HTMLTextAreaElement;
+}
+
+async function type(text: string) {
+  const el = input();
+  el.value = text;
+  el.setSelectionRange(text.length, text.length);
+  await fireEvent.input(el);
+}
+
+async function send(text: string) {
+  await type(text);
+  await fireEvent.keyDown(input(), { key: 'Enter' });
+}
+
+function lastAssistant(): HTMLElement {
+  const all = screen.getAllByTestId('message').filter((m) => m.dataset.role === 'assistant');
+  const last = all[all.length - 1];
+  if (!last) throw new Error('no assistant message');
+  return last;
+}
+
+/** The answer as the person sees it: text runs and tool cards, in document order. */
+function layout(message: HTMLElement): string[] {
+  return [...message.querySelectorAll<HTMLElement>('[data-testid="message-text"], [data-testid="tool-card"]')].map((el) =>
+    el.dataset.testid === 'tool-card' ? `[${el.dataset.toolName}@${el.dataset.offset}:${el.dataset.status}]` : (el.textContent ?? '').trim().slice(0, 24),
+  );
+}
+
+beforeEach(() => {
+  localStorage.clear();
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('the chat UI', () => {
+  it('streams an answer with the tool card in the text, and shows the same after reopening', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const { app } = await start(backend);
+    await send('What time is it in Tokyo?');
+
+    await waitFor(() => expect(lastAssistant().dataset.status).toBe('complete'));
+    const msg = lastAssistant();
+    const card = within(msg).getByTestId('tool-card');
+    expect(card.dataset.toolName).toBe('get_time');
+    expect(card.dataset.status).toBe('ok');
+    expect(Number(card.dataset.offset)).toBe(scalarLength('Let me check the current time in Tokyo. '));
+    const live = layout(msg);
+    expect(live[0]).toBe('Let me check the current');
+    expect(live[1]).toMatch(/^\[get_time@\d+:ok\]$/);
+    expect(live[2]).toMatch(/^It is/);
+    expect(msg.querySelector('.meta')?.textContent).toContain('1 tool call');
+
+    // The new conversation is listed, and reopening it from the store shows the same answer.
+    await waitFor(() => expect(screen.getAllByTestId('conversation-item')).toHaveLength(1));
+    const id = app.current.conversationId as string;
+    await fireEvent.click(screen.getByTestId('new-chat'));
+    await waitFor(() => expect(screen.queryAllByTestId('message')).toHaveLength(0));
+    await app.open(id);
+    await waitFor(() => expect(screen.getAllByTestId('message')).toHaveLength(2));
+    expect(layout(lastAssistant())).toEqual(live);
+  });
+
+  it('forces a tool typed as @name: autocomplete, chip, and removed from the sent text', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const spy = vi.spyOn(backend, 'sendMessage');
+    await start(backend);
+
+    await type('Check @get_');
+    const list = await screen.findByRole('listbox');
+    expect(within(list).getAllByRole('option')[0]?.textContent).toContain('@get_time');
+    await fireEvent.keyDown(input(), { key: 'Enter' });
+    expect(screen.getByTestId('forced-chip').dataset.toolName).toBe('get_time');
+    expect(input().value).toBe('Check ');
+    expect(spy).not.toHaveBeenCalled();
+
+    await type('Check the time in London @weather please');
+    await fireEvent.keyDown(input(), { key: 'Enter' });
+    await waitFor(() => expect(spy).toHaveBeenCalledTimes(1));
+    const request = spy.mock.calls[0]?.[0] as SendRequest;
+    expect(request.text).toBe('Check the time in London please');
+    expect(request.forced).toEqual(['get_time', 'weather']);
+    expect(request.useTools).toBe(true);
+    // Forcing is for one turn only.
+    await waitFor(() => expect(screen.queryByTestId('forced-chip')).toBeNull());
+  });
+
+  it('sends the tools switched off in a new chat with its first turn, and "no tools" for one turn', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const spy = vi.spyOn(backend, 'sendMessage');
+    const { app } = await start(backend);
+
+    await fireEvent.click(screen.getByTestId('tools-tray-toggle'));
+    const row = screen.getAllByTestId('tool-row').find((r) => r.dataset.toolName === 'web_fetch') as HTMLElement;
+    await fireEvent.click(within(row).getByTestId('tool-disable'));
+    expect(within(row).getByTestId('tool-disable').getAttribute('aria-pressed')).toBe('true');
+    await fireEvent.click(screen.getByTestId('no-tools-switch'));
+
+    await send('Hello there');
+    await waitFor(() => expect(spy).toHaveBeenCalledTimes(1));
+    const request = spy.mock.calls[0]?.[0] as SendRequest;
+    expect(request.disableForChat).toEqual(['web_fetch']);
+    expect(request.useTools).toBe(false);
+    expect(request.conversationId).toBeNull();
+
+    await waitFor(() => expect(lastAssistant().dataset.status).toBe('complete'));
+    expect((screen.getByTestId('no-tools-switch') as HTMLInputElement).checked).toBe(false);
+    const tools = await backend.listTools(app.current.conversationId);
+    expect(tools.find((t) => t.name === 'web_fetch')?.disabledForChat).toBe(true);
+    await waitFor(() => expect(app.tools.find((t) => t.name === 'web_fetch')?.disabledForChat).toBe(true));
+  });
+
+  it('asks for approval in a dialog; Escape denies, and the card shows the denial', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const resolve = vi.spyOn(backend, 'resolveApproval');
+    await start(backend);
+    await send('Please fetch https://example.com/page');
+
+    const dialog = await screen.findByTestId('approval-dialog');
+    expect(dialog.textContent).toContain('web_fetch');
+    expect(dialog.querySelector('pre')?.textContent).toContain('"url": "https://example.com/page"');
+    expect(document.activeElement && dialog.contains(document.activeElement)).toBe(true);
+    await fireEvent.keyDown(dialog, { key: 'Escape' });
+    expect(resolve).toHaveBeenCalledWith(expect.stringMatching(/^call_/), 'deny');
+
+    await waitFor(() => expect(lastAssistant().dataset.status).toBe('complete'));
+    expect(screen.queryByTestId('approval-dialog')).toBeNull();
+    expect(within(lastAssistant()).getByTestId('tool-card').dataset.status).toBe('denied');
+  });
+
+  it('allows a call once from the dialog', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    await start(backend);
+    await send('fetch https://example.com');
+    const dialog = await screen.findByTestId('approval-dialog');
+    await fireEvent.click(within(dialog).getByRole('button', { name: 'Allow once' }));
+    await waitFor(() => expect(lastAssistant().dataset.status).toBe('complete'));
+    expect(within(lastAssistant()).getByTestId('tool-card').dataset.status).toBe('ok');
+  });
+
+  it('stops a running turn and keeps the partial answer', async () => {
+    const backend = createFakeBackend({ tickMs: 15, empty: true });
+    const stop = vi.spyOn(backend, 'stopTurn');
+    await start(backend);
+    await send('What time is it?');
+
+    const button = await screen.findByTestId('stop-button');
+    expect(input().disabled).toBe(true);
+    await waitFor(() => expect(lastAssistant().textContent).toContain('Let me'), { timeout: 3000 });
+    await fireEvent.click(button);
+    await waitFor(() => expect(lastAssistant().dataset.status).toBe('cancelled'), { timeout: 3000 });
+    expect(stop).toHaveBeenCalledTimes(1);
+    expect(lastAssistant().textContent).toContain('Let me');
+    expect(lastAssistant().textContent).toContain('Stopped');
+    expect(screen.getByTestId('send-button')).toBeTruthy();
+    expect(input().disabled).toBe(false);
+  });
+
+  it('shows an error in words with a Retry that calls regenerate', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const regenerate = vi.spyOn(backend, 'regenerate');
+    await start(backend);
+    await send('trigger an error please');
+
+    await waitFor(() => expect(lastAssistant().dataset.status).toBe('error'));
+    expect(lastAssistant().textContent).toContain('The provider rejected the API key');
+    await fireEvent.click(within(lastAssistant()).getByRole('button', { name: /Retry/ }));
+    expect(regenerate).toHaveBeenCalledTimes(1);
+    await waitFor(() => expect(screen.getAllByTestId('message')).toHaveLength(2));
+  });
+
+  it('keeps the partial answer when the event channel closes without done', async () => {
+    const base = createFakeBackend({ tickMs: 0, empty: true });
+    const backend: Backend = {
+      ...base,
+      async sendMessage(_request, handlers) {
+        setTimeout(() => {
+          handlers.onEvent({ type: 'started', conversationId: 'c1', messageId: 'm2', userMessageId: 'm1', provider: 'p', model: 'x' });
+          handlers.onEvent({ type: 'textDelta', text: 'Half an ans' });
+          handlers.onClose?.();
+        }, 0);
+        return { conversationId: 'c1', messageId: 'm2', userMessageId: 'm1' };
+      },
+    };
+    await start(backend);
+    await send('hi');
+    await waitFor(() => expect(lastAssistant().dataset.status).toBe('interrupted'));
+    expect(lastAssistant().textContent).toContain('Half an ans');
+    expect(screen.getByTestId('error-banner').textContent).toContain('connection to this answer was lost');
+  });
+
+  it('shows IPC failures as a banner with the error message', async () => {
+    const base = createFakeBackend({ tickMs: 0, empty: true });
+    const backend: Backend = {
+      ...base,
+      listConversations: () => Promise.reject({ kind: 'storage', message: 'The database is locked by another process.', retryable: true }),
+      sendMessage: () => Promise.reject({ kind: 'config', message: "No model chosen for provider 'openai'.", retryable: false }),
+    };
+    await start(backend);
+    expect((await screen.findByTestId('error-banner')).textContent).toContain('The database is locked');
+    await send('hello');
+    await waitFor(() => expect(lastAssistant().dataset.status).toBe('error'));
+    expect(lastAssistant().textContent).toContain("No model chosen for provider 'openai'.");
+  });
+
+  it('renames inline and deletes after confirmation', async () => {
+    const backend = createFakeBackend({ tickMs: 0 });
+    const rename = vi.spyOn(backend, 'renameConversation');
+    const remove = vi.spyOn(backend, 'deleteConversation');
+    await start(backend);
+    const items = await screen.findAllByTestId('conversation-item');
+    const first = items[0] as HTMLElement;
+
+    await fireEvent.click(within(first).getByTestId('rename-conversation'));
+    const field = within(first).getByTestId('rename-input') as HTMLInputElement;
+    field.value = 'Renamed chat';
+    await fireEvent.input(field);
+    await fireEvent.keyDown(field, { key: 'Enter' });
+    expect(rename).toHaveBeenCalledWith(first.dataset.id, 'Renamed chat');
+    await waitFor(() => expect(screen.getAllByTestId('conversation-item')[0]?.textContent).toContain('Renamed chat'));
+
+    const count = screen.getAllByTestId('conversation-item').length;
+    await fireEvent.click(within(screen.getAllByTestId('conversation-item')[0] as HTMLElement).getByTestId('delete-conversation'));
+    const confirm = await screen.findByTestId('confirm-dialog');
+    await fireEvent.click(within(confirm).getByTestId('confirm-delete'));
+    expect(remove).toHaveBeenCalledWith(first.dataset.id);
+    await waitFor(() => expect(screen.getAllByTestId('conversation-item')).toHaveLength(count - 1));
+  });
+
+  it('searches (debounced) with search_conversations', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    const backend = createFakeBackend({ tickMs: 0 });
+    const search = vi.spyOn(backend, 'searchConversations');
+    await start(backend);
+    const box = screen.getByTestId('search-input') as HTMLInputElement;
+    for (const q of ['q', 'qu', 'quad']) {
+      box.value = q;
+      await fireEvent.input(box);
+    }
+    expect(search).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(300);
+    expect(search).toHaveBeenCalledTimes(1);
+    expect(search).toHaveBeenCalledWith('quad');
+    await waitFor(() => expect(screen.getAllByTestId('conversation-item')).toHaveLength(1));
+  });
+
+  it('opens links through the opener and never navigates the webview', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const open = vi.spyOn(backend, 'openUrl').mockResolvedValue();
+    await start(backend);
+    const host = document.createElement('div');
+    host.className = 'markdown';
+    host.innerHTML = '<a href="https://example.com/x">ok</a><a>no href</a>';
+    document.body.append(host);
+    const ok = new MouseEvent('click', { bubbles: true, cancelable: true });
+    host.querySelector('a')?.dispatchEvent(ok);
+    expect(ok.defaultPrevented).toBe(true);
+    expect(open).toHaveBeenCalledWith('https://example.com/x');
+    const bad = new MouseEvent('click', { bubbles: true, cancelable: true });
+    host.querySelectorAll('a')[1]?.dispatchEvent(bad);
+    expect(bad.defaultPrevented).toBe(true);
+    expect(open).toHaveBeenCalledTimes(1);
+    host.remove();
+  });
+
+  it('remembers the model choice and offers the profile model when a provider cannot list models', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const spy = vi.spyOn(backend, 'sendMessage');
+    const { view } = await start(backend);
+    const picker = screen.getByTestId('model-picker') as HTMLSelectElement;
+    const values = [...picker.options].map((o) => o.value.replace('\u0000', '/'));
+    expect(values).toContain('lmstudio/qwen2.5-7b-instruct');
+    expect(values).toContain('ollama/qwen2.5-coder:7b');
+    picker.value = ['ollama', 'qwen2.5-coder:7b'].join('\u0000');
+    await fireEvent.change(picker);
+    await send('hi');
+    await waitFor(() => expect(spy).toHaveBeenCalled());
+    expect(spy.mock.calls[0]?.[0]).toMatchObject({ provider: 'ollama', model: 'qwen2.5-coder:7b' });
+    view.unmount();
+
+    // A new window starts with the last choice.
+    await start(createFakeBackend({ tickMs: 0, empty: true }));
+    expect((screen.getByTestId('model-picker') as HTMLSelectElement).value).toBe(['ollama', 'qwen2.5-coder:7b'].join('\u0000'));
+  });
+});
