@@ -1,19 +1,41 @@
 //! Built-in tools. Each is a [`Tool`](switchboard_core::Tool) with a JSON Schema, an example
 //! output for dry runs, and a typed error the model can act on.
 //!
+//! - `get_time` ([`GetTime`]): the current time in a time zone.
+//! - `web_search` ([`WebSearch`]): Tavily, Exa or SearXNG, with the person's own key.
+//! - `web_fetch` ([`WebFetch`]): one page as Markdown, refusing local and private addresses.
+//!
 //! Architecture invariant: tools get keys only through [`ToolContext::secrets`](switchboard_core::ToolContext)
 //! and never log arguments or results at info level.
 
 mod time;
+pub mod web;
 
 pub use time::GetTime;
+pub use web::{SearchBackend, WebFetch, WebSearch, WebToolsConfig};
 
 use std::sync::Arc;
 use switchboard_core::{RegistryError, ToolRegistry};
 
-/// A registry with every built-in tool.
+/// A registry with `get_time` only.
+///
+/// Kept as it was so existing callers (and their tests, which count the offered tools) see the
+/// same tool list; a shell that offers the web tools calls [`builtin_registry_with`].
 pub fn builtin_registry() -> Result<ToolRegistry, RegistryError> {
     let mut registry = ToolRegistry::new();
     registry.register(Arc::new(GetTime::new()))?;
+    Ok(registry)
+}
+
+/// A registry with every built-in tool: `get_time`, `web_search` and `web_fetch`, the web tools
+/// configured by `config` (backend, SearXNG URL, local addresses, limits).
+///
+/// The web tools are registered even when `config` cannot work (SearXNG without a URL): each call
+/// then tells the person what to fix in Settings, which is more useful than a tool that silently
+/// disappears. [`WebToolsConfig::validate`] checks a configuration up front for the settings screen.
+pub fn builtin_registry_with(config: &WebToolsConfig) -> Result<ToolRegistry, RegistryError> {
+    let mut registry = builtin_registry()?;
+    registry.register(Arc::new(WebSearch::new(config)))?;
+    registry.register(Arc::new(WebFetch::new(config)))?;
     Ok(registry)
 }
