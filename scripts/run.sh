@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Sets up everything, builds Switchboard and starts it.
+# Sets up everything, builds Switchboard and starts the desktop app.
+#   ./scripts/run.sh           the desktop app
+#   ./scripts/run.sh --cli ... the headless CLI with these arguments (e.g. --cli chat "hi")
 #
-# Until the desktop app lands this starts the headless CLI: with no provider configured it starts
-# the local mock provider (no key, no network) so the first chat works out of the box.
+# With no provider configured yet, a local mock provider (no key, no network) is started and used
+# with a throwaway data directory, so the app can be tried at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-cargo build --release --locked -p switchboard-cli -p switchboard-mock-provider
-bin=target/release
+npm run build --silent
+cargo build --locked -p switchboard-desktop -p switchboard-cli -p switchboard-mock-provider
+bin=target/debug
 
 if ! "$bin/switchboard" providers list --json | grep -q '"name"'; then
   port=$(( 20000 + RANDOM % 20000 ))
@@ -17,18 +20,13 @@ if ! "$bin/switchboard" providers list --json | grep -q '"name"'; then
   sleep 0.3
   export SWITCHBOARD_DATA_DIR="${SWITCHBOARD_DATA_DIR:-$(mktemp -d)}"
   "$bin/switchboard" providers add demo --base-url "http://127.0.0.1:$port/v1" --model mock-model --default > /dev/null
-  echo "No provider is configured: using the local mock provider (data in $SWITCHBOARD_DATA_DIR)."
-  echo "Add a real one with: switchboard providers add openai --base-url https://api.openai.com/v1 --model gpt-4o-mini"
-  echo
+  echo "No provider is configured: using a local mock provider (data in $SWITCHBOARD_DATA_DIR)."
+  echo "Add a real one with: $bin/switchboard providers add openai --base-url https://api.openai.com/v1 --model gpt-4o-mini"
 fi
 
-if [ $# -gt 0 ]; then
-  exec "$bin/switchboard" "$@"
+if [ "${1:-}" = "--cli" ]; then
+  shift
+  "$bin/switchboard" "$@"
+  exit $?
 fi
-echo "Type a message and press Enter (Ctrl-D to quit). Try: what time is it?"
-args=(chat)
-while IFS= read -r -p "> " line; do
-  [ -n "$line" ] || continue
-  "$bin/switchboard" "${args[@]}" "$line" || true
-  args=(chat --continue)
-done
+"$bin/switchboard-desktop"

@@ -15,6 +15,17 @@ fn main() {
         "list_providers",
         "list_models",
         "resolve_approval",
+        "get_settings",
+        "update_settings",
+        "add_provider",
+        "remove_provider",
+        "list_keys",
+        "set_key",
+        "delete_key",
+        "keychain_status",
+        "use_key_fallback",
+        "data_info",
+        "export_all",
     ]));
     tauri_build::try_build(attributes).expect("tauri build script");
 }

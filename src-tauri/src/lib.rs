@@ -7,11 +7,14 @@
 
 use std::sync::Arc;
 use switchboard_core::{ChatEvent, ErrorKind, EventSink};
-use switchboard_service::ipc::{
-    ApprovalChoice, ConversationView, IpcError, ProviderInfo, SendRequest, ToolInfo, TurnStarted,
-};
+use switchboard_secrets::{EnvStore, KeyringStore, Layered, MemoryStore, SecretStore};
 use switchboard_service::Service;
-use switchboard_store::ConversationSummary;
+use switchboard_service::ipc::{
+    ApprovalChoice, ConversationView, DataInfo, IpcError, KeyInfo, KeyMode, KeychainStatus, ProviderInfo, SendRequest,
+    ToolInfo, TurnStarted,
+};
+use switchboard_service::settings::Settings;
+use switchboard_store::{ConversationSummary, ProviderProfile};
 use tauri::ipc::Channel;
 use tauri::{Manager, State};
 
@@ -113,14 +116,135 @@ async fn resolve_approval(service: State<'_, Service>, call_id: String, choice: 
     service.resolve_approval(&call_id, choice).map_err(ipc)
 }
 
+#[tauri::command]
+async fn get_settings(service: State<'_, Service>) -> Result<Settings> {
+    service.settings().map_err(ipc)
+}
+
+#[tauri::command]
+async fn update_settings(service: State<'_, Service>, settings: Settings) -> Result<Settings> {
+    service.update_settings(&settings).map_err(ipc)?;
+    service.settings().map_err(ipc)
+}
+
+#[tauri::command]
+async fn add_provider(
+    service: State<'_, Service>,
+    profile: ProviderProfile,
+    make_default: bool,
+) -> Result<Vec<ProviderInfo>> {
+    service.add_provider(&profile, make_default).map_err(ipc)?;
+    service.providers().map_err(ipc)
+}
+
+#[tauri::command]
+async fn remove_provider(service: State<'_, Service>, name: String) -> Result<Vec<ProviderInfo>> {
+    let s = service.inner().clone();
+    blocking(move || s.remove_provider_and_key(&name)).await?;
+    service.providers().map_err(ipc)
+}
+
+/// Key stores may block (a keychain waiting on D-Bus): keep them off the async workers.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> switchboard_service::Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| IpcError { kind: ErrorKind::Internal, message: e.to_string(), retryable: false })?
+        .map_err(ipc)
+}
+
+#[tauri::command]
+async fn list_keys(service: State<'_, Service>) -> Result<Vec<KeyInfo>> {
+    let s = service.inner().clone();
+    blocking(move || s.keys_overview()).await
+}
+
+#[tauri::command]
+async fn set_key(service: State<'_, Service>, name: String, value: String) -> Result<KeyInfo> {
+    let s = service.inner().clone();
+    blocking(move || s.set_key(&name, &value)).await
+}
+
+#[tauri::command]
+async fn delete_key(service: State<'_, Service>, name: String) -> Result<KeyInfo> {
+    let s = service.inner().clone();
+    blocking(move || s.delete_key(&name)).await
+}
+
+#[tauri::command]
+async fn keychain_status(service: State<'_, Service>) -> Result<KeychainStatus> {
+    Ok(service.keychain_status())
+}
+
+/// The person's choice when the keychain cannot be used: environment variables only, or keys
+/// kept in memory for this session. Never a file.
+#[tauri::command]
+async fn use_key_fallback(service: State<'_, Service>, mode: KeyMode) -> Result<KeychainStatus> {
+    let problem = service.keychain_status().problem;
+    let store: Arc<dyn SecretStore> = match mode {
+        KeyMode::Memory => Arc::new(Layered::new(vec![Arc::new(MemoryStore::new()), Arc::new(EnvStore::new())])),
+        KeyMode::Environment => Arc::new(EnvStore::new()),
+        KeyMode::Keychain => {
+            let probe = tokio::task::spawn_blocking(KeyringStore::probe).await.map_err(|e| IpcError {
+                kind: ErrorKind::Internal,
+                message: e.to_string(),
+                retryable: false,
+            })?;
+            match probe {
+                Ok(k) => Arc::new(Layered::new(vec![Arc::new(k), Arc::new(EnvStore::new())])),
+                Err(e) => return Err(IpcError { kind: ErrorKind::Auth, message: e.to_string(), retryable: true }),
+            }
+        }
+    };
+    let problem = if mode == KeyMode::Keychain { None } else { problem };
+    service.set_key_store(store, mode, problem);
+    Ok(service.keychain_status())
+}
+
+#[tauri::command]
+async fn data_info(service: State<'_, Service>) -> Result<DataInfo> {
+    Ok(service.data_info())
+}
+
+#[tauri::command]
+async fn export_all(service: State<'_, Service>) -> Result<String> {
+    let s = service.inner().clone();
+    blocking(move || s.export_all_to_file()).await
+}
+
 /// Opens the data directory's database and builds the service the commands share.
 pub fn open_service() -> std::result::Result<Service, IpcError> {
     let fail = |kind: ErrorKind, message: String| IpcError { kind, message, retryable: false };
     let dir = switchboard_store::resolve_data_dir(None).map_err(|e| fail(e.kind(), e.to_string()))?;
     let store = switchboard_store::Store::open(&dir.join(switchboard_store::DB_FILE))
         .map_err(|e| fail(e.kind(), e.to_string()))?;
-    let keys: Arc<dyn switchboard_secrets::SecretStore> = Arc::new(switchboard_secrets::EnvStore::new());
-    Service::new(store, keys).map_err(IpcError::from)
+    // The keychain is probed in the background after start-up (it can take seconds); until then
+    // keys come from the environment.
+    let keys: Arc<dyn SecretStore> = Arc::new(EnvStore::new());
+    Service::with_keys(store, keys, KeyMode::Environment, None).map_err(IpcError::from)
+}
+
+/// Switches keys to the OS keychain when it works; otherwise records why, for Settings to show
+/// with the choice between environment variables and keys kept for this session.
+fn connect_keychain(service: &Service) {
+    if std::env::var_os("SWITCHBOARD_KEYCHAIN").is_some_and(|v| v == "off") {
+        service.set_key_store(
+            Arc::new(EnvStore::new()),
+            KeyMode::Environment,
+            Some("The keychain is turned off (SWITCHBOARD_KEYCHAIN=off); keys come from environment variables.".into()),
+        );
+        return;
+    }
+    match KeyringStore::probe() {
+        Ok(keychain) => service.set_key_store(
+            Arc::new(Layered::new(vec![Arc::new(keychain), Arc::new(EnvStore::new())])),
+            KeyMode::Keychain,
+            None,
+        ),
+        Err(e) => {
+            tracing::warn!("{e}");
+            service.set_key_store(Arc::new(EnvStore::new()), KeyMode::Environment, Some(e.to_string()));
+        }
+    }
 }
 
 /// Registers the commands on a builder (shared by the app and the command tests).
@@ -139,6 +263,17 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         list_providers,
         list_models,
         resolve_approval,
+        get_settings,
+        update_settings,
+        add_provider,
+        remove_provider,
+        list_keys,
+        set_key,
+        delete_key,
+        keychain_status,
+        use_key_fallback,
+        data_info,
+        export_all,
     ])
 }
 
@@ -170,11 +305,13 @@ pub fn run() {
             .plugin(tauri_plugin_opener::init())
             .plugin(tauri_plugin_window_state::Builder::default().build()),
     )
-    .manage(service)
-    .setup(|app| {
+    .manage(service.clone())
+    .setup(move |app| {
         if let Some(window) = app.get_webview_window("main") {
             window.set_title("Switchboard")?;
         }
+        let service = service.clone();
+        std::thread::spawn(move || connect_keychain(&service));
         Ok(())
     });
     if let Err(e) = app.run(context()) {

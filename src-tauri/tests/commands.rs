@@ -11,7 +11,8 @@ use tauri::webview::InvokeRequest;
 use tauri::{App, WebviewWindow, WebviewWindowBuilder};
 
 fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service) {
-    let service = Service::new(Store::open_in_memory().unwrap(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
+    let service =
+        Service::new(Store::open_in_memory().unwrap(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
     let app = switchboard_desktop::with_commands(mock_builder())
         .manage(service.clone())
         .build(switchboard_desktop::context())

@@ -149,3 +149,70 @@ impl From<crate::Error> for IpcError {
         IpcError { kind: e.kind, retryable: e.kind.is_retryable(), message: e.message }
     }
 }
+
+/// Where keys are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub enum KeyMode {
+    /// The OS keychain (environment variables still work as a fallback).
+    Keychain,
+    /// Environment variables only (`SWITCHBOARD_KEY_<NAME>`), read-only.
+    Environment,
+    /// Kept in memory until the app quits (and environment variables).
+    Memory,
+}
+
+/// The key store in use, and why the keychain is not, if it is not.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct KeychainStatus {
+    /// Where keys go now.
+    pub mode: KeyMode,
+    /// Why the keychain cannot be used (names the cause and the choices), if it cannot.
+    pub problem: Option<String>,
+}
+
+/// What a key is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub enum KeyPurpose {
+    /// A provider profile's API key.
+    Provider,
+    /// A tool's credential (web search).
+    Tool,
+}
+
+/// One key as Settings shows it: set or not, its last four characters. Never the key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct KeyInfo {
+    /// Key name (profile name, `tavily`, `exa`).
+    pub name: String,
+    /// What to call it on screen.
+    pub label: String,
+    /// Provider or tool.
+    pub purpose: KeyPurpose,
+    /// Whether a value is set anywhere.
+    pub is_set: bool,
+    /// Last four characters (only for keys of 8 or more).
+    pub last4: Option<String>,
+    /// Which store holds it.
+    pub source: String,
+    /// The environment variable that also provides it.
+    pub env_var: String,
+}
+
+/// Where the data lives.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct DataInfo {
+    /// The data directory.
+    pub data_dir: Option<String>,
+    /// The SQLite database file.
+    pub database: Option<String>,
+}

@@ -82,8 +82,9 @@ struct PendingApproval {
 
 struct Inner {
     store: Store,
-    keys: Arc<dyn SecretStore>,
-    registry: RwLock<Arc<ToolRegistry>>,
+    keys: RwLock<Keys>,
+    /// The registry and the web settings it was built for: rebuilt only when they change.
+    registry: RwLock<(settings::WebPrefs, Arc<ToolRegistry>)>,
     running: Mutex<HashMap<String, CancellationToken>>,
     approvals: Mutex<HashMap<String, PendingApproval>>,
 }
@@ -176,20 +177,150 @@ impl Approver for UiApprover {
     }
 }
 
+/// Where keys are kept, and why (shown in Settings).
+#[derive(Clone)]
+struct Keys {
+    store: Arc<dyn SecretStore>,
+    mode: ipc::KeyMode,
+    problem: Option<String>,
+}
+
 impl Service {
-    /// A service over `store`, reading provider keys from `keys` (and the environment as a
-    /// fallback), with the built-in tools.
+    /// A service over `store`, reading keys from `keys` (and the environment as a fallback),
+    /// with the built-in tools configured from the stored settings.
     pub fn new(store: Store, keys: Arc<dyn SecretStore>) -> Result<Self> {
-        let registry = switchboard_tools::builtin_registry()?;
+        Self::with_keys(store, keys, ipc::KeyMode::Keychain, None)
+    }
+
+    /// Like [`Service::new`], saying which kind of key store this is and, when the keychain could
+    /// not be used, why (Settings shows it with the choice of fallback).
+    pub fn with_keys(
+        store: Store,
+        keys: Arc<dyn SecretStore>,
+        mode: ipc::KeyMode,
+        problem: Option<String>,
+    ) -> Result<Self> {
+        let web = Settings::load(&store)?.web;
+        let registry = switchboard_tools::builtin_registry_with(&web.tools_config())?;
         Ok(Self {
             inner: Arc::new(Inner {
                 store,
-                keys,
-                registry: RwLock::new(Arc::new(registry)),
+                keys: RwLock::new(Keys { store: keys, mode, problem }),
+                registry: RwLock::new((web, Arc::new(registry))),
                 running: Mutex::default(),
                 approvals: Mutex::default(),
             }),
         })
+    }
+
+    fn keys(&self) -> Arc<dyn SecretStore> {
+        Arc::clone(&self.inner.keys.read().unwrap_or_else(|p| p.into_inner()).store)
+    }
+
+    /// Switches the key store (the keychain became available, or the person chose a fallback).
+    pub fn set_key_store(&self, keys: Arc<dyn SecretStore>, mode: ipc::KeyMode, problem: Option<String>) {
+        *self.inner.keys.write().unwrap_or_else(|p| p.into_inner()) = Keys { store: keys, mode, problem };
+    }
+
+    /// Where keys are kept now, and what went wrong with the keychain if it is not used.
+    pub fn keychain_status(&self) -> ipc::KeychainStatus {
+        let keys = self.inner.keys.read().unwrap_or_else(|p| p.into_inner());
+        ipc::KeychainStatus { mode: keys.mode, problem: keys.problem.clone() }
+    }
+
+    /// The keys Settings manages: one per provider profile, plus the web search services.
+    pub fn keys_overview(&self) -> Result<Vec<ipc::KeyInfo>> {
+        let mut out = Vec::new();
+        for p in self.inner.store.providers()? {
+            let label = format!("Provider '{}' ({})", p.name, p.base_url);
+            out.push(self.key_info(&p.name, label, ipc::KeyPurpose::Provider)?);
+        }
+        out.push(self.key_info("tavily", "Tavily (web search)".into(), ipc::KeyPurpose::Tool)?);
+        out.push(self.key_info("exa", "Exa (web search)".into(), ipc::KeyPurpose::Tool)?);
+        Ok(out)
+    }
+
+    fn key_info(&self, name: &str, label: String, purpose: ipc::KeyPurpose) -> Result<ipc::KeyInfo> {
+        let status =
+            switchboard_secrets::status(self.keys().as_ref(), name).unwrap_or(switchboard_secrets::KeyStatus {
+                name: name.to_owned(),
+                is_set: false,
+                last4: None,
+                source: "unavailable",
+            });
+        Ok(ipc::KeyInfo {
+            name: name.to_owned(),
+            label,
+            purpose,
+            is_set: status.is_set,
+            last4: status.last4,
+            source: status.source.to_owned(),
+            env_var: switchboard_secrets::env_var_for(name),
+        })
+    }
+
+    /// Stores or replaces a key. The value goes to the key store and nowhere else.
+    pub fn set_key(&self, name: &str, value: &str) -> Result<ipc::KeyInfo> {
+        let value = value.trim();
+        if value.is_empty() {
+            return Err(Error::config("The key is empty."));
+        }
+        switchboard_secrets::validate_name(name).map_err(|e| Error::config(e.to_string()))?;
+        self.keys().set(name, &SecretValue::new(value))?;
+        self.key_info_for(name)
+    }
+
+    /// Deletes a key.
+    pub fn delete_key(&self, name: &str) -> Result<ipc::KeyInfo> {
+        self.keys().delete(name)?;
+        self.key_info_for(name)
+    }
+
+    fn key_info_for(&self, name: &str) -> Result<ipc::KeyInfo> {
+        Ok(self
+            .keys_overview()?
+            .into_iter()
+            .find(|k| k.name == name)
+            .map_or_else(|| self.key_info(name, name.to_owned(), ipc::KeyPurpose::Tool), Ok)?)
+    }
+
+    /// Where the data lives.
+    pub fn data_info(&self) -> ipc::DataInfo {
+        let db = self.inner.store.path().map(|p| p.display().to_string());
+        ipc::DataInfo {
+            data_dir: self.inner.store.path().and_then(|p| p.parent()).map(|p| p.display().to_string()),
+            database: db,
+        }
+    }
+
+    /// Every conversation with its messages, as one JSON document.
+    pub fn export_all(&self) -> Result<serde_json::Value> {
+        let mut conversations = Vec::new();
+        for c in self.inner.store.conversations()? {
+            let messages = self.inner.store.messages(&c.id)?;
+            conversations.push(serde_json::json!({"conversation": c, "messages": messages}));
+        }
+        Ok(serde_json::json!({"format": "switchboard-export", "version": 1, "conversations": conversations}))
+    }
+
+    /// Writes [`Service::export_all`] to a file in the data directory's `exports` folder.
+    pub fn export_all_to_file(&self) -> Result<String> {
+        let dir = self
+            .inner
+            .store
+            .path()
+            .and_then(|p| p.parent())
+            .map(|p| p.join("exports"))
+            .ok_or_else(|| Error::config("This database has no folder to export to."))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::new(ErrorKind::Storage, format!("Cannot create {}: {e}", dir.display())))?;
+        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let path = dir.join(format!("switchboard-export-{stamp}.json"));
+        let text = serde_json::to_string_pretty(&self.export_all()?)
+            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+        std::fs::write(&path, text)
+            .map_err(|e| Error::new(ErrorKind::Storage, format!("Cannot write {}: {e}", path.display())))?;
+        Ok(path.display().to_string())
     }
 
     /// The store.
@@ -197,13 +328,26 @@ impl Service {
         &self.inner.store
     }
 
-    /// Replaces the tool registry (an MCP server changed its tools); applies to the next turn.
-    pub fn set_registry(&self, registry: ToolRegistry) {
-        *self.inner.registry.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(registry);
-    }
-
+    /// The registry for the current web settings, rebuilt when they changed.
     fn registry(&self) -> Arc<ToolRegistry> {
-        Arc::clone(&self.inner.registry.read().unwrap_or_else(|p| p.into_inner()))
+        let web = self.settings().map(|s| s.web).unwrap_or_default();
+        {
+            let current = self.inner.registry.read().unwrap_or_else(|p| p.into_inner());
+            if current.0 == web {
+                return Arc::clone(&current.1);
+            }
+        }
+        match switchboard_tools::builtin_registry_with(&web.tools_config()) {
+            Ok(registry) => {
+                let registry = Arc::new(registry);
+                *self.inner.registry.write().unwrap_or_else(|p| p.into_inner()) = (web, Arc::clone(&registry));
+                registry
+            }
+            Err(e) => {
+                tracing::error!("tool registry not rebuilt: {e}");
+                Arc::clone(&self.inner.registry.read().unwrap_or_else(|p| p.into_inner()).1)
+            }
+        }
     }
 
     // ----- settings and providers ---------------------------------------------------------------
@@ -218,6 +362,7 @@ impl Service {
         if let Some(p) = &settings.default_provider {
             self.profile(Some(p))?;
         }
+        settings.validate()?;
         settings.save(&self.inner.store)
     }
 
@@ -307,8 +452,12 @@ impl Service {
     /// variable. `None` when there is none (local servers often need none).
     pub fn provider_key(&self, profile: &ProviderProfile) -> Result<Option<SecretValue>> {
         let kind = ProviderKind::parse(&profile.kind)?;
-        if let Some(key) = self.inner.keys.get(&profile.name)? {
-            return Ok(Some(key));
+        match self.keys().get(&profile.name) {
+            Ok(Some(key)) => return Ok(Some(key)),
+            Ok(None) => {}
+            // A local server needs no key, so an unreadable keychain must not block the turn; if
+            // the provider does need one, its 401 says so and Settings explains the keychain.
+            Err(e) => tracing::warn!("the key store could not be read: {e}"),
         }
         Ok(EnvStore::new().with_fallback(&profile.name, kind.usual_key_env()).get(&profile.name)?)
     }
@@ -373,6 +522,15 @@ impl Service {
 
     // ----- tools ---------------------------------------------------------------------------------
 
+    /// Removes a provider profile and its key.
+    pub fn remove_provider_and_key(&self, name: &str) -> Result<()> {
+        self.remove_provider(name)?;
+        if let Err(e) = self.keys().delete(name) {
+            tracing::warn!("the key of '{name}' could not be deleted: {e}");
+        }
+        Ok(())
+    }
+
     /// Every tool, with its state in Settings and, when given, in a conversation.
     pub fn tools(&self, conversation_id: Option<&str>) -> Result<Vec<ToolInfo>> {
         let settings = self.settings()?;
@@ -427,7 +585,7 @@ impl Service {
         })?;
         let provider = self.build_provider(&profile)?;
         let settings = self.settings()?;
-        let tool_secrets: Arc<dyn Secrets> = Arc::new(ToolSecrets(Arc::clone(&self.inner.keys)));
+        let tool_secrets: Arc<dyn Secrets> = Arc::new(ToolSecrets(self.keys()));
         let engine = Engine::new(settings.engine_config(), self.registry(), tool_secrets);
 
         let rows = store.begin_turn(request.conversation_id.as_deref(), &request.text, &profile.name, &model)?;

@@ -17,8 +17,53 @@ pub const TOOLS: &str = "tools";
 pub const LIMITS: &str = "limits";
 /// Key of [`Retry`].
 pub const RETRY: &str = "retry";
+/// Key of [`WebPrefs`].
+pub const WEB: &str = "web";
 /// Every settings key.
-pub const KEYS: &[&str] = &[DEFAULT_PROVIDER, TOOLS, LIMITS, RETRY];
+pub const KEYS: &[&str] = &[DEFAULT_PROVIDER, TOOLS, LIMITS, RETRY, WEB];
+
+/// Which search API `web_search` uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub enum SearchBackend {
+    /// Tavily (key `tavily`).
+    #[default]
+    Tavily,
+    /// Exa (key `exa`).
+    Exa,
+    /// A SearXNG instance (no key; needs its URL).
+    Searxng,
+}
+
+/// "Search & web tools" settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct WebPrefs {
+    /// The search API.
+    pub search_backend: SearchBackend,
+    /// Base URL of the SearXNG instance.
+    pub searxng_url: Option<String>,
+    /// Let `web_fetch` reach loopback and private-network addresses (a local wiki, a NAS).
+    pub allow_local_addresses: bool,
+}
+
+impl WebPrefs {
+    /// The tools crate's configuration for these preferences.
+    pub fn tools_config(&self) -> switchboard_tools::WebToolsConfig {
+        switchboard_tools::WebToolsConfig {
+            search_backend: match self.search_backend {
+                SearchBackend::Tavily => switchboard_tools::SearchBackend::Tavily,
+                SearchBackend::Exa => switchboard_tools::SearchBackend::Exa,
+                SearchBackend::Searxng => switchboard_tools::SearchBackend::Searxng,
+            },
+            searxng_url: self.searxng_url.clone().filter(|u| !u.trim().is_empty()),
+            allow_local_addresses: self.allow_local_addresses,
+            ..switchboard_tools::WebToolsConfig::default()
+        }
+    }
+}
 
 /// Settings-wide tool preferences.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +115,8 @@ pub struct Settings {
     pub limits: Limits,
     /// Retry policy.
     pub retry: Retry,
+    /// Search & web tools.
+    pub web: WebPrefs,
 }
 
 impl Settings {
@@ -80,6 +127,7 @@ impl Settings {
             tools: store.setting(TOOLS)?.unwrap_or_default(),
             limits: store.setting(LIMITS)?.unwrap_or_default(),
             retry: store.setting(RETRY)?.unwrap_or_default(),
+            web: store.setting(WEB)?.unwrap_or_default(),
         })
     }
 
@@ -94,6 +142,7 @@ impl Settings {
         store.set_setting(TOOLS, &self.tools)?;
         store.set_setting(LIMITS, &self.limits)?;
         store.set_setting(RETRY, &self.retry)?;
+        store.set_setting(WEB, &self.web)?;
         Ok(())
     }
 
@@ -111,8 +160,14 @@ impl Settings {
             (TOOLS, Some(v)) => shape::<ToolPrefs>(key, v),
             (LIMITS, Some(v)) => shape::<Limits>(key, v),
             (RETRY, Some(v)) => shape::<Retry>(key, v),
+            (WEB, Some(v)) => shape::<WebPrefs>(key, v),
             _ => Err(Error::config(format!("Unknown setting '{key}'. Known: {}.", KEYS.join(", ")))),
         }
+    }
+
+    /// Checks what a person typed before it is saved (a SearXNG URL that is not a URL).
+    pub fn validate(&self) -> Result<(), Error> {
+        self.web.tools_config().validate().map_err(|e| Error::config(e.to_string()))
     }
 
     /// The engine configuration these settings ask for.

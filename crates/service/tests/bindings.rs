@@ -46,9 +46,17 @@ fn render() -> String {
         ipc::ProviderInfo,
         ipc::ApprovalChoice,
         ipc::IpcError,
+        ipc::KeyMode,
+        ipc::KeychainStatus,
+        ipc::KeyPurpose,
+        ipc::KeyInfo,
+        ipc::DataInfo,
+        switchboard_store::ProviderProfile,
         settings::ToolPrefs,
         settings::Limits,
         settings::Retry,
+        settings::SearchBackend,
+        settings::WebPrefs,
         settings::Settings,
     );
     out.truncate(out.trim_end().len());

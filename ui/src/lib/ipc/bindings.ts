@@ -502,6 +502,78 @@ message: string,
  */
 retryable: boolean, };
 
+export type KeyMode = "keychain" | "environment" | "memory";
+
+export type KeychainStatus = { 
+/**
+ * Where keys go now.
+ */
+mode: KeyMode, 
+/**
+ * Why the keychain cannot be used (names the cause and the choices), if it cannot.
+ */
+problem: string | null, };
+
+export type KeyPurpose = "provider" | "tool";
+
+export type KeyInfo = { 
+/**
+ * Key name (profile name, `tavily`, `exa`).
+ */
+name: string, 
+/**
+ * What to call it on screen.
+ */
+label: string, 
+/**
+ * Provider or tool.
+ */
+purpose: KeyPurpose, 
+/**
+ * Whether a value is set anywhere.
+ */
+isSet: boolean, 
+/**
+ * Last four characters (only for keys of 8 or more).
+ */
+last4: string | null, 
+/**
+ * Which store holds it.
+ */
+source: string, 
+/**
+ * The environment variable that also provides it.
+ */
+envVar: string, };
+
+export type DataInfo = { 
+/**
+ * The data directory.
+ */
+dataDir: string | null, 
+/**
+ * The SQLite database file.
+ */
+database: string | null, };
+
+export type ProviderProfile = { 
+/**
+ * Unique name the person chose ("openai", "work-anthropic").
+ */
+name: string, 
+/**
+ * Which API the providers crate should speak (its own naming).
+ */
+kind: string, 
+/**
+ * Endpoint base URL.
+ */
+baseUrl: string, 
+/**
+ * Default model for new turns.
+ */
+model: string | null, };
+
 export type ToolPrefs = { 
 /**
  * Tools never offered.
@@ -540,6 +612,22 @@ maxRetries: number | null,
  */
 baseDelayMs: number | null, };
 
+export type SearchBackend = "tavily" | "exa" | "searxng";
+
+export type WebPrefs = { 
+/**
+ * The search API.
+ */
+searchBackend: SearchBackend, 
+/**
+ * Base URL of the SearXNG instance.
+ */
+searxngUrl: string | null, 
+/**
+ * Let `web_fetch` reach loopback and private-network addresses (a local wiki, a NAS).
+ */
+allowLocalAddresses: boolean, };
+
 export type Settings = { 
 /**
  * Default provider profile.
@@ -556,4 +644,8 @@ limits: Limits,
 /**
  * Retry policy.
  */
-retry: Retry, };
+retry: Retry, 
+/**
+ * Search & web tools.
+ */
+web: WebPrefs, };
