@@ -101,14 +101,15 @@ async fn a_tool_disabled_for_the_chat_is_absent_from_requests_and_stays_disabled
     assert!(out.status.success());
     let reqs = env.mock.requests();
     for r in &reqs {
-        assert!(r.body.get("tools").is_none(), "no tools offered: {}", r.body);
+        assert!(!r.tool_names().contains(&"get_time".to_string()), "get_time offered: {:?}", r.tool_names());
+        assert!(!r.tool_names().is_empty(), "the other tools are still offered");
     }
     // The history of the second turn holds the first exchange.
     let roles: Vec<&str> = reqs[1].messages().iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["user", "assistant", "user"]);
     let (out, _) = env.chat_json(&["--conversation", &conv, "--enable", "get_time", "third"]).await;
     assert!(out.status.success());
-    assert_eq!(env.mock.requests()[2].tool_names(), vec!["get_time"]);
+    assert!(env.mock.requests()[2].tool_names().contains(&"get_time".to_string()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
