@@ -7,13 +7,15 @@ mod chat;
 mod render;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::IsTerminal as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use switchboard_core::ErrorKind;
-use switchboard_secrets::EnvStore;
+use switchboard_secrets::{EnvStore, KeyringStore, Layered, SecretStore};
 use switchboard_service::Service;
+use switchboard_service::ipc::KeyMode;
 use switchboard_service::settings::Settings;
 use switchboard_store::{ProviderProfile, Store};
 
@@ -74,6 +76,29 @@ enum Command {
     /// Read and change settings (JSON values).
     #[command(subcommand)]
     Settings(SettingsCmd),
+    /// Set, delete and check keys (stored in the OS keychain; never shown back).
+    #[command(subcommand)]
+    Keys(KeysCmd),
+}
+
+#[derive(Subcommand, Debug)]
+enum KeysCmd {
+    /// Store or replace a key, read from standard input (never from an argument).
+    Set {
+        /// Key name: a provider profile name, or `tavily` / `exa` for web search.
+        name: String,
+    },
+    /// Delete a key from the keychain.
+    Delete {
+        /// Key name.
+        name: String,
+    },
+    /// Whether each key is set, where, and its last four characters.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -252,24 +277,89 @@ fn describe(err: &anyhow::Error) -> (ErrorKind, String) {
     (ErrorKind::Internal, format!("{err:#}"))
 }
 
-fn open_service(data_dir: Option<PathBuf>) -> anyhow::Result<Service> {
+/// Where keys come from: the OS keychain, then the environment. `SWITCHBOARD_KEYCHAIN=off` keeps
+/// to the environment (headless machines, tests). `check` runs the keychain's round trip first,
+/// so a command that writes keys can explain an unusable keychain instead of failing later.
+fn key_store(check: bool) -> (Arc<dyn SecretStore>, KeyMode, Option<String>) {
+    let env: Arc<dyn SecretStore> = Arc::new(EnvStore::new());
+    if std::env::var_os("SWITCHBOARD_KEYCHAIN").is_some_and(|v| v == "off") {
+        return (env, KeyMode::Environment, Some("The keychain is turned off (SWITCHBOARD_KEYCHAIN=off).".into()));
+    }
+    if !check {
+        // Reads only: a keychain that does not answer within a few seconds is skipped.
+        let keychain = KeyringStore::unchecked().with_timeout(std::time::Duration::from_secs(3));
+        return (Arc::new(Layered::new(vec![Arc::new(keychain), env])), KeyMode::Keychain, None);
+    }
+    match KeyringStore::probe() {
+        Ok(keychain) => (Arc::new(Layered::new(vec![Arc::new(keychain), env])), KeyMode::Keychain, None),
+        Err(e) => (env, KeyMode::Environment, Some(e.to_string())),
+    }
+}
+
+fn open_service(data_dir: Option<PathBuf>, check_keychain: bool) -> anyhow::Result<Service> {
     let dir = switchboard_store::resolve_data_dir(data_dir)?;
     let store = Store::open(&dir.join(switchboard_store::DB_FILE))?;
     if store.recovered_on_open() > 0 {
         tracing::info!(count = store.recovered_on_open(), "marked interrupted answers from an earlier run");
     }
-    // Headless: keys come from the environment, never from a file.
-    Ok(Service::new(store, Arc::new(EnvStore::new()))?)
+    let (keys, mode, problem) = key_store(check_keychain);
+    Ok(Service::with_keys(store, keys, mode, problem)?)
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let service = open_service(cli.data_dir)?;
+    let writes_keys = matches!(cli.command, Command::Keys(KeysCmd::Set { .. } | KeysCmd::Delete { .. }));
+    let service = open_service(cli.data_dir, writes_keys)?;
     match cli.command {
         Command::Providers(cmd) => providers(&service, cmd),
         Command::Chat(args) => chat::run(&service, args),
         Command::Conversations(cmd) => conversations(&service, cmd),
         Command::Tools(ToolsCmd::List(args)) => tools_list(&service, &args),
         Command::Settings(cmd) => settings(&service, cmd),
+        Command::Keys(cmd) => keys(&service, cmd),
+    }
+}
+
+fn keys(service: &Service, cmd: KeysCmd) -> anyhow::Result<ExitCode> {
+    let status = service.keychain_status();
+    match cmd {
+        KeysCmd::Set { name } => {
+            if let Some(problem) = status.problem {
+                return Err(CliError { kind: ErrorKind::Auth, message: problem }.into());
+            }
+            if std::io::stdin().is_terminal() {
+                eprint!("Paste the key for '{name}' and press Enter: ");
+            }
+            let mut value = String::new();
+            std::io::stdin().read_line(&mut value)?;
+            let info = service.set_key(&name, value.trim_end_matches(['\r', '\n']))?;
+            println!("Saved the key for '{}' in {} ({}).", name, info.source, describe_key(&info));
+        }
+        KeysCmd::Delete { name } => {
+            if let Some(problem) = status.problem {
+                return Err(CliError { kind: ErrorKind::Auth, message: problem }.into());
+            }
+            let info = service.delete_key(&name)?;
+            println!("Deleted the key for '{name}' ({}).", describe_key(&info));
+        }
+        KeysCmd::Status { json } => {
+            let keys = service.keys_overview()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&keys)?);
+            } else {
+                for k in keys {
+                    println!("{:<16} {:<28} {}", k.name, describe_key(&k), k.label);
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn describe_key(k: &switchboard_service::ipc::KeyInfo) -> String {
+    match (&k.is_set, &k.last4) {
+        (true, Some(l4)) => format!("set, ends in {l4}, {}", k.source),
+        (true, None) => format!("set, {}", k.source),
+        (false, _) => format!("not set (or {})", k.env_var),
     }
 }
 

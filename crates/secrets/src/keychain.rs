@@ -275,6 +275,12 @@ impl KeyringStore {
         }
     }
 
+    /// A store for [`SERVICE`] without the start-up round trip, for short-lived processes that
+    /// only read (the CLI): a broken keychain then shows up as an error on first use instead.
+    pub fn unchecked() -> KeyringStore {
+        KeyringStore { service: SERVICE.to_owned(), timeout: OPERATION_TIMEOUT }
+    }
+
     /// The same store with another per-operation deadline (default [`OPERATION_TIMEOUT`]).
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;

@@ -40,6 +40,8 @@ impl Env {
             .env_remove("OPENAI_API_KEY")
             .env_remove("SWITCHBOARD_KEY_MOCK")
             .env("RUST_LOG", "warn")
+            // Tests never touch the person's keychain; the keychain tests opt in explicitly.
+            .env("SWITCHBOARD_KEYCHAIN", "off")
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
         cmd
