@@ -121,3 +121,63 @@ fn commands_are_refused_to_remote_origins() {
     let err = invoke_from(&webview, "https://evil.example", "list_conversations", json!({})).unwrap_err();
     assert!(err.as_str().unwrap_or_default().contains("not allowed"), "{err}");
 }
+
+#[test]
+fn a_key_set_through_ipc_never_comes_back() {
+    const KEY: &str = "sk-test-ipc-leakcheck-0123456789abcd";
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let mock =
+        runtime.block_on(switchboard_mock_provider::MockServer::start(switchboard_mock_provider::Script::new([
+            switchboard_mock_provider::Reply::tool_call("c1", "get_time", "{}"),
+            switchboard_mock_provider::Reply::text("Done."),
+        ])));
+    let (_app, webview, service) = app();
+    service
+        .add_provider(
+            &ProviderProfile {
+                name: "mock".into(),
+                kind: "openai".into(),
+                base_url: mock.base_url(),
+                model: Some("m".into()),
+            },
+            true,
+        )
+        .unwrap();
+    let mut responses = vec![invoke(&webview, "set_key", json!({"name": "mock", "value": KEY})).unwrap()];
+    assert_eq!(responses[0]["isSet"], true);
+    assert_eq!(responses[0]["last4"], "abcd");
+
+    // A whole conversation with a tool call, on the key.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sink: Arc<dyn switchboard_core::EventSink> = Arc::new(move |e: switchboard_core::ChatEvent| {
+        let _ = tx.send(e);
+    });
+    let started = runtime
+        .block_on(async { service.send(switchboard_service::ipc::SendRequest::text(None, "time?"), sink) })
+        .unwrap();
+    let mut events = Vec::new();
+    while let Ok(e) = rx.recv_timeout(std::time::Duration::from_secs(10)) {
+        let done = matches!(e, switchboard_core::ChatEvent::Done { .. });
+        events.push(serde_json::to_string(&e).unwrap());
+        if done {
+            break;
+        }
+    }
+    assert_eq!(mock.requests()[0].header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    for (cmd, args) in [
+        ("list_keys", json!({})),
+        ("get_settings", json!({})),
+        ("list_providers", json!({})),
+        ("list_tools", json!({"conversationId": null})),
+        ("list_conversations", json!({})),
+        ("open_conversation", json!({"id": started.conversation_id})),
+        ("keychain_status", json!({})),
+        ("data_info", json!({})),
+    ] {
+        responses.push(invoke(&webview, cmd, args).unwrap());
+    }
+    for text in events.iter().cloned().chain(responses.iter().map(Value::to_string)) {
+        assert!(!text.contains(KEY), "the key came back: {text}");
+    }
+    assert!(events.iter().any(|e| e.contains("toolResult")), "the conversation used a tool");
+}
