@@ -3,7 +3,7 @@ import './app.css';
 import { mount } from 'svelte';
 import App from './App.svelte';
 import { api } from './lib/ipc/api';
-import { AppState } from './lib/state/app.svelte';
+import { AppState, isSettingsSection } from './lib/state/app.svelte';
 
 /** Shown when the app cannot even start (never a blank window). */
 function renderFatal(target: HTMLElement, error: unknown): void {
@@ -22,7 +22,11 @@ function renderFatal(target: HTMLElement, error: unknown): void {
   target.replaceChildren(box);
 }
 
-/** Dev only: query parameters for screenshots and manual testing (?theme=dark|light, ?open=latest|N|id, ?send=text, ?tray=1, ?sidebar=0). */
+/**
+ * Dev only: query parameters for screenshots and manual testing (?theme=dark|light, ?open=latest|N|id,
+ * ?send=text, ?tray=1, ?sidebar=0, ?settings=providers|keys|web|tools|limits|data). The fake backend
+ * reads its own (?providers=0, ?keychain=problem|pending).
+ */
 async function devHooks(app: AppState): Promise<void> {
   const params = new URLSearchParams(location.search);
   const open = params.get('open');
@@ -34,6 +38,8 @@ async function devHooks(app: AppState): Promise<void> {
   }
   if (params.get('sidebar') === '0' && app.sidebarOpen) app.toggleSidebar();
   if (params.get('tray') === '1') document.querySelector<HTMLButtonElement>('[data-testid="tools-tray-toggle"]')?.click();
+  const settings = params.get('settings');
+  if (settings !== null) app.openSettings(isSettingsSection(settings) ? settings : undefined);
   const send = params.get('send');
   if (send) app.send(send);
 }

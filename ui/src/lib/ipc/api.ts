@@ -11,8 +11,12 @@ import type {
   ChatEvent,
   ConversationSummary,
   ConversationView,
+  DataInfo,
+  KeychainStatus,
+  KeyInfo,
   ProviderInfo,
   SendRequest,
+  Settings,
   ToolInfo,
   TurnStarted,
 } from './bindings';
@@ -75,6 +79,17 @@ export const tauriBackend: Backend = {
       throw toIpcError(e);
     }
   },
+  getSettings: () => call<Settings>('get_settings'),
+  updateSettings: (settings) => call<Settings>('update_settings', { settings }),
+  addProvider: (profile, makeDefault) => call<ProviderInfo[]>('add_provider', { profile, makeDefault }),
+  removeProvider: (name) => call<ProviderInfo[]>('remove_provider', { name }),
+  listKeys: () => call<KeyInfo[]>('list_keys'),
+  setKey: (name, value) => call<KeyInfo>('set_key', { name, value }),
+  deleteKey: (name) => call<KeyInfo>('delete_key', { name }),
+  keychainStatus: () => call<KeychainStatus>('keychain_status'),
+  useKeyFallback: (mode) => call<KeychainStatus>('use_key_fallback', { mode }),
+  dataInfo: () => call<DataInfo>('data_info'),
+  exportAll: () => call<string>('export_all'),
 };
 
 /** Whether the page runs inside the Tauri webview. */
@@ -88,8 +103,8 @@ let loading: Promise<Backend> | null = null;
 async function pickBackend(): Promise<Backend> {
   if (inTauri()) return tauriBackend;
   if (import.meta.env.DEV) {
-    const { createFakeBackend } = await import('./fake');
-    return createFakeBackend();
+    const { createFakeBackend, fakeOptionsFromUrl } = await import('./fake');
+    return createFakeBackend(fakeOptionsFromUrl(location.search));
   }
   return tauriBackend;
 }
@@ -123,4 +138,15 @@ export const api: Backend = {
   listModels: async (provider) => (await backend()).listModels(provider),
   resolveApproval: async (callId, choice) => (await backend()).resolveApproval(callId, choice),
   openUrl: async (url) => (await backend()).openUrl(url),
+  getSettings: async () => (await backend()).getSettings(),
+  updateSettings: async (settings) => (await backend()).updateSettings(settings),
+  addProvider: async (profile, makeDefault) => (await backend()).addProvider(profile, makeDefault),
+  removeProvider: async (name) => (await backend()).removeProvider(name),
+  listKeys: async () => (await backend()).listKeys(),
+  setKey: async (name, value) => (await backend()).setKey(name, value),
+  deleteKey: async (name) => (await backend()).deleteKey(name),
+  keychainStatus: async () => (await backend()).keychainStatus(),
+  useKeyFallback: async (mode) => (await backend()).useKeyFallback(mode),
+  dataInfo: async () => (await backend()).dataInfo(),
+  exportAll: async () => (await backend()).exportAll(),
 };

@@ -7,8 +7,14 @@ import type {
   ChatEvent,
   ConversationSummary,
   ConversationView,
+  DataInfo,
+  KeychainStatus,
+  KeyInfo,
+  KeyMode,
   ProviderInfo,
+  ProviderProfile,
   SendRequest,
+  Settings,
   ToolInfo,
   TurnStarted,
 } from './bindings';
@@ -37,4 +43,30 @@ export interface Backend {
   resolveApproval(callId: string, choice: ApprovalChoice): Promise<void>;
   /** Opens an allowed URL in the person's browser (never in the app's webview). */
   openUrl(url: string): Promise<void>;
+
+  // ---- settings ------------------------------------------------------------------------------
+
+  getSettings(): Promise<Settings>;
+  /** Replaces every setting; resolves with what was stored, rejects (kind "config") on invalid input. */
+  updateSettings(settings: Settings): Promise<Settings>;
+  /** Adds or replaces a profile (by name); resolves with every profile. */
+  addProvider(profile: ProviderProfile, makeDefault: boolean): Promise<ProviderInfo[]>;
+  /** Removes a profile and its key; resolves with every profile left. */
+  removeProvider(name: string): Promise<ProviderInfo[]>;
+
+  // ---- keys: set, replaced and deleted, never read back ------------------------------------------
+
+  listKeys(): Promise<KeyInfo[]>;
+  /** The value goes to the key store and nowhere else; the answer has only `isSet` and `last4`. */
+  setKey(name: string, value: string): Promise<KeyInfo>;
+  deleteKey(name: string): Promise<KeyInfo>;
+  keychainStatus(): Promise<KeychainStatus>;
+  /** The person's choice when the keychain cannot be used ("keychain" tries it again). */
+  useKeyFallback(mode: KeyMode): Promise<KeychainStatus>;
+
+  // ---- data ------------------------------------------------------------------------------------
+
+  dataInfo(): Promise<DataInfo>;
+  /** Writes every conversation to a JSON file; resolves with its path. */
+  exportAll(): Promise<string>;
 }

@@ -5,6 +5,10 @@
  *
  * Words in the message steer it: "error" fails with an auth error, "fetch" or a URL calls
  * `web_fetch` (which asks for approval), "long" streams a longer answer.
+ *
+ * Settings behave like the shell's: provider profiles, keys that can be set and deleted but never
+ * read back (only `isSet` and `last4` leave the fake), a keychain that can be made to fail, and the
+ * same validation messages for bad input.
  */
 import type { Backend, TurnHandlers } from './backend';
 import type {
@@ -13,8 +17,12 @@ import type {
   ConversationSummary,
   ConversationView,
   IpcError,
-  ProviderInfo,
+  KeychainStatus,
+  KeyInfo,
+  KeyMode,
+  ProviderProfile,
   SendRequest,
+  Settings,
   StoredMessage,
   ToolInfo,
   TurnStarted,
@@ -34,7 +42,34 @@ export interface FakeOptions {
   tickMs?: number;
   /** Start with no conversations. */
   empty?: boolean;
+  /** Start with no provider profiles (the first-run screen). */
+  noProviders?: boolean;
+  /**
+   * The keychain: "ok" works; "problem" cannot be used (keys come from the environment until the
+   * person chooses); "pending" is still being probed and works after `probeMs`.
+   */
+  keychain?: 'ok' | 'problem' | 'pending';
+  /** How long a "pending" keychain probe takes (default 1500 ms). */
+  probeMs?: number;
 }
+
+/** Dev only: fake options from the page's query (`?providers=0`, `?keychain=problem|pending`). */
+export function fakeOptionsFromUrl(search: string): FakeOptions {
+  const params = new URLSearchParams(search);
+  const keychain = params.get('keychain');
+  return {
+    noProviders: params.get('providers') === '0',
+    keychain: keychain === 'problem' || keychain === 'pending' ? keychain : 'ok',
+  };
+}
+
+/** What the shell says when the keychain cannot be used (the Linux, no session bus case). */
+export const FAKE_KEYCHAIN_PROBLEM =
+  'The system keychain cannot be used: there is no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and there is no bus socket at /run/user/1000/bus), ' +
+  'and the Secret Service keychain is reached through it; this is usual over SSH, in containers and on servers. You can use environment variables instead ' +
+  '(SWITCHBOARD_KEY_<NAME>, for example SWITCHBOARD_KEY_OPENAI or SWITCHBOARD_KEY_TAVILY), or keep keys in memory for this session only. Switchboard never writes keys to a file.';
+
+const DATA_DIR = '/home/you/.local/share/switchboard';
 
 const TOOLS: ToolInfo[] = [
   {
@@ -105,10 +140,10 @@ const TOOLS: ToolInfo[] = [
   },
 ];
 
-const PROVIDERS: ProviderInfo[] = [
-  { name: 'openai', kind: 'openai', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', isDefault: true },
-  { name: 'ollama', kind: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'llama3.2', isDefault: false },
-  { name: 'lmstudio', kind: 'openai', baseUrl: 'http://localhost:1234/v1', model: 'qwen2.5-7b-instruct', isDefault: false },
+const PROVIDERS: ProviderProfile[] = [
+  { name: 'openai', kind: 'openai', baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini' },
+  { name: 'ollama', kind: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'llama3.2' },
+  { name: 'lmstudio', kind: 'openai', baseUrl: 'http://localhost:1234/v1', model: 'qwen2.5-7b-instruct' },
 ];
 
 const MODELS: Record<string, string[]> = {
@@ -119,6 +154,21 @@ const MODELS: Record<string, string[]> = {
 function err(kind: IpcError['kind'], message: string): IpcError {
   return { kind, message, retryable: false };
 }
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.host !== '';
+  } catch {
+    return false;
+  }
+}
+
+function envVarFor(name: string): string {
+  return `SWITCHBOARD_KEY_${name.toUpperCase().replaceAll('-', '_')}`;
+}
+
+const NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
 function usage(p: number, c: number, r = 0): Usage {
   return { promptTokens: p, completionTokens: c, reasoningTokens: r, cachedTokens: 0 };
@@ -352,7 +402,75 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
 
   function toolsFor(cid: string | null): ToolInfo[] {
     const conv = cid ? conversations.get(cid) : undefined;
-    return TOOLS.map((t) => ({ ...t, disabledForChat: conv?.disabled.has(t.name) ?? false }));
+    return TOOLS.map((t) => ({
+      ...t,
+      enabled: !settings.tools.disabled.includes(t.name),
+      approval: settings.tools.approval[t.name] ?? t.approval,
+      disabledForChat: conv?.disabled.has(t.name) ?? false,
+    }));
+  }
+
+  // ---- settings, providers, keys ----------------------------------------------------------------
+
+  const profiles: ProviderProfile[] = opts.noProviders ? [] : PROVIDERS.map((p) => ({ ...p }));
+  let settings: Settings = {
+    defaultProvider: opts.noProviders ? null : 'openai',
+    tools: { disabled: ['shell'], approval: {} },
+    limits: { maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: null, idleTimeoutSecs: null },
+    retry: { maxRetries: null, baseDelayMs: null },
+    web: { searchBackend: 'tavily', searxngUrl: null, allowLocalAddresses: false },
+  };
+  // The stores hold values; nothing below ever returns one.
+  const stores: Record<KeyMode, Map<string, string>> = {
+    keychain: new Map(opts.noProviders ? [] : [['openai', 'sk-demo-not-a-real-key-7f3a']]),
+    memory: new Map(),
+    environment: new Map([['exa', 'exa-from-the-environment-9c1d']]),
+  };
+  const DESCRIBE: Record<KeyMode, string> = { keychain: 'the system keychain', memory: 'the session memory', environment: 'the environment' };
+  let keychain: KeychainStatus =
+    opts.keychain === 'problem' ? { mode: 'environment', problem: FAKE_KEYCHAIN_PROBLEM } : opts.keychain === 'pending' ? { mode: 'environment', problem: null } : { mode: 'keychain', problem: null };
+  if (opts.keychain === 'pending') {
+    setTimeout(() => {
+      if (keychain.mode === 'environment' && keychain.problem === null) keychain = { mode: 'keychain', problem: null };
+    }, opts.probeMs ?? 1500);
+  }
+
+  function providerList() {
+    return profiles.map((p) => ({ ...p, isDefault: settings.defaultProvider === p.name || (settings.defaultProvider === null && profiles.length === 1) }));
+  }
+
+  function knownProfiles(): string {
+    return profiles.length === 0 ? 'No provider profiles exist yet.' : `Known profiles: ${profiles.map((p) => p.name).join(', ')}.`;
+  }
+
+  /** The stores asked, in order: the chosen one, then the environment (read-only). */
+  function layers(): KeyMode[] {
+    return keychain.mode === 'environment' ? ['environment'] : [keychain.mode, 'environment'];
+  }
+
+  function keyInfo(name: string): KeyInfo {
+    const profile = profiles.find((p) => p.name === name);
+    const label = profile ? `Provider '${name}' (${profile.baseUrl})` : name === 'tavily' ? 'Tavily (web search)' : name === 'exa' ? 'Exa (web search)' : name;
+    const holder = layers().find((m) => stores[m].has(name));
+    const value = holder ? stores[holder].get(name) : undefined;
+    return {
+      name,
+      label,
+      purpose: profile ? 'provider' : 'tool',
+      isSet: value !== undefined,
+      last4: value !== undefined && [...value].length >= 8 ? [...value].slice(-4).join('') : null,
+      source: DESCRIBE[holder ?? layers()[0] ?? 'environment'],
+      envVar: envVarFor(name),
+    };
+  }
+
+  function checkKeyName(name: string) {
+    if (!NAME_RE.test(name)) throw err('config', `invalid key name '${name}': use letters, digits, '-' and '_' (at most 64)`);
+  }
+
+  function writableStore(): Map<string, string> {
+    if (keychain.mode === 'environment') throw err('auth', 'the environment is read-only; set the key there yourself');
+    return stores[keychain.mode];
   }
 
   async function runTurn(conv: FakeConversation, text: string, req: SendRequest, handlers: TurnHandlers): Promise<TurnStarted> {
@@ -360,8 +478,8 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     const userId = id('m');
     const messageId = id('m');
     conv.messages.push(toStored({ ...pendingAssistant(userId), role: 'user', content: text, status: 'complete' }, now, now));
-    const provider = req.provider ?? 'openai';
-    const model = req.model ?? PROVIDERS.find((p) => p.name === provider)?.model ?? 'gpt-4o-mini';
+    const provider = req.provider ?? providerList().find((p) => p.isDefault)?.name ?? 'openai';
+    const model = req.model ?? profiles.find((p) => p.name === provider)?.model ?? 'gpt-4o-mini';
     let state = pendingAssistant(messageId);
     const slot = conv.messages.length;
     conv.messages.push(toStored(state, now, now));
@@ -411,7 +529,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       const offset = scalarLength(state.content);
       const ids = script.calls.map((_, i) => `call_${messageId}_${i}`);
       script.calls.forEach((c, i) => {
-        const tool = TOOLS.find((t) => t.name === c.name);
+        const tool = available.find((t) => t.name === c.name);
         emit({ type: 'toolCall', id: ids[i] ?? '', name: c.name, source: tool?.source ?? { kind: 'unknown' }, arguments: JSON.stringify(c.args), textOffset: offset, iteration: 1, index: i });
       });
       calls = script.calls.length;
@@ -419,7 +537,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       if (calls > 0) emit({ type: 'usage', usage: usage(180, 40, 32), total: { ...total } });
       for (const [i, c] of script.calls.entries()) {
         const callId = ids[i] ?? '';
-        const tool = TOOLS.find((t) => t.name === c.name);
+        const tool = available.find((t) => t.name === c.name);
         if (tool?.approval === 'ask' && !alwaysAllowed.has(c.name) && !chatAllowed.get(conv.summary.id)?.has(c.name) && !req.dryRun) {
           emit({ type: 'approvalRequested', id: callId, name: c.name, source: tool.source, arguments: JSON.stringify(c.args, null, 2) });
           const choice = await new Promise<ApprovalChoice>((resolve) => turn.approval.set(callId, resolve));
@@ -482,6 +600,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     },
     async sendMessage(request, handlers) {
       if (!request.text.trim()) throw err('badRequest', 'The message is empty.');
+      if (profiles.length === 0) throw err('config', 'No provider chosen. Add one (kind, base URL, model) in Settings → Providers and make it the default.');
       let conv = request.conversationId ? conversations.get(request.conversationId) : undefined;
       if (request.conversationId && !conv) throw err('notFound', `No conversation ${request.conversationId}.`);
       if (!conv) {
@@ -521,10 +640,12 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       else c.disabled.delete(name);
     },
     async listProviders() {
-      return PROVIDERS.map((p) => ({ ...p }));
+      return providerList();
     },
     async listModels(provider) {
-      const models = MODELS[provider];
+      const profile = profiles.find((p) => p.name === provider);
+      if (!profile) throw err('config', `No provider profile '${provider}'. ${knownProfiles()}`);
+      const models = MODELS[provider] ?? (profile.baseUrl.includes(':11434') ? MODELS.ollama : undefined);
       if (!models) throw err('network', `Could not list the models of ${provider}: connection refused.`);
       return [...models];
     },
@@ -537,6 +658,78 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     },
     async openUrl(url) {
       window.open(url, '_blank', 'noopener,noreferrer');
+    },
+    async getSettings() {
+      return structuredClone(settings);
+    },
+    async updateSettings(next) {
+      if (next.defaultProvider !== null && !profiles.some((p) => p.name === next.defaultProvider)) {
+        throw err('config', `No provider profile '${next.defaultProvider}'. ${knownProfiles()}`);
+      }
+      const url = next.web.searxngUrl?.trim() ?? '';
+      if (url && !isHttpUrl(url)) throw err('config', `the SearXNG URL '${url}' is not an http:// or https:// URL`);
+      if (!url && next.web.searchBackend === 'searxng') {
+        throw err('config', 'web search is set to SearXNG but no SearXNG URL is set; add it in Settings → Search & web tools');
+      }
+      settings = structuredClone({ ...next, tools: { ...next.tools, disabled: [...new Set(next.tools.disabled)].sort() } });
+      return structuredClone(settings);
+    },
+    async addProvider(profile, makeDefault) {
+      if (!['openai', 'openai-compatible', 'openai_compatible'].includes(profile.kind)) {
+        throw err('config', `Unknown provider kind '${profile.kind}'. Supported: openai (also for OpenAI-compatible servers).`);
+      }
+      if (!NAME_RE.test(profile.name)) throw err('config', `Invalid profile name: invalid key name '${profile.name}': use letters, digits, '-' and '_' (at most 64)`);
+      if (!(profile.baseUrl.startsWith('http://') || profile.baseUrl.startsWith('https://'))) {
+        throw err('config', `The base URL '${profile.baseUrl}' must start with http:// or https://.`);
+      }
+      const stored = { ...profile, kind: 'openai' };
+      const at = profiles.findIndex((p) => p.name === profile.name);
+      if (at >= 0) profiles[at] = stored;
+      else profiles.push(stored);
+      if (makeDefault || settings.defaultProvider === null) settings = { ...settings, defaultProvider: profile.name };
+      return providerList();
+    },
+    async removeProvider(name) {
+      const at = profiles.findIndex((p) => p.name === name);
+      if (at < 0) throw err('config', `No provider profile '${name}'. ${knownProfiles()}`);
+      profiles.splice(at, 1);
+      if (settings.defaultProvider === name) settings = { ...settings, defaultProvider: null };
+      if (keychain.mode !== 'environment') stores[keychain.mode].delete(name);
+      return providerList();
+    },
+    async listKeys() {
+      return [...profiles.map((p) => p.name), 'tavily', 'exa'].map(keyInfo);
+    },
+    async setKey(name, value) {
+      const v = value.trim();
+      if (!v) throw err('config', 'The key is empty.');
+      checkKeyName(name);
+      writableStore().set(name, v);
+      return keyInfo(name);
+    },
+    async deleteKey(name) {
+      checkKeyName(name);
+      writableStore().delete(name);
+      return keyInfo(name);
+    },
+    async keychainStatus() {
+      return { ...keychain };
+    },
+    async useKeyFallback(mode) {
+      if (mode === 'keychain') {
+        if (opts.keychain === 'problem') throw { ...err('auth', FAKE_KEYCHAIN_PROBLEM), retryable: true };
+        keychain = { mode: 'keychain', problem: null };
+      } else {
+        if (mode === 'memory' && keychain.mode !== 'memory') stores.memory.clear();
+        keychain = { mode, problem: keychain.problem };
+      }
+      return { ...keychain };
+    },
+    async dataInfo() {
+      return { dataDir: DATA_DIR, database: `${DATA_DIR}/switchboard.db` };
+    },
+    async exportAll() {
+      return `${DATA_DIR}/exports/switchboard-export-${Math.floor(Date.now() / 1000)}.json`;
     },
   };
   return backend;

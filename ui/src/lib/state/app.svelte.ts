@@ -16,6 +16,15 @@ export interface Toast {
   message: string;
 }
 
+/** The sections of the settings screen, in nav order. */
+export type SettingsSection = 'providers' | 'keys' | 'web' | 'tools' | 'limits' | 'data';
+
+export const SETTINGS_SECTIONS: readonly SettingsSection[] = ['providers', 'keys', 'web', 'tools', 'limits', 'data'];
+
+export function isSettingsSection(s: unknown): s is SettingsSection {
+  return typeof s === 'string' && (SETTINGS_SECTIONS as readonly string[]).includes(s);
+}
+
 export interface ModelChoice {
   provider: string;
   model: string | null;
@@ -56,6 +65,8 @@ export class AppState implements SessionHost {
   dryRun = $state(false);
 
   providers = $state.raw<ProviderInfo[]>([]);
+  /** The provider list was read at least once (an empty list then means "first run"). */
+  providersLoaded = $state(false);
   models = $state.raw<Record<string, string[]>>({});
   choice = $state.raw<ModelChoice | null>(null);
 
@@ -64,6 +75,9 @@ export class AppState implements SessionHost {
   pendingDelete = $state.raw<ConversationSummary | null>(null);
   toasts = $state.raw<Toast[]>([]);
   sidebarOpen = $state(true);
+  /** The settings screen replaces the chat area while open. */
+  settingsOpen = $state(false);
+  settingsSection = $state<SettingsSection>('providers');
   /** Text to put in the composer (suggestions on the empty screen). */
   composerSeed = $state<{ text: string; n: number } | null>(null);
 
@@ -114,11 +128,13 @@ export class AppState implements SessionHost {
   }
 
   newChat(): void {
+    this.settingsOpen = false;
     if (this.current.isDraft && this.current.messages.length === 0) return;
     this.switchTo(new ChatSession(this));
   }
 
   async open(id: string): Promise<void> {
+    this.settingsOpen = false;
     if (this.current.conversationId === id) return;
     const live = this.sessions.get(id);
     if (live) {
@@ -291,6 +307,7 @@ export class AppState implements SessionHost {
   async loadProviders(): Promise<void> {
     try {
       this.providers = await this.api.listProviders();
+      this.providersLoaded = true;
     } catch (e) {
       this.toast(toIpcError(e));
       return;
@@ -328,6 +345,15 @@ export class AppState implements SessionHost {
   }
 
   // ---- chrome ----------------------------------------------------------------------------------
+
+  openSettings(section?: SettingsSection): void {
+    if (section) this.settingsSection = section;
+    this.settingsOpen = true;
+  }
+
+  closeSettings(): void {
+    this.settingsOpen = false;
+  }
 
   toggleSidebar(): void {
     this.sidebarOpen = !this.sidebarOpen;

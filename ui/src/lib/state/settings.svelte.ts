@@ -1,0 +1,325 @@
+/**
+ * The settings screen's state: what the shell reports (settings, profiles, keys, keychain, tools,
+ * data paths) and the status of each change ("Saving", "Saved", or the backend's message next to
+ * the field). Every change goes to the shell at once; the backend reads settings every turn, so the
+ * next turn uses them without a restart.
+ *
+ * Key values pass through `setKey` only: they are never stored here, never logged, never put in
+ * localStorage, and the shell never sends one back (only `isSet` and `last4`).
+ */
+import type { Backend } from '../ipc/backend';
+import type { DataInfo, KeychainStatus, KeyInfo, KeyMode, ProviderInfo, ProviderProfile, Settings, ToolInfo } from '../ipc/bindings';
+import { toIpcError } from '../ipc/errors';
+
+/** Where the settings screen reports back to the rest of the app. */
+export interface SettingsHost {
+  readonly api: Backend;
+  /** Profiles changed: the model picker reloads them. */
+  loadProviders(): Promise<void>;
+  /** Tool settings changed: the chat's tools tray reloads them. */
+  loadTools(): Promise<void>;
+}
+
+export type FieldStatus = { state: 'saving' } | { state: 'saved' } | { state: 'error'; message: string };
+
+/** Parts loaded separately, so one failing does not blank the whole screen. */
+export type Part = 'settings' | 'providers' | 'keys' | 'keychain' | 'tools' | 'data';
+
+/** How long "Saved" stays visible. */
+const SAVED_MS = 2500;
+
+/** Keychain probes after start-up: the shell switches from the environment once the keychain answers. */
+const PROBE_POLL_MS = [1200, 3500];
+
+export class SettingsModel {
+  readonly host: SettingsHost;
+
+  settings = $state.raw<Settings | null>(null);
+  providers = $state.raw<ProviderInfo[]>([]);
+  keys = $state.raw<KeyInfo[]>([]);
+  keychain = $state.raw<KeychainStatus | null>(null);
+  tools = $state.raw<ToolInfo[]>([]);
+  data = $state.raw<DataInfo | null>(null);
+  /** Load failures, by part. */
+  errors = $state.raw<Partial<Record<Part, string>>>({});
+  loaded = $state(false);
+  /** Per-field save status, by field id ("tool:web_fetch", "key:openai", "limit:maxIterations", ...). */
+  status = $state.raw<Record<string, FieldStatus>>({});
+  /** The keychain is still being probed (start-up), so keys read from the environment for now. */
+  probing = $state(false);
+
+  /** The last settings the shell confirmed; `settings` may be ahead of it while saves run. */
+  private confirmed: Settings | null = null;
+  private queue: Promise<void> = Promise.resolve();
+  private pending = 0;
+  // Bookkeeping only, never rendered: a plain Map on purpose.
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity
+  private timers = new Map<string, ReturnType<typeof setTimeout>>();
+  private disposed = false;
+
+  constructor(host: SettingsHost) {
+    this.host = host;
+  }
+
+  private get api(): Backend {
+    return this.host.api;
+  }
+
+  // ---- loading ---------------------------------------------------------------------------------
+
+  async load(): Promise<void> {
+    await Promise.all([
+      this.loadPart('settings', async () => this.setConfirmed(await this.api.getSettings())),
+      this.loadPart('providers', async () => void (this.providers = await this.api.listProviders())),
+      this.loadPart('keys', async () => void (this.keys = await this.api.listKeys())),
+      this.loadPart('keychain', async () => void (this.keychain = await this.api.keychainStatus())),
+      this.loadPart('tools', async () => void (this.tools = await this.api.listTools(null))),
+      this.loadPart('data', async () => void (this.data = await this.api.dataInfo())),
+    ]);
+    this.loaded = true;
+    void this.watchProbe();
+  }
+
+  private async loadPart(part: Part, run: () => Promise<void>): Promise<void> {
+    try {
+      await run();
+      if (this.errors[part]) {
+        const { [part]: _, ...rest } = this.errors;
+        this.errors = rest;
+      }
+    } catch (e) {
+      this.errors = { ...this.errors, [part]: toIpcError(e).message };
+    }
+  }
+
+  reloadKeys(): Promise<void> {
+    return this.loadPart('keys', async () => void (this.keys = await this.api.listKeys()));
+  }
+
+  reloadTools(): Promise<void> {
+    return this.loadPart('tools', async () => void (this.tools = await this.api.listTools(null)));
+  }
+
+  private reloadSettings(): Promise<void> {
+    return this.loadPart('settings', async () => {
+      const s = await this.api.getSettings();
+      if (this.pending === 0) this.setConfirmed(s);
+      else this.confirmed = s;
+    });
+  }
+
+  private setConfirmed(s: Settings) {
+    this.confirmed = s;
+    this.settings = s;
+  }
+
+  /**
+   * At start-up the shell reads keys from the environment while it probes the keychain in the
+   * background (mode "environment" with no problem). Ask again once or twice.
+   */
+  private async watchProbe(): Promise<void> {
+    if (!this.isProbing()) return;
+    this.probing = true;
+    for (const ms of PROBE_POLL_MS) {
+      await new Promise((r) => setTimeout(r, ms));
+      if (this.disposed) return;
+      try {
+        this.keychain = await this.api.keychainStatus();
+      } catch {
+        // Keep the last known status; the Keys section still works.
+      }
+      if (!this.isProbing()) {
+        await this.reloadKeys();
+        break;
+      }
+    }
+    this.probing = false;
+  }
+
+  private isProbing(): boolean {
+    return this.keychain?.mode === 'environment' && this.keychain.problem === null;
+  }
+
+  /** Keys can only be read (not set) right now: they come from environment variables. */
+  get keysReadOnly(): boolean {
+    return this.keychain?.mode === 'environment';
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  // ---- status ----------------------------------------------------------------------------------
+
+  private setStatus(field: string, s: FieldStatus | null): void {
+    const t = this.timers.get(field);
+    if (t) clearTimeout(t);
+    this.timers.delete(field);
+    if (s === null) {
+      const { [field]: _, ...rest } = this.status;
+      this.status = rest;
+      return;
+    }
+    this.status = { ...this.status, [field]: s };
+    if (s.state === 'saved' && !this.disposed) {
+      this.timers.set(
+        field,
+        setTimeout(() => {
+          this.timers.delete(field);
+          if (this.status[field]?.state === 'saved') this.setStatus(field, null);
+        }, SAVED_MS),
+      );
+    }
+  }
+
+  fail(field: string, message: string): void {
+    this.setStatus(field, { state: 'error', message });
+  }
+
+  clear(field: string): void {
+    if (this.status[field]) this.setStatus(field, null);
+  }
+
+  private async track<T>(field: string, run: () => Promise<T>): Promise<T | undefined> {
+    this.setStatus(field, { state: 'saving' });
+    try {
+      const out = await run();
+      this.setStatus(field, { state: 'saved' });
+      return out;
+    } catch (e) {
+      this.setStatus(field, { state: 'error', message: toIpcError(e).message });
+      return undefined;
+    }
+  }
+
+  // ---- settings --------------------------------------------------------------------------------
+
+  /**
+   * Saves one change: `change` edits a copy of the settings. Shown at once; saves run one after
+   * the other, each on top of what the shell confirmed, and a rejected change is rolled back.
+   * Resolves with whether it was stored.
+   */
+  save(field: string, change: (s: Settings) => void): Promise<boolean> {
+    const base = this.settings;
+    if (!base) return Promise.resolve(false);
+    const optimistic = structuredClone(base);
+    change(optimistic);
+    this.settings = optimistic;
+    this.pending++;
+    this.setStatus(field, { state: 'saving' });
+    const job = this.queue.then(async () => {
+      const next = structuredClone(this.confirmed ?? base);
+      change(next);
+      let ok = false;
+      try {
+        this.confirmed = await this.api.updateSettings(next);
+        ok = true;
+        this.setStatus(field, { state: 'saved' });
+      } catch (e) {
+        this.setStatus(field, { state: 'error', message: toIpcError(e).message });
+      }
+      if (--this.pending === 0 && this.confirmed) this.settings = this.confirmed;
+      return ok;
+    });
+    this.queue = job.then(() => undefined);
+    return job;
+  }
+
+  async setToolEnabled(name: string, enabled: boolean): Promise<void> {
+    const ok = await this.save(`tool:${name}`, (s) => {
+      const rest = s.tools.disabled.filter((n) => n !== name);
+      s.tools.disabled = enabled ? rest : [...rest, name].sort();
+    });
+    if (ok) await this.toolsChanged();
+  }
+
+  async setToolApproval(name: string, policy: ToolInfo['approval']): Promise<void> {
+    const ok = await this.save(`tool:${name}`, (s) => {
+      s.tools.approval = { ...s.tools.approval, [name]: policy };
+    });
+    if (ok) await this.toolsChanged();
+  }
+
+  private async toolsChanged(): Promise<void> {
+    await Promise.all([this.reloadTools(), this.host.loadTools()]);
+  }
+
+  // ---- providers -------------------------------------------------------------------------------
+
+  /** Adds or replaces a profile. Resolves with an error message, or null when saved. */
+  async saveProvider(profile: ProviderProfile, makeDefault: boolean): Promise<string | null> {
+    try {
+      this.providers = await this.api.addProvider(profile, makeDefault);
+    } catch (e) {
+      return toIpcError(e).message;
+    }
+    this.setStatus(`provider:${profile.name}`, { state: 'saved' });
+    await this.providersChanged();
+    return null;
+  }
+
+  async removeProvider(name: string): Promise<void> {
+    const ok = await this.track('providers', async () => (this.providers = await this.api.removeProvider(name)));
+    if (ok) await this.providersChanged();
+  }
+
+  async makeDefault(name: string): Promise<void> {
+    const ok = await this.save(`provider:${name}`, (s) => {
+      s.defaultProvider = name;
+    });
+    if (ok) {
+      await this.loadPart('providers', async () => void (this.providers = await this.api.listProviders()));
+      await this.host.loadProviders();
+    }
+  }
+
+  private async providersChanged(): Promise<void> {
+    await Promise.all([this.reloadKeys(), this.reloadSettings(), this.host.loadProviders()]);
+  }
+
+  /** A saved profile's models, from the provider itself. */
+  async fetchModels(provider: string): Promise<string[]> {
+    return this.api.listModels(provider);
+  }
+
+  // ---- keys ------------------------------------------------------------------------------------
+
+  key(name: string): KeyInfo | undefined {
+    return this.keys.find((k) => k.name === name);
+  }
+
+  private putKey(info: KeyInfo) {
+    this.keys = this.keys.some((k) => k.name === info.name) ? this.keys.map((k) => (k.name === info.name ? info : k)) : [...this.keys, info];
+  }
+
+  /** Stores a key. The caller has already dropped the value from its own state. */
+  async setKey(name: string, value: string): Promise<boolean> {
+    const info = await this.track(`key:${name}`, () => this.api.setKey(name, value));
+    if (info) this.putKey(info);
+    return info !== undefined;
+  }
+
+  async deleteKey(name: string): Promise<boolean> {
+    const info = await this.track(`key:${name}`, () => this.api.deleteKey(name));
+    if (info) this.putKey(info);
+    return info !== undefined;
+  }
+
+  /** The person's choice when the keychain cannot be used, or another try of the keychain. */
+  async useKeyFallback(mode: KeyMode): Promise<void> {
+    const status = await this.track('keychain', () => this.api.useKeyFallback(mode));
+    if (status) {
+      this.keychain = status;
+      await this.reloadKeys();
+    }
+  }
+
+  // ---- data ------------------------------------------------------------------------------------
+
+  /** Writes every conversation to a JSON file; resolves with its path. */
+  exportAll(): Promise<string | undefined> {
+    return this.track('export', () => this.api.exportAll());
+  }
+}
