@@ -1,0 +1,457 @@
+//! End-to-end scenarios of the real desktop app under a display, over WebDriver.
+//!
+//! Each test: a mock provider with a scripted reply list, a fresh data directory whose default
+//! provider points at it, tauri-driver with that directory in its environment, and one or more app
+//! sessions. Screenshots of each step go to `tests/artifacts/e2e/<scenario>-<step>.png`.
+//!
+//! Without a display, tauri-driver, WebKitWebDriver or the app binary the tests print why and
+//! pass; with `SWITCHBOARD_E2E=1` they fail instead. Run them one at a time:
+//! `xvfb-run -a -s "-screen 0 1280x800x24" env SWITCHBOARD_E2E=1 cargo test -p switchboard-e2e -- --test-threads=1`
+//! (or `scripts/e2e.sh`, which builds the UI and the app first).
+
+use anyhow::{Context, Result, ensure};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use switchboard_e2e::{App, DataDir, Driver, Part, Prereqs, ShownMessage, js_str, tid};
+use switchboard_mock_provider::{MockServer, Reply, Script, Step, StreamOptions};
+use switchboard_store::{MessageStatus, Role};
+
+const LONG: Duration = Duration::from_secs(30);
+
+/// Mock, data dir and driver of one test; dropped in reverse order (driver first).
+struct Rig {
+    mock: MockServer,
+    data: DataDir,
+    driver: Driver,
+}
+
+async fn rig(name: &str, replies: Vec<Reply>) -> Result<Option<Rig>> {
+    let Some(pre) = Prereqs::require(name) else { return Ok(None) };
+    let mock = MockServer::start(Script::new(replies)).await;
+    let data = DataDir::new(&mock.base_url())?;
+    let driver = Driver::start(&pre, &data).await?;
+    Ok(Some(Rig { mock, data, driver }))
+}
+
+/// A streamed reply whose text arrives `chars` characters at a time, `delay_ms` apart.
+fn slow(steps: Vec<Step>, chars: usize, delay_ms: u64) -> Reply {
+    Reply::stream(steps).with_options(StreamOptions {
+        text_chunk_chars: Some(chars),
+        chunk_delay_ms: Some(delay_ms),
+        ..StreamOptions::default()
+    })
+}
+
+fn assistant_status_js(n: usize) -> String {
+    format!(
+        "const ms = document.querySelectorAll('[data-testid=\"message\"][data-role=\"assistant\"]'); \
+         const m = ms[{i}]; return ms.length === {n} && m && m.dataset.status !== 'streaming' ? m.dataset.status : null;",
+        i = n - 1
+    )
+}
+
+/// Waits until the `n`th assistant message (1-based) has left `streaming`; returns its status.
+async fn wait_assistant_settled(app: &App, n: usize, timeout: Duration) -> Result<String> {
+    let v = app.wait_for(&format!("assistant message #{n} to finish"), &assistant_status_js(n), timeout).await?;
+    Ok(v.as_str().unwrap_or_default().to_owned())
+}
+
+fn last_assistant(t: &[ShownMessage]) -> Result<&ShownMessage> {
+    t.iter().rev().find(|m| m.role == "assistant").context("no assistant message on screen")
+}
+
+/// No error boundary, no empty page, the composer still there.
+async fn assert_not_blank(app: &App) -> Result<()> {
+    let v = app
+        .js(
+            &format!(
+                "return {{ fatal: !!document.querySelector('.fatal, [role=\"alert\"] h1'), \
+                 text: document.body.innerText.trim().length, composer: !!document.querySelector('{}') }};",
+                tid("composer-input")
+            ),
+            vec![],
+        )
+        .await?;
+    ensure!(v["fatal"] == json!(false), "the UI shows its fatal error screen: {v}");
+    ensure!(v["composer"] == json!(true), "the composer is gone: {v}");
+    ensure!(v["text"].as_u64().unwrap_or(0) > 50, "the window is (nearly) blank: {v}");
+    Ok(())
+}
+
+// ----- a. streaming text, a tool card where the call was made, the final answer --------------
+
+const A_BEFORE: &str = "Checking the clock for you ⏰ — 東京の現在時刻を確認します 🙂";
+const A_AFTER: &str = "Tokyo is nine hours ahead of UTC 🗾 — 以上です";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streaming_text_tool_card_and_final_answer() -> Result<()> {
+    let replies = vec![
+        // ~2 s of text, 2 characters per event.
+        slow(
+            vec![
+                Step::text(A_BEFORE),
+                Step::tool_call("call_time", "get_time", r#"{"timezone":"Asia/Tokyo"}"#),
+                Step::finish("tool_calls"),
+                Step::usage(12, 20),
+                Step::Done,
+            ],
+            2,
+            90,
+        ),
+        slow(vec![Step::text(A_AFTER), Step::finish("stop"), Step::usage(30, 12), Step::Done], 3, 60),
+    ];
+    let Some(rig) = rig("a_streaming", replies).await? else { return Ok(()) };
+    let app = rig.driver.launch("a").await?;
+    app.screenshot("1-empty").await?;
+
+    app.send_message("What time is it in Tokyo?").await?;
+
+    // Poll the DOM while the text streams: some of it must be visible before all of it.
+    let before_chars = A_BEFORE.chars().count();
+    let deadline = Instant::now() + LONG;
+    let mut partial = None;
+    while Instant::now() < deadline {
+        let t = app.transcript().await?;
+        if let Some(m) = t.iter().rev().find(|m| m.role == "assistant") {
+            let shown = m.text();
+            let n = shown.chars().count();
+            if m.status == "streaming" && n > 0 && n < before_chars && m.cards().is_empty() {
+                ensure!(A_BEFORE.starts_with(&shown), "streamed text {shown:?} is not a prefix of {A_BEFORE:?}");
+                app.screenshot("2-streaming").await?;
+                partial = Some(shown);
+                break;
+            }
+            if !m.cards().is_empty() || m.status != "streaming" {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let partial = partial.context("never saw partial text on screen while the answer streamed")?;
+
+    app.wait_for(
+        "the get_time tool card with status ok",
+        &format!(
+            "return !!document.querySelector('{}[data-tool-name=\"get_time\"][data-status=\"ok\"]');",
+            tid("tool-card")
+        ),
+        LONG,
+    )
+    .await?;
+    app.screenshot("3-tool-card").await?;
+
+    let status = wait_assistant_settled(&app, 1, LONG).await?;
+    app.screenshot("4-final").await?;
+    ensure!(status == "complete", "the answer ended as {status}");
+
+    let t = app.transcript().await?;
+    ensure!(t.len() == 2, "expected a question and an answer, got {t:#?}");
+    ensure!(t[0].role == "user" && t[0].text() == "What time is it in Tokyo?", "the question: {:#?}", t[0]);
+    let answer = &t[1];
+    ensure!(
+        answer.parts
+            == vec![
+                Part::Text { text: A_BEFORE.to_owned() },
+                Part::Card { name: "get_time".into(), status: "ok".into(), offset: before_chars.to_string() },
+                Part::Text { text: A_AFTER.to_owned() },
+            ],
+        "the answer is not [text before the call, the card, the final text]: {answer:#?}"
+    );
+    ensure!(answer.text_before_first_card() == A_BEFORE, "text before the card: {answer:#?}");
+    assert_not_blank(&app).await?;
+
+    let requests = rig.mock.requests();
+    ensure!(requests.len() == 2, "the mock got {} requests", requests.len());
+    let tool_msg = requests[1].messages().iter().find(|m| m["role"] == "tool").cloned();
+    ensure!(tool_msg.is_some(), "the second request carries no tool result: {}", requests[1].body);
+    eprintln!("a: partial text seen while streaming: {partial:?}");
+    app.close().await?;
+    drop(rig.data);
+    Ok(())
+}
+
+// ----- b. forcing a tool from the tools tray --------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn b_force_tool_from_tray() -> Result<()> {
+    let replies = vec![Reply::tool_call("call_1", "get_time", "{}"), Reply::text("It is noon somewhere.")];
+    let Some(rig) = rig("b_force", replies).await? else { return Ok(()) };
+    let app = rig.driver.launch("b").await?;
+
+    app.click(&tid("tools-tray-toggle")).await?;
+    let force = format!("{}[data-tool-name=\"get_time\"] {}", tid("tool-row"), tid("tool-force"));
+    app.wait_and_click(&force, LONG).await?;
+    app.wait_for(
+        "the get_time force toggle to be on and its chip shown",
+        &format!(
+            "const b = document.querySelector({}); return !!b && b.getAttribute('aria-pressed') === 'true' && \
+             !!document.querySelector('[data-testid=\"forced-chip\"][data-tool-name=\"get_time\"]');",
+            js_str(&force)
+        ),
+        Duration::from_secs(10),
+    )
+    .await?;
+    app.screenshot("1-forced-in-tray").await?;
+
+    app.send_message("Tell me the time").await?;
+    let status = wait_assistant_settled(&app, 1, LONG).await?;
+    app.screenshot("2-answered").await?;
+    ensure!(status == "complete", "the answer ended as {status}");
+
+    let requests = rig.mock.requests();
+    ensure!(requests.len() == 2, "the mock got {} requests", requests.len());
+    let first = &requests[0].body;
+    ensure!(requests[0].tool_names() == ["get_time"], "first request offered {:?}", requests[0].tool_names());
+    ensure!(
+        first["tool_choice"] == json!({ "type": "function", "function": { "name": "get_time" } }),
+        "first request's tool_choice does not name get_time: {}",
+        first["tool_choice"]
+    );
+    // Forcing applies to the first iteration only.
+    ensure!(
+        requests[1].body["tool_choice"] != first["tool_choice"],
+        "the second request is forced too: {}",
+        requests[1].body
+    );
+    // And the chip is gone: forcing is for the next message only.
+    let chips = app.js("return document.querySelectorAll('[data-testid=\"forced-chip\"]').length;", vec![]).await?;
+    ensure!(chips == json!(0), "forced chips left after sending: {chips}");
+    app.close().await?;
+    Ok(())
+}
+
+// ----- c. disabling a tool for this chat ------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_disable_tool_for_chat() -> Result<()> {
+    let replies = vec![Reply::text("Hello there."), Reply::text("I cannot look the time up in this chat.")];
+    let Some(rig) = rig("c_disable", replies).await? else { return Ok(()) };
+    let app = rig.driver.launch("c").await?;
+
+    app.send_message("Hello").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "first answer failed");
+    let offered = rig.mock.requests()[0].tool_names();
+    ensure!(offered.iter().any(|n| n == "get_time"), "get_time was not offered at first: {offered:?}");
+
+    app.click(&tid("tools-tray-toggle")).await?;
+    let disable = format!("{}[data-tool-name=\"get_time\"] {}", tid("tool-row"), tid("tool-disable"));
+    app.wait_and_click(&disable, LONG).await?;
+    app.wait_for(
+        "get_time to be off for this chat",
+        &format!(
+            "const b = document.querySelector({}); return !!b && b.getAttribute('aria-pressed') === 'true';",
+            js_str(&disable)
+        ),
+        Duration::from_secs(10),
+    )
+    .await?;
+    app.screenshot("1-disabled-in-tray").await?;
+
+    app.send_message("What time is it?").await?;
+    ensure!(wait_assistant_settled(&app, 2, LONG).await? == "complete", "second answer failed");
+    app.screenshot("2-answered-without-tool").await?;
+
+    let requests = rig.mock.requests();
+    ensure!(requests.len() == 2, "the mock got {} requests", requests.len());
+    let offered = requests[1].tool_names();
+    ensure!(!offered.iter().any(|n| n == "get_time"), "get_time still offered after disabling it: {offered:?}");
+    if offered.is_empty() {
+        ensure!(
+            requests[1].body.get("tool_choice").is_none_or(Value::is_null),
+            "tool_choice without tools: {}",
+            requests[1].body
+        );
+    }
+    app.close().await?;
+
+    // Remembered with the chat.
+    let store = rig.data.open_store()?;
+    let conv = store.conversations()?.into_iter().next().context("no conversation stored")?;
+    ensure!(store.disabled_tools(&conv.id)?.contains("get_time"), "the chat does not remember get_time is off");
+    Ok(())
+}
+
+// ----- d. stopping mid-stream -----------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn d_stop_mid_stream_keeps_partial_answer() -> Result<()> {
+    let full: String = (1..=160).map(|i| format!("part{i}")).collect::<Vec<_>>().join(" ");
+    let replies =
+        vec![slow(vec![Step::text(full.clone()), Step::finish("stop"), Step::usage(10, 160), Step::Done], 6, 50)];
+    let Some(rig) = rig("d_stop", replies).await? else { return Ok(()) };
+    let app = rig.driver.launch("d").await?;
+
+    app.send_message("Count for me").await?;
+    app.wait_for(
+        "some streamed text",
+        "const m = [...document.querySelectorAll('[data-testid=\"message\"][data-role=\"assistant\"]')].pop(); \
+         return !!m && m.dataset.status === 'streaming' && m.innerText.trim().length >= 40;",
+        LONG,
+    )
+    .await?;
+    app.screenshot("1-streaming").await?;
+    app.click(&tid("stop-button")).await?;
+    let status = wait_assistant_settled(&app, 1, LONG).await?;
+    ensure!(status == "cancelled", "the stopped answer is marked {status}");
+    let t1 = app.transcript().await?;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let t2 = app.transcript().await?;
+    app.screenshot("2-stopped").await?;
+    ensure!(t1 == t2, "the answer changed after it was stopped:\n{t1:#?}\n{t2:#?}");
+
+    let shown = last_assistant(&t2)?.text();
+    ensure!(!shown.is_empty(), "the partial answer vanished");
+    ensure!(
+        full.starts_with(&shown) && shown.len() < full.len(),
+        "shown text is not a strict prefix of the reply: {shown:?}"
+    );
+    let badge = app
+        .js("const m = [...document.querySelectorAll('[data-testid=\"message\"][data-role=\"assistant\"]')].pop(); return m.innerText;", vec![])
+        .await?;
+    ensure!(badge.as_str().unwrap_or_default().contains("Stopped"), "no 'Stopped' marker on the message: {badge}");
+    app.wait_composer_ready(Duration::from_secs(5)).await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+
+    let store = rig.data.open_store()?;
+    let conv = store.conversations()?.into_iter().next().context("no conversation stored")?;
+    let messages = store.messages(&conv.id)?;
+    let stored = messages.iter().rev().find(|m| m.role == Role::Assistant).context("no stored answer")?;
+    ensure!(stored.status == MessageStatus::Cancelled, "stored status is {:?}", stored.status);
+    ensure!(
+        stored.content.trim() == shown,
+        "stored text {:?} differs from the text on screen {shown:?}",
+        stored.content
+    );
+    ensure!(full.starts_with(stored.content.as_str()), "stored text is not a prefix of the reply");
+    Ok(())
+}
+
+// ----- e. restart: the conversation looks the same -------------------------------------------
+
+const E_BEFORE: &str = "Let me look that up 🔎 — 少々お待ちください";
+const E_AFTER: &str = "Done ✅ The time is in the card above — 完了しました";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e_restart_shows_the_same_conversation() -> Result<()> {
+    let replies = vec![
+        slow(
+            vec![
+                Step::text(E_BEFORE),
+                Step::tool_call("call_e", "get_time", r#"{"timezone":"Europe/Paris"}"#),
+                Step::finish("tool_calls"),
+                Step::usage(12, 20),
+                Step::Done,
+            ],
+            4,
+            20,
+        ),
+        Reply::text(E_AFTER),
+    ];
+    let Some(rig) = rig("e_restart", replies).await? else { return Ok(()) };
+    let app = rig.driver.launch("e").await?;
+    app.send_message("Time in Paris, please").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the answer failed");
+    let live = app.transcript().await?;
+    app.screenshot("1-live").await?;
+    let answer = last_assistant(&live)?;
+    ensure!(
+        answer.text_before_first_card() == E_BEFORE
+            && answer.cards() == [("get_time", "ok", E_BEFORE.chars().count().to_string().as_str())],
+        "live answer is not as streamed: {answer:#?}"
+    );
+    app.close().await?;
+
+    // A new app process on the same data directory.
+    let app = rig.driver.launch("e").await?;
+    app.screenshot("2-restarted").await?;
+    let item = format!("{} button.open", tid("conversation-item"));
+    app.wait_and_click(&item, LONG).await?;
+    app.wait_for(
+        "the reopened conversation",
+        &format!(
+            "return document.querySelectorAll('[data-testid=\"message\"]').length === {} && !!document.querySelector('{}');",
+            live.len(),
+            tid("tool-card")
+        ),
+        LONG,
+    )
+    .await?;
+    let reopened = app.transcript().await?;
+    app.screenshot("3-reopened").await?;
+    ensure!(
+        reopened == live,
+        "the reopened conversation differs from the live one:\nlive: {live:#?}\nreopened: {reopened:#?}"
+    );
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}
+
+// ----- f. errors: the kind in words, nothing lost ---------------------------------------------
+
+const F_FIRST: &str = "The first answer stays on screen.";
+const F_PARTIAL: &str = "These words arrived before the failure";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f_errors_show_their_kind_and_lose_nothing() -> Result<()> {
+    let replies = vec![
+        Reply::text(F_FIRST),
+        Reply::http(
+            401,
+            r#"{"error":{"message":"Incorrect API key provided: sk-e2e***.","type":"invalid_request_error","code":"invalid_api_key"}}"#,
+        ),
+        slow(vec![Step::text(F_PARTIAL), Step::ErrorObject { message: "upstream exploded".into(), code: None }], 8, 30),
+    ];
+    let Some(rig) = rig("f_errors", replies).await? else { return Ok(()) };
+    let app = rig.driver.launch("f").await?;
+
+    app.send_message("First question").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the first answer failed");
+    let before = app.transcript().await?;
+
+    // 401 before any output.
+    app.send_message("Second question").await?;
+    let status = wait_assistant_settled(&app, 2, LONG).await?;
+    app.screenshot("1-auth-error").await?;
+    ensure!(status == "error", "the 401 answer is marked {status}");
+    let t = app.transcript().await?;
+    ensure!(t.len() == 4, "expected 4 messages, got {t:#?}");
+    ensure!(t[..2] == before[..], "earlier messages changed after the error:\n{before:#?}\n{t:#?}");
+    ensure!(t[2].role == "user" && t[2].text() == "Second question", "the question that failed is gone: {:#?}", t[2]);
+    let err = t[3].error.clone().unwrap_or_default();
+    ensure!(
+        err.contains("The provider rejected the API key"),
+        "the error does not say what went wrong in words: {err:?}"
+    );
+    ensure!(!err.contains("sk-e2e-test"), "the error shows the key: {err:?}");
+    assert_not_blank(&app).await?;
+
+    // A stream that fails after some text: the text stays, with the error under it.
+    app.send_message("Third question").await?;
+    let status = wait_assistant_settled(&app, 3, LONG).await?;
+    app.screenshot("2-mid-stream-error").await?;
+    ensure!(status == "error", "the failed stream is marked {status}");
+    let t2 = app.transcript().await?;
+    ensure!(t2.len() == 6, "expected 6 messages, got {t2:#?}");
+    ensure!(t2[..4] == t[..], "earlier messages changed after the second error");
+    ensure!(t2[5].text() == F_PARTIAL, "the partial text was lost: {:#?}", t2[5]);
+    ensure!(
+        t2[5]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("The provider had a server error") && e.contains("upstream exploded")),
+        "the mid-stream error does not say what happened: {:#?}",
+        t2[5]
+    );
+    assert_not_blank(&app).await?;
+    app.close().await?;
+
+    let store = rig.data.open_store()?;
+    let conv = store.conversations()?.into_iter().next().context("no conversation stored")?;
+    let stored: Vec<_> = store.messages(&conv.id)?.into_iter().filter(|m| m.role == Role::Assistant).collect();
+    ensure!(stored.len() == 3, "stored answers: {}", stored.len());
+    ensure!(stored[1].status == MessageStatus::Error && stored[2].status == MessageStatus::Error, "stored statuses");
+    ensure!(stored[2].content == F_PARTIAL, "stored partial text: {:?}", stored[2].content);
+    Ok(())
+}
