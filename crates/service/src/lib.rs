@@ -277,11 +277,10 @@ impl Service {
     }
 
     fn key_info_for(&self, name: &str) -> Result<ipc::KeyInfo> {
-        Ok(self
-            .keys_overview()?
+        self.keys_overview()?
             .into_iter()
             .find(|k| k.name == name)
-            .map_or_else(|| self.key_info(name, name.to_owned(), ipc::KeyPurpose::Tool), Ok)?)
+            .map_or_else(|| self.key_info(name, name.to_owned(), ipc::KeyPurpose::Tool), Ok)
     }
 
     /// Where the data lives.

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use switchboard_e2e::{App, DataDir, Driver, Prereqs, tid};
-use switchboard_mock_provider::{MockServer, Reply, Script, StreamOptions};
+use switchboard_mock_provider::{MockServer, Reply, Script, Step, StreamOptions};
 
 const COLD_START_TARGET_MS: f64 = 1500.0;
 const IDLE_MEMORY_TARGET_MB: f64 = 250.0;
@@ -37,7 +37,11 @@ fn main() -> ExitCode {
     let runs: usize = std::env::var("BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");
-    println!("app: {} ({} MB)", pre.app.display(), std::fs::metadata(&pre.app).map(|m| m.len() / 1_000_000).unwrap_or(0));
+    println!(
+        "app: {} ({} MB)",
+        pre.app.display(),
+        std::fs::metadata(&pre.app).map(|m| m.len() / 1_000_000).unwrap_or(0)
+    );
     println!("display: {}", std::env::var("DISPLAY").unwrap_or_default());
     let mut failed = false;
     let mut verdicts = Vec::new();
@@ -156,7 +160,12 @@ async fn idle_memory(pre: &Prereqs) -> Result<Verdict> {
     println!("{:>7}  {:<18} {:>9} {:>9}", "pid", "process", "PSS MB", "RSS MB");
     for p in pids {
         let Some((p_pss, p_rss)) = switchboard_e2e::memory_kib(p) else { continue };
-        println!("{p:>7}  {:<18} {:>9.1} {:>9.1}", switchboard_e2e::comm(p), p_pss as f64 / 1024.0, p_rss as f64 / 1024.0);
+        println!(
+            "{p:>7}  {:<18} {:>9.1} {:>9.1}",
+            switchboard_e2e::comm(p),
+            p_pss as f64 / 1024.0,
+            p_rss as f64 / 1024.0
+        );
         pss += p_pss;
         rss += p_rss;
     }
@@ -205,8 +214,10 @@ const stats = (xs) => {
   return { n: s.length, max: s.length ? s[s.length - 1] : null, p50: q(0.5), p95: q(0.95), p99: q(0.99), over50: s.filter((x) => x > 50).length };
 };
 const msg = [...document.querySelectorAll('[data-testid="message"][data-role="assistant"]')].pop();
+const q = Math.floor(b.frames.length / 4);
 return {
   supported: b.supported, longtasks: b.longtasks, frames: stats(b.frames), lags: stats(b.lags),
+  firstQuarter: stats(b.frames.slice(0, q)), lastQuarter: stats(b.frames.slice(b.frames.length - q)),
   sendAt: b.sendAt, firstText: b.firstText, doneAt: b.doneAt,
   status: msg ? msg.dataset.status : null, words: msg ? msg.innerText.trim().split(/\s+/).length : 0,
 };
@@ -216,8 +227,19 @@ async fn stream(pre: &Prereqs) -> Result<Verdict> {
     println!("-- at full speed (the mock sends the 2,000 one-token events with no pause)");
     let full = stream_case(pre, "bench-stream", Reply::long_text(2000)).await?;
     println!("\n-- paced at 2 ms per token (≤ 500 tokens/s, a fast hosted model), for context");
-    let paced = Reply::long_text(2000).with_options(StreamOptions { chunk_delay_ms: Some(2), ..StreamOptions::default() });
+    let paced =
+        Reply::long_text(2000).with_options(StreamOptions { chunk_delay_ms: Some(2), ..StreamOptions::default() });
     let _ = stream_case(pre, "bench-stream-paced", paced).await?;
+    println!(
+        "\n-- paced at 2 ms per token, in paragraphs of 50 words (finished Markdown blocks are cached), for context"
+    );
+    let mut steps: Vec<Step> = (0..2000)
+        .map(|i| Step::text(if i % 50 == 49 { format!("word{i}\n\n") } else { format!("word{i} ") }))
+        .collect();
+    steps.extend([Step::finish("stop"), Step::usage(10, 2000), Step::Done]);
+    let paragraphs =
+        Reply::stream(steps).with_options(StreamOptions { chunk_delay_ms: Some(2), ..StreamOptions::default() });
+    let _ = stream_case(pre, "bench-stream-paragraphs", paragraphs).await?;
     Ok(full)
 }
 
@@ -236,7 +258,11 @@ async fn stream_case(pre: &Prereqs, scenario: &str, reply: Reply) -> Result<Verd
             vec![],
         )
         .await?;
-    println!("idle frames for 1 s: {} frames, longest gap {:.1} ms", idle["n"], idle["max"].as_f64().unwrap_or(f64::NAN));
+    println!(
+        "idle frames for 1 s: {} frames, longest gap {:.1} ms",
+        idle["n"],
+        idle["max"].as_f64().unwrap_or(f64::NAN)
+    );
 
     let supported = app.js(INSTRUMENT_JS, vec![]).await?;
     println!("PerformanceObserver.supportedEntryTypes: {supported}");
@@ -277,6 +303,11 @@ async fn stream_case(pre: &Prereqs, scenario: &str, reply: Reply) -> Result<Verd
         frames["over50"]
     );
     println!(
+        "frame gap p50 in the first quarter of the stream {:.1} ms, in the last quarter {:.1} ms",
+        f(&s["firstQuarter"]["p50"]),
+        f(&s["lastQuarter"]["p50"])
+    );
+    println!(
         "zero-delay timer chain (event-loop lag): {} ticks, p99 {:.1} / max {:.1} ms, {} gaps > 50 ms",
         lags["n"],
         f(&lags["p99"]),
@@ -284,14 +315,18 @@ async fn stream_case(pre: &Prereqs, scenario: &str, reply: Reply) -> Result<Verd
         lags["over50"]
     );
     let (figure, met) = if longtask_supported {
-        let tasks: Vec<f64> = s["longtasks"].as_array().map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
+        let tasks: Vec<f64> =
+            s["longtasks"].as_array().map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
         let max = tasks.iter().copied().fold(0.0, f64::max);
         println!("long tasks (PerformanceObserver): {} > 50 ms, longest {max:.0} ms", tasks.len());
         (format!("{} long tasks", tasks.len()), tasks.is_empty())
     } else {
-        println!("WebKitGTK does not report 'longtask' entries: judged by the longest gap between animation frames");
-        let max = f(&frames["max"]);
-        (format!("{max:.0} ms max frame gap"), max <= LONG_TASK_MS)
+        println!(
+            "WebKitGTK does not report 'longtask' entries: judged by the longest gap between animation frames and \
+             between zero-delay timers (an upper bound of the longest task)"
+        );
+        let (frame, lag) = (f(&frames["max"]), f(&lags["max"]));
+        (format!("{frame:.0}/{lag:.0} ms max frame/timer gap"), frame <= LONG_TASK_MS && lag <= LONG_TASK_MS)
     };
     app.close().await?;
     Ok(Verdict { figure, target: format!("no task > {LONG_TASK_MS:.0} ms"), met })
@@ -352,8 +387,12 @@ async fn open_large(pre: &Prereqs, runs: usize) -> Result<Verdict> {
     println!("wrote 1,000 messages / 500 tool cards in {:.1} s", t.elapsed().as_secs_f64());
     let driver = Driver::start(pre, &data).await?;
     let app = driver.launch("bench-open").await?;
-    app.wait_for("the conversation in the sidebar", &format!("return !!document.querySelector('{}');", tid("conversation-item")), Duration::from_secs(30))
-        .await?;
+    app.wait_for(
+        "the conversation in the sidebar",
+        &format!("return !!document.querySelector('{}');", tid("conversation-item")),
+        Duration::from_secs(30),
+    )
+    .await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let mut times = Vec::new();
     println!("run  click→painted  click→last message visible  messages  cards");
@@ -369,8 +408,12 @@ async fn open_large(pre: &Prereqs, runs: usize) -> Result<Verdict> {
         times.push(r.0);
         // Away to a new chat and back: the next open loads from the store again.
         app.click(&tid("new-chat")).await?;
-        app.wait_for("the empty new chat", "return document.querySelectorAll('[data-testid=\"message\"]').length === 0;", Duration::from_secs(30))
-            .await?;
+        app.wait_for(
+            "the empty new chat",
+            "return document.querySelectorAll('[data-testid=\"message\"]').length === 0;",
+            Duration::from_secs(30),
+        )
+        .await?;
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let first = times[0];
@@ -386,14 +429,20 @@ async fn open_large(pre: &Prereqs, runs: usize) -> Result<Verdict> {
         }
         ipc.push(r["ms"].as_f64().unwrap_or(f64::NAN));
         if ipc.len() == 1 {
-            println!("open_conversation returns {} messages, {} KB of JSON", r["n"], r["bytes"].as_u64().unwrap_or(0) / 1024);
+            println!(
+                "open_conversation returns {} messages, {} KB of JSON",
+                r["n"],
+                r["bytes"].as_u64().unwrap_or(0) / 1024
+            );
         }
     }
     if !ipc.is_empty() {
         println!("open_conversation alone (command + IPC, no rendering): median {:.0} ms", median(&mut ipc));
     }
     app.close().await?;
-    Ok(Verdict { figure: format!("{m:.0} ms"), target: format!("≤ {OPEN_TARGET_MS:.0} ms"), met: m <= OPEN_TARGET_MS })
+    Ok(Verdict {
+        figure: format!("{m:.0} ms"), target: format!("≤ {OPEN_TARGET_MS:.0} ms"), met: m <= OPEN_TARGET_MS
+    })
 }
 
 async fn open_once(app: &App) -> Result<(f64, f64, u64, u64)> {
