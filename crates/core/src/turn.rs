@@ -140,7 +140,9 @@ pub enum ApprovalDecision {
 
 /// Asks the person about `ask` calls (a dialog in the app, a prompt or a flag in the CLI).
 pub trait Approver: Send + Sync {
-    /// Waits for a decision. Dropped when the turn is stopped.
+    /// Waits for a decision. Called before `ApprovalRequested` is emitted: an approver that is
+    /// answered from elsewhere must be ready for that answer when this returns. The future is
+    /// dropped when the turn is stopped.
     fn decide(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision>;
 }
 
@@ -794,12 +796,6 @@ impl Turn<'_> {
                 );
             }
             ApprovalPolicy::Ask if !self.approved.contains(&call.name) && !self.options.dry_run => {
-                self.emit(ChatEvent::ApprovalRequested {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    source: def.source.clone(),
-                    arguments: call.arguments.clone(),
-                });
                 let request = ApprovalRequest {
                     conversation_id: self.conversation_id.clone(),
                     call_id: call.id.clone(),
@@ -807,9 +803,18 @@ impl Turn<'_> {
                     source: def.source.clone(),
                     arguments: call.arguments.clone(),
                 };
+                // Asked before the event goes out, so an answer sent the moment the event
+                // arrives finds the question registered.
+                let pending = self.approver.decide(request);
+                self.emit(ChatEvent::ApprovalRequested {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    source: def.source.clone(),
+                    arguments: call.arguments.clone(),
+                });
                 self.sink.flush();
                 let decision = tokio::select! {
-                    d = self.approver.decide(request) => d,
+                    d = pending => d,
                     () = self.cancel.cancelled() => ApprovalDecision::Deny,
                 };
                 let approved = decision != ApprovalDecision::Deny;

@@ -89,6 +89,13 @@ struct Inner {
     approvals: Mutex<HashMap<String, PendingApproval>>,
 }
 
+impl Inner {
+    /// The turn no longer counts as running; stopping it is then a no-op.
+    fn deregister(&self, message_id: &str) {
+        self.running.lock().unwrap_or_else(|p| p.into_inner()).remove(message_id);
+    }
+}
+
 /// The engine, the store and the keys, for one person's data directory.
 #[derive(Clone)]
 pub struct Service {
@@ -136,11 +143,20 @@ pub struct TurnReport {
 struct Fanout {
     recorder: Recorder,
     shell: Arc<dyn EventSink>,
+    inner: Arc<Inner>,
+    message_id: String,
 }
 
 impl EventSink for Fanout {
     fn emit(&self, event: ChatEvent) {
+        let done = matches!(event, ChatEvent::Done { .. });
         self.recorder.emit(event.clone());
+        if done {
+            // Whoever hears `Done` may at once open the conversation or start the next turn: the
+            // answer is on disk and the turn no longer counts as running before the shell hears it.
+            self.recorder.flush();
+            self.inner.deregister(&self.message_id);
+        }
         self.shell.emit(event);
     }
 
@@ -636,10 +652,15 @@ impl Service {
     /// Runs a prepared turn to its end. Events go to the recorder, then to `sink`.
     pub async fn run(&self, turn: PreparedTurn, sink: Arc<dyn EventSink>, approver: &dyn Approver) -> TurnReport {
         let PreparedTurn { started, input, provider, engine, recorder, cancel, profile } = turn;
-        let fanout = Arc::new(Fanout { recorder, shell: sink });
+        let fanout = Arc::new(Fanout {
+            recorder,
+            shell: sink,
+            inner: Arc::clone(&self.inner),
+            message_id: started.message_id.clone(),
+        });
         let outcome = engine.run_turn(provider.as_ref(), input, fanout.clone(), approver, cancel).await;
         fanout.recorder.flush();
-        self.inner.running.lock().unwrap_or_else(|p| p.into_inner()).remove(&started.message_id);
+        self.inner.deregister(&started.message_id);
         let storage_error = fanout.recorder.take_error().map(Error::from);
         TurnReport { started, outcome, profile, storage_error }
     }
