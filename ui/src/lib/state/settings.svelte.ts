@@ -29,7 +29,7 @@ export type Part = 'settings' | 'providers' | 'keys' | 'keychain' | 'tools' | 'd
 const SAVED_MS = 2500;
 
 /** Keychain probes after start-up: the shell switches from the environment once the keychain answers. */
-const PROBE_POLL_MS = [1200, 3500];
+const PROBE_POLL_MS = [1200, 3500, 8000];
 
 export class SettingsModel {
   readonly host: SettingsHost;
