@@ -21,11 +21,11 @@ fi
 target="${CARGO_TARGET_DIR:-target}"
 case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
 
-# The app embeds ui/dist when it is compiled, so the UI is built first. Tauri embeds it only with
-# its custom-protocol feature (which `tauri build` turns on); a plain `cargo build` makes a binary
-# that loads the dev server (devUrl) instead.
+# The app embeds ui/dist when it is compiled, so the UI is built first. (It embeds it through
+# Tauri's custom-protocol feature, on by default in src-tauri; a `--no-default-features` build
+# loads the Vite dev server instead, and the tests refuse it.)
 npm run build
-cargo build -p switchboard-desktop --features tauri/custom-protocol
+cargo build -p switchboard-desktop
 
 # Test a private copy: another build in the shared target dir must not swap the binary mid-run.
 mkdir -p "$target/e2e"

@@ -522,16 +522,16 @@ impl App {
     }
 
     /// Fails when the app loads the dev server (`devUrl`) instead of the UI embedded from
-    /// `ui/dist`: a plain `cargo build` compiles Tauri without its `custom-protocol` feature, and
-    /// such a binary shows whatever `npm run dev` serves (or "Could not connect").
+    /// `ui/dist`: a build without Tauri's `custom-protocol` feature shows whatever `npm run dev`
+    /// serves (or "Could not connect"), which is not the app that ships.
     pub async fn ensure_embedded_ui(&self) -> Result<()> {
         let href = self.js("return location.href;", vec![]).await?;
         let href = href.as_str().unwrap_or_default();
         if href.starts_with("http://localhost") || href.starts_with("http://127.0.0.1") {
             bail!(
                 "the app loads {href} (the dev server), not the UI embedded from ui/dist: it was built without \
-                 Tauri's custom-protocol feature. Build it with `npm run build && cargo build -p switchboard-desktop \
-                 --features tauri/custom-protocol` (scripts/e2e.sh does)."
+                 Tauri's custom-protocol feature (e.g. with --no-default-features). Build it with \
+                 `npm run build && cargo build -p switchboard-desktop` (scripts/e2e.sh does)."
             );
         }
         Ok(())

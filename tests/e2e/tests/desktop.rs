@@ -18,11 +18,12 @@ use switchboard_store::{MessageStatus, Role};
 
 const LONG: Duration = Duration::from_secs(30);
 
-/// Mock, data dir and driver of one test; dropped in reverse order (driver first).
+/// Driver, data dir and mock of one test. Fields drop in declaration order: the driver (and with
+/// it every app and WebKit process) first, then the data dir they wrote to, then the mock.
 struct Rig {
-    mock: MockServer,
-    data: DataDir,
     driver: Driver,
+    data: DataDir,
+    mock: MockServer,
 }
 
 async fn rig(name: &str, replies: Vec<Reply>) -> Result<Option<Rig>> {
@@ -30,7 +31,7 @@ async fn rig(name: &str, replies: Vec<Reply>) -> Result<Option<Rig>> {
     let mock = MockServer::start(Script::new(replies)).await;
     let data = DataDir::new(&mock.base_url())?;
     let driver = Driver::start(&pre, &data).await?;
-    Ok(Some(Rig { mock, data, driver }))
+    Ok(Some(Rig { driver, data, mock }))
 }
 
 /// A streamed reply whose text arrives `chars` characters at a time, `delay_ms` apart.
@@ -166,7 +167,6 @@ async fn a_streaming_text_tool_card_and_final_answer() -> Result<()> {
     ensure!(tool_msg.is_some(), "the second request carries no tool result: {}", requests[1].body);
     eprintln!("a: partial text seen while streaming: {partial:?}");
     app.close().await?;
-    drop(rig.data);
     Ok(())
 }
 
