@@ -6,7 +6,7 @@
 //! `Channel<ChatEvent>` per turn.
 
 use std::sync::Arc;
-use switchboard_core::{ChatEvent, ErrorKind, EventSink};
+use switchboard_core::{ChatEvent, Coalescing, ErrorKind, EventSink, coalesce};
 use switchboard_secrets::{EnvStore, KeyringStore, Layered, MemoryStore, SecretStore};
 use switchboard_service::Service;
 use switchboard_service::ipc::{
@@ -28,6 +28,12 @@ fn ipc(e: switchboard_service::Error) -> IpcError {
 /// Forwards a turn's events to the webview. A closed window drops the channel; the turn goes on
 /// and is recorded, so reopening the conversation shows it.
 struct ChannelSink(Channel<ChatEvent>);
+
+/// The sink of one turn: text deltas are merged to at most about one message per frame, since
+/// the webview pays for each message on its main thread.
+fn turn_sink(on_event: Channel<ChatEvent>) -> Arc<dyn EventSink> {
+    Arc::new(Coalescing::new(ChannelSink(on_event), coalesce::FRAME))
+}
 
 impl EventSink for ChannelSink {
     fn emit(&self, event: ChatEvent) {
@@ -68,7 +74,7 @@ async fn send_message(
     request: SendRequest,
     on_event: Channel<ChatEvent>,
 ) -> Result<TurnStarted> {
-    service.send(request, Arc::new(ChannelSink(on_event))).map_err(ipc)
+    service.send(request, turn_sink(on_event)).map_err(ipc)
 }
 
 #[tauri::command]
@@ -83,7 +89,7 @@ async fn regenerate(
     on_event: Channel<ChatEvent>,
 ) -> Result<TurnStarted> {
     let request = SendRequest::text(Some(conversation_id.clone()), "");
-    service.regenerate(&conversation_id, request, Arc::new(ChannelSink(on_event))).map_err(ipc)
+    service.regenerate(&conversation_id, request, turn_sink(on_event)).map_err(ipc)
 }
 
 #[tauri::command]

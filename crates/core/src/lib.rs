@@ -9,6 +9,7 @@
 //! it; no knowledge of Tauri, SQLite, keychains or HTTP. Persistence and display are consumers of
 //! [`ChatEvent`]s through an [`EventSink`].
 
+pub mod coalesce;
 pub mod error;
 pub mod event;
 pub mod history;
@@ -21,6 +22,7 @@ pub mod tool;
 pub mod turn;
 pub mod types;
 
+pub use coalesce::Coalescing;
 pub use error::{ErrorKind, ProviderError};
 pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
 pub use provider::{Provider, ProviderEvent, ProviderRequest, ProviderStream, ToolChoice};
