@@ -52,7 +52,8 @@ fn shorten(text: &str, max_chars: usize) -> String {
 pub fn http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &str) -> ProviderError {
     let parsed = json_error(body);
     let said = match (&parsed, looks_like_html(body)) {
-        (Some((m, _)), _) => format!(": {}", shorten(m, 400)),
+        // The message goes mid-sentence; its own full stop would double ours.
+        (Some((m, _)), _) => format!(": {}", shorten(m.trim().trim_end_matches('.'), 400)),
         (None, true) => " with an HTML page instead of an API response; check that the base URL points at the API (it usually ends in /v1)".to_owned(),
         (None, false) if body.trim().is_empty() => String::new(),
         (None, false) => format!(": {}", shorten(body, 200)),
@@ -145,6 +146,16 @@ mod tests {
             assert!(e.message.contains(needle), "{status}: {:?} lacks {needle:?}", e.message);
             assert_eq!(e.status, Some(status));
         }
+    }
+
+    #[test]
+    fn a_message_ending_in_a_full_stop_does_not_double_ours() {
+        let body = r#"{"error":{"message":"Incorrect API key provided: sk-e2e***. ","code":"invalid_api_key"}}"#;
+        let e = http_error("The provider", 401, None, body);
+        assert_eq!(
+            e.message,
+            "The provider rejected the API key (401): Incorrect API key provided: sk-e2e***. Check the key set for this provider."
+        );
     }
 
     #[test]
