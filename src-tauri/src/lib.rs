@@ -289,6 +289,25 @@ pub fn context<R: tauri::Runtime>() -> tauri::Context<R> {
     tauri::generate_context!()
 }
 
+/// Saves the window's size and place half a second after it last moved or changed size. The
+/// window-state plugin alone saves only on a clean exit; a session that ends with SIGTERM (a
+/// logout, a crash, `kill`) would otherwise lose it.
+fn save_window_state_soon(app: &tauri::AppHandle) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use tauri_plugin_window_state::{AppHandleExt, StateFlags};
+    static LATEST: AtomicU64 = AtomicU64::new(0);
+    let this = LATEST.fetch_add(1, Ordering::SeqCst) + 1;
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        if LATEST.load(Ordering::SeqCst) == this
+            && let Err(e) = app.save_window_state(StateFlags::all())
+        {
+            tracing::warn!("the window's size and place could not be saved: {e}");
+        }
+    });
+}
+
 /// Runs the desktop app.
 pub fn run() {
     let _ = tracing_subscriber::fmt()
@@ -311,6 +330,11 @@ pub fn run() {
             .plugin(tauri_plugin_opener::init())
             .plugin(tauri_plugin_window_state::Builder::default().build()),
     )
+    .on_window_event(|window, event| {
+        if matches!(event, tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_)) {
+            save_window_state_soon(window.app_handle());
+        }
+    })
     .manage(service.clone())
     .setup(move |app| {
         if let Some(window) = app.get_webview_window("main") {

@@ -593,10 +593,19 @@ async fn h_window_size_and_position_are_remembered() -> Result<()> {
         .await?;
     eprintln!("h: window at first {first:?}, then {w}x{h} at {set}");
     app.screenshot("1-resized").await?;
-    app.close().await?;
+    // Saved soon after the change, not only on a clean exit: ending the session kills the app.
     let state = rig.data.path().join("xdg/config/dev.switchboard.Switchboard/.window-state.json");
-    let saved = std::fs::read_to_string(&state).with_context(|| format!("no window state at {}", state.display()))?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let saved = loop {
+        let saved: Value = std::fs::read(&state).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+        if saved["main"]["width"] == json!(w) && saved["main"]["height"] == json!(h) {
+            break saved;
+        }
+        ensure!(Instant::now() < deadline, "no window state for {w}x{h} at {} after 10 s: {saved}", state.display());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     eprintln!("h: saved {saved}");
+    app.close().await?;
 
     let app = rig.driver.launch("h").await?;
     let again = app.client().get_window_rect().await.map_err(|e| anyhow::anyhow!("window rect: {e}"))?;
