@@ -27,5 +27,18 @@ xvfb-run -a -s "-screen 0 1280x800x24" scripts/with-keyring.sh "${runner[@]}"
 if [ "${runner[1]}" = nextest ]; then
   cargo test --workspace --locked --doc
 fi
-echo "== The desktop app end to end (one app at a time)"
-xvfb-run -a -s "-screen 0 1280x800x24" cargo test --locked -p switchboard-e2e -- --test-threads=1
+
+echo "== The installer: a release .deb, unpacked; the desktop end-to-end suite runs the app it ships"
+# The suite (one app at a time) drives the production build: embedded UI, its CSP, stripped binary.
+npm run tauri build -- --bundles deb --ci
+target="${CARGO_TARGET_DIR:-target}"
+deb="$(ls -t "$target"/release/bundle/deb/*.deb | head -n 1)"
+echo "built $deb ($(du -h "$deb" | cut -f1))"
+# Every package it depends on exists under that name (and is installed here).
+dpkg-deb -f "$deb" Depends | tr ',' '\n' | awk 'NF {print $1}' | xargs dpkg-query -W
+unpacked="$(mktemp -d)"
+trap 'rm -rf "$unpacked"' EXIT
+dpkg-deb -x "$deb" "$unpacked"
+test -f "$unpacked/usr/share/applications/Switchboard.desktop"
+SWITCHBOARD_APP="$unpacked/usr/bin/switchboard-desktop" \
+  xvfb-run -a -s "-screen 0 1280x800x24" cargo test --locked -p switchboard-e2e -- --test-threads=1
