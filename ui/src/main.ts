@@ -1,4 +1,3 @@
-import 'katex/dist/katex.min.css';
 import './app.css';
 import { mount } from 'svelte';
 import App from './App.svelte';

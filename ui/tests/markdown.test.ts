@@ -1,6 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadMath } from '../src/lib/markdown/math';
 import { renderMarkdown } from '../src/lib/markdown/render';
 import { isSafeMathStyle, sanitizeHtml } from '../src/lib/markdown/sanitize';
+
+// KaTeX is loaded on first use in the app; these tests look at math as it renders once it is.
+beforeAll(() => loadMath());
 
 /** Parses rendered HTML so assertions look at the DOM a webview would build, not at strings. */
 function dom(md: string): HTMLElement {

@@ -3,6 +3,7 @@
  * blank lines outside fences and display math; completed blocks are rendered once and cached; only
  * the last (growing) block is rendered again as text arrives.
  */
+import { needsMathRender } from './math';
 import { renderMarkdown } from './render';
 
 export interface Block {
@@ -103,7 +104,9 @@ export class BlockRenderer {
     const used = new Map<string, string>();
     let growing: { source: string; html: string } | null = null;
     for (const b of blocks) {
-      const known = this.cache.get(b.source) ?? used.get(b.source) ?? (this.growing?.source === b.source ? this.growing.html : undefined);
+      let known = this.cache.get(b.source) ?? used.get(b.source) ?? (this.growing?.source === b.source ? this.growing.html : undefined);
+      // Rendered before KaTeX arrived: render again now that math can be shown as math.
+      if (known !== undefined && needsMathRender(known)) known = undefined;
       if (b.complete) {
         const html = known ?? this.render(b.source);
         used.set(b.source, html);

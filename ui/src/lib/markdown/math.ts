@@ -2,11 +2,58 @@
  * A small markdown-it rule for TeX: `$inline$`, `$$display$$` (inline or as a block), rendered by
  * KaTeX with `trust: false` (no \href, \url, \includegraphics, \html*) and `throwOnError: false`
  * (bad TeX shows as red source text instead of breaking the message).
+ *
+ * KaTeX is a chunk of its own, loaded the first time math is rendered. Until it arrives, math
+ * renders as its escaped TeX source in a `math-pending` span and the block renderer renders such
+ * blocks again once it is loaded (see `needsMathRender`), so callers stay synchronous.
  */
 import type { MarkdownIt, StateBlock, StateInline } from 'markdown-it';
-import katex from 'katex';
+import type Katex from 'katex';
+import { escapeHtml } from './escape';
+
+let katex: typeof Katex | null = null;
+let loading: Promise<void> | null = null;
+
+/** The class of math rendered before KaTeX was loaded. */
+export const MATH_PENDING_CLASS = 'math-pending';
+const PENDING_MARK = `<span class="${MATH_PENDING_CLASS}"`;
+
+/** Loads KaTeX (once); resolves when math renders as math. */
+export function loadMath(): Promise<void> {
+  loading ??= import('./katex').then(
+    (m) => {
+      katex = m.default;
+    },
+    (e: unknown) => {
+      // A failed load is retried the next time math is rendered; meanwhile the source shows.
+      loading = null;
+      throw e;
+    },
+  );
+  return loading;
+}
+
+/** Whether KaTeX is loaded. */
+export function mathLoaded(): boolean {
+  return katex !== null;
+}
+
+/** True for HTML rendered with math pending while KaTeX was not loaded (render it again once it is). */
+export function hasPendingMath(html: string): boolean {
+  return html.includes(PENDING_MARK);
+}
+
+/** True when `html` has pending math and KaTeX has arrived since. */
+export function needsMathRender(html: string): boolean {
+  return katex !== null && hasPendingMath(html);
+}
 
 export function renderTex(tex: string, displayMode: boolean): string {
+  if (!katex) {
+    void loadMath().catch(() => undefined);
+    const fence = displayMode ? '$$' : '$';
+    return `${PENDING_MARK}>${escapeHtml(fence + tex + fence)}</span>`;
+  }
   return katex.renderToString(tex, {
     displayMode,
     throwOnError: false,

@@ -1,10 +1,12 @@
 /**
- * Markdown -> safe HTML: markdown-it (`html: false`, linkify), highlight.js for closed fences only,
- * KaTeX for $...$ / $$...$$, and DOMPurify as the last pass.
+ * Markdown -> safe HTML: markdown-it (`html: false`, linkify), highlight.js for closed fences only
+ * (a common set of languages, highlight.ts), KaTeX for $...$ / $$...$$ (loaded on first use,
+ * math.ts), and DOMPurify as the last pass.
  */
 import markdownIt from 'markdown-it';
 import type { Env, MarkdownIt, Token } from 'markdown-it';
-import hljs from 'highlight.js/lib/common';
+import { escapeHtml } from './escape';
+import { highlightCode } from './highlight';
 import { mathPlugin } from './math';
 import { sanitizeHtml } from './sanitize';
 import { isInlineImage } from './links';
@@ -15,9 +17,7 @@ function envLines(env: Env | undefined): string[] | undefined {
   return Array.isArray(lines) ? (lines as string[]) : undefined;
 }
 
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
-}
+export { escapeHtml };
 
 const CLOSING_FENCE = /^[\s>]*(`{3,}|~{3,})\s*$/;
 
@@ -43,14 +43,9 @@ function createMarkdown(): MarkdownIt {
     const info = md.utils.unescapeAll(token.info).trim();
     const lang = (info.split(/\s+/)[0] ?? '').toLowerCase();
     const closed = isFenceClosed(token, envLines(env));
-    let body: string;
-    let highlighted = false;
-    if (closed && lang && hljs.getLanguage(lang)) {
-      body = hljs.highlight(token.content, { language: lang, ignoreIllegals: true }).value;
-      highlighted = true;
-    } else {
-      body = escapeHtml(token.content);
-    }
+    const hl = closed ? highlightCode(token.content, lang) : null;
+    const highlighted = hl !== null;
+    const body = hl ?? escapeHtml(token.content);
     const label = lang ? `<div class="code-lang">${escapeHtml(lang)}</div>` : '';
     const cls = `code-block${highlighted ? ' hljs' : ''}${closed ? '' : ' code-open'}`;
     return `<pre class="${cls}">${label}<code>${body}</code></pre>\n`;
