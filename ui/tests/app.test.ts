@@ -6,10 +6,11 @@ import { fireEvent, render, screen, waitFor, within } from '@testing-library/sve
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import App from '../src/App.svelte';
 import type { Backend } from '../src/lib/ipc/backend';
-import type { SendRequest } from '../src/lib/ipc/bindings';
+import type { ConversationView, SendRequest, StoredMessage } from '../src/lib/ipc/bindings';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import { scalarLength } from '../src/lib/model/offsets';
 import { AppState } from '../src/lib/state/app.svelte';
+import { INITIAL_WINDOW, OLDER_PAGE } from '../src/lib/util/window';
 
 /** Runs queued event batches on a timer instead of animation frames (jsdom paints nothing). */
 const schedule = (cb: () => void) => setTimeout(cb, 0);
@@ -308,4 +309,90 @@ describe('the chat UI', () => {
     await start(createFakeBackend({ tickMs: 0, empty: true }));
     expect((screen.getByTestId('model-picker') as HTMLSelectElement).value).toBe(['ollama', 'qwen2.5-coder:7b'].join('\u0000'));
   });
+});
+
+describe('a long conversation', () => {
+  /** A stored conversation of `turns` question/answer pairs, each answer with a tool card. */
+  function longConversation(turns: number): ConversationView {
+    const messages: StoredMessage[] = [];
+    const base = {
+      reasoning: '', status: 'complete' as const, provider: 'p', model: 'x', finishReason: 'stop' as const,
+      usage: { promptTokens: 1, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0 }, error: null, notices: [],
+      providerResponseId: null, createdAt: 0, updatedAt: 0,
+    };
+    for (let i = 1; i <= turns; i++) {
+      messages.push({ ...base, id: `u${i}`, role: 'user', content: `Question ${i}`, toolCallsMade: 0, toolCalls: [] });
+      messages.push({
+        ...base,
+        id: `a${i}`,
+        role: 'assistant',
+        content: `Checking ${i}.\n\nAnswer **${i}**.`,
+        toolCallsMade: 1,
+        toolCalls: [
+          {
+            callId: `call_${i}`, name: 'get_time', source: { kind: 'builtin' }, arguments: '{}', textOffset: `Checking ${i}.`.length,
+            iteration: 1, index: 0, status: 'ok', result: { status: 'ok', output: '{}', durationMs: 1 },
+          },
+        ],
+      });
+    }
+    const conversation = { id: 'long', title: 'Long', createdAt: 0, updatedAt: Date.now(), messageCount: messages.length };
+    return { conversation, messages, disabledTools: [] };
+  }
+
+  function rendered(): string[] {
+    return screen.getAllByTestId('message').map((m) => (m.textContent ?? '').trim().split(/\s+/).slice(0, 2).join(' '));
+  }
+
+  it('renders only its last messages, adds older ones a page at a time, and keeps streaming into the window', async () => {
+    const view = longConversation(60);
+    const base = createFakeBackend({ tickMs: 0, empty: true });
+    const backend: Backend = {
+      ...base,
+      listConversations: async () => [view.conversation],
+      openConversation: async () => structuredClone(view),
+      async sendMessage(_request, handlers) {
+        setTimeout(() => {
+          handlers.onEvent({ type: 'started', conversationId: 'long', messageId: 'a61', userMessageId: 'u61', provider: 'p', model: 'x' });
+          handlers.onEvent({ type: 'textDelta', text: 'The newest answer' });
+          handlers.onEvent({ type: 'done', finishReason: 'stop', usage: { promptTokens: 1, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0 }, toolCallsMade: 0 });
+        }, 0);
+        return { conversationId: 'long', messageId: 'a61', userMessageId: 'u61' };
+      },
+    };
+    const { app } = await start(backend);
+    await app.open('long');
+
+    const list = await screen.findByTestId('message-list');
+    expect(list.dataset.total).toBe('120');
+    expect(screen.getAllByTestId('message')).toHaveLength(INITIAL_WINDOW);
+    expect(rendered().at(-1)).toBe('Checking 60.');
+    expect(screen.getAllByTestId('tool-card')).toHaveLength(INITIAL_WINDOW / 2);
+    expect(lastAssistant().querySelector('strong')?.textContent).toBe('60');
+
+    // Older messages: a page more each time, oldest first, until the first message.
+    await fireEvent.click(screen.getByTestId('show-older'));
+    expect(screen.getAllByTestId('message')).toHaveLength(INITIAL_WINDOW + OLDER_PAGE);
+    expect(rendered()[0]).toBe(`Question ${60 - (INITIAL_WINDOW + OLDER_PAGE) / 2 + 1}`);
+    expect(list.dataset.shown).toBe(String(INITIAL_WINDOW + OLDER_PAGE));
+
+    // A new turn joins the window at the end; nothing at the top shifts out.
+    await send('One more');
+    await waitFor(() => expect(lastAssistant().dataset.status).toBe('complete'));
+    expect(lastAssistant().textContent).toContain('The newest answer');
+    expect(screen.getAllByTestId('message')).toHaveLength(INITIAL_WINDOW + OLDER_PAGE + 2);
+    expect(rendered()[0]).toBe(`Question ${60 - (INITIAL_WINDOW + OLDER_PAGE) / 2 + 1}`);
+
+    while (screen.queryByTestId('show-older')) await fireEvent.click(screen.getByTestId('show-older'));
+    expect(screen.getAllByTestId('message')).toHaveLength(122);
+    expect(rendered()[0]).toBe('Question 1');
+    expect(screen.getAllByTestId('tool-card')).toHaveLength(60);
+
+    // Another conversation and back: it opens at its end again, with only its last messages.
+    await fireEvent.click(screen.getByTestId('new-chat'));
+    await waitFor(() => expect(screen.queryAllByTestId('message')).toHaveLength(0));
+    await app.open('long');
+    await waitFor(() => expect(screen.getAllByTestId('message')).toHaveLength(INITIAL_WINDOW));
+    expect(rendered().at(-1)).toBe('Checking 60.');
+  }, 20_000);
 });
