@@ -5,6 +5,7 @@ fn main() {
         "list_conversations",
         "search_conversations",
         "open_conversation",
+        "older_messages",
         "rename_conversation",
         "delete_conversation",
         "send_message",

@@ -14,7 +14,7 @@ use switchboard_service::ipc::{
     ToolInfo, TurnStarted,
 };
 use switchboard_service::settings::Settings;
-use switchboard_store::{ConversationSummary, ProviderProfile};
+use switchboard_store::{ConversationSummary, MessagePage, ProviderProfile};
 use tauri::ipc::Channel;
 use tauri::{Manager, State};
 
@@ -56,6 +56,11 @@ async fn search_conversations(service: State<'_, Service>, query: String) -> Res
 #[tauri::command]
 async fn open_conversation(service: State<'_, Service>, id: String) -> Result<ConversationView> {
     service.open(&id).map_err(ipc)
+}
+
+#[tauri::command]
+async fn older_messages(service: State<'_, Service>, id: String, before: String, limit: u32) -> Result<MessagePage> {
+    service.older_messages(&id, &before, limit).map_err(ipc)
 }
 
 #[tauri::command]
@@ -259,6 +264,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         list_conversations,
         search_conversations,
         open_conversation,
+        older_messages,
         rename_conversation,
         delete_conversation,
         send_message,

@@ -63,6 +63,33 @@ fn conversations_are_listed_opened_renamed_and_deleted() {
 }
 
 #[test]
+fn a_long_conversation_opens_at_its_end_and_reads_older_pages() {
+    let (_app, webview, service) = app();
+    let store = service.store();
+    let id = store.begin_turn(None, "question 0", "p", "m").unwrap().conversation_id;
+    for turn in 1..40 {
+        store.begin_turn(Some(&id), &format!("question {turn}"), "p", "m").unwrap();
+    }
+    let view = invoke(&webview, "open_conversation", json!({"id": id})).unwrap();
+    let page = view["messages"].as_array().unwrap();
+    assert_eq!(page.len(), switchboard_service::OPEN_PAGE);
+    assert_eq!(view["earlier"], 80 - switchboard_service::OPEN_PAGE);
+    assert_eq!(page.last().unwrap()["role"], "assistant");
+    assert_eq!(page[page.len() - 2]["content"], "question 39");
+
+    let older = invoke(&webview, "older_messages", json!({"id": id, "before": page[0]["id"], "limit": 15})).unwrap();
+    assert_eq!(older["messages"].as_array().unwrap().len(), 15);
+    assert_eq!(older["earlier"], 80 - switchboard_service::OPEN_PAGE - 15);
+    let rest = invoke(&webview, "older_messages", json!({"id": id, "before": older["messages"][0]["id"], "limit": 50})).unwrap();
+    assert_eq!(rest["earlier"], 0);
+    assert_eq!(rest["messages"][0]["content"], "question 0");
+
+    let err = invoke(&webview, "older_messages", json!({"id": id, "before": "nope", "limit": 10})).unwrap_err();
+    assert_eq!(err["kind"], "config");
+    assert!(err["message"].as_str().unwrap().contains("nope"), "{err}");
+}
+
+#[test]
 fn errors_reach_the_ui_typed() {
     let (_app, webview, _service) = app();
     let err = invoke(&webview, "open_conversation", json!({"id": "nope"})).unwrap_err();

@@ -10,6 +10,7 @@ import type { ConversationView, SendRequest, StoredMessage } from '../src/lib/ip
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import { scalarLength } from '../src/lib/model/offsets';
 import { AppState } from '../src/lib/state/app.svelte';
+import { OLDER_STORE_PAGE } from '../src/lib/state/session.svelte';
 import { INITIAL_WINDOW, OLDER_PAGE } from '../src/lib/util/window';
 
 /** Runs queued event batches on a timer instead of animation frames (jsdom paints nothing). */
@@ -337,7 +338,29 @@ describe('a long conversation', () => {
       });
     }
     const conversation = { id: 'long', title: 'Long', createdAt: 0, updatedAt: Date.now(), messageCount: messages.length };
-    return { conversation, messages, disabledTools: [] };
+    return { conversation, messages, earlier: 0, disabledTools: [] };
+  }
+
+  /** Serves `view` as the shell does: its last `page` messages on open, older pages on request. */
+  function paged(view: ConversationView, page: number, log: string[]): Pick<Backend, 'openConversation' | 'olderMessages'> {
+    const all = view.messages;
+    return {
+      openConversation: async () => structuredClone({ ...view, messages: all.slice(-page), earlier: all.length - page }),
+      async olderMessages(_id, before, limit) {
+        log.push(before);
+        const end = all.findIndex((m) => m.id === before);
+        const from = Math.max(0, end - limit);
+        return structuredClone({ messages: all.slice(from, end), earlier: from });
+      },
+    };
+  }
+
+  async function showAllOlder(): Promise<void> {
+    while (screen.queryByTestId('show-older')) {
+      const n = screen.getAllByTestId('message').length;
+      await fireEvent.click(screen.getByTestId('show-older'));
+      await waitFor(() => expect(screen.getAllByTestId('message').length).toBeGreaterThan(n));
+    }
   }
 
   function rendered(): string[] {
@@ -347,10 +370,12 @@ describe('a long conversation', () => {
   it('renders only its last messages, adds older ones a page at a time, and keeps streaming into the window', async () => {
     const view = longConversation(60);
     const base = createFakeBackend({ tickMs: 0, empty: true });
+    const reads: string[] = [];
     const backend: Backend = {
       ...base,
       listConversations: async () => [view.conversation],
-      openConversation: async () => structuredClone(view),
+      // Opening returns the last 60 of the 120 messages; the rest come from the store on the way up.
+      ...paged(view, 60, reads),
       async sendMessage(_request, handlers) {
         setTimeout(() => {
           handlers.onEvent({ type: 'started', conversationId: 'long', messageId: 'a61', userMessageId: 'u61', provider: 'p', model: 'x' });
@@ -383,7 +408,10 @@ describe('a long conversation', () => {
     expect(screen.getAllByTestId('message')).toHaveLength(INITIAL_WINDOW + OLDER_PAGE + 2);
     expect(rendered()[0]).toBe(`Question ${60 - (INITIAL_WINDOW + OLDER_PAGE) / 2 + 1}`);
 
-    while (screen.queryByTestId('show-older')) await fireEvent.click(screen.getByTestId('show-older'));
+    expect(reads).toEqual([]);
+    await showAllOlder();
+    expect(reads[0]).toBe('u31');
+    expect(reads.length).toBe(Math.ceil(60 / OLDER_STORE_PAGE));
     expect(screen.getAllByTestId('message')).toHaveLength(122);
     expect(rendered()[0]).toBe('Question 1');
     expect(screen.getAllByTestId('tool-card')).toHaveLength(60);
@@ -394,5 +422,41 @@ describe('a long conversation', () => {
     await app.open('long');
     await waitFor(() => expect(screen.getAllByTestId('message')).toHaveLength(INITIAL_WINDOW));
     expect(rendered().at(-1)).toBe('Checking 60.');
+  }, 20_000);
+
+  it('says so when older messages cannot be read, keeps what it shows and lets the person try again', async () => {
+    const view = longConversation(30);
+    const base = createFakeBackend({ tickMs: 0, empty: true });
+    const reads: string[] = [];
+    const store = paged(view, 10, reads);
+    let fail = true;
+    const backend: Backend = {
+      ...base,
+      listConversations: async () => [view.conversation],
+      openConversation: store.openConversation,
+      async olderMessages(id, before, limit) {
+        if (fail) {
+          reads.push(before);
+          throw { kind: 'storage', message: 'The database is locked by another program.', retryable: true };
+        }
+        return store.olderMessages(id, before, limit);
+      },
+    };
+    const { app } = await start(backend);
+    await app.open('long');
+    await screen.findByTestId('message-list');
+    expect(screen.getAllByTestId('message')).toHaveLength(10);
+
+    await fireEvent.click(screen.getByTestId('show-older'));
+    expect(await screen.findByText(/database is locked/)).toBeTruthy();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(reads).toEqual(['u26']);
+    expect(screen.getAllByTestId('message')).toHaveLength(10);
+    expect(screen.getByTestId('show-older').textContent).toContain('(50)');
+
+    fail = false;
+    await showAllOlder();
+    expect(screen.getAllByTestId('message')).toHaveLength(60);
+    expect(rendered()[0]).toBe('Question 1');
   }, 20_000);
 });

@@ -426,7 +426,7 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
             }
         }
         ConversationsCmd::Show { id, json } => {
-            let view = service.open(&id)?;
+            let view = service.open_all(&id)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&view.messages)?);
             } else {
@@ -437,7 +437,7 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
             }
         }
         ConversationsCmd::Export { id, format } => {
-            let view = service.open(&id)?;
+            let view = service.open_all(&id)?;
             let mut out = std::io::stdout().lock();
             match format {
                 ExportFormat::Json => {

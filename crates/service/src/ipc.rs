@@ -92,8 +92,10 @@ pub struct ToolInfo {
 pub struct ConversationView {
     /// Its summary.
     pub conversation: ConversationSummary,
-    /// Messages, oldest first, with tool calls and results.
+    /// Its last messages (at most `OPEN_PAGE`), oldest first, with tool calls and results.
     pub messages: Vec<StoredMessage>,
+    /// How many messages come before these (read with `older_messages`).
+    pub earlier: u32,
     /// Tools disabled for this conversation.
     pub disabled_tools: Vec<String>,
 }

@@ -22,8 +22,14 @@ use switchboard_core::{
 };
 use switchboard_providers::{ProviderKind, ProviderSettings};
 use switchboard_secrets::{EnvStore, SecretStore, SecretValue, ToolSecrets};
-use switchboard_store::{ConversationSummary, ProviderProfile, Recorder, Store};
+use switchboard_store::{ConversationSummary, MessagePage, ProviderProfile, Recorder, Store};
 use tokio::sync::oneshot;
+
+/// How many of a conversation's last messages [`Service::open`] returns: a few screens' worth.
+pub const OPEN_PAGE: usize = 60;
+
+/// The most messages one [`Service::older_messages`] call returns.
+pub const OLDER_PAGE_MAX: usize = 200;
 
 /// A failure a shell reports: a kind to act on and a message to show.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -508,14 +514,35 @@ impl Service {
         Ok(self.inner.store.search(query)?)
     }
 
-    /// A conversation with everything needed to draw it.
+    /// A conversation with everything needed to draw it: its last [`OPEN_PAGE`] messages (a long
+    /// conversation's older ones are read with [`Service::older_messages`] as the person scrolls up).
     pub fn open(&self, id: &str) -> Result<ConversationView> {
+        let store = &self.inner.store;
+        let page = store.messages_page(id, None, OPEN_PAGE)?;
+        Ok(ConversationView {
+            conversation: store.conversation(id)?,
+            messages: page.messages,
+            earlier: page.earlier,
+            disabled_tools: store.disabled_tools(id)?.into_iter().collect(),
+        })
+    }
+
+    /// A conversation with every message (for transcripts and exports).
+    pub fn open_all(&self, id: &str) -> Result<ConversationView> {
         let store = &self.inner.store;
         Ok(ConversationView {
             conversation: store.conversation(id)?,
             messages: store.messages(id)?,
+            earlier: 0,
             disabled_tools: store.disabled_tools(id)?.into_iter().collect(),
         })
+    }
+
+    /// The (at most `limit`, capped at [`OLDER_PAGE_MAX`]) messages of a conversation that come
+    /// just before the message `before`, oldest first, and how many come earlier still.
+    pub fn older_messages(&self, id: &str, before: &str, limit: u32) -> Result<MessagePage> {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX).min(OLDER_PAGE_MAX);
+        Ok(self.inner.store.messages_page(id, Some(before), limit)?)
     }
 
     /// Renames a conversation.

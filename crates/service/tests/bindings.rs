@@ -39,6 +39,7 @@ fn render() -> String {
         store::StoredError,
         store::StoredNotice,
         store::StoredMessage,
+        store::MessagePage,
         ipc::ConversationView,
         ipc::SendRequest,
         ipc::TurnStarted,

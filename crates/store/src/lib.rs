@@ -19,7 +19,7 @@ mod store;
 pub use data_dir::{DATA_DIR_ENV, DB_FILE, default_data_dir, resolve_data_dir};
 pub use error::{Error, Result};
 pub use model::{
-    ConversationSummary, MessageStatus, ProviderProfile, Role, StoredError, StoredMessage, StoredNotice,
+    ConversationSummary, MessagePage, MessageStatus, ProviderProfile, Role, StoredError, StoredMessage, StoredNotice,
     StoredToolCall, StoredToolResult, ToolCallStatus, TurnRows,
 };
 pub use recorder::{CHECKPOINT_INTERVAL, Recorder};

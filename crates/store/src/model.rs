@@ -176,6 +176,18 @@ impl From<ToolStatus> for ToolCallStatus {
     }
 }
 
+/// A run of a conversation's messages, oldest first, and how many come before it: long
+/// conversations are read a page at a time, newest page first.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessagePage {
+    /// The messages, oldest first.
+    pub messages: Vec<StoredMessage>,
+    /// How many of the conversation's messages come before the first of these.
+    pub earlier: u32,
+}
+
 /// A stored message, with everything needed to draw it exactly as it looked live.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::{
-    ConversationSummary, MessageStatus, ProviderProfile, Role, StoredError, StoredMessage, StoredNotice,
+    ConversationSummary, MessagePage, MessageStatus, ProviderProfile, Role, StoredError, StoredMessage, StoredNotice,
     StoredToolCall, StoredToolResult, ToolCallStatus, TurnRows,
 };
 use crate::recorder::Recorder;
@@ -226,11 +226,40 @@ impl Store {
     /// Every message of a conversation in order, with its tool calls and results: enough to redraw
     /// it exactly as it looked live.
     pub fn messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>> {
+        Ok(self.messages_page(conversation_id, None, usize::MAX)?.messages)
+    }
+
+    /// The last `limit` (at least one) messages of a conversation that come before the message
+    /// `before` (or before its end when `None`), oldest first and drawn as [`Store::messages`]
+    /// draws them, with how many come earlier still. Opening a long conversation reads its last
+    /// page; scrolling up reads the pages before it.
+    pub fn messages_page(&self, conversation_id: &str, before: Option<&str>, limit: usize) -> Result<MessagePage> {
         let conn = self.conn();
-        // One read transaction: the calls and the messages come from the same snapshot even
-        // while another process is recording a turn.
+        // One read transaction: the page, its calls and the count come from the same snapshot
+        // even while another process is recording a turn.
         let tx = conn.unchecked_transaction()?;
         ensure_conversation(&tx, conversation_id)?;
+        let end: i64 = match before {
+            None => i64::MAX,
+            Some(id) => tx
+                .prepare_cached("SELECT seq FROM messages WHERE id = ?1 AND conversation_id = ?2")?
+                .query_row([id, conversation_id], |r| r.get(0))
+                .optional()?
+                .ok_or_else(|| Error::not_found("message", id))?,
+        };
+        let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
+        let first: Option<i64> = tx
+            .prepare_cached(
+                "SELECT MIN(seq) FROM (SELECT seq FROM messages WHERE conversation_id = ?1 AND seq < ?2
+                                       ORDER BY seq DESC LIMIT ?3)",
+            )?
+            .query_row(rusqlite::params![conversation_id, end, limit], |r| r.get(0))?;
+        let Some(first) = first else {
+            return Ok(MessagePage { messages: Vec::new(), earlier: 0 });
+        };
+        let earlier: i64 = tx
+            .prepare_cached("SELECT COUNT(*) FROM messages WHERE conversation_id = ?1 AND seq < ?2")?
+            .query_row(rusqlite::params![conversation_id, first], |r| r.get(0))?;
         let mut calls: HashMap<String, Vec<StoredToolCall>> = HashMap::new();
         {
             let mut stmt = tx.prepare_cached(
@@ -239,31 +268,33 @@ impl Store {
                  FROM tool_calls tc
                  JOIN messages m ON m.id = tc.message_id
                  LEFT JOIN tool_results tr ON tr.tool_call_id = tc.id
-                 WHERE m.conversation_id = ?1
+                 WHERE m.conversation_id = ?1 AND m.seq >= ?2 AND m.seq < ?3
                  ORDER BY m.seq, tc.iteration, tc.idx",
             )?;
-            let rows = stmt.query_map([conversation_id], |r| Ok((r.get::<_, String>(0)?, tool_call_from_row(r)?)))?;
+            let rows = stmt.query_map(rusqlite::params![conversation_id, first, end], |r| {
+                Ok((r.get::<_, String>(0)?, tool_call_from_row(r)?))
+            })?;
             for row in rows {
                 let (message_id, call) = row?;
                 calls.entry(message_id).or_default().push(call);
             }
         }
-        let mut out = Vec::new();
+        let mut messages = Vec::new();
         {
             let mut stmt = tx.prepare_cached(
                 "SELECT id, role, content, reasoning, status, provider, model, finish_reason,
                         prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, tool_calls_made,
                         error_kind, error_message, notices, provider_response_id, created_at, updated_at
-                 FROM messages WHERE conversation_id = ?1 ORDER BY seq",
+                 FROM messages WHERE conversation_id = ?1 AND seq >= ?2 AND seq < ?3 ORDER BY seq",
             )?;
-            for row in stmt.query_map([conversation_id], message_from_row)? {
+            for row in stmt.query_map(rusqlite::params![conversation_id, first, end], message_from_row)? {
                 let mut m = row?;
                 m.tool_calls = calls.remove(&m.id).unwrap_or_default();
-                out.push(m);
+                messages.push(m);
             }
         }
         tx.commit()?;
-        Ok(out)
+        Ok(MessagePage { messages, earlier: u32::try_from(earlier).unwrap_or(u32::MAX) })
     }
 
     /// Stores the provider's id for a response (for APIs that continue from it).

@@ -210,3 +210,60 @@ fn provider_response_ids_are_stored_on_the_message() {
     assert_eq!(msgs[1].provider_response_id.as_deref(), Some("resp_123"));
     assert!(matches!(store.set_provider_response_id("nope", "r"), Err(Error::NotFound { what: "message", .. })));
 }
+
+#[test]
+fn a_conversation_reads_back_a_page_at_a_time_newest_first_with_its_tool_calls() {
+    let store = Store::open_in_memory().unwrap();
+    let other = new_chat(&store, "another chat");
+    let mut conversation = None;
+    for turn in 0..5u32 {
+        let rows = store.begin_turn(conversation.as_deref(), &format!("question {turn}"), "p", "m").unwrap();
+        conversation = Some(rows.conversation_id.clone());
+        let rec = store.recorder(&rows.message_id);
+        rec.emit(ChatEvent::TextDelta { text: format!("answer {turn} ") });
+        rec.emit(ChatEvent::ToolCall {
+            id: format!("call-{turn}"),
+            name: "get_time".into(),
+            source: ToolSource::Builtin,
+            arguments: "{}".into(),
+            text_offset: 9,
+            iteration: 1,
+            index: 0,
+        });
+        rec.emit(ChatEvent::ToolResult { id: format!("call-{turn}"), status: ToolStatus::Ok, output: "now".into(), duration_ms: 1 });
+        rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 1 });
+        assert!(rec.take_error().is_none());
+    }
+    let id = conversation.unwrap();
+    let all = store.messages(&id).unwrap();
+    assert_eq!(all.len(), 10);
+
+    // Newest page first, then the pages before it, each oldest first, until nothing is earlier.
+    let last = store.messages_page(&id, None, 4).unwrap();
+    assert_eq!(last.earlier, 6);
+    assert_eq!(last.messages, all[6..]);
+    let middle = store.messages_page(&id, Some(&last.messages[0].id), 4).unwrap();
+    assert_eq!(middle.earlier, 2);
+    assert_eq!(middle.messages, all[2..6]);
+    let first = store.messages_page(&id, Some(&middle.messages[0].id), 4).unwrap();
+    assert_eq!(first.earlier, 0);
+    assert_eq!(first.messages, all[..2]);
+    // Each answer keeps its own call, and only its own.
+    for m in all.iter().filter(|m| m.role == switchboard_store::Role::Assistant) {
+        assert_eq!(m.tool_calls.len(), 1, "{}", m.content);
+        let turn = m.content.trim().trim_start_matches("answer ");
+        assert_eq!(m.tool_calls[0].call_id, format!("call-{turn}"));
+    }
+
+    let none = store.messages_page(&id, Some(&all[0].id), 4).unwrap();
+    assert!(none.messages.is_empty());
+    assert_eq!(none.earlier, 0);
+    assert_eq!(store.messages_page(&id, None, 0).unwrap().messages, all[9..], "a page holds at least one message");
+    assert_eq!(store.messages_page(&id, None, 100).unwrap().messages, all);
+
+    // A message of another conversation (or none at all) is not a place to page from.
+    let stranger = store.messages(&other).unwrap()[0].id.clone();
+    assert!(matches!(store.messages_page(&id, Some(&stranger), 4), Err(Error::NotFound { what: "message", .. })));
+    assert!(matches!(store.messages_page(&id, Some("nope"), 4), Err(Error::NotFound { what: "message", .. })));
+    assert!(matches!(store.messages_page("nope", None, 4), Err(Error::NotFound { what: "conversation", .. })));
+}

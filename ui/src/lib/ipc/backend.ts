@@ -7,6 +7,7 @@ import type {
   ChatEvent,
   ConversationSummary,
   ConversationView,
+  MessagePage,
   DataInfo,
   KeychainStatus,
   KeyInfo,
@@ -30,7 +31,10 @@ export interface TurnHandlers {
 export interface Backend {
   listConversations(): Promise<ConversationSummary[]>;
   searchConversations(query: string): Promise<ConversationSummary[]>;
+  /** The conversation and its last messages (`earlier` counts the ones before them). */
   openConversation(id: string): Promise<ConversationView>;
+  /** Up to `limit` messages just before the message `before`, oldest first. */
+  olderMessages(id: string, before: string, limit: number): Promise<MessagePage>;
   renameConversation(id: string, title: string): Promise<void>;
   deleteConversation(id: string): Promise<void>;
   sendMessage(request: SendRequest, handlers: TurnHandlers): Promise<TurnStarted>;

@@ -363,15 +363,29 @@ updatedAt: number,
  */
 toolCalls: Array<StoredToolCall>, };
 
+export type MessagePage = { 
+/**
+ * The messages, oldest first.
+ */
+messages: Array<StoredMessage>, 
+/**
+ * How many of the conversation's messages come before the first of these.
+ */
+earlier: number, };
+
 export type ConversationView = { 
 /**
  * Its summary.
  */
 conversation: ConversationSummary, 
 /**
- * Messages, oldest first, with tool calls and results.
+ * Its last messages (at most `OPEN_PAGE`), oldest first, with tool calls and results.
  */
 messages: Array<StoredMessage>, 
+/**
+ * How many messages come before these (read with `older_messages`).
+ */
+earlier: number, 
 /**
  * Tools disabled for this conversation.
  */

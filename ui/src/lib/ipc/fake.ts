@@ -16,6 +16,7 @@ import type {
   ChatEvent,
   ConversationSummary,
   ConversationView,
+  MessagePage,
   IpcError,
   KeychainStatus,
   KeyInfo,
@@ -70,6 +71,8 @@ export const FAKE_KEYCHAIN_PROBLEM =
   '(SWITCHBOARD_KEY_<NAME>, for example SWITCHBOARD_KEY_OPENAI or SWITCHBOARD_KEY_TAVILY), or keep keys in memory for this session only. Switchboard never writes keys to a file.';
 
 const DATA_DIR = '/home/you/.local/share/switchboard';
+/** How many of a conversation's last messages opening it returns (the shell's `OPEN_PAGE`). */
+const OPEN_PAGE = 60;
 
 const TOOLS: ToolInfo[] = [
   {
@@ -586,7 +589,22 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     async openConversation(cid): Promise<ConversationView> {
       const c = conversations.get(cid);
       if (!c) throw err('notFound', `No conversation ${cid}.`);
-      return { conversation: { ...c.summary, messageCount: c.messages.length }, messages: c.messages.map((m) => structuredClone(m)), disabledTools: [...c.disabled] };
+      // Like the shell: the last OPEN_PAGE messages, the rest read with olderMessages.
+      const from = Math.max(0, c.messages.length - OPEN_PAGE);
+      return {
+        conversation: { ...c.summary, messageCount: c.messages.length },
+        messages: c.messages.slice(from).map((m) => structuredClone(m)),
+        earlier: from,
+        disabledTools: [...c.disabled],
+      };
+    },
+    async olderMessages(cid, before, limit): Promise<MessagePage> {
+      const c = conversations.get(cid);
+      if (!c) throw err('notFound', `No conversation ${cid}.`);
+      const end = c.messages.findIndex((m) => m.id === before);
+      if (end < 0) throw err('config', `No message ${before} in this conversation.`);
+      const from = Math.max(0, end - Math.max(1, limit));
+      return { messages: c.messages.slice(from, end).map((m) => structuredClone(m)), earlier: from };
     },
     async renameConversation(cid, title) {
       const c = conversations.get(cid);

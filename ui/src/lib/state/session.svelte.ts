@@ -10,6 +10,9 @@ import { fromStored, interrupt, pendingAssistant, reduce, userMessage, type Mess
 import type { Scheduler } from '../util/frame';
 import { uid } from '../util/id';
 
+/** How many older messages one step up reads from the store. */
+export const OLDER_STORE_PAGE = 50;
+
 export interface UiMessage {
   /** Stable key for rendering (the store's id arrives later, with `started`). */
   key: string;
@@ -59,6 +62,8 @@ export class ChatSession {
   messages = $state.raw<UiMessage[]>([]);
   loading = $state(false);
   loadError = $state<IpcError | null>(null);
+  /** How many of the conversation's messages come before `messages` and are not loaded yet. */
+  earlier = $state(0);
   /** Whether a turn runs in this conversation (the composer is disabled meanwhile). */
   running = $state(false);
   stopping = $state(false);
@@ -88,11 +93,42 @@ export class ChatSession {
       if (this.running) return; // a turn started meanwhile: its live state wins
       this.title = view.conversation.title;
       this.messages = view.messages.map((m) => ({ key: m.id || uid('m'), model: fromStored(m) }));
+      this.earlier = view.earlier;
     } catch (e) {
       this.loadError = toIpcError(e);
       this.host.toast(this.loadError);
     } finally {
       this.loading = false;
+    }
+  }
+
+  private older: Promise<number> | null = null;
+
+  /**
+   * Loads up to `limit` of the messages before the first loaded one (a long conversation opens
+   * with its last page). Resolves to how many were added; one load at a time.
+   */
+  loadOlder(limit = OLDER_STORE_PAGE): Promise<number> {
+    this.older ??= this.fetchOlder(limit).finally(() => (this.older = null));
+    return this.older;
+  }
+
+  private async fetchOlder(limit: number): Promise<number> {
+    const id = this.conversationId;
+    const first = this.messages[0]?.model.id;
+    if (!id || !first || this.earlier === 0) return 0;
+    try {
+      const page = await this.host.api.olderMessages(id, first, limit);
+      // The conversation may have been reloaded meanwhile: add the page only where it belongs.
+      if (this.conversationId !== id || this.messages[0]?.model.id !== first) return 0;
+      const have = this.messages.map((m) => m.key);
+      const added = page.messages.filter((m) => !have.includes(m.id)).map((m) => ({ key: m.id, model: fromStored(m) }));
+      this.messages = [...added, ...this.messages];
+      this.earlier = page.earlier;
+      return added.length;
+    } catch (e) {
+      this.host.toast(toIpcError(e));
+      return 0;
     }
   }
 
