@@ -80,7 +80,8 @@ fn a_long_conversation_opens_at_its_end_and_reads_older_pages() {
     let older = invoke(&webview, "older_messages", json!({"id": id, "before": page[0]["id"], "limit": 15})).unwrap();
     assert_eq!(older["messages"].as_array().unwrap().len(), 15);
     assert_eq!(older["earlier"], 80 - switchboard_service::OPEN_PAGE - 15);
-    let rest = invoke(&webview, "older_messages", json!({"id": id, "before": older["messages"][0]["id"], "limit": 50})).unwrap();
+    let rest = invoke(&webview, "older_messages", json!({"id": id, "before": older["messages"][0]["id"], "limit": 50}))
+        .unwrap();
     assert_eq!(rest["earlier"], 0);
     assert_eq!(rest["messages"][0]["content"], "question 0");
 

@@ -230,7 +230,12 @@ fn a_conversation_reads_back_a_page_at_a_time_newest_first_with_its_tool_calls()
             iteration: 1,
             index: 0,
         });
-        rec.emit(ChatEvent::ToolResult { id: format!("call-{turn}"), status: ToolStatus::Ok, output: "now".into(), duration_ms: 1 });
+        rec.emit(ChatEvent::ToolResult {
+            id: format!("call-{turn}"),
+            status: ToolStatus::Ok,
+            output: "now".into(),
+            duration_ms: 1,
+        });
         rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 1 });
         assert!(rec.take_error().is_none());
     }
