@@ -314,8 +314,27 @@ fn save_window_state_soon(app: &tauri::AppHandle) {
     });
 }
 
+/// Without a GPU (no DRM render node: virtual machines, remote desktops, minimal installs) WebKit
+/// would composite every frame with GL in software, which costs tens of megabytes and CPU for
+/// nothing; it draws directly instead. A value the person set is left alone. Linux only.
+#[allow(unsafe_code)] // setting an environment variable; see the SAFETY note
+fn prefer_direct_drawing_without_gpu() {
+    #[cfg(target_os = "linux")]
+    {
+        const VAR: &str = "WEBKIT_DISABLE_COMPOSITING_MODE";
+        let has_render_node = std::fs::read_dir("/dev/dri")
+            .is_ok_and(|entries| entries.flatten().any(|e| e.file_name().to_string_lossy().starts_with("renderD")));
+        if !has_render_node && std::env::var_os(VAR).is_none() {
+            // SAFETY: called first thing in `run`, before any other thread exists (no runtime,
+            // no logger, no GTK yet), so nothing can read the environment concurrently.
+            unsafe { std::env::set_var(VAR, "1") };
+        }
+    }
+}
+
 /// Runs the desktop app.
 pub fn run() {
+    prefer_direct_drawing_without_gpu();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
