@@ -584,7 +584,13 @@ impl App {
     pub async fn screenshot(&self, step: &str) -> Result<PathBuf> {
         // WebKit snapshots what was last painted: let the latest DOM changes reach the screen.
         self.painted().await?;
-        let png = self.client().screenshot().await.context("WebDriver screenshot")?;
+        // Without compositing (what the app chooses on a machine with no GPU, like CI's) WebKit
+        // answers a snapshot after the next paint, and an idle page never paints: a one-pixel,
+        // practically transparent ticker keeps frames coming until the snapshot is taken.
+        self.js(TICKER_START_JS, vec![]).await?;
+        let png = self.client().screenshot().await.context("WebDriver screenshot");
+        self.js(TICKER_STOP_JS, vec![]).await?;
+        let png = png?;
         fs::create_dir_all(&self.artifacts)?;
         let path = self.artifacts.join(format!("{}-{step}.png", self.scenario));
         fs::write(&path, png)?;
@@ -791,3 +797,25 @@ pub fn write_conversation(store: &Store, turns: usize) -> Result<String> {
     }
     conversation.context("no turns written")
 }
+
+/// Starts a one-pixel ticker in the bottom-right corner that changes every animation frame (see
+/// [`App::screenshot`]); stops by itself after 10 s if nothing stops it.
+const TICKER_START_JS: &str = r#"
+  const el = document.createElement('div');
+  el.id = 'e2e-paint-ticker';
+  el.style.cssText = 'position:fixed;right:0;bottom:0;width:1px;height:1px;pointer-events:none;z-index:2147483647';
+  document.body.appendChild(el);
+  const until = performance.now() + 10000;
+  let odd = false;
+  const tick = (now) => {
+    if (!el.isConnected || now > until) { el.remove(); return; }
+    odd = !odd;
+    el.style.background = odd ? 'rgba(0,0,0,0.01)' : 'rgba(0,0,0,0.02)';
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+  return true;
+"#;
+
+/// Removes the ticker [`TICKER_START_JS`] started.
+const TICKER_STOP_JS: &str = "document.getElementById('e2e-paint-ticker')?.remove(); return true;";
