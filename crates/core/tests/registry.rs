@@ -78,3 +78,26 @@ fn every_test_tool_registers_and_validation_names_the_field() {
     assert!(problem.contains("\"n\""), "{problem}");
     assert!(kit.registry.validate("count", &json!({"n": 3})).is_ok());
 }
+
+#[test]
+fn a_builtin_schema_is_compiled_at_the_first_call_and_a_broken_one_fails_only_its_calls() {
+    // Built-in schemas are compiled lazily (start-up cost); a broken one (which the tools
+    // crate's tests forbid) must still give the model a clear error, never a panic.
+    let mut registry = ToolRegistry::new();
+    registry.register(Arc::new(named("broken", ToolSource::Builtin, json!({"type": "nonsense"})))).unwrap();
+    registry
+        .register(Arc::new(named(
+            "fine",
+            ToolSource::Builtin,
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": false}),
+        )))
+        .unwrap();
+    assert_eq!(registry.len(), 2);
+    for _ in 0..2 {
+        let problem = registry.validate("broken", &json!({})).unwrap_err();
+        assert!(problem.contains("'broken' has an invalid parameter schema"), "{problem}");
+    }
+    assert!(registry.validate("fine", &json!({"n": 1})).is_ok());
+    let problem = registry.validate("fine", &json!({"n": 1, "m": 2})).unwrap_err();
+    assert!(problem.contains("m"), "{problem}");
+}

@@ -39,3 +39,35 @@ pub fn builtin_registry_with(config: &WebToolsConfig) -> Result<ToolRegistry, Re
     registry.register(Arc::new(WebFetch::new(config)))?;
     Ok(registry)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use switchboard_core::ToolSource;
+
+    /// The registry compiles built-in schemas lazily and as Draft 7 (see
+    /// `ToolRegistry::register`), so a broken one would only show at its first call: catch it
+    /// here, for every backend, against both Draft 7 and the 2020-12 meta-schema MCP uses.
+    #[test]
+    fn builtin_schemas_are_valid() {
+        for backend in [SearchBackend::Tavily, SearchBackend::Exa, SearchBackend::Searxng] {
+            let config = WebToolsConfig { search_backend: backend, ..WebToolsConfig::default() };
+            let registry = builtin_registry_with(&config).unwrap();
+            assert_eq!(registry.len(), 3);
+            for def in registry.defs() {
+                assert_eq!(def.source, ToolSource::Builtin);
+                let draft7 = jsonschema::options().with_draft(jsonschema::Draft::Draft7);
+                if let Err(e) = draft7.build(&def.parameters) {
+                    panic!("{} ({backend:?}): not a Draft 7 schema: {e}", def.name);
+                }
+                if let Err(e) = jsonschema::meta::validate(&def.parameters) {
+                    panic!("{} ({backend:?}): not a valid 2020-12 schema: {e}", def.name);
+                }
+                // Validating compiles it in the registry; a schema error would say so.
+                if let Err(problem) = registry.validate(&def.name, &serde_json::json!({})) {
+                    assert!(!problem.contains("invalid parameter schema"), "{}: {problem}", def.name);
+                }
+            }
+        }
+    }
+}
