@@ -262,6 +262,9 @@ impl KeyringStore {
 
     /// [`KeyringStore::probe`] with another service name (tests) and deadline.
     pub fn probe_with(service: &str, timeout: Duration) -> std::result::Result<KeyringStore, Unavailable> {
+        if let Some(cause) = absent_bus() {
+            return Err(Unavailable::new(cause));
+        }
         let service = service.to_owned();
         let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
         let name = format!("switchboard-probe-{}-{stamp}", std::process::id());
@@ -293,8 +296,27 @@ impl KeyringStore {
     }
 
     fn bounded<T: Send + 'static>(&self, f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+        if let Some(cause) = absent_bus() {
+            return Err(Error::Unavailable(cause.to_string()));
+        }
         run_bounded(self.timeout, f)
             .unwrap_or_else(|| Err(Error::Unavailable(UnavailableCause::Timeout(self.timeout).to_string())))
+    }
+}
+
+/// On Linux and the BSDs, a session bus that is plainly absent (no address and no socket at the
+/// default path, or a `unix:path=` address whose socket is gone) means Secret Service cannot
+/// answer. Saying so at once spares every lookup a thread and a D-Bus client that would only
+/// fail the same way (about a millisecond of each CLI run on a headless machine). The cause is
+/// the one [`classify_failure`] gives for that failure.
+fn absent_bus() -> Option<UnavailableCause> {
+    #[cfg(any(target_os = "linux", target_os = "freebsd", target_os = "openbsd"))]
+    {
+        BusEnv::from_process().missing_bus(&|p: &Path| p.exists())
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "freebsd", target_os = "openbsd")))]
+    {
+        None
     }
 }
 

@@ -30,6 +30,11 @@ fn child_probe() {
             println!("PROBE_TEXT: {u}");
         }
     }
+    // A lookup (what the CLI does, without a probe) must fail the same clear way.
+    match KeyringStore::unchecked().get("openai") {
+        Ok(v) => println!("PROBE_GET: ok {}", v.is_some()),
+        Err(e) => println!("PROBE_GET: {e}"),
+    }
 }
 
 /// Runs [`child_probe`] in a fresh process with `env` applied, and returns its report.
@@ -69,6 +74,8 @@ fn without_a_session_bus_the_probe_explains_and_offers_the_choice() {
     assert!(report.contains("PROBE_RESULT: NoSessionBus"), "{report}");
     assert!(report.contains("DBUS_SESSION_BUS_ADDRESS is not set"), "{report}");
     assert!(report.contains("SWITCHBOARD_KEY_<NAME>") && report.contains("in memory for this session"), "{report}");
+    let get = report.lines().find(|l| l.starts_with("PROBE_GET: ")).unwrap_or_default();
+    assert!(get.contains("DBUS_SESSION_BUS_ADDRESS is not set"), "{report}");
 }
 
 #[test]
@@ -76,6 +83,8 @@ fn a_stale_bus_address_is_reported_as_unreachable() {
     let report = probe_in_child(&[], &[("DBUS_SESSION_BUS_ADDRESS", Some("unix:path=/nonexistent/switchboard/bus"))]);
     assert!(report.contains("PROBE_RESULT: SessionBusUnreachable"), "{report}");
     assert!(report.contains("/nonexistent/switchboard/bus"), "{report}");
+    let get = report.lines().find(|l| l.starts_with("PROBE_GET: ")).unwrap_or_default();
+    assert!(get.contains("/nonexistent/switchboard/bus"), "{report}");
 }
 
 /// A private bus with no service directories: nothing can provide `org.freedesktop.secrets`.
