@@ -43,6 +43,9 @@ async function devHooks(app: AppState): Promise<void> {
   if (send) app.send(send);
 }
 
+// Picks the font stacks for the platform (app.css, `data-platform`), before the first render.
+if (/Linux/.test(navigator.userAgent) && !/Android/.test(navigator.userAgent)) document.documentElement.dataset.platform = 'linux';
+
 if (import.meta.env.DEV) {
   const theme = new URLSearchParams(location.search).get('theme');
   if (theme === 'dark' || theme === 'light') document.documentElement.dataset.theme = theme;
