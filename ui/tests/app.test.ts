@@ -217,6 +217,43 @@ describe('the chat UI', () => {
     expect(screen.getByTestId('error-banner').textContent).toContain('connection to this answer was lost');
   });
 
+  it('puts a burst larger than a frame on screen over several frames, whole and in order', async () => {
+    const base = createFakeBackend({ tickMs: 0, empty: true });
+    const burst = 'word '.repeat(1200); // 6,000 characters arriving at once
+    const frames: number[] = [];
+    const counting = (cb: () => void) =>
+      setTimeout(() => {
+        cb();
+        frames.push(lastAssistant().dataset.status === 'streaming' ? 1 : 0);
+      }, 0);
+    const backend: Backend = {
+      ...base,
+      async sendMessage(_request, handlers) {
+        setTimeout(() => {
+          handlers.onEvent({ type: 'started', conversationId: 'c1', messageId: 'm2', userMessageId: 'm1', provider: 'p', model: 'x' });
+          handlers.onEvent({ type: 'textDelta', text: burst });
+          handlers.onEvent({ type: 'toolCall', id: 't1', name: 'get_time', source: { kind: 'builtin' }, arguments: '{}', textOffset: burst.length, iteration: 1, index: 0 });
+          handlers.onEvent({ type: 'toolResult', id: 't1', status: 'ok', output: '12:00', durationMs: 1 });
+          handlers.onEvent({ type: 'textDelta', text: 'The end.' });
+          handlers.onClose?.();
+        }, 0);
+        return { conversationId: 'c1', messageId: 'm2', userMessageId: 'm1' };
+      },
+    };
+    const app = new AppState(backend, { schedule: counting });
+    render(App, { props: { app } });
+    await app.init();
+    await send('hi');
+    await waitFor(() => expect(lastAssistant().dataset.status).toBe('interrupted'));
+    // 6,008 characters at 2,000 a frame: four frames of text, never the channel's end before them.
+    expect(frames.filter((f) => f === 1).length).toBeGreaterThanOrEqual(3);
+    const text = lastAssistant().textContent ?? '';
+    expect(text.match(/word/g)).toHaveLength(1200);
+    expect(text).toContain('The end.');
+    expect(text.indexOf('get_time')).toBeGreaterThan(text.lastIndexOf('word'));
+    expect(text.indexOf('The end.')).toBeGreaterThan(text.indexOf('get_time'));
+  });
+
   it('shows IPC failures as a banner with the error message', async () => {
     const base = createFakeBackend({ tickMs: 0, empty: true });
     const backend: Backend = {

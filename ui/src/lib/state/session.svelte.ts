@@ -9,6 +9,7 @@ import { toIpcError } from '../ipc/errors';
 import { fromStored, interrupt, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
 import type { Scheduler } from '../util/frame';
 import { uid } from '../util/id';
+import { REVEAL_CHARS_PER_FRAME, takeFrame } from '../model/reveal';
 
 /** How many older messages one step up reads from the store. */
 export const OLDER_STORE_PAGE = 50;
@@ -215,7 +216,7 @@ export class ChatSession {
       if (t.stopRequested) await this.stop();
     } catch (e) {
       const err = toIpcError(e);
-      this.flush(t);
+      this.flush(t, Infinity);
       this.end(t, err);
       this.host.toast(err);
     }
@@ -227,12 +228,15 @@ export class ChatSession {
     this.host.schedule(() => this.flush(t));
   }
 
-  /** Applies every queued event: one model update for the frame. */
-  private flush(t: LiveTurn): void {
+  /**
+   * Applies the queued events one frame can show (at most `budget` characters of text, see
+   * `takeFrame`) as one model update, and leaves the rest for the next frame.
+   */
+  private flush(t: LiveTurn, budget = REVEAL_CHARS_PER_FRAME): void {
     t.scheduled = false;
     if (t.finished) return;
-    const events = t.queue;
-    t.queue = [];
+    const { now: events, rest } = takeFrame(t.queue, budget);
+    t.queue = rest;
     if (events.length > 0) {
       let model = this.messages.find((m) => m.key === t.assistantKey)?.model ?? pendingAssistant();
       let userId: string | null = null;
@@ -269,6 +273,10 @@ export class ChatSession {
         this.end(t, null);
         return;
       }
+    }
+    if (t.queue.length > 0) {
+      this.schedule(t); // the rest of a burst, next frame
+      return;
     }
     if (t.closed) {
       // The channel ended without `done`: keep what arrived, marked as interrupted.
