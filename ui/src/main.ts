@@ -3,7 +3,6 @@ import { mount } from 'svelte';
 import App from './App.svelte';
 import { api } from './lib/ipc/api';
 import { AppState, isSettingsSection } from './lib/state/app.svelte';
-import { renderMarkdown } from './lib/markdown/render';
 
 /** Shown when the app cannot even start (never a blank window). */
 function renderFatal(target: HTMLElement, error: unknown): void {
@@ -52,25 +51,12 @@ if (import.meta.env.DEV) {
   if (theme === 'dark' || theme === 'light') document.documentElement.dataset.theme = theme;
 }
 
-/**
- * Sets the Markdown pipeline up while the window is idle (markdown-it, linkify, highlight.js,
- * DOMPurify, and their first compiled runs: about 15 ms), so the first answer's first frame does
- * not pay for it.
- */
-function warmMarkdown(): void {
-  const sample = '# A\n\n**b** _c_ `d` https://example.com\n\n- e\n\n```js\nconst f = 1;\n```\n';
-  const run = () => void renderMarkdown(sample);
-  if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 2000 });
-  else setTimeout(run, 300);
-}
-
 const target = document.getElementById('app');
 if (target) {
   try {
     const app = new AppState(api);
     mount(App, { target, props: { app } });
     void app.init().then(() => (import.meta.env.DEV ? devHooks(app) : undefined));
-    warmMarkdown();
   } catch (e) {
     console.error(e);
     renderFatal(target, e);
