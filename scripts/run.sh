@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 npm run build --silent
 cargo build --locked -p switchboard-desktop -p switchboard-cli -p switchboard-mock-provider
-bin=target/debug
+bin="${CARGO_TARGET_DIR:-target}/debug" # where cargo put it, as in e2e.sh
 
 if ! "$bin/switchboard" providers list --json | grep -q '"name"'; then
   port=$(( 20000 + RANDOM % 20000 ))
