@@ -87,12 +87,13 @@ impl ToolRegistry {
                 new: def.source.clone(),
             });
         }
-        let validator = OnceLock::new();
-        if def.source != ToolSource::Builtin {
+        let validator = if def.source == ToolSource::Builtin {
+            OnceLock::new()
+        } else {
             let compiled = compile(&def.parameters)
                 .map_err(|reason| RegistryError::InvalidSchema { name: def.name.clone(), reason })?;
-            let _ = validator.set(Ok(compiled));
-        }
+            OnceLock::from(Ok(compiled))
+        };
         self.tools.insert(def.name.clone(), Entry { tool, validator });
         Ok(())
     }
