@@ -42,6 +42,24 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in declaration order: the UI's list of kinds is generated from this.
+    pub const ALL: &'static [ErrorKind] = &[
+        ErrorKind::Auth,
+        ErrorKind::RateLimited,
+        ErrorKind::Overloaded,
+        ErrorKind::ContextLength,
+        ErrorKind::BadRequest,
+        ErrorKind::NotFound,
+        ErrorKind::Server,
+        ErrorKind::Network,
+        ErrorKind::Timeout,
+        ErrorKind::Cancelled,
+        ErrorKind::Protocol,
+        ErrorKind::Config,
+        ErrorKind::Storage,
+        ErrorKind::Internal,
+    ];
+
     /// Whether a request that failed this way may be sent again (only ever before any output).
     pub fn is_retryable(self) -> bool {
         matches!(
@@ -116,5 +134,24 @@ impl ProviderError {
     /// Whether the request may be retried (before any output only).
     pub fn is_retryable(&self) -> bool {
         self.kind.is_retryable()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_lists_every_kind_once_in_declaration_order() {
+        // serde's derive knows every variant and names them all, in order, when it refuses an
+        // unknown one; that list is independent of `ALL` and of `as_str`.
+        let e = serde_json::from_str::<ErrorKind>("\"-\"").unwrap_err().to_string();
+        let expected = e.split("expected one of ").nth(1).unwrap_or_else(|| panic!("{e}"));
+        let declared: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        let listed: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(listed, declared);
+        for k in ErrorKind::ALL {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+        }
     }
 }

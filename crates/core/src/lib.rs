@@ -13,6 +13,7 @@ pub mod coalesce;
 pub mod error;
 pub mod event;
 pub mod history;
+pub mod machine;
 pub mod names;
 pub mod policy;
 pub mod provider;
