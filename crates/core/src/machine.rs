@@ -443,6 +443,8 @@ impl<'a> Machine<'a> {
                 let id = self.round.calls[i].id.clone();
                 out.push(Effect::Emit(ChatEvent::ApprovalResolved { id, approved: false }));
                 let calls = std::mem::take(&mut self.round.calls);
+                // Counted when the round began; answering them counts them again.
+                self.calls_made -= calls.len() as u32;
                 self.answer_unrun(&calls, ToolStatus::Cancelled, "Stopped by the user before the tool ran.", out);
                 self.finish(FinishReason::Cancelled, None, out);
             }

@@ -1,0 +1,827 @@
+//! The tool loop's state machine driven input by input: no async, no clock, no I/O. Each test
+//! feeds inputs and asserts the exact effects (events included) that come out.
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use switchboard_core::machine::{Effect, Input, Machine, Phase, ToolEnd, ToolFinished, ToolRun};
+use switchboard_core::provider::{StopReason, ToolChoice};
+use switchboard_core::{
+    ApprovalDecision, ApprovalPolicy, ApprovalRequest, ChatEvent, EngineConfig, ErrorKind, FinishReason, Message,
+    NoticeKind, ProviderError, ProviderEvent, Tool, ToolCall, ToolContext, ToolDef, ToolError, ToolOutput,
+    ToolRegistry, ToolSource, ToolStatus, TurnInput, TurnOptions, TurnOutcome, Usage,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+// ---------------------------------------------------------------------------------------------
+
+/// A tool the machine can read; it is never called here.
+struct Fake(ToolDef);
+
+impl Tool for Fake {
+    fn def(&self) -> &ToolDef {
+        &self.0
+    }
+
+    fn call(&self, _args: Value, _ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(async { Ok(ToolOutput::text("ran")) })
+    }
+}
+
+fn def(name: &str, change: impl FnOnce(&mut ToolDef)) -> ToolDef {
+    let schema = json!({ "type": "object", "properties": { "text": { "type": "string" } } });
+    let mut def = ToolDef::new(name, format!("The {name} tool."), schema);
+    change(&mut def);
+    def
+}
+
+/// `echo` (has an example output), `ask` (asks), `research` (takes control), `slow` (2 s timeout).
+fn registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    let defs = [
+        def("echo", |d| d.example_output = Some("example echo".into())),
+        def("ask", |d| d.approval = ApprovalPolicy::Ask),
+        def("research", |d| d.takes_control = true),
+        def("slow", |d| d.timeout = Some(Duration::from_secs(2))),
+    ];
+    for d in defs {
+        registry.register(Arc::new(Fake(d))).unwrap();
+    }
+    registry
+}
+
+fn config() -> EngineConfig {
+    EngineConfig {
+        retry_base_delay: Duration::from_secs(1),
+        retry_max_delay: Duration::from_secs(30),
+        max_retries: 3,
+        ..EngineConfig::default()
+    }
+}
+
+fn input(options: TurnOptions) -> TurnInput {
+    TurnInput {
+        conversation_id: "conv".into(),
+        user_message_id: "user".into(),
+        message_id: "msg".into(),
+        provider_name: "profile".into(),
+        model: "model".into(),
+        system_prompt: None,
+        history: vec![Message::User { text: "Hi".into() }],
+        options,
+    }
+}
+
+const USAGE: Usage = Usage { prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 0, cached_tokens: 0 };
+
+fn step(m: &mut Machine<'_>, input: Input) -> Vec<Effect> {
+    let mut out = Vec::new();
+    m.handle(input, &mut out);
+    out
+}
+
+/// Starts the turn and drops the `started` and first-request effects.
+fn started<'a>(config: &'a EngineConfig, registry: &'a ToolRegistry, options: TurnOptions) -> Machine<'a> {
+    let mut m = Machine::new(config, registry, input(options));
+    let out = step(&mut m, Input::Start);
+    assert!(matches!(out.last(), Some(Effect::StartRequest { attempt: 1, .. })), "{out:#?}");
+    m
+}
+
+fn text(s: &str) -> Input {
+    Input::Stream(Ok(ProviderEvent::TextDelta(s.into())))
+}
+
+fn usage() -> Input {
+    Input::Stream(Ok(ProviderEvent::Usage(USAGE)))
+}
+
+fn finish(reason: StopReason) -> Input {
+    Input::Stream(Ok(ProviderEvent::Finish { reason, response_id: None }))
+}
+
+fn fail(error: ProviderError) -> Input {
+    Input::Stream(Err(error))
+}
+
+fn call(id: &str, name: &str, args: &str) -> ToolCall {
+    ToolCall { id: id.into(), name: name.into(), arguments: args.into() }
+}
+
+fn tool_call(id: &str, name: &str, args: &str, text_chars_before: usize) -> Input {
+    Input::Stream(Ok(ProviderEvent::ToolCall { call: call(id, name, args), text_chars_before }))
+}
+
+/// Streams these calls (no text) and finishes with `ToolCalls`; returns the finish's effects.
+fn respond_with_calls(m: &mut Machine<'_>, calls: &[(&str, &str, &str)]) -> Vec<Effect> {
+    for (id, name, args) in calls {
+        step(m, tool_call(id, name, args, 0));
+    }
+    step(m, finish(StopReason::ToolCalls))
+}
+
+fn ok(index: usize, output: &str) -> Input {
+    finished(index, ToolEnd::Returned(Ok(ToolOutput::text(output))), 0)
+}
+
+fn finished(index: usize, end: ToolEnd, answer_chars: usize) -> Input {
+    Input::ToolFinished(ToolFinished { index, end, duration_ms: 7, answer_chars })
+}
+
+fn emit(event: ChatEvent) -> Effect {
+    Effect::Emit(event)
+}
+
+fn result(id: &str, status: ToolStatus, output: &str, duration_ms: u64) -> Effect {
+    emit(ChatEvent::ToolResult { id: id.into(), status, output: output.into(), duration_ms })
+}
+
+fn done(finish_reason: FinishReason, usage: Usage, tool_calls_made: u32) -> [Effect; 2] {
+    [
+        emit(ChatEvent::Done { finish_reason, usage, tool_calls_made }),
+        Effect::Finish(TurnOutcome { finish_reason, usage, tool_calls_made, error: None }),
+    ]
+}
+
+fn events(effects: &[Effect]) -> Vec<&ChatEvent> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Emit(event) => Some(event),
+            _ => None,
+        })
+        .collect()
+}
+
+fn runs(effects: &[Effect]) -> Vec<ToolRun> {
+    effects
+        .iter()
+        .flat_map(|e| match e {
+            Effect::RunTools(runs) => runs.clone(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+fn request(effects: &[Effect]) -> &switchboard_core::ProviderRequest {
+    effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::StartRequest { request, .. } => Some(request),
+            _ => None,
+        })
+        .expect("a StartRequest effect")
+}
+
+fn notices(effects: &[Effect], kind: NoticeKind) -> Vec<String> {
+    events(effects)
+        .into_iter()
+        .filter_map(|e| match e {
+            ChatEvent::Notice { kind: k, message } if *k == kind => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn tool_results_in(history: &[Message]) -> Vec<(&str, &str, bool)> {
+    history
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { call_id, content, is_error, .. } => Some((call_id.as_str(), content.as_str(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streaming and finishing
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn start_emits_started_then_the_first_request_with_the_offered_tools() {
+    let (config, registry) = (config(), registry());
+    let mut m = Machine::new(&config, &registry, input(TurnOptions::default()));
+    let out = step(&mut m, Input::Start);
+    assert_eq!(out.len(), 2, "{out:#?}");
+    assert_eq!(
+        out[0],
+        emit(ChatEvent::Started {
+            conversation_id: "conv".into(),
+            message_id: "msg".into(),
+            user_message_id: "user".into(),
+            provider: "profile".into(),
+            model: "model".into(),
+        })
+    );
+    let req = request(&out);
+    let names: Vec<&str> = req.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["ask", "echo", "research", "slow"]);
+    assert_eq!(req.tool_choice, ToolChoice::Auto);
+    assert_eq!(req.messages, [Message::User { text: "Hi".into() }]);
+    assert_eq!(m.phase(), Phase::Streaming);
+}
+
+#[test]
+fn text_then_finish_ends_with_done_stop() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    assert_eq!(step(&mut m, text("Hel")), [emit(ChatEvent::TextDelta { text: "Hel".into() })]);
+    assert_eq!(step(&mut m, usage()), []);
+    let mut expected = vec![emit(ChatEvent::Usage { usage: USAGE, total: USAGE })];
+    expected.extend(done(FinishReason::Stop, USAGE, 0));
+    assert_eq!(step(&mut m, finish(StopReason::Stop)), expected);
+    assert_eq!(m.phase(), Phase::Finished);
+    assert_eq!(m.history().last(), Some(&Message::Assistant { text: "Hel".into(), tool_calls: vec![] }));
+}
+
+#[test]
+fn length_and_content_filter_stops_become_finish_reasons() {
+    for (stop, reason) in [
+        (StopReason::Length, FinishReason::Length),
+        (StopReason::ContentFilter, FinishReason::ContentFilter),
+        (StopReason::Other("x".into()), FinishReason::Stop),
+    ] {
+        let (config, registry) = (config(), registry());
+        let mut m = started(&config, &registry, TurnOptions::default());
+        assert_eq!(step(&mut m, finish(stop)), done(reason, Usage::default(), 0));
+    }
+}
+
+#[test]
+fn inputs_the_phase_does_not_expect_are_ignored() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    assert_eq!(step(&mut m, ok(0, "stray")), []);
+    assert_eq!(step(&mut m, Input::Approval(ApprovalDecision::Once)), []);
+    assert_eq!(step(&mut m, Input::RetryElapsed), []);
+    assert_eq!(m.phase(), Phase::Streaming);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retries and stream failures
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_failure_before_output_waits_then_resends_the_same_request() {
+    let (config, registry) = (config(), registry());
+    let mut m = Machine::new(&config, &registry, input(TurnOptions::default()));
+    let first = request(&step(&mut m, Input::Start)).clone();
+    let out = step(&mut m, fail(ProviderError::new(ErrorKind::Server, "Boom.")));
+    assert_eq!(
+        out,
+        [
+            emit(ChatEvent::Notice {
+                kind: NoticeKind::Retrying,
+                message: "Boom. Retrying in 1.0 s (attempt 2 of 4).".into()
+            }),
+            Effect::Flush,
+            Effect::WaitRetry { delay: Duration::from_secs(1) },
+        ]
+    );
+    assert_eq!(m.phase(), Phase::WaitingRetry);
+    assert_eq!(step(&mut m, Input::RetryElapsed), [Effect::StartRequest { request: first, attempt: 2 }]);
+}
+
+#[test]
+fn retry_delays_double_per_attempt_and_retries_are_bounded() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    let overloaded = || fail(ProviderError::new(ErrorKind::Overloaded, "Busy."));
+    for secs in [1, 2, 4] {
+        let out = step(&mut m, overloaded());
+        assert_eq!(out.last(), Some(&Effect::WaitRetry { delay: Duration::from_secs(secs) }));
+        step(&mut m, Input::RetryElapsed);
+    }
+    let out = step(&mut m, overloaded());
+    assert_eq!(
+        events(&out),
+        [
+            &ChatEvent::Error { kind: ErrorKind::Overloaded, message: "Busy.".into(), retryable: true },
+            &ChatEvent::Done { finish_reason: FinishReason::Error, usage: Usage::default(), tool_calls_made: 0 },
+        ]
+    );
+}
+
+#[test]
+fn retry_waits_the_capped_retry_after() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    let asked = ProviderError::new(ErrorKind::RateLimited, "Slow down.").with_retry_after(Some(Duration::from_secs(5)));
+    assert_eq!(step(&mut m, fail(asked)).last(), Some(&Effect::WaitRetry { delay: Duration::from_secs(5) }));
+    step(&mut m, Input::RetryElapsed);
+    let too_long =
+        ProviderError::new(ErrorKind::RateLimited, "Slow down.").with_retry_after(Some(Duration::from_secs(600)));
+    let out = step(&mut m, fail(too_long));
+    assert_eq!(out.last(), Some(&Effect::WaitRetry { delay: Duration::from_secs(30) }));
+    assert_eq!(notices(&out, NoticeKind::Retrying), ["Slow down. Retrying in 30.0 s (attempt 3 of 4)."]);
+}
+
+#[test]
+fn a_failure_after_output_is_not_retried() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    step(&mut m, text("partial"));
+    let error = ProviderError::new(ErrorKind::Server, "Boom.");
+    let out = step(&mut m, fail(error.clone()));
+    assert_eq!(
+        out,
+        [
+            emit(ChatEvent::Error { kind: ErrorKind::Server, message: "Boom.".into(), retryable: true }),
+            emit(ChatEvent::Done { finish_reason: FinishReason::Error, usage: Usage::default(), tool_calls_made: 0 }),
+            Effect::Finish(TurnOutcome {
+                finish_reason: FinishReason::Error,
+                usage: Usage::default(),
+                tool_calls_made: 0,
+                error: Some(error),
+            }),
+        ]
+    );
+}
+
+#[test]
+fn an_empty_text_delta_is_not_output_so_a_failure_is_still_retried() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    assert_eq!(step(&mut m, text("")), []);
+    let out = step(&mut m, fail(ProviderError::new(ErrorKind::Network, "Cut.")));
+    assert!(matches!(out.last(), Some(Effect::WaitRetry { .. })), "{out:#?}");
+}
+
+#[test]
+fn a_non_retryable_failure_ends_the_turn_at_once() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    let out = step(&mut m, fail(ProviderError::new(ErrorKind::Auth, "Bad key.")));
+    assert_eq!(
+        events(&out)[0],
+        &ChatEvent::Error { kind: ErrorKind::Auth, message: "Bad key.".into(), retryable: false }
+    );
+    assert_eq!(m.phase(), Phase::Finished);
+}
+
+#[test]
+fn a_stream_ending_without_finish_and_a_silent_stream_are_errors() {
+    let mut config = config();
+    config.max_retries = 0;
+    config.idle_timeout = Duration::from_millis(1500);
+    let registry = registry();
+    let cases = [
+        (Input::StreamEnded, ErrorKind::Network, "The provider's stream ended before the response was complete."),
+        (Input::IdleTimeout, ErrorKind::Timeout, "The provider sent nothing for 1.5 s; the response was abandoned."),
+    ];
+    for (input, kind, message) in cases {
+        let mut m = started(&config, &registry, TurnOptions::default());
+        let out = step(&mut m, input);
+        assert_eq!(events(&out)[0], &ChatEvent::Error { kind, message: message.into(), retryable: true });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool calls, offsets and names
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_tool_call_checkpoints_then_carries_its_offset_in_the_turn() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    step(&mut m, text("Olá 👋 "));
+    let out = step(&mut m, tool_call("c1", "echo", "{}", 4));
+    assert_eq!(
+        out,
+        [
+            Effect::Tick,
+            emit(ChatEvent::ToolCall {
+                id: "c1".into(),
+                name: "echo".into(),
+                source: ToolSource::Builtin,
+                arguments: "{}".into(),
+                text_offset: 4,
+                iteration: 1,
+                index: 0,
+            }),
+        ]
+    );
+    let out = step(&mut m, tool_call("c2", "ghost", "{}", 99));
+    assert!(
+        matches!(events(&out)[0], ChatEvent::ToolCall { source: ToolSource::Unknown, text_offset: 6, index: 1, .. }),
+        "an offset never passes the text so far: {out:#?}"
+    );
+}
+
+#[test]
+fn offsets_accumulate_over_iterations() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    step(&mut m, text("世界"));
+    step(&mut m, tool_call("c1", "echo", "{}", 2));
+    let out = step(&mut m, finish(StopReason::ToolCalls));
+    step(&mut m, finished(runs(&out)[0].index, ToolEnd::Returned(Ok(ToolOutput::text("x"))), 0));
+    step(&mut m, text("🎉"));
+    let out = step(&mut m, tool_call("c2", "echo", "{}", 1));
+    assert!(matches!(events(&out)[0], ChatEvent::ToolCall { text_offset: 3, iteration: 2, .. }), "{out:#?}");
+}
+
+#[test]
+fn control_taking_text_moves_later_offsets() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    step(&mut m, text("ab"));
+    let out = respond_with_calls(&mut m, &[("r", "research", "{}")]);
+    assert!(runs(&out)[0].takes_control);
+    // It streamed 5 chars, then failed: the turn goes back to the model.
+    let out = step(&mut m, finished(0, ToolEnd::Returned(Err(ToolError::Failed("no sources".into()))), 5));
+    assert!(matches!(out.last(), Some(Effect::StartRequest { .. })), "{out:#?}");
+    assert_eq!(m.answer_chars(), 7);
+    let out = step(&mut m, tool_call("e", "echo", "{}", 0));
+    assert!(matches!(events(&out)[0], ChatEvent::ToolCall { text_offset: 7, .. }), "{out:#?}");
+}
+
+#[test]
+fn a_control_taking_tool_that_succeeds_ends_the_turn() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    respond_with_calls(&mut m, &[("r", "research", "{}")]);
+    let out = step(&mut m, finished(0, ToolEnd::Returned(Ok(ToolOutput::text("report"))), 12));
+    let mut expected = vec![result("r", ToolStatus::Ok, "report", 7)];
+    expected.extend(done(FinishReason::ToolTookControl, Usage::default(), 1));
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn names_are_sent_provider_safe_and_mapped_back() {
+    let config = config();
+    let mut registry = ToolRegistry::new();
+    registry.register(Arc::new(Fake(def("my tool.v2", |_| {})))).unwrap();
+    let mut turn = input(TurnOptions::default());
+    turn.history.insert(0, Message::Assistant { text: String::new(), tool_calls: vec![call("old", "gone.v1", "{}")] });
+    let mut m = Machine::new(&config, &registry, turn);
+    let out = step(&mut m, Input::Start);
+    let req = request(&out);
+    let safe = req.tools[0].name.clone();
+    assert_eq!(safe, "my_tool_v2");
+    assert!(matches!(&req.messages[0], Message::Assistant { tool_calls, .. } if tool_calls[0].name == "gone_v1"));
+    let out = respond_with_calls(&mut m, &[("c", &safe, "{}")]);
+    assert_eq!(runs(&out)[0].call.name, "my tool.v2", "runs under its registry name");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rounds
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn invalid_calls_are_answered_as_errors_and_only_valid_ones_run() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    let out = respond_with_calls(
+        &mut m,
+        &[("u", "ghost", "{}"), ("j", "echo", "{nope"), ("s", "echo", r#"{"text":5}"#), ("v", "echo", "")],
+    );
+    let evs = events(&out);
+    let msg = |i: usize| match evs[i] {
+        ChatEvent::ToolResult { status: ToolStatus::Error, output, .. } => output.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(msg(0), "Unknown tool 'ghost'. Available tools: ask, echo, research, slow.");
+    assert!(msg(1).starts_with("Invalid JSON arguments for 'echo': ") && msg(1).contains("Arguments received: {nope."));
+    assert!(msg(2).starts_with("Invalid arguments for 'echo': ") && msg(2).contains("/text"), "{}", msg(2));
+    assert_eq!(evs[3], &ChatEvent::ToolStarted { id: "v".into() });
+    assert_eq!(
+        runs(&out),
+        [ToolRun {
+            index: 3,
+            call: call("v", "echo", ""),
+            args: json!({}),
+            timeout: config.tool_timeout,
+            takes_control: false
+        }]
+    );
+    assert_eq!(out.last(), Some(&Effect::Flush), "flushed before waiting for the tools");
+    assert_eq!(m.phase(), Phase::RunningTools);
+}
+
+#[test]
+fn duplicate_gets_original_result() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    let out = respond_with_calls(&mut m, &[("a", "echo", r#"{"text":"x"}"#), ("b", "echo", r#"{ "text": "x" }"#)]);
+    assert_eq!(runs(&out).len(), 1, "the duplicate does not run");
+    let out = step(&mut m, ok(0, "x"));
+    assert_eq!(out[..2], [result("a", ToolStatus::Ok, "x", 7), result("b", ToolStatus::Ok, "x", 0)]);
+    assert_eq!(tool_results_in(m.history()), [("a", "x", false), ("b", "x", false)]);
+}
+
+#[test]
+fn over_cap_calls_are_skipped_in_call_order() {
+    let mut config = config();
+    config.max_tool_calls_per_round = 1;
+    let registry = registry();
+    let mut m = started(&config, &registry, TurnOptions::default());
+    let out = respond_with_calls(&mut m, &[("a", "echo", r#"{"text":"1"}"#), ("b", "echo", r#"{"text":"2"}"#)]);
+    let skipped =
+        "Skipped: at most 1 tool calls run per round. Call 'echo' again in a later round if you still need it.";
+    assert_eq!(
+        events(&out),
+        [
+            &ChatEvent::ToolStarted { id: "a".into() },
+            &ChatEvent::ToolResult {
+                id: "b".into(),
+                status: ToolStatus::Skipped,
+                output: skipped.into(),
+                duration_ms: 0
+            }
+        ]
+    );
+    step(&mut m, ok(0, "1"));
+    assert_eq!(tool_results_in(m.history()), [("a", "1", false), ("b", skipped, true)]);
+}
+
+#[test]
+fn a_control_taking_tool_batched_with_another_runs_nothing() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    let out = respond_with_calls(&mut m, &[("e", "echo", "{}"), ("r", "research", "{}")]);
+    assert!(runs(&out).is_empty());
+    let alone = "Not run: 'research' takes over the answer and must be called alone, with no other tool calls in the same response. Call it by itself.";
+    assert_eq!(tool_results_in(m.history()), [("e", alone, true), ("r", alone, true)]);
+    assert!(matches!(out.last(), Some(Effect::StartRequest { attempt: 1, .. })), "the model is asked again");
+}
+
+#[test]
+fn results_are_emitted_as_tools_finish_and_kept_in_call_order() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    respond_with_calls(&mut m, &[("a", "echo", r#"{"text":"1"}"#), ("b", "slow", "{}")]);
+    assert_eq!(step(&mut m, ok(1, "slow done")), [result("b", ToolStatus::Ok, "slow done", 7)]);
+    let out = step(&mut m, ok(0, "1"));
+    assert_eq!(out[0], result("a", ToolStatus::Ok, "1", 7));
+    assert_eq!(tool_results_in(m.history()), [("a", "1", false), ("b", "slow done", false)]);
+    let req = request(&out);
+    assert_eq!(req.messages.len(), 4, "user, assistant, two results");
+}
+
+#[test]
+fn tool_failures_are_worded_for_the_model() {
+    let cases = [
+        (ToolEnd::TimedOut, ToolStatus::Timeout, "'slow' did not finish within 2 s and was stopped."),
+        (ToolEnd::Panicked("boom".into()), ToolStatus::Error, "'slow' crashed: boom"),
+        (ToolEnd::Returned(Err(ToolError::Failed("disk on fire".into()))), ToolStatus::Error, "disk on fire"),
+        (
+            ToolEnd::Returned(Err(ToolError::InvalidArguments("bad zone".into()))),
+            ToolStatus::Error,
+            "'slow' failed: invalid arguments: bad zone",
+        ),
+        (
+            ToolEnd::Returned(Err(ToolError::Cancelled)),
+            ToolStatus::Cancelled,
+            "Stopped by the user while the tool was running.",
+        ),
+    ];
+    for (end, status, text) in cases {
+        let (config, registry) = (config(), registry());
+        let mut m = started(&config, &registry, TurnOptions::default());
+        let out = respond_with_calls(&mut m, &[("s", "slow", "{}")]);
+        assert_eq!(runs(&out)[0].timeout, Duration::from_secs(2), "the tool's own timeout");
+        assert_eq!(step(&mut m, finished(0, end, 0))[0], result("s", status, text, 7));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Approvals and dry run
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn ask_tool_emits_ask_effect_before_approval_event() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    let out = respond_with_calls(&mut m, &[("a", "ask", r#"{"text":"rm"}"#)]);
+    assert_eq!(
+        out,
+        [
+            Effect::Ask(ApprovalRequest {
+                conversation_id: "conv".into(),
+                call_id: "a".into(),
+                name: "ask".into(),
+                source: ToolSource::Builtin,
+                arguments: r#"{"text":"rm"}"#.into(),
+            }),
+            emit(ChatEvent::ApprovalRequested {
+                id: "a".into(),
+                name: "ask".into(),
+                source: ToolSource::Builtin,
+                arguments: r#"{"text":"rm"}"#.into(),
+            }),
+            Effect::Flush,
+        ]
+    );
+    assert_eq!(m.phase(), Phase::Approving);
+    let out = step(&mut m, Input::Approval(ApprovalDecision::Once));
+    assert_eq!(
+        out[..2],
+        [
+            emit(ChatEvent::ApprovalResolved { id: "a".into(), approved: true }),
+            emit(ChatEvent::ToolStarted { id: "a".into() }),
+        ]
+    );
+    assert_eq!(runs(&out)[0].args, json!({"text": "rm"}));
+}
+
+#[test]
+fn a_denied_call_is_answered_denied_and_the_next_call_is_prepared() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    respond_with_calls(&mut m, &[("a", "ask", "{}"), ("e", "echo", "{}")]);
+    let out = step(&mut m, Input::Approval(ApprovalDecision::Deny));
+    let denied = "The user denied this call to 'ask'. Do not retry it; answer without it or ask the user.";
+    assert_eq!(
+        out[..3],
+        [
+            emit(ChatEvent::ApprovalResolved { id: "a".into(), approved: false }),
+            result("a", ToolStatus::Denied, denied, 0),
+            emit(ChatEvent::ToolStarted { id: "e".into() }),
+        ]
+    );
+    assert_eq!(runs(&out).iter().map(|r| r.index).collect::<Vec<_>>(), [1]);
+}
+
+#[test]
+fn approvals_for_chat_are_remembered_within_the_turn_and_once_is_not() {
+    for (decision, asks_again) in
+        [(ApprovalDecision::Once, true), (ApprovalDecision::ForChat, false), (ApprovalDecision::Always, false)]
+    {
+        let (config, registry) = (config(), registry());
+        let mut m = started(&config, &registry, TurnOptions::default());
+        respond_with_calls(&mut m, &[("a1", "ask", "{}")]);
+        step(&mut m, Input::Approval(decision));
+        step(&mut m, ok(0, "done"));
+        let out = respond_with_calls(&mut m, &[("a2", "ask", r#"{"text":"b"}"#)]);
+        assert_eq!(matches!(out.first(), Some(Effect::Ask(_))), asks_again, "{decision:?}: {out:#?}");
+    }
+}
+
+#[test]
+fn approval_policy_from_settings_and_prior_approvals_skip_the_question() {
+    let mut config = config();
+    config.tool_settings.approval.insert("echo".into(), ApprovalPolicy::Deny);
+    let registry = registry();
+    let options = TurnOptions { approved_tools: ["ask".to_owned()].into(), ..TurnOptions::default() };
+    let mut m = started(&config, &registry, options);
+    let out = respond_with_calls(&mut m, &[("e", "echo", "{}"), ("a", "ask", "{}")]);
+    assert!(!out.iter().any(|e| matches!(e, Effect::Ask(_))), "{out:#?}");
+    let denied = "The user's settings do not allow 'echo' to run. Answer without it.";
+    assert_eq!(out[0], result("e", ToolStatus::Denied, denied, 0));
+    assert_eq!(runs(&out).iter().map(|r| r.call.id.as_str()).collect::<Vec<_>>(), ["a"]);
+}
+
+#[test]
+fn dry_run_answers_with_example_output_without_asking_and_notices_once() {
+    let (config, registry) = (config(), registry());
+    let options = TurnOptions { dry_run: true, ..TurnOptions::default() };
+    let mut m = started(&config, &registry, options);
+    let out = respond_with_calls(&mut m, &[("e", "echo", "{}"), ("a", "ask", "{}")]);
+    assert!(runs(&out).is_empty() && !out.iter().any(|e| matches!(e, Effect::Ask(_))), "{out:#?}");
+    assert_eq!(notices(&out, NoticeKind::DryRun), ["Dry run: tools return their example output and do not run."]);
+    let evs = events(&out);
+    assert_eq!(
+        evs[1..5],
+        [
+            &ChatEvent::ToolStarted { id: "e".into() },
+            &ChatEvent::ToolResult {
+                id: "e".into(),
+                status: ToolStatus::Ok,
+                output: "example echo".into(),
+                duration_ms: 0
+            },
+            &ChatEvent::ToolStarted { id: "a".into() },
+            &ChatEvent::ToolResult {
+                id: "a".into(),
+                status: ToolStatus::Ok,
+                output: "(dry run) 'ask' would run with arguments {}; it has no example output.".into(),
+                duration_ms: 0
+            },
+        ]
+    );
+    let out = respond_with_calls(&mut m, &[("e2", "echo", "{}")]);
+    assert!(notices(&out, NoticeKind::DryRun).is_empty(), "one notice per turn");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stopping
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn cancel_while_tools_run_answers_every_call() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    respond_with_calls(&mut m, &[("a", "echo", "{}"), ("b", "slow", "{}"), ("c", "echo", "{ }")]);
+    step(&mut m, ok(0, "a done"));
+    let stopped = "Stopped by the user while the tool was running.";
+    let mut expected = vec![
+        Effect::CancelTools,
+        result("c", ToolStatus::Ok, "a done", 0),
+        result("b", ToolStatus::Cancelled, stopped, 0),
+    ];
+    expected.extend(done(FinishReason::Cancelled, Usage::default(), 3));
+    assert_eq!(step(&mut m, Input::Cancel), expected);
+    assert_eq!(tool_results_in(m.history()), [("a", "a done", false), ("b", stopped, true), ("c", "a done", false)]);
+}
+
+#[test]
+fn cancel_while_asking_resolves_the_question_and_answers_every_call() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    respond_with_calls(&mut m, &[("e", "echo", "{}"), ("a", "ask", "{}")]);
+    let before = "Stopped by the user before the tool ran.";
+    let mut expected = vec![
+        emit(ChatEvent::ApprovalResolved { id: "a".into(), approved: false }),
+        result("e", ToolStatus::Cancelled, before, 0),
+        result("a", ToolStatus::Cancelled, before, 0),
+    ];
+    expected.extend(done(FinishReason::Cancelled, Usage::default(), 2));
+    assert_eq!(step(&mut m, Input::Cancel), expected);
+}
+
+#[test]
+fn cancel_mid_response_answers_received_calls_and_keeps_usage() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    step(&mut m, usage());
+    step(&mut m, tool_call("e", "echo", "{}", 0));
+    let mut expected = vec![
+        emit(ChatEvent::Usage { usage: USAGE, total: USAGE }),
+        result("e", ToolStatus::Cancelled, "Stopped by the user before the tool ran.", 0),
+    ];
+    expected.extend(done(FinishReason::Cancelled, USAGE, 1));
+    assert_eq!(step(&mut m, Input::Cancel), expected);
+}
+
+#[test]
+fn cancel_during_a_retry_wait_ends_the_turn_cancelled() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    step(&mut m, fail(ProviderError::new(ErrorKind::Server, "Boom.")));
+    assert_eq!(step(&mut m, Input::Cancel), done(FinishReason::Cancelled, Usage::default(), 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Iterations
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn last_iteration_offers_no_tools() {
+    let (config, registry) = (config(), registry());
+    let options = TurnOptions { max_iterations: Some(1), ..TurnOptions::default() };
+    let mut m = started(&config, &registry, options);
+    respond_with_calls(&mut m, &[("a", "echo", "{}")]);
+    let out = step(&mut m, ok(0, "x"));
+    assert_eq!(
+        notices(&out, NoticeKind::MaxIterations),
+        ["The model used tools in 1 rounds, the most allowed per turn; it was asked to answer with what it has."]
+    );
+    let req = request(&out);
+    assert!(req.tools.is_empty());
+    assert_eq!(req.tool_choice, ToolChoice::None);
+    // The model calls anyway: answered as skipped, and the turn ends.
+    let out = respond_with_calls(&mut m, &[("b", "echo", "{}")]);
+    let mut expected = vec![result("b", ToolStatus::Skipped, "Tools are off for this final answer.", 0)];
+    expected.extend(done(FinishReason::MaxIterations, Usage::default(), 2));
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn forced_tools_that_cannot_be_offered_get_a_notice_in_the_first_iteration_only() {
+    let (config, registry) = (config(), registry());
+    let options = TurnOptions { forced: vec!["nope".into()], ..TurnOptions::default() };
+    let mut m = Machine::new(&config, &registry, input(options));
+    let out = step(&mut m, Input::Start);
+    assert_eq!(
+        notices(&out, NoticeKind::ToolUnavailable),
+        ["The tool 'nope' could not be forced: it is not available."]
+    );
+    respond_with_calls(&mut m, &[("e", "echo", "{}")]);
+    let out = step(&mut m, ok(0, "x"));
+    assert!(notices(&out, NoticeKind::ToolUnavailable).is_empty());
+}
+
+#[test]
+fn usage_is_summed_and_history_grows_per_iteration() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    step(&mut m, usage());
+    respond_with_calls(&mut m, &[("e", "echo", "{}")]);
+    let out = step(&mut m, ok(0, "x"));
+    assert_eq!(
+        request(&out).messages[1..],
+        [
+            Message::Assistant { text: String::new(), tool_calls: vec![call("e", "echo", "{}")] },
+            Message::Tool { call_id: "e".into(), name: "echo".into(), content: "x".into(), is_error: false },
+        ]
+    );
+    step(&mut m, usage());
+    let out = step(&mut m, finish(StopReason::Stop));
+    let total = Usage { prompt_tokens: 20, completion_tokens: 10, ..Usage::default() };
+    let mut expected = vec![emit(ChatEvent::Usage { usage: USAGE, total })];
+    expected.extend(done(FinishReason::Stop, total, 1));
+    assert_eq!(out, expected);
+}
