@@ -1272,3 +1272,56 @@ async fn a_tool_event_of_an_unknown_name_has_the_unknown_source() {
         ChatEvent::ToolCall { name, source: ToolSource::Unknown, .. } if name == "ghost"
     )));
 }
+
+// 17. -----------------------------------------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn stopping_while_waiting_for_approval_counts_each_call_of_the_round_once() {
+    let kit = Kit::standard();
+    let mut h = Harness::new(&kit);
+    h.approver = Arc::new(SilentApprover);
+    let provider = ScriptedProvider::new([calls("", &[("e", "echo", r#"{"text":"x"}"#), ("a", "ask_tool", "{}")])]);
+    cancel_after(&h.cancel, 50);
+    let ran = h.run(&provider).await;
+
+    assert_eq!(ran.finish_reason(), FinishReason::Cancelled);
+    assert_eq!(ran.outcome.tool_calls_made, 2);
+    assert_eq!(kit.total(), 0);
+    for id in ["e", "a"] {
+        assert_eq!(ran.result(id).status, ToolStatus::Cancelled, "{id}");
+    }
+}
+
+#[tokio::test]
+async fn a_tool_can_run_a_child_turn_on_an_engine_from_inside_its_call() {
+    // Agents-as-tools: the child turn is the same driver, re-entered with its own sink.
+    let def = switchboard_core::ToolDef::new("agent", "Runs a child turn.", serde_json::json!({"type": "object"}));
+    let agent = TestTool::new(def, |_args, _ctx| async move {
+        let child = Kit::new([echo()]);
+        let engine = switchboard_core::Engine::new(
+            test_config(),
+            Arc::clone(&child.registry),
+            Arc::new(switchboard_core::tool::NoSecrets),
+        );
+        let provider =
+            ScriptedProvider::new([calls("", &[("inner", "echo", r#"{"text":"deep"}"#)]), text("child answer")]);
+        let sink = Arc::new(switchboard_core::event::VecSink::default());
+        let mut input = Harness::new(&child).input();
+        input.message_id = "child-msg".into();
+        let approver = switchboard_core::turn::FixedApprover(ApprovalDecision::Deny);
+        let outcome = engine
+            .run_turn(&provider, input, sink.clone(), &approver, switchboard_core::CancellationToken::new())
+            .await;
+        assert_eq!(outcome.finish_reason, FinishReason::Stop);
+        let inner_results =
+            sink.events().iter().filter(|e| matches!(e, ChatEvent::ToolResult { id, .. } if id == "inner")).count();
+        Ok(switchboard_core::ToolOutput::text(format!("{} ({inner_results} inner result)", "child answer")))
+    });
+    let kit = Kit::new([agent]);
+    let provider = ScriptedProvider::new([calls("", &[("outer", "agent", "{}")]), text("done")]);
+    let ran = Harness::new(&kit).run(&provider).await;
+
+    assert_eq!(ran.result("outer").output, "child answer (1 inner result)");
+    assert_eq!(ran.finish_reason(), FinishReason::Stop);
+    assert_eq!(ran.text(), "done", "the child's events stay in the child's sink");
+}
