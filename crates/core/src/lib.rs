@@ -19,6 +19,7 @@ pub mod policy;
 pub mod provider;
 pub mod registry;
 pub mod round;
+pub mod source;
 pub mod tool;
 pub mod turn;
 pub mod types;
@@ -28,6 +29,7 @@ pub use error::{ErrorKind, ProviderError};
 pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
 pub use provider::{Provider, ProviderEvent, ProviderRequest, ProviderStream, ToolChoice};
 pub use registry::{RegistryError, ToolRegistry};
+pub use source::{Catalog, Source, SourceState, SourceStatus};
 pub use tool::{ApprovalPolicy, Secrets, Tool, ToolContext, ToolDef, ToolError, ToolOutput, ToolSource};
 pub use turn::{
     ApprovalDecision, ApprovalRequest, Approver, Engine, EngineConfig, TurnInput, TurnOptions, TurnOutcome,

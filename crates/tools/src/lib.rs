@@ -14,8 +14,9 @@ pub mod web;
 pub use time::GetTime;
 pub use web::{SearchBackend, WebFetch, WebSearch, WebToolsConfig};
 
-use std::sync::Arc;
-use switchboard_core::{RegistryError, ToolRegistry};
+use std::sync::{Arc, Mutex};
+use switchboard_core::source::{Source, SourceStatus};
+use switchboard_core::{RegistryError, Tool, ToolRegistry};
 
 /// A registry with `get_time` only.
 ///
@@ -34,16 +35,80 @@ pub fn builtin_registry() -> Result<ToolRegistry, RegistryError> {
 /// then tells the person what to fix in Settings, which is more useful than a tool that silently
 /// disappears. [`WebToolsConfig::validate`] checks a configuration up front for the settings screen.
 pub fn builtin_registry_with(config: &WebToolsConfig) -> Result<ToolRegistry, RegistryError> {
-    let mut registry = builtin_registry()?;
-    registry.register(Arc::new(WebSearch::new(config)))?;
-    registry.register(Arc::new(WebFetch::new(config)))?;
+    let mut registry = ToolRegistry::new();
+    for tool in builtin_tools(config) {
+        registry.register(tool)?;
+    }
     Ok(registry)
+}
+
+/// Every built-in tool, the web tools configured by `config`.
+pub fn builtin_tools(config: &WebToolsConfig) -> Vec<Arc<dyn Tool>> {
+    vec![Arc::new(GetTime::new()), Arc::new(WebSearch::new(config)), Arc::new(WebFetch::new(config))]
+}
+
+/// The built-in tools as a tool source (the catalog's first): always ready, and rebuilt when
+/// the web settings change.
+pub struct BuiltinSource {
+    state: Mutex<(WebToolsConfig, Vec<Arc<dyn Tool>>)>,
+}
+
+impl std::fmt::Debug for BuiltinSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuiltinSource").finish_non_exhaustive()
+    }
+}
+
+impl BuiltinSource {
+    /// The built-in tools configured by `config`.
+    pub fn new(config: &WebToolsConfig) -> Self {
+        Self { state: Mutex::new((config.clone(), builtin_tools(config))) }
+    }
+
+    /// Rebuilds the tools for `config`; `false` (and nothing rebuilt) when it is unchanged.
+    /// The caller recomposes the registry when this returns `true`.
+    pub fn configure(&self, config: &WebToolsConfig) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if &state.0 == config {
+            return false;
+        }
+        *state = (config.clone(), builtin_tools(config));
+        true
+    }
+}
+
+impl Source for BuiltinSource {
+    fn id(&self) -> &str {
+        "builtin"
+    }
+
+    fn status(&self) -> SourceStatus {
+        SourceStatus::Ready
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).1.clone()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use switchboard_core::ToolSource;
+
+    #[test]
+    fn the_builtin_source_rebuilds_only_when_its_configuration_changes() {
+        let source = BuiltinSource::new(&WebToolsConfig::default());
+        let names: Vec<String> = source.tools().iter().map(|t| t.def().name.clone()).collect();
+        assert_eq!(names, ["get_time", "web_search", "web_fetch"]);
+        let before = source.tools();
+        assert!(!source.configure(&WebToolsConfig::default()));
+        assert!(Arc::ptr_eq(&before[1], &source.tools()[1]), "unchanged settings keep the same tools");
+        let searxng = WebToolsConfig { search_backend: SearchBackend::Searxng, ..WebToolsConfig::default() };
+        assert!(source.configure(&searxng));
+        assert!(!Arc::ptr_eq(&before[1], &source.tools()[1]));
+        assert_eq!(source.status(), SourceStatus::Ready);
+    }
 
     /// The registry compiles built-in schemas lazily and as Draft 7 (see
     /// `ToolRegistry::register`), so a broken one would only show at its first call: catch it
