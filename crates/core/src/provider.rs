@@ -5,6 +5,7 @@
 
 use crate::error::ProviderError;
 use crate::types::{Message, ToolCall, Usage};
+use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 
@@ -102,4 +103,16 @@ pub trait Provider: Send + Sync {
 
     /// Starts one streamed response. Dropping the stream cancels the request.
     fn stream(&self, request: ProviderRequest) -> ProviderStream;
+
+    /// The models the API lists, sorted. APIs without a listing say so; a model typed by hand
+    /// still works with them.
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ProviderError>> {
+        let kind = self.kind();
+        Box::pin(async move {
+            Err(ProviderError::new(
+                crate::error::ErrorKind::Config,
+                format!("The {kind} API does not list its models; type the model's name."),
+            ))
+        })
+    }
 }

@@ -65,7 +65,7 @@ impl OpenAiChat {
     }
 
     /// The models the server lists (`GET /models`), sorted.
-    pub async fn list_models(&self) -> Result<Vec<String>, ProviderError> {
+    pub async fn models(&self) -> Result<Vec<String>, ProviderError> {
         let mut req = self.client.get(self.url("models"));
         if let Some(key) = &self.config.api_key {
             req = req.bearer_auth(key.expose());
@@ -91,6 +91,10 @@ impl OpenAiChat {
 impl Provider for OpenAiChat {
     fn kind(&self) -> &'static str {
         "openai"
+    }
+
+    fn list_models(&self) -> futures::future::BoxFuture<'_, Result<Vec<String>, ProviderError>> {
+        Box::pin(self.models())
     }
 
     fn stream(&self, request: ProviderRequest) -> ProviderStream {

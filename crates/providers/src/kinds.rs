@@ -1,0 +1,116 @@
+//! The provider-kind table: every model API Switchboard speaks, declared once.
+//!
+//! A kind says what it is called, where its API usually lives, which environment variable
+//! usually holds its key, what it can do, and how to build a provider for a profile. Everything
+//! else (the CLI's `--kind`, Settings' kind picker, key fallbacks, model listing, the service's
+//! provider factory) reads this table, so adding an API is one module plus one entry in [`KINDS`].
+
+use crate::openai::{OpenAiChat, OpenAiConfig};
+use serde::Serialize;
+use switchboard_core::tool::SecretValue;
+use switchboard_core::{ErrorKind, Provider, ProviderError};
+
+/// What an API can do, as far as the loop and the UI need to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Capabilities {
+    /// Takes tool definitions and returns tool calls.
+    pub tools: bool,
+    /// Can be made to call one tool among a subset ("must call one of these"); otherwise the
+    /// loop forces one call per tool.
+    pub forced_subset: bool,
+    /// Lists its models over the API.
+    pub lists_models: bool,
+}
+
+/// Everything needed to build a provider for one profile.
+#[derive(Clone, Debug)]
+pub struct ProviderSettings {
+    /// Base URL, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`.
+    pub base_url: String,
+    /// The key, if the profile has one (local servers often need none).
+    pub api_key: Option<SecretValue>,
+}
+
+/// One model API.
+#[derive(Debug)]
+pub struct ProviderKind {
+    /// The name stored in profiles and typed after `--kind`.
+    pub id: &'static str,
+    /// Other names accepted when parsing (never stored).
+    pub aliases: &'static [&'static str],
+    /// What pickers show.
+    pub label: &'static str,
+    /// The base URL a new profile of this kind starts with.
+    pub default_base_url: &'static str,
+    /// The environment variable this kind's key is usually in (a fallback after the keychain
+    /// and `SWITCHBOARD_KEY_<PROFILE>`).
+    pub key_env: &'static str,
+    /// What the API can do.
+    pub capabilities: Capabilities,
+    /// Builds a provider for a profile of this kind.
+    pub build: fn(ProviderSettings) -> Result<Box<dyn Provider>, ProviderError>,
+}
+
+/// Every API, in the order pickers list them.
+pub static KINDS: &[ProviderKind] = &[ProviderKind {
+    id: "openai",
+    aliases: &["openai-compatible", "openai_compatible"],
+    label: "OpenAI / OpenAI-compatible (Ollama, LM Studio, vLLM, llama.cpp, OpenRouter)",
+    default_base_url: "https://api.openai.com/v1",
+    key_env: "OPENAI_API_KEY",
+    capabilities: Capabilities { tools: true, forced_subset: false, lists_models: true },
+    build: |s| Ok(Box::new(OpenAiChat::new(OpenAiConfig { base_url: s.base_url, api_key: s.api_key })?)),
+}];
+
+impl ProviderKind {
+    /// The kind called `name` (its id or an alias), or an error listing the kinds there are.
+    pub fn parse(name: &str) -> Result<&'static ProviderKind, ProviderError> {
+        KINDS.iter().find(|k| k.id == name || k.aliases.contains(&name)).ok_or_else(|| {
+            let known: Vec<&str> = KINDS.iter().map(|k| k.id).collect();
+            ProviderError::new(
+                ErrorKind::Config,
+                format!("Unknown provider kind '{name}'. Supported: {}.", known.join(", ")),
+            )
+        })
+    }
+
+    /// A provider of this kind for a profile.
+    pub fn provider(&self, settings: ProviderSettings) -> Result<Box<dyn Provider>, ProviderError> {
+        (self.build)(settings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_aliases_are_unique_across_kinds() {
+        let mut seen = std::collections::BTreeSet::new();
+        for k in KINDS {
+            for name in std::iter::once(&k.id).chain(k.aliases) {
+                assert!(seen.insert(*name), "'{name}' names two kinds");
+            }
+        }
+    }
+
+    #[test]
+    fn a_kind_parses_by_id_and_alias_and_an_unknown_one_lists_the_known() {
+        assert_eq!(ProviderKind::parse("openai").unwrap().id, "openai");
+        assert_eq!(ProviderKind::parse("openai-compatible").unwrap().id, "openai");
+        let e = ProviderKind::parse("anthropics").unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Config);
+        assert!(e.message.contains("'anthropics'") && e.message.contains("Supported: openai"), "{}", e.message);
+    }
+
+    #[test]
+    fn every_kind_builds_a_provider_for_its_default_base_url() {
+        for k in KINDS {
+            let p = k.provider(ProviderSettings { base_url: k.default_base_url.into(), api_key: None }).unwrap();
+            assert_eq!(p.kind(), k.id);
+            assert!(k.default_base_url.starts_with("https://"), "{}", k.id);
+        }
+    }
+}
