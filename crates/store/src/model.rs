@@ -17,6 +17,19 @@ pub struct TurnRows {
     pub message_id: String,
 }
 
+/// A question taken back to be asked again ([`Store::take_last_turn`](crate::Store::take_last_turn)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TakenTurn {
+    /// What the person asked.
+    pub text: String,
+    /// The choices it was asked with, as stored (`None` for rows older than that column).
+    pub turn_options: Option<String>,
+    /// The profile that answered, if an answer was started.
+    pub provider: Option<String>,
+    /// The model that answered.
+    pub model: Option<String>,
+}
+
 /// One line of the conversation list.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -94,6 +94,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL
     );
     "#,
+    // 2: the choices a question was asked with (provider, model, forced tools, tools on or off,
+    // dry run, ...), as JSON on the person's message, so asking it again uses the same ones.
+    r#"
+    ALTER TABLE messages ADD COLUMN turn_options TEXT;
+    "#,
 ];
 
 /// The schema version this build creates and understands.

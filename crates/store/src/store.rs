@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::model::{
     ConversationSummary, MessagePage, MessageStatus, ProviderProfile, Role, StoredError, StoredMessage, StoredNotice,
-    StoredToolCall, StoredToolResult, ToolCallStatus, TurnRows,
+    StoredToolCall, StoredToolResult, TakenTurn, ToolCallStatus, TurnRows,
 };
 use crate::recorder::Recorder;
 use crate::schema;
@@ -119,6 +119,19 @@ impl Store {
         provider: &str,
         model: &str,
     ) -> Result<TurnRows> {
+        self.begin_turn_with(conversation_id, user_text, provider, model, None)
+    }
+
+    /// [`Store::begin_turn`], also keeping `turn_options` (opaque JSON: the choices the question
+    /// was asked with) on the person's message, where [`Store::take_last_turn`] finds them.
+    pub fn begin_turn_with(
+        &self,
+        conversation_id: Option<&str>,
+        user_text: &str,
+        provider: &str,
+        model: &str,
+        turn_options: Option<&str>,
+    ) -> Result<TurnRows> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let now = now_millis();
@@ -146,9 +159,9 @@ impl Store {
         )?;
         let user_message_id = new_id();
         tx.execute(
-            "INSERT INTO messages (id, conversation_id, seq, role, content, status, created_at, updated_at)
-             VALUES (?1, ?2, ?3, 'user', ?4, 'complete', ?5, ?5)",
-            (&user_message_id, &conversation_id, last_seq + 1, user_text, now),
+            "INSERT INTO messages (id, conversation_id, seq, role, content, status, turn_options, created_at, updated_at)
+             VALUES (?1, ?2, ?3, 'user', ?4, 'complete', ?5, ?6, ?6)",
+            (&user_message_id, &conversation_id, last_seq + 1, user_text, turn_options, now),
         )?;
         let message_id = new_id();
         tx.execute(
@@ -160,34 +173,24 @@ impl Store {
         Ok(TurnRows { conversation_id, user_message_id, message_id })
     }
 
+    /// The conversation's last question as [`Store::take_last_turn`] would take it, without
+    /// removing anything: a caller checks it can ask again before it takes it.
+    pub fn last_turn(&self, conversation_id: &str) -> Result<TakenTurn> {
+        let conn = self.conn();
+        Ok(last_turn_in(&conn, conversation_id)?.1)
+    }
+
     /// Removes the conversation's last question and everything after it (its answer), returning
-    /// the question's text so it can be asked again ("regenerate"). A turn still streaming is
-    /// refused: stop it first.
-    pub fn take_last_turn(&self, conversation_id: &str) -> Result<String> {
+    /// what is needed to ask it again ("regenerate"): its text, the choices it was asked with,
+    /// and the provider and model that answered. A turn still streaming is refused: stop it
+    /// first.
+    pub fn take_last_turn(&self, conversation_id: &str) -> Result<TakenTurn> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let last: Option<(i64, String)> = tx
-            .query_row(
-                "SELECT seq, content FROM messages WHERE conversation_id = ?1 AND role = 'user'
-                 ORDER BY seq DESC LIMIT 1",
-                [conversation_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        let Some((seq, text)) = last else {
-            return Err(Error::not_found("question in conversation", conversation_id));
-        };
-        let streaming: i64 = tx.query_row(
-            "SELECT COUNT(*) FROM messages WHERE conversation_id = ?1 AND seq > ?2 AND status = 'streaming'",
-            (conversation_id, seq),
-            |r| r.get(0),
-        )?;
-        if streaming > 0 {
-            return Err(Error::Busy("an answer is still streaming in this conversation; stop it first".into()));
-        }
+        let (seq, taken) = last_turn_in(&tx, conversation_id)?;
         tx.execute("DELETE FROM messages WHERE conversation_id = ?1 AND seq >= ?2", (conversation_id, seq))?;
         tx.commit()?;
-        Ok(text)
+        Ok(taken)
     }
 
     /// The canonical history to send a provider: the person's messages, and each finished
@@ -694,4 +697,38 @@ mod tests {
     fn like_escaping_covers_wildcards_and_the_escape_char() {
         assert_eq!(escape_like(r"50%_a\b"), r"50\%\_a\\b");
     }
+}
+
+/// The last question of a conversation and its sequence number; refused while an answer after
+/// it is still streaming.
+fn last_turn_in(conn: &Connection, conversation_id: &str) -> Result<(i64, TakenTurn)> {
+    let last: Option<(i64, String, Option<String>)> = conn
+        .query_row(
+            "SELECT seq, content, turn_options FROM messages WHERE conversation_id = ?1 AND role = 'user'
+             ORDER BY seq DESC LIMIT 1",
+            [conversation_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((seq, text, turn_options)) = last else {
+        return Err(Error::not_found("question in conversation", conversation_id));
+    };
+    let streaming: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM messages WHERE conversation_id = ?1 AND seq > ?2 AND status = 'streaming'",
+        (conversation_id, seq),
+        |r| r.get(0),
+    )?;
+    if streaming > 0 {
+        return Err(Error::Busy("an answer is still streaming in this conversation; stop it first".into()));
+    }
+    let (provider, model): (Option<String>, Option<String>) = conn
+        .query_row(
+            "SELECT provider, model FROM messages WHERE conversation_id = ?1 AND seq > ?2 AND role = 'assistant'
+             ORDER BY seq LIMIT 1",
+            (conversation_id, seq),
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?
+        .unwrap_or_default();
+    Ok((seq, TakenTurn { text, turn_options, provider, model }))
 }

@@ -417,7 +417,9 @@ fn take_last_turn_removes_the_last_question_and_its_answer() {
         usage: Default::default(),
         tool_calls_made: 0,
     });
-    let second = store.begin_turn(Some(&first.conversation_id), "second question", "p", "m").unwrap();
+    let second = store
+        .begin_turn_with(Some(&first.conversation_id), "second question", "p2", "m2", Some(r#"{"useTools":false}"#))
+        .unwrap();
     assert!(store.take_last_turn(&first.conversation_id).is_err(), "a streaming answer blocks regenerate");
     let rec = store.recorder(&second.message_id);
     rec.emit(switchboard_core::ChatEvent::Done {
@@ -425,7 +427,16 @@ fn take_last_turn_removes_the_last_question_and_its_answer() {
         usage: Default::default(),
         tool_calls_made: 0,
     });
-    assert_eq!(store.take_last_turn(&first.conversation_id).unwrap(), "second question");
+    let taken = store.take_last_turn(&first.conversation_id).unwrap();
+    assert_eq!(
+        taken,
+        switchboard_store::TakenTurn {
+            text: "second question".into(),
+            turn_options: Some(r#"{"useTools":false}"#.into()),
+            provider: Some("p2".into()),
+            model: Some("m2".into()),
+        }
+    );
     let left: Vec<String> = store.messages(&first.conversation_id).unwrap().into_iter().map(|m| m.content).collect();
     assert_eq!(left, ["first question", "first answer"]);
 }
