@@ -6,6 +6,7 @@
 //! Architecture invariant: no knowledge of Tauri, windows or terminals. Events leave through an
 //! [`EventSink`] the shell provides; the store's recorder always sees them first.
 
+pub mod contract;
 pub mod ipc;
 pub mod settings;
 

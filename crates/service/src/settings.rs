@@ -102,6 +102,46 @@ pub struct Retry {
     pub base_delay_ms: Option<u32>,
 }
 
+/// The range a number in [`Limits`] or [`Retry`] may take. Declared here once: `validate` refuses
+/// values outside it, and the UI's fields get it from the generated bindings.
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bound {
+    /// The settings key of the struct holding the field ([`LIMITS`] or [`RETRY`]).
+    pub group: &'static str,
+    /// The field's name as stored and sent (camelCase).
+    pub field: &'static str,
+    /// Smallest allowed value.
+    pub min: u32,
+    /// Largest allowed value.
+    pub max: u32,
+    #[serde(skip)]
+    read: fn(&Settings) -> Option<u32>,
+}
+
+impl Bound {
+    /// The value these settings give the field (`None`: the engine's default).
+    pub fn value(&self, settings: &Settings) -> Option<u32> {
+        (self.read)(settings)
+    }
+}
+
+/// Every number of [`Limits`] and [`Retry`] with its range.
+pub const LIMIT_BOUNDS: &[Bound] = &[
+    Bound { group: LIMITS, field: "maxIterations", min: 1, max: 50, read: |s| s.limits.max_iterations },
+    Bound {
+        group: LIMITS,
+        field: "maxToolCallsPerRound",
+        min: 1,
+        max: 50,
+        read: |s| s.limits.max_tool_calls_per_round,
+    },
+    Bound { group: LIMITS, field: "toolTimeoutSecs", min: 1, max: 600, read: |s| s.limits.tool_timeout_secs },
+    Bound { group: LIMITS, field: "idleTimeoutSecs", min: 5, max: 3600, read: |s| s.limits.idle_timeout_secs },
+    Bound { group: RETRY, field: "maxRetries", min: 0, max: 10, read: |s| s.retry.max_retries },
+    Bound { group: RETRY, field: "baseDelayMs", min: 100, max: 60_000, read: |s| s.retry.base_delay_ms },
+];
+
 /// All settings.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -165,8 +205,19 @@ impl Settings {
         }
     }
 
-    /// Checks what a person typed before it is saved (a SearXNG URL that is not a URL).
+    /// Checks what a person typed before it is saved (a SearXNG URL that is not a URL, a limit
+    /// out of its range).
     pub fn validate(&self) -> Result<(), Error> {
+        for b in LIMIT_BOUNDS {
+            if let Some(v) = b.value(self)
+                && !(b.min..=b.max).contains(&v)
+            {
+                return Err(Error::config(format!(
+                    "'{}.{}' must be from {} to {}; it is {v}.",
+                    b.group, b.field, b.min, b.max
+                )));
+            }
+        }
         self.web.tools_config().validate().map_err(|e| Error::config(e.to_string()))
     }
 
@@ -223,6 +274,54 @@ mod tests {
         assert_eq!(c.max_retries, 0);
         assert!(c.tool_settings.disabled.contains("get_time"));
         assert_eq!(c.tool_settings.approval["web_fetch"], ApprovalPolicy::Ask);
+    }
+
+    #[test]
+    fn every_limit_has_a_bound_that_reads_its_own_field() {
+        // Distinct values in every field, so a bound reading the wrong field is caught.
+        let s = Settings {
+            limits: Limits {
+                max_iterations: Some(11),
+                max_tool_calls_per_round: Some(12),
+                tool_timeout_secs: Some(13),
+                idle_timeout_secs: Some(14),
+            },
+            retry: Retry { max_retries: Some(15), base_delay_ms: Some(16) },
+            ..Settings::default()
+        };
+        let json = serde_json::to_value(&s).unwrap();
+        let mut fields = Vec::new();
+        for group in [LIMITS, RETRY] {
+            for (field, v) in json[group].as_object().unwrap() {
+                fields.push((group, field.as_str(), v.as_u64().map(|n| n as u32)));
+            }
+        }
+        let bounds: Vec<_> = LIMIT_BOUNDS.iter().map(|b| (b.group, b.field, b.value(&s))).collect();
+        fields.sort();
+        let mut sorted = bounds.clone();
+        sorted.sort();
+        assert_eq!(sorted, fields);
+        for b in LIMIT_BOUNDS {
+            assert!(b.min <= b.max, "{b:?}");
+        }
+    }
+
+    #[test]
+    fn limits_out_of_range_are_refused_naming_the_field_and_range() {
+        let ok = |f: &dyn Fn(&mut Settings)| {
+            let mut s = Settings::default();
+            f(&mut s);
+            s.validate()
+        };
+        assert!(ok(&|s| s.limits.idle_timeout_secs = Some(5)).is_ok());
+        assert!(ok(&|s| s.retry.max_retries = Some(0)).is_ok());
+        let e = ok(&|s| s.limits.idle_timeout_secs = Some(4)).unwrap_err();
+        assert_eq!(e.kind, switchboard_core::ErrorKind::Config);
+        assert_eq!(e.message, "'limits.idleTimeoutSecs' must be from 5 to 3600; it is 4.");
+        let e = ok(&|s| s.retry.base_delay_ms = Some(60_001)).unwrap_err();
+        assert!(e.message.contains("retry.baseDelayMs") && e.message.contains("100 to 60000"), "{}", e.message);
+        let e = ok(&|s| s.limits.max_iterations = Some(0)).unwrap_err();
+        assert!(e.message.contains("limits.maxIterations"), "{}", e.message);
     }
 
     #[test]

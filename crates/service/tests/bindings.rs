@@ -1,6 +1,8 @@
-//! The UI's IPC types are generated from the Rust types; this test fails when the committed file
-//! is stale. Regenerate with `UPDATE_BINDINGS=1 cargo test -p switchboard-service --test bindings`.
+//! The UI's IPC types are generated from the Rust types, and the values the UI must not hand-copy
+//! (defaults, ranges, kinds, choices) from the Rust values; this test fails when the committed
+//! file is stale. Regenerate with `UPDATE_BINDINGS=1 cargo test -p switchboard-service --test bindings`.
 
+use serde::Serialize;
 use ts_rs::{Config, TS};
 
 const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../ui/src/lib/ipc/bindings.ts");
@@ -59,10 +61,66 @@ fn render() -> String {
         settings::SearchBackend,
         settings::WebPrefs,
         settings::Settings,
+        switchboard_providers::Capabilities,
+        contract::ProviderKindInfo,
+    );
+    // `as const` keeps the literal values as types; `satisfies` ties each to the generated type.
+    let mut constant = |name: &str, doc: &str, value: &dyn erased::Json, ty: Option<&str>| {
+        out.push_str(&format!("/** {doc} */\nexport const {name} = {} as const", value.json()));
+        if let Some(ty) = ty {
+            out.push_str(&format!(" satisfies {ty}"));
+        }
+        out.push_str(";\n\n");
+    };
+    use switchboard_service::contract;
+    constant(
+        "ENGINE_DEFAULTS",
+        "What an unset limit means: the engine's defaults (`EngineConfig::default()`).",
+        &contract::engine_defaults(),
+        Some("{ limits: Limits; retry: Retry }"),
+    );
+    constant(
+        "LIMIT_BOUNDS",
+        "The range of every limit (`settings::LIMIT_BOUNDS`); `update_settings` refuses values outside it.",
+        &contract::limit_bounds(),
+        Some(
+            "{ limits: Record<keyof Limits, { min: number; max: number }>; retry: Record<keyof Retry, { min: number; max: number }> }",
+        ),
+    );
+    constant("ERROR_KINDS", "Every `ErrorKind`.", &contract::ERROR_KINDS, Some("readonly ErrorKind[]"));
+    constant(
+        "APPROVAL_CHOICES",
+        "Every `ApprovalChoice`, in declaration order.",
+        &contract::APPROVAL_CHOICES,
+        Some("readonly ApprovalChoice[]"),
+    );
+    constant(
+        "PROVIDER_KINDS",
+        "Every provider kind, in the order pickers list them.",
+        &contract::provider_kinds(),
+        Some("readonly ProviderKindInfo[]"),
+    );
+    constant(
+        "OPEN_PAGE",
+        "How many of a conversation's last messages `open_conversation` returns.",
+        &switchboard_service::OPEN_PAGE,
+        None,
     );
     out.truncate(out.trim_end().len());
     out.push('\n');
     out
+}
+
+/// JSON for any serializable value, behind a trait object so one closure takes them all.
+mod erased {
+    pub trait Json {
+        fn json(&self) -> String;
+    }
+    impl<T: super::Serialize> Json for T {
+        fn json(&self) -> String {
+            serde_json::to_string_pretty(self).expect("a contract value serializes")
+        }
+    }
 }
 
 #[test]

@@ -424,7 +424,15 @@ dryRun: boolean,
  * Tools to disable for this chat from this turn on (remembered with the chat). A new chat
  * has no id to disable tools on before its first turn; this is how it gets them.
  */
-disableForChat: Array<string>, };
+disableForChat: Array<string>, 
+/**
+ * System prompt for this turn.
+ */
+systemPrompt?: string, 
+/**
+ * Overrides the settings' most model calls with tools for this turn.
+ */
+maxIterations?: number, };
 
 export type TurnStarted = { 
 /**
@@ -663,3 +671,130 @@ retry: Retry,
  * Search & web tools.
  */
 web: WebPrefs, };
+
+export type Capabilities = { 
+/**
+ * Takes tool definitions and returns tool calls.
+ */
+tools: boolean, 
+/**
+ * Can be made to call one tool among a subset ("must call one of these"); otherwise the
+ * loop forces one call per tool.
+ */
+forcedSubset: boolean, 
+/**
+ * Lists its models over the API.
+ */
+listsModels: boolean, };
+
+export type ProviderKindInfo = { 
+/**
+ * The name stored in profiles.
+ */
+id: string, 
+/**
+ * What the picker shows.
+ */
+label: string, 
+/**
+ * The base URL a new profile of this kind starts with.
+ */
+defaultBaseUrl: string, 
+/**
+ * The environment variable its key is usually in.
+ */
+keyEnv: string, 
+/**
+ * What the API can do.
+ */
+capabilities: Capabilities, };
+
+/** What an unset limit means: the engine's defaults (`EngineConfig::default()`). */
+export const ENGINE_DEFAULTS = {
+  "limits": {
+    "maxIterations": 10,
+    "maxToolCallsPerRound": 10,
+    "toolTimeoutSecs": 60,
+    "idleTimeoutSecs": 120
+  },
+  "retry": {
+    "maxRetries": 3,
+    "baseDelayMs": 1000
+  }
+} as const satisfies { limits: Limits; retry: Retry };
+
+/** The range of every limit (`settings::LIMIT_BOUNDS`); `update_settings` refuses values outside it. */
+export const LIMIT_BOUNDS = {
+  "limits": {
+    "idleTimeoutSecs": {
+      "min": 5,
+      "max": 3600
+    },
+    "maxIterations": {
+      "min": 1,
+      "max": 50
+    },
+    "maxToolCallsPerRound": {
+      "min": 1,
+      "max": 50
+    },
+    "toolTimeoutSecs": {
+      "min": 1,
+      "max": 600
+    }
+  },
+  "retry": {
+    "baseDelayMs": {
+      "min": 100,
+      "max": 60000
+    },
+    "maxRetries": {
+      "min": 0,
+      "max": 10
+    }
+  }
+} as const satisfies { limits: Record<keyof Limits, { min: number; max: number }>; retry: Record<keyof Retry, { min: number; max: number }> };
+
+/** Every `ErrorKind`. */
+export const ERROR_KINDS = [
+  "auth",
+  "rateLimited",
+  "overloaded",
+  "contextLength",
+  "badRequest",
+  "notFound",
+  "server",
+  "network",
+  "timeout",
+  "cancelled",
+  "protocol",
+  "config",
+  "storage",
+  "internal"
+] as const satisfies readonly ErrorKind[];
+
+/** Every `ApprovalChoice`, in declaration order. */
+export const APPROVAL_CHOICES = [
+  "once",
+  "chat",
+  "always",
+  "deny"
+] as const satisfies readonly ApprovalChoice[];
+
+/** Every provider kind, in the order pickers list them. */
+export const PROVIDER_KINDS = [
+  {
+    "id": "openai",
+    "label": "OpenAI / OpenAI-compatible (Ollama, LM Studio, vLLM, llama.cpp, OpenRouter)",
+    "defaultBaseUrl": "https://api.openai.com/v1",
+    "keyEnv": "OPENAI_API_KEY",
+    "capabilities": {
+      "tools": true,
+      "forcedSubset": false,
+      "listsModels": true
+    }
+  }
+] as const satisfies readonly ProviderKindInfo[];
+
+/** How many of a conversation's last messages `open_conversation` returns. */
+export const OPEN_PAGE = 60 as const;

@@ -1,13 +1,8 @@
 /** IPC errors as the UI handles them, and the words it shows for each kind. */
-import type { ErrorKind, IpcError } from './bindings';
-
-const KINDS: readonly ErrorKind[] = [
-  'auth', 'rateLimited', 'overloaded', 'contextLength', 'badRequest', 'notFound', 'server',
-  'network', 'timeout', 'cancelled', 'protocol', 'config', 'storage', 'internal',
-];
+import { ERROR_KINDS, type ErrorKind, type IpcError } from './bindings';
 
 function isKind(k: unknown): k is ErrorKind {
-  return typeof k === 'string' && (KINDS as readonly string[]).includes(k);
+  return typeof k === 'string' && (ERROR_KINDS as readonly string[]).includes(k);
 }
 
 /** Normalizes whatever a rejected `invoke` (or a thrown exception) carries into an `IpcError`. */

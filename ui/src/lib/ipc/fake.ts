@@ -11,6 +11,7 @@
  * same validation messages for bad input.
  */
 import type { Backend, TurnHandlers } from './backend';
+import { LIMIT_BOUNDS, OPEN_PAGE, PROVIDER_KINDS } from './bindings';
 import type {
   ApprovalChoice,
   ChatEvent,
@@ -71,8 +72,6 @@ export const FAKE_KEYCHAIN_PROBLEM =
   '(SWITCHBOARD_KEY_<NAME>, for example SWITCHBOARD_KEY_OPENAI or SWITCHBOARD_KEY_TAVILY), or keep keys in memory for this session only. Switchboard never writes keys to a file.';
 
 const DATA_DIR = '/home/you/.local/share/switchboard';
-/** How many of a conversation's last messages opening it returns (the shell's `OPEN_PAGE`). */
-const OPEN_PAGE = 60;
 
 const TOOLS: ToolInfo[] = [
   {
@@ -684,6 +683,12 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       if (next.defaultProvider !== null && !profiles.some((p) => p.name === next.defaultProvider)) {
         throw err('config', `No provider profile '${next.defaultProvider}'. ${knownProfiles()}`);
       }
+      for (const [group, fields] of Object.entries(LIMIT_BOUNDS) as [keyof typeof LIMIT_BOUNDS, Record<string, { min: number; max: number }>][]) {
+        for (const [field, { min, max }] of Object.entries(fields)) {
+          const v = (next[group] as Record<string, number | null>)[field];
+          if (v != null && (v < min || v > max)) throw err('config', `'${group}.${field}' must be from ${min} to ${max}; it is ${v}.`);
+        }
+      }
       const url = next.web.searxngUrl?.trim() ?? '';
       if (url && !isHttpUrl(url)) throw err('config', `the SearXNG URL '${url}' is not an http:// or https:// URL`);
       if (!url && next.web.searchBackend === 'searxng') {
@@ -693,14 +698,14 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       return structuredClone(settings);
     },
     async addProvider(profile, makeDefault) {
-      if (!['openai', 'openai-compatible', 'openai_compatible'].includes(profile.kind)) {
-        throw err('config', `Unknown provider kind '${profile.kind}'. Supported: openai (also for OpenAI-compatible servers).`);
+      if (!PROVIDER_KINDS.some((k) => k.id === profile.kind)) {
+        throw err('config', `Unknown provider kind '${profile.kind}'. Supported: ${PROVIDER_KINDS.map((k) => k.id).join(', ')}.`);
       }
       if (!NAME_RE.test(profile.name)) throw err('config', `Invalid profile name: invalid key name '${profile.name}': use letters, digits, '-' and '_' (at most 64)`);
       if (!(profile.baseUrl.startsWith('http://') || profile.baseUrl.startsWith('https://'))) {
         throw err('config', `The base URL '${profile.baseUrl}' must start with http:// or https://.`);
       }
-      const stored = { ...profile, kind: 'openai' };
+      const stored = { ...profile };
       const at = profiles.findIndex((p) => p.name === profile.name);
       if (at >= 0) profiles[at] = stored;
       else profiles.push(stored);
