@@ -204,8 +204,10 @@ impl<'a> Driver<'a> {
             Waiting::Tools(running) => tokio::select! {
                 biased;
                 () = self.cancel.cancelled() => Input::Cancel,
-                Some(done) = running.next() => done,
-                else => Input::Cancel,
+                next = running.next() => next.unwrap_or_else(|| {
+                    warn!("the tool loop waits for tools but none runs; ending the turn");
+                    Input::Cancel
+                }),
             },
             Waiting::Nothing => {
                 // The machine always starts something unless it finished; if it ever did not,
