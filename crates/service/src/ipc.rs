@@ -4,7 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 use switchboard_core::{ApprovalPolicy, ErrorKind, ToolSource};
-use switchboard_store::{ConversationSummary, StoredMessage};
+
+/// Stored types the shells pass through unchanged.
+pub use switchboard_store::{ConversationSummary, MessagePage, ProviderProfile, Role, StoredMessage};
 
 /// A message to send.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +30,14 @@ pub struct SendRequest {
     /// Tools to disable for this chat from this turn on (remembered with the chat). A new chat
     /// has no id to disable tools on before its first turn; this is how it gets them.
     pub disable_for_chat: Vec<String>,
+    /// System prompt for this turn.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub system_prompt: Option<String>,
+    /// Overrides the settings' most model calls with tools for this turn.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub max_iterations: Option<u32>,
 }
 
 impl SendRequest {
@@ -42,6 +52,57 @@ impl SendRequest {
             use_tools: true,
             dry_run: false,
             disable_for_chat: Vec::new(),
+            system_prompt: None,
+            max_iterations: None,
+        }
+    }
+
+    /// The choices this message is sent with.
+    pub fn choices(&self) -> TurnChoices {
+        TurnChoices {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            forced: self.forced.clone(),
+            use_tools: self.use_tools,
+            dry_run: self.dry_run,
+            system_prompt: self.system_prompt.clone(),
+            max_iterations: self.max_iterations,
+        }
+    }
+}
+
+/// The person's choices for one turn: which profile and model, which tools. Stored with the
+/// question (provider and model resolved), so asking it again runs the same way.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase", default)]
+pub struct TurnChoices {
+    /// Provider profile (default: the default profile).
+    pub provider: Option<String>,
+    /// Model (default: the profile's model).
+    pub model: Option<String>,
+    /// Tools forced for the first iteration.
+    pub forced: Vec<String>,
+    /// `false`: no tools this turn.
+    pub use_tools: bool,
+    /// Tools return their example output instead of running.
+    pub dry_run: bool,
+    /// System prompt.
+    pub system_prompt: Option<String>,
+    /// Most model calls with tools before a final answer (default: the settings').
+    pub max_iterations: Option<u32>,
+}
+
+impl Default for TurnChoices {
+    fn default() -> Self {
+        Self {
+            provider: None,
+            model: None,
+            forced: Vec::new(),
+            use_tools: true,
+            dry_run: false,
+            system_prompt: None,
+            max_iterations: None,
         }
     }
 }

@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use switchboard_core::turn::{ApprovalDecision, FixedApprover};
 use switchboard_core::{ChatEvent, EventSink};
 use switchboard_mock_provider::{MockServer, Reply, Script, Step, StreamOptions};
 use switchboard_secrets::MemoryStore;
 use switchboard_service::Service;
-use switchboard_service::ipc::{ApprovalChoice, SendRequest};
+use switchboard_service::ipc::{ApprovalChoice, SendRequest, TurnChoices};
 use switchboard_store::{MessageStatus, ProviderProfile, Store};
 use tokio::sync::mpsc;
 
@@ -134,7 +135,7 @@ async fn regenerate_replaces_the_last_answer() {
     let started = service.send(SendRequest::text(None, "question"), sink1).unwrap();
     until_done(&mut rx).await;
     let (sink2, mut rx) = channel_sink();
-    service.regenerate(&started.conversation_id, SendRequest::text(None, ""), sink2).unwrap();
+    service.regenerate(&started.conversation_id, None, sink2).unwrap();
     until_done(&mut rx).await;
     let view = service.open(&started.conversation_id).unwrap();
     let texts: Vec<&str> = view.messages.iter().map(|m| m.content.as_str()).collect();
@@ -190,4 +191,113 @@ async fn a_slow_stream_can_be_stopped_mid_tool_free_answer() {
     let view = service.open(&started.conversation_id).unwrap();
     let kept = &view.messages[1].content;
     assert!(!kept.is_empty() && kept.len() < "a b c d e f g h".len(), "kept {kept:?}");
+}
+
+/// What a request asked of the model: its model, the tools offered and the tool choice.
+fn asked(r: &switchboard_mock_provider::RecordedRequest) -> (String, Vec<String>, serde_json::Value) {
+    let model = r.body["model"].as_str().unwrap_or_default().to_owned();
+    (model, r.tool_names(), r.body.get("tool_choice").cloned().unwrap_or(serde_json::Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regenerate_runs_with_the_choices_of_the_turn_it_replaces() {
+    let (service, mock) = setup(Script::new([Reply::text("first"), Reply::text("second")])).await;
+    let request = SendRequest { model: Some("picked".into()), use_tools: false, ..SendRequest::text(None, "q") };
+    let (sink, mut rx) = channel_sink();
+    let started = service.send(request, sink).unwrap();
+    until_done(&mut rx).await;
+    // The default changes meanwhile; the retry must not follow it.
+    let mut settings = service.settings().unwrap();
+    settings.default_provider = None;
+    service.update_settings(&settings).unwrap();
+
+    let (sink, mut rx) = channel_sink();
+    service.regenerate(&started.conversation_id, None, sink).unwrap();
+    until_done(&mut rx).await;
+    let requests = mock.requests();
+    assert_eq!(asked(&requests[0]), ("picked".into(), vec![], serde_json::Value::Null));
+    assert_eq!(asked(&requests[1]), asked(&requests[0]), "the retry asks exactly what the first try asked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regenerate_keeps_a_forced_tool_and_takes_new_choices_when_given() {
+    let (service, mock) = setup(Script::new([
+        Reply::tool_call("c1", "get_time", "{}"),
+        Reply::text("first"),
+        Reply::tool_call("c2", "get_time", "{}"),
+        Reply::text("second"),
+        Reply::text("third"),
+    ]))
+    .await;
+    let request = SendRequest { forced: vec!["get_time".into()], ..SendRequest::text(None, "time?") };
+    let (sink, mut rx) = channel_sink();
+    let started = service.send(request, sink).unwrap();
+    until_done(&mut rx).await;
+    let (sink, mut rx) = channel_sink();
+    service.regenerate(&started.conversation_id, None, sink).unwrap();
+    until_done(&mut rx).await;
+    let forced = serde_json::json!({"type": "function", "function": {"name": "get_time"}});
+    let requests = mock.requests();
+    assert_eq!(asked(&requests[0]).2, forced);
+    assert_eq!(asked(&requests[2]), asked(&requests[0]), "the retry forces the same tool");
+
+    // Choices the person picks for the retry replace the stored ones.
+    let (sink, mut rx) = channel_sink();
+    let picked = TurnChoices { use_tools: false, ..TurnChoices::default() };
+    service.regenerate(&started.conversation_id, Some(picked), sink).unwrap();
+    until_done(&mut rx).await;
+    assert_eq!(asked(&mock.requests()[4]), ("m".into(), vec![], serde_json::Value::Null));
+    let texts: Vec<String> =
+        service.open(&started.conversation_id).unwrap().messages.into_iter().map(|m| m.content).collect();
+    assert_eq!(texts, ["time?", "third"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_regenerate_that_cannot_run_leaves_the_conversation_as_it_was() {
+    let (service, _mock) = setup(Script::new([Reply::text("kept")])).await;
+    let (sink, mut rx) = channel_sink();
+    let started = service.send(SendRequest::text(None, "q"), sink).unwrap();
+    until_done(&mut rx).await;
+    service.remove_provider("mock").unwrap();
+    let (sink, _rx) = channel_sink();
+    let e = service.regenerate(&started.conversation_id, None, sink).unwrap_err();
+    assert!(e.message.contains("Unknown provider 'mock'"), "{}", e.message);
+    let texts: Vec<String> =
+        service.open(&started.conversation_id).unwrap().messages.into_iter().map(|m| m.content).collect();
+    assert_eq!(texts, ["q", "kept"]);
+}
+
+/// A shell's own approver (the CLI's terminal prompt) answering "for this chat" or "always":
+/// the service remembers it, as it does for the desktop's dialog.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_for_the_chat_or_always_are_remembered_whichever_shell_answers() {
+    let (service, _mock) = setup(Script::new([
+        Reply::tool_call("c1", "get_time", "{}"),
+        Reply::text("done"),
+        Reply::tool_call("c2", "get_time", "{}"),
+        Reply::text("done"),
+    ]))
+    .await;
+    let mut settings = service.settings().unwrap();
+    settings.tools.approval.insert("get_time".into(), switchboard_core::ApprovalPolicy::Ask);
+    service.update_settings(&settings).unwrap();
+    let (sink, _rx) = channel_sink();
+
+    let turn = service.prepare(SendRequest::text(None, "time?")).unwrap();
+    let conversation = turn.started.conversation_id.clone();
+    service.run(turn, sink.clone(), &FixedApprover(ApprovalDecision::ForChat)).await;
+    let tools = service.tools(Some(&conversation)).unwrap();
+    assert_eq!(tools.iter().find(|t| t.name == "get_time").unwrap().approval, switchboard_core::ApprovalPolicy::Ask);
+    // The next turn in the same chat does not ask: an approver that would deny is never asked.
+    let turn = service.prepare(SendRequest::text(Some(conversation.clone()), "again")).unwrap();
+    let report = service.run(turn, sink.clone(), &FixedApprover(ApprovalDecision::Deny)).await;
+    assert_eq!(report.outcome.tool_calls_made, 1);
+    let stored = service.open(&conversation).unwrap();
+    assert_eq!(stored.messages[3].tool_calls[0].result.as_ref().unwrap().status, switchboard_core::ToolStatus::Ok);
+
+    let (service, _mock) = setup(Script::new([Reply::tool_call("c1", "get_time", "{}"), Reply::text("done")])).await;
+    service.update_settings(&settings).unwrap();
+    let turn = service.prepare(SendRequest::text(None, "time?")).unwrap();
+    service.run(turn, sink, &FixedApprover(ApprovalDecision::Always)).await;
+    assert_eq!(service.settings().unwrap().tools.approval["get_time"], switchboard_core::ApprovalPolicy::Auto);
 }

@@ -1,0 +1,212 @@
+//! Keys: which key store is in use (the OS keychain, environment variables, or memory for this
+//! session), the fallbacks when the keychain cannot be used, and setting, deleting and describing
+//! keys. A key value goes into a key store and comes out only to build a request header.
+
+use crate::ipc::{self, KeyMode};
+use crate::{Error, Result, Service};
+use std::sync::Arc;
+use std::time::Duration;
+use switchboard_secrets::{EnvStore, KeyringStore, Layered, MemoryStore, SecretStore, SecretValue};
+use switchboard_store::ProviderProfile;
+
+/// How a shell wants the keychain used when it opens the service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeychainAccess {
+    /// Probe it now (a write/read/delete round trip) and explain an unusable one: for commands
+    /// that write keys, which must not fail later.
+    Checked,
+    /// Read through it without a probe, skipping it when a read takes longer than a few
+    /// seconds: for commands that only read a key.
+    Unchecked,
+    /// Start on environment variables; the shell calls [`Service::connect_keychain`] when it can
+    /// afford a probe that may take seconds (the desktop, after its window is up).
+    Deferred,
+}
+
+/// How long an unchecked keychain read may take before the keychain is skipped.
+const UNCHECKED_READ_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The key store in use, what it is, and why the keychain is not used if it is not.
+#[derive(Clone)]
+pub(crate) struct Keys {
+    pub(crate) store: Arc<dyn SecretStore>,
+    pub(crate) mode: KeyMode,
+    pub(crate) problem: Option<String>,
+}
+
+/// `SWITCHBOARD_KEYCHAIN=off` keeps to environment variables (headless machines, tests).
+fn keychain_turned_off() -> bool {
+    std::env::var_os("SWITCHBOARD_KEYCHAIN").is_some_and(|v| v == "off")
+}
+
+const TURNED_OFF: &str = "The keychain is turned off (SWITCHBOARD_KEYCHAIN=off); keys come from environment variables.";
+
+/// The keychain with the environment behind it.
+fn keychain_then_env(keychain: KeyringStore) -> Arc<dyn SecretStore> {
+    Arc::new(Layered::new(vec![Arc::new(keychain), Arc::new(EnvStore::new())]))
+}
+
+/// The key store a shell asked for.
+pub(crate) fn key_store(access: KeychainAccess) -> (Arc<dyn SecretStore>, KeyMode, Option<String>) {
+    let env: Arc<dyn SecretStore> = Arc::new(EnvStore::new());
+    if keychain_turned_off() {
+        return (env, KeyMode::Environment, Some(TURNED_OFF.into()));
+    }
+    match access {
+        KeychainAccess::Deferred => (env, KeyMode::Environment, None),
+        KeychainAccess::Unchecked => {
+            (keychain_then_env(KeyringStore::unchecked().with_timeout(UNCHECKED_READ_TIMEOUT)), KeyMode::Keychain, None)
+        }
+        KeychainAccess::Checked => match KeyringStore::probe() {
+            Ok(keychain) => (keychain_then_env(keychain), KeyMode::Keychain, None),
+            Err(e) => (env, KeyMode::Environment, Some(e.to_string())),
+        },
+    }
+}
+
+impl Service {
+    pub(crate) fn keys(&self) -> Arc<dyn SecretStore> {
+        Arc::clone(&self.inner.keys.read().unwrap_or_else(|p| p.into_inner()).store)
+    }
+
+    fn set_key_store(&self, store: Arc<dyn SecretStore>, mode: KeyMode, problem: Option<String>) {
+        *self.inner.keys.write().unwrap_or_else(|p| p.into_inner()) = Keys { store, mode, problem };
+    }
+
+    /// Probes the OS keychain and switches to it when it works; otherwise records why, for
+    /// Settings to show with the choice between environment variables and keys kept for this
+    /// session. Blocks (a keychain can take seconds to answer): call it off the async workers.
+    pub fn connect_keychain(&self) {
+        if keychain_turned_off() {
+            self.set_key_store(Arc::new(EnvStore::new()), KeyMode::Environment, Some(TURNED_OFF.into()));
+            return;
+        }
+        match KeyringStore::probe() {
+            Ok(keychain) => self.set_key_store(keychain_then_env(keychain), KeyMode::Keychain, None),
+            Err(e) => {
+                tracing::warn!("{e}");
+                self.set_key_store(Arc::new(EnvStore::new()), KeyMode::Environment, Some(e.to_string()));
+            }
+        }
+    }
+
+    /// The person's choice of where keys go: environment variables only, keys kept in memory for
+    /// this session (never a file), or the keychain again (probed first). Blocks like
+    /// [`Service::connect_keychain`].
+    pub fn use_key_fallback(&self, mode: KeyMode) -> Result<ipc::KeychainStatus> {
+        let problem = self.keychain_status().problem;
+        match mode {
+            KeyMode::Memory => self.set_key_store(
+                Arc::new(Layered::new(vec![Arc::new(MemoryStore::new()), Arc::new(EnvStore::new())])),
+                mode,
+                problem,
+            ),
+            KeyMode::Environment => self.set_key_store(Arc::new(EnvStore::new()), mode, problem),
+            KeyMode::Keychain => {
+                let keychain =
+                    KeyringStore::probe().map_err(|e| Error::new(switchboard_core::ErrorKind::Auth, e.to_string()))?;
+                self.set_key_store(keychain_then_env(keychain), mode, None);
+            }
+        }
+        Ok(self.keychain_status())
+    }
+
+    /// Where keys are kept now, and what went wrong with the keychain if it is not used.
+    pub fn keychain_status(&self) -> ipc::KeychainStatus {
+        let keys = self.inner.keys.read().unwrap_or_else(|p| p.into_inner());
+        ipc::KeychainStatus { mode: keys.mode, problem: keys.problem.clone() }
+    }
+
+    /// Fails with the keychain's problem when keys cannot be written where the person expects
+    /// (the CLI's `keys set` and `keys delete`).
+    pub fn require_writable_keys(&self) -> Result<()> {
+        match self.keychain_status().problem {
+            Some(problem) => Err(Error::new(switchboard_core::ErrorKind::Auth, problem)),
+            None => Ok(()),
+        }
+    }
+
+    /// The keys Settings manages: one per provider profile, plus the web search services.
+    pub fn keys_overview(&self) -> Result<Vec<ipc::KeyInfo>> {
+        let mut out = Vec::new();
+        for p in self.inner.store.providers()? {
+            let label = format!("Provider '{}' ({})", p.name, p.base_url);
+            out.push(self.key_info(&p.name, label, ipc::KeyPurpose::Provider));
+        }
+        out.push(self.key_info("tavily", "Tavily (web search)".into(), ipc::KeyPurpose::Tool));
+        out.push(self.key_info("exa", "Exa (web search)".into(), ipc::KeyPurpose::Tool));
+        Ok(out)
+    }
+
+    fn key_info(&self, name: &str, label: String, purpose: ipc::KeyPurpose) -> ipc::KeyInfo {
+        let status =
+            switchboard_secrets::status(self.keys().as_ref(), name).unwrap_or(switchboard_secrets::KeyStatus {
+                name: name.to_owned(),
+                is_set: false,
+                last4: None,
+                source: "unavailable",
+            });
+        ipc::KeyInfo {
+            name: name.to_owned(),
+            label,
+            purpose,
+            is_set: status.is_set,
+            last4: status.last4,
+            source: status.source.to_owned(),
+            env_var: switchboard_secrets::env_var_for(name),
+        }
+    }
+
+    /// Stores or replaces a key. The value goes to the key store and nowhere else.
+    pub fn set_key(&self, name: &str, value: &str) -> Result<ipc::KeyInfo> {
+        let value = value.trim();
+        if value.is_empty() {
+            return Err(Error::config("The key is empty."));
+        }
+        switchboard_secrets::validate_name(name).map_err(|e| Error::config(e.to_string()))?;
+        self.keys().set(name, &SecretValue::new(value))?;
+        self.key_info_for(name)
+    }
+
+    /// Deletes a key.
+    pub fn delete_key(&self, name: &str) -> Result<ipc::KeyInfo> {
+        self.keys().delete(name)?;
+        self.key_info_for(name)
+    }
+
+    fn key_info_for(&self, name: &str) -> Result<ipc::KeyInfo> {
+        Ok(self
+            .keys_overview()?
+            .into_iter()
+            .find(|k| k.name == name)
+            .unwrap_or_else(|| self.key_info(name, name.to_owned(), ipc::KeyPurpose::Tool)))
+    }
+
+    /// The key of a profile: the key store, then `SWITCHBOARD_KEY_<NAME>`, then the kind's usual
+    /// variable. `None` when there is none (local servers often need none).
+    pub fn provider_key(&self, profile: &ProviderProfile) -> Result<Option<SecretValue>> {
+        let kind = switchboard_providers::ProviderKind::parse(&profile.kind)?;
+        match self.keys().get(&profile.name) {
+            Ok(Some(key)) => return Ok(Some(key)),
+            Ok(None) => {}
+            // A local server needs no key, so an unreadable keychain must not block the turn; if
+            // the provider does need one, its 401 says so and Settings explains the keychain.
+            Err(e) => tracing::warn!("the key store could not be read: {e}"),
+        }
+        Ok(EnvStore::new().with_fallback(&profile.name, kind.key_env).get(&profile.name)?)
+    }
+
+    /// Where a profile's key can be put, in words ("Set the key in SWITCHBOARD_KEY_X (or
+    /// OPENAI_API_KEY).") — the hint after a rejected key.
+    pub fn key_hint(&self, profile_name: &str) -> String {
+        let usual = self
+            .inner
+            .store
+            .provider(profile_name)
+            .ok()
+            .flatten()
+            .and_then(|p| switchboard_providers::ProviderKind::parse(&p.kind).ok())
+            .map_or("the provider's variable", |k| k.key_env);
+        format!("Set the key in {} (or {usual}).", switchboard_secrets::env_var_for(profile_name))
+    }
+}

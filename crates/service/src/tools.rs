@@ -1,0 +1,102 @@
+//! Tools: the sources they come from (built-ins first; MCP servers, HTTP tools and agents plug
+//! in as further sources), the registry composed from them, and each tool's state in Settings
+//! and in a chat.
+
+use crate::ipc::ToolInfo;
+use crate::settings::WebPrefs;
+use crate::{Result, Service};
+use std::sync::Arc;
+use switchboard_core::{Catalog, SourceState, ToolRegistry};
+use switchboard_tools::BuiltinSource;
+
+/// The tool sources of one service.
+pub(crate) struct Tools {
+    catalog: Arc<Catalog>,
+    builtin: Arc<BuiltinSource>,
+}
+
+impl Tools {
+    /// The catalog with the built-in source, configured from the stored web settings.
+    pub(crate) fn new(web: &WebPrefs) -> Result<Tools> {
+        let catalog = Catalog::new();
+        let builtin = Arc::new(BuiltinSource::new(&web.tools_config()));
+        catalog
+            .add(builtin.clone())
+            .map_err(|e| crate::Error::new(switchboard_core::ErrorKind::Internal, e.to_string()))?;
+        Ok(Tools { catalog, builtin })
+    }
+}
+
+impl Service {
+    /// Reconfigures the built-in tools when the web settings changed (here, or in another
+    /// process sharing the database: settings are read before every turn).
+    pub(crate) fn sync_builtin_tools(&self, web: &WebPrefs) {
+        let tools = &self.inner.tools;
+        if tools.builtin.configure(&web.tools_config()) {
+            tools.catalog.rebuild();
+        }
+    }
+
+    /// The registry a turn uses: one consistent snapshot of every source's tools.
+    pub(crate) fn registry(&self) -> Arc<ToolRegistry> {
+        if let Ok(settings) = self.settings() {
+            self.sync_builtin_tools(&settings.web);
+        }
+        self.inner.tools.catalog.registry()
+    }
+
+    /// Every tool source and its state.
+    pub fn tool_sources(&self) -> Vec<SourceState> {
+        self.inner.tools.catalog.states()
+    }
+
+    /// Starts every tool source (in parallel; a slow or broken one delays nobody). Shells call
+    /// it once after start-up, in the background.
+    pub async fn start_tool_sources(&self) {
+        self.inner.tools.catalog.start().await;
+    }
+
+    /// Stops every tool source (processes, connections). Shells call it when they exit.
+    pub async fn shutdown(&self) {
+        for message_id in self.running() {
+            self.stop(&message_id);
+        }
+        self.inner.tools.catalog.stop().await;
+    }
+
+    /// Every tool, with its state in Settings and, when given, in a conversation.
+    pub fn tools(&self, conversation_id: Option<&str>) -> Result<Vec<ToolInfo>> {
+        let settings = self.settings()?;
+        let tool_settings = settings.engine_config().tool_settings;
+        let chat_disabled = match conversation_id {
+            Some(id) => self.inner.store.disabled_tools(id)?,
+            None => Default::default(),
+        };
+        Ok(self
+            .registry()
+            .defs()
+            .map(|d| ToolInfo {
+                name: d.name.clone(),
+                description: d.description.clone(),
+                source: d.source.clone(),
+                enabled: !tool_settings.disabled.contains(&d.name),
+                disabled_for_chat: chat_disabled.contains(&d.name),
+                approval: switchboard_core::policy::approval_for(d, &tool_settings),
+                exclusive: d.exclusive,
+                takes_control: d.takes_control,
+                parameters: d.parameters.clone(),
+            })
+            .collect())
+    }
+
+    /// Disables (or re-enables) a tool for one conversation; remembered with the chat.
+    pub fn set_chat_tool_disabled(&self, conversation_id: &str, name: &str, disabled: bool) -> Result<()> {
+        let mut set = self.inner.store.disabled_tools(conversation_id)?;
+        if disabled {
+            set.insert(name.to_owned());
+        } else {
+            set.remove(name);
+        }
+        Ok(self.inner.store.set_disabled_tools(conversation_id, &set)?)
+    }
+}

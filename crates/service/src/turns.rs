@@ -1,0 +1,340 @@
+//! Turns: preparing one (rows, provider, engine, the person's choices), running it with the
+//! store's recorder first in line, regenerating an answer with the choices it was asked with,
+//! stopping, and approvals — remembered here ("for this chat", "always") for every shell alike.
+
+use crate::ipc::{ApprovalChoice, SendRequest, TurnChoices, TurnStarted};
+use crate::providers::ResolvedProvider;
+use crate::{Error, Inner, Result, Service, lock};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
+use switchboard_core::{
+    ApprovalPolicy, CancellationToken, ChatEvent, Engine, EventSink, Provider, Secrets, TurnInput, TurnOptions,
+    TurnOutcome,
+};
+use switchboard_secrets::ToolSecrets;
+use switchboard_store::{ProviderProfile, Recorder};
+use tokio::sync::oneshot;
+
+/// The turns running now and the approvals they wait for.
+#[derive(Default)]
+pub(crate) struct Running {
+    turns: Mutex<HashMap<String, CancellationToken>>,
+    approvals: Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>,
+}
+
+impl Running {
+    /// The turn no longer counts as running; stopping it is then a no-op.
+    fn deregister(&self, message_id: &str) {
+        lock(&self.turns).remove(message_id);
+    }
+}
+
+/// A turn ready to run: rows created, provider and engine built.
+pub struct PreparedTurn {
+    /// The ids of the turn's rows.
+    pub started: TurnStarted,
+    input: TurnInput,
+    provider: Box<dyn Provider>,
+    engine: Engine,
+    recorder: Recorder,
+    cancel: CancellationToken,
+    profile: ProviderProfile,
+}
+
+impl std::fmt::Debug for PreparedTurn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedTurn").field("started", &self.started).finish_non_exhaustive()
+    }
+}
+
+impl PreparedTurn {
+    /// The token that stops this turn (the CLI wires Ctrl-C to it).
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+}
+
+/// How a turn went, for shells that wait for it (the CLI).
+#[derive(Debug)]
+pub struct TurnReport {
+    /// The ids of the turn's rows.
+    pub started: TurnStarted,
+    /// The engine's outcome.
+    pub outcome: TurnOutcome,
+    /// The provider profile used.
+    pub profile: ProviderProfile,
+    /// Set when the answer could not be saved.
+    pub storage_error: Option<Error>,
+}
+
+/// The recorder first (durability), then the shell's sink.
+struct Fanout {
+    recorder: Recorder,
+    shell: Arc<dyn EventSink>,
+    inner: Arc<Inner>,
+    message_id: String,
+}
+
+impl EventSink for Fanout {
+    fn emit(&self, event: ChatEvent) {
+        let done = matches!(event, ChatEvent::Done { .. });
+        self.recorder.emit(event.clone());
+        if done {
+            // Whoever hears `Done` may at once open the conversation or start the next turn: the
+            // answer is on disk and the turn no longer counts as running before the shell hears it.
+            self.recorder.flush();
+            self.inner.turns.deregister(&self.message_id);
+        }
+        self.shell.emit(event);
+    }
+
+    fn tick(&self) {
+        self.recorder.tick();
+        self.shell.tick();
+    }
+
+    fn flush(&self) {
+        self.shell.flush();
+    }
+}
+
+/// Asks the UI; [`Service::resolve_approval`] answers.
+struct UiApprover {
+    inner: Arc<Inner>,
+}
+
+impl Approver for UiApprover {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
+        let (tx, rx) = oneshot::channel();
+        lock(&self.inner.turns.approvals).insert(request.call_id.clone(), tx);
+        let call_id = request.call_id;
+        async move {
+            let decision = rx.await.unwrap_or(ApprovalDecision::Deny);
+            lock(&self.inner.turns.approvals).remove(&call_id);
+            decision
+        }
+        .boxed()
+    }
+}
+
+/// Wraps a shell's approver: "for this chat" and "always" are saved, whichever shell asked.
+struct Remembering<'a> {
+    shell: &'a dyn Approver,
+    service: &'a Service,
+}
+
+impl Approver for Remembering<'_> {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
+        let conversation_id = request.conversation_id.clone();
+        let tool = request.name.clone();
+        // The shell's approver registers the question now, before the event goes out.
+        let pending = self.shell.decide(request);
+        async move {
+            let decision = pending.await;
+            if let Err(e) = self.service.remember_approval(&conversation_id, &tool, decision) {
+                // The decision still holds for this turn; only remembering it failed.
+                tracing::error!("the approval of '{tool}' could not be saved: {e}");
+            }
+            decision
+        }
+        .boxed()
+    }
+}
+
+impl Service {
+    /// Creates the turn's rows and everything it needs. Fails before any row is written when the
+    /// provider, model or key is missing.
+    pub fn prepare(&self, request: SendRequest) -> Result<PreparedTurn> {
+        if request.text.trim().is_empty() {
+            return Err(Error::config("The message is empty."));
+        }
+        let choices = request.choices();
+        let resolved = self.provider_factory().resolve(&choices)?;
+        self.begin(request.conversation_id.as_deref(), &request.text, &request.disable_for_chat, choices, resolved)
+    }
+
+    /// Takes back the conversation's last question and its answer and prepares the question
+    /// again, with `choices` when given, else exactly the choices it was asked with. Everything
+    /// is checked before anything is removed: a failure leaves the conversation as it was.
+    pub fn prepare_regenerate(&self, conversation_id: &str, choices: Option<TurnChoices>) -> Result<PreparedTurn> {
+        let choices = match choices {
+            Some(c) => c,
+            None => self.last_choices(conversation_id)?,
+        };
+        let resolved = self.provider_factory().resolve(&choices)?;
+        let taken = self.inner.store.take_last_turn(conversation_id)?;
+        self.begin(Some(conversation_id), &taken.text, &[], choices, resolved)
+    }
+
+    /// The choices the conversation's last question was asked with.
+    pub fn last_choices(&self, conversation_id: &str) -> Result<TurnChoices> {
+        let last = self.inner.store.last_turn(conversation_id)?;
+        Ok(last
+            .turn_options
+            .as_deref()
+            .and_then(|json| serde_json::from_str::<TurnChoices>(json).ok())
+            // Questions stored before choices were kept: the profile and model that answered.
+            .unwrap_or(TurnChoices { provider: last.provider, model: last.model, ..TurnChoices::default() }))
+    }
+
+    fn begin(
+        &self,
+        conversation_id: Option<&str>,
+        text: &str,
+        disable_for_chat: &[String],
+        choices: TurnChoices,
+        resolved: ResolvedProvider,
+    ) -> Result<PreparedTurn> {
+        let store = &self.inner.store;
+        let ResolvedProvider { profile, model, provider } = resolved;
+        let settings = self.settings()?;
+        let tool_secrets: Arc<dyn Secrets> = Arc::new(ToolSecrets(self.keys()));
+        let engine = Engine::new(settings.engine_config(), self.registry(), tool_secrets);
+
+        // Stored resolved, so asking again uses this profile and model even if the defaults change.
+        let stored =
+            TurnChoices { provider: Some(profile.name.clone()), model: Some(model.clone()), ..choices.clone() };
+        let stored = serde_json::to_string(&stored)
+            .map_err(|e| Error::new(switchboard_core::ErrorKind::Internal, e.to_string()))?;
+        let rows = store.begin_turn_with(conversation_id, text, &profile.name, &model, Some(&stored))?;
+        if !disable_for_chat.is_empty() {
+            let mut set = store.disabled_tools(&rows.conversation_id)?;
+            set.extend(disable_for_chat.iter().cloned());
+            store.set_disabled_tools(&rows.conversation_id, &set)?;
+        }
+        let input = TurnInput {
+            conversation_id: rows.conversation_id.clone(),
+            user_message_id: rows.user_message_id.clone(),
+            message_id: rows.message_id.clone(),
+            provider_name: profile.name.clone(),
+            model,
+            system_prompt: choices.system_prompt,
+            history: store.history(&rows.conversation_id)?,
+            options: TurnOptions {
+                use_tools: choices.use_tools,
+                forced: choices.forced,
+                disabled_for_chat: store.disabled_tools(&rows.conversation_id)?,
+                dry_run: choices.dry_run,
+                max_iterations: choices.max_iterations,
+                approved_tools: store.approved_tools(&rows.conversation_id)?,
+            },
+        };
+        let cancel = CancellationToken::new();
+        lock(&self.inner.turns.turns).insert(rows.message_id.clone(), cancel.clone());
+        Ok(PreparedTurn {
+            started: TurnStarted {
+                conversation_id: rows.conversation_id,
+                message_id: rows.message_id.clone(),
+                user_message_id: rows.user_message_id,
+            },
+            input,
+            provider,
+            engine,
+            recorder: store.recorder(&rows.message_id),
+            cancel,
+            profile,
+        })
+    }
+
+    /// Runs a prepared turn to its end. Events go to the recorder, then to `sink`; the shell's
+    /// `approver` is asked about `ask` tools, and what it answers for the chat or for always is
+    /// remembered.
+    pub async fn run(&self, turn: PreparedTurn, sink: Arc<dyn EventSink>, approver: &dyn Approver) -> TurnReport {
+        let PreparedTurn { started, input, provider, engine, recorder, cancel, profile } = turn;
+        let fanout = Arc::new(Fanout {
+            recorder,
+            shell: sink,
+            inner: Arc::clone(&self.inner),
+            message_id: started.message_id.clone(),
+        });
+        let approver = Remembering { shell: approver, service: self };
+        let outcome = engine.run_turn(provider.as_ref(), input, fanout.clone(), &approver, cancel).await;
+        fanout.recorder.flush();
+        self.inner.turns.deregister(&started.message_id);
+        let storage_error = fanout.recorder.take_error().map(Error::from);
+        TurnReport { started, outcome, profile, storage_error }
+    }
+
+    /// Runs a prepared turn in the background, asking the UI about approvals (answered through
+    /// [`Service::resolve_approval`]).
+    fn spawn(&self, turn: PreparedTurn, sink: Arc<dyn EventSink>) -> TurnStarted {
+        let started = turn.started.clone();
+        let this = self.clone();
+        tokio::spawn(async move {
+            let approver = UiApprover { inner: Arc::clone(&this.inner) };
+            let report = this.run(turn, sink, &approver).await;
+            if let Some(e) = report.storage_error {
+                tracing::error!("the answer could not be saved: {e}");
+            }
+        });
+        started
+    }
+
+    /// Starts a turn in the background. Returns as soon as the rows exist; the events follow on
+    /// `sink`.
+    pub fn send(&self, request: SendRequest, sink: Arc<dyn EventSink>) -> Result<TurnStarted> {
+        let turn = self.prepare(request)?;
+        Ok(self.spawn(turn, sink))
+    }
+
+    /// Asks the conversation's last question again in the background (see
+    /// [`Service::prepare_regenerate`]).
+    pub fn regenerate(
+        &self,
+        conversation_id: &str,
+        choices: Option<TurnChoices>,
+        sink: Arc<dyn EventSink>,
+    ) -> Result<TurnStarted> {
+        let turn = self.prepare_regenerate(conversation_id, choices)?;
+        Ok(self.spawn(turn, sink))
+    }
+
+    /// Stops a running turn; `false` when it is not running.
+    pub fn stop(&self, message_id: &str) -> bool {
+        match lock(&self.inner.turns.turns).get(message_id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Answers a pending approval (the UI's dialog).
+    pub fn resolve_approval(&self, call_id: &str, choice: ApprovalChoice) -> Result<()> {
+        let Some(reply) = lock(&self.inner.turns.approvals).remove(call_id) else {
+            return Err(Error::config(format!("No tool call '{call_id}' is waiting for approval.")));
+        };
+        let decision = match choice {
+            ApprovalChoice::Once => ApprovalDecision::Once,
+            ApprovalChoice::Chat => ApprovalDecision::ForChat,
+            ApprovalChoice::Always => ApprovalDecision::Always,
+            ApprovalChoice::Deny => ApprovalDecision::Deny,
+        };
+        // The turn may have been stopped meanwhile; then nobody waits and that is fine.
+        let _ = reply.send(decision);
+        Ok(())
+    }
+
+    /// Saves what an approval means beyond this call: "for this chat" in the conversation,
+    /// "always" as the tool's policy in Settings.
+    fn remember_approval(&self, conversation_id: &str, tool: &str, decision: ApprovalDecision) -> Result<()> {
+        match decision {
+            ApprovalDecision::ForChat => Ok(self.inner.store.approve_tool_for_chat(conversation_id, tool)?),
+            ApprovalDecision::Always => {
+                let mut s = self.settings()?;
+                s.tools.approval.insert(tool.to_owned(), ApprovalPolicy::Auto);
+                s.save(&self.inner.store)
+            }
+            ApprovalDecision::Once | ApprovalDecision::Deny => Ok(()),
+        }
+    }
+
+    /// Message ids of the turns running now.
+    pub fn running(&self) -> Vec<String> {
+        lock(&self.inner.turns.turns).keys().cloned().collect()
+    }
+}
