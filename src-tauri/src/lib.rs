@@ -7,14 +7,12 @@
 
 use std::sync::Arc;
 use switchboard_core::{ChatEvent, Coalescing, ErrorKind, EventSink, coalesce};
-use switchboard_secrets::{EnvStore, KeyringStore, Layered, MemoryStore, SecretStore};
-use switchboard_service::Service;
 use switchboard_service::ipc::{
-    ApprovalChoice, ConversationView, DataInfo, IpcError, KeyInfo, KeyMode, KeychainStatus, ProviderInfo, SendRequest,
-    ToolInfo, TurnStarted,
+    ApprovalChoice, ConversationSummary, ConversationView, DataInfo, IpcError, KeyInfo, KeyMode, KeychainStatus,
+    MessagePage, ProviderInfo, ProviderProfile, SendRequest, ToolInfo, TurnChoices, TurnStarted,
 };
 use switchboard_service::settings::Settings;
-use switchboard_store::{ConversationSummary, MessagePage, ProviderProfile};
+use switchboard_service::{KeychainAccess, Service};
 use tauri::ipc::Channel;
 use tauri::{Manager, State};
 
@@ -87,14 +85,16 @@ async fn stop_turn(service: State<'_, Service>, message_id: String) -> Result<bo
     Ok(service.stop(&message_id))
 }
 
+/// Asks the last question again: with `choices` when the person picked new ones, else exactly
+/// as it was asked (the service remembers).
 #[tauri::command]
 async fn regenerate(
     service: State<'_, Service>,
     conversation_id: String,
+    choices: Option<TurnChoices>,
     on_event: Channel<ChatEvent>,
 ) -> Result<TurnStarted> {
-    let request = SendRequest::text(Some(conversation_id.clone()), "");
-    service.regenerate(&conversation_id, request, turn_sink(on_event)).map_err(ipc)
+    service.regenerate(&conversation_id, choices, turn_sink(on_event)).map_err(ipc)
 }
 
 #[tauri::command]
@@ -190,25 +190,8 @@ async fn keychain_status(service: State<'_, Service>) -> Result<KeychainStatus> 
 /// kept in memory for this session. Never a file.
 #[tauri::command]
 async fn use_key_fallback(service: State<'_, Service>, mode: KeyMode) -> Result<KeychainStatus> {
-    let problem = service.keychain_status().problem;
-    let store: Arc<dyn SecretStore> = match mode {
-        KeyMode::Memory => Arc::new(Layered::new(vec![Arc::new(MemoryStore::new()), Arc::new(EnvStore::new())])),
-        KeyMode::Environment => Arc::new(EnvStore::new()),
-        KeyMode::Keychain => {
-            let probe = tokio::task::spawn_blocking(KeyringStore::probe).await.map_err(|e| IpcError {
-                kind: ErrorKind::Internal,
-                message: e.to_string(),
-                retryable: false,
-            })?;
-            match probe {
-                Ok(k) => Arc::new(Layered::new(vec![Arc::new(k), Arc::new(EnvStore::new())])),
-                Err(e) => return Err(IpcError { kind: ErrorKind::Auth, message: e.to_string(), retryable: true }),
-            }
-        }
-    };
-    let problem = if mode == KeyMode::Keychain { None } else { problem };
-    service.set_key_store(store, mode, problem);
-    Ok(service.keychain_status())
+    let s = service.inner().clone();
+    blocking(move || s.use_key_fallback(mode)).await
 }
 
 #[tauri::command]
@@ -222,40 +205,10 @@ async fn export_all(service: State<'_, Service>) -> Result<String> {
     blocking(move || s.export_all_to_file()).await
 }
 
-/// Opens the data directory's database and builds the service the commands share.
+/// Opens the data directory's database and builds the service the commands share. Keys come
+/// from the environment until the keychain is probed, after start-up.
 pub fn open_service() -> std::result::Result<Service, IpcError> {
-    let fail = |kind: ErrorKind, message: String| IpcError { kind, message, retryable: false };
-    let dir = switchboard_store::resolve_data_dir(None).map_err(|e| fail(e.kind(), e.to_string()))?;
-    let store = switchboard_store::Store::open(&dir.join(switchboard_store::DB_FILE))
-        .map_err(|e| fail(e.kind(), e.to_string()))?;
-    // The keychain is probed in the background after start-up (it can take seconds); until then
-    // keys come from the environment.
-    let keys: Arc<dyn SecretStore> = Arc::new(EnvStore::new());
-    Service::with_keys(store, keys, KeyMode::Environment, None).map_err(IpcError::from)
-}
-
-/// Switches keys to the OS keychain when it works; otherwise records why, for Settings to show
-/// with the choice between environment variables and keys kept for this session.
-fn connect_keychain(service: &Service) {
-    if std::env::var_os("SWITCHBOARD_KEYCHAIN").is_some_and(|v| v == "off") {
-        service.set_key_store(
-            Arc::new(EnvStore::new()),
-            KeyMode::Environment,
-            Some("The keychain is turned off (SWITCHBOARD_KEYCHAIN=off); keys come from environment variables.".into()),
-        );
-        return;
-    }
-    match KeyringStore::probe() {
-        Ok(keychain) => service.set_key_store(
-            Arc::new(Layered::new(vec![Arc::new(keychain), Arc::new(EnvStore::new())])),
-            KeyMode::Keychain,
-            None,
-        ),
-        Err(e) => {
-            tracing::warn!("{e}");
-            service.set_key_store(Arc::new(EnvStore::new()), KeyMode::Environment, Some(e.to_string()));
-        }
-    }
+    Service::load(None, KeychainAccess::Deferred).map_err(IpcError::from)
 }
 
 /// Registers the commands on a builder (shared by the app and the command tests).
@@ -361,16 +314,31 @@ pub fn run() {
         }
     })
     .manage(service.clone())
-    .setup(move |app| {
-        if let Some(window) = app.get_webview_window("main") {
-            window.set_title("Switchboard")?;
-        }
+    .setup({
         let service = service.clone();
-        std::thread::spawn(move || connect_keychain(&service));
-        Ok(())
+        move |app| {
+            if let Some(window) = app.get_webview_window("main") {
+                window.set_title("Switchboard")?;
+            }
+            // Both may take seconds; the window and the composer never wait for them.
+            let keychain = service.clone();
+            std::thread::spawn(move || keychain.connect_keychain());
+            let sources = service.clone();
+            tauri::async_runtime::spawn(async move { sources.start_tool_sources().await });
+            Ok(())
+        }
     });
-    if let Err(e) = app.run(context()) {
-        eprintln!("Switchboard stopped: {e}");
-        std::process::exit(1);
-    }
+    let app = match app.build(context()) {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("Switchboard stopped: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(move |_, event| {
+        if let tauri::RunEvent::Exit = event {
+            // Tool sources own processes and connections: end them before the process does.
+            tauri::async_runtime::block_on(service.shutdown());
+        }
+    });
 }

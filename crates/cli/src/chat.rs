@@ -10,9 +10,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
 use switchboard_core::{ErrorKind, FinishReason};
-use switchboard_providers::ProviderKind;
-use switchboard_service::Service;
-use switchboard_service::ipc::SendRequest;
+use switchboard_service::ipc::{SendRequest, TurnChoices};
+use switchboard_service::{PreparedTurn, Service};
 
 #[derive(Args, Debug)]
 pub struct ChatArgs {
@@ -109,11 +108,29 @@ impl Approver for TerminalApprover {
     }
 }
 
+/// `switchboard regenerate`: the last question of a conversation, asked again.
+#[derive(Args, Debug)]
+pub struct RegenerateArgs {
+    /// The conversation (default: the most recent one).
+    conversation: Option<String>,
+    /// Use this provider profile instead of the one that answered.
+    #[arg(long)]
+    provider: Option<String>,
+    /// Use this model instead of the one that answered.
+    #[arg(long)]
+    model: Option<String>,
+    /// Run tools that would ask for approval without asking.
+    #[arg(long)]
+    approve_all: bool,
+    /// Print one ChatEvent per line (exactly what the desktop UI receives).
+    #[arg(long)]
+    pub json: bool,
+}
+
 pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
-    let store = service.store();
     let conversation = match (&args.conversation, args.continue_last) {
         (Some(id), _) => Some(id.clone()),
-        (None, true) => store.conversations()?.first().map(|c| c.id.clone()),
+        (None, true) => service.latest_conversation()?,
         (None, false) => None,
     };
     if let Some(id) = &conversation {
@@ -122,21 +139,43 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let request = SendRequest {
-        conversation_id: conversation.clone(),
-        text: args.prompt.clone(),
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        forced: args.force.clone(),
+        conversation_id: conversation,
+        text: args.prompt,
+        provider: args.provider,
+        model: args.model,
+        forced: args.force,
         use_tools: !args.no_tools,
         dry_run: args.dry_run_tools,
-        disable_for_chat: args.disable.clone(),
+        disable_for_chat: args.disable,
+        system_prompt: args.system,
+        max_iterations: args.max_iterations,
     };
-    let mut turn = service.prepare(request)?;
-    Service::customize(&mut turn, args.system.clone(), args.max_iterations);
-    let cancel = Service::cancel_token(&turn);
-    let printer = Arc::new(LivePrinter::new(args.json));
+    let turn = service.prepare(request)?;
+    stream(service, turn, args.json, args.approve_all)
+}
+
+pub fn regenerate(service: &Service, args: RegenerateArgs) -> anyhow::Result<ExitCode> {
+    let conversation = match args.conversation {
+        Some(id) => id,
+        None => service.latest_conversation()?.ok_or_else(|| CliError::config("There is no conversation yet."))?,
+    };
+    // Without overrides the service uses the choices the question was asked with.
+    let choices = if args.provider.is_some() || args.model.is_some() {
+        let last = service.last_choices(&conversation)?;
+        Some(TurnChoices { provider: args.provider.or(last.provider), model: args.model, ..last })
+    } else {
+        None
+    };
+    let turn = service.prepare_regenerate(&conversation, choices)?;
+    stream(service, turn, args.json, args.approve_all)
+}
+
+/// Runs a prepared turn, printing it as it streams; Ctrl-C stops it.
+fn stream(service: &Service, turn: PreparedTurn, json: bool, approve_all: bool) -> anyhow::Result<ExitCode> {
+    let cancel = turn.cancel_token();
+    let printer = Arc::new(LivePrinter::new(json));
     let approver: Box<dyn Approver> =
-        if args.approve_all { Box::new(FixedApprover(ApprovalDecision::Once)) } else { Box::new(TerminalApprover) };
+        if approve_all { Box::new(FixedApprover(ApprovalDecision::Once)) } else { Box::new(TerminalApprover) };
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let report = runtime.block_on(async {
@@ -154,10 +193,9 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
             CliError { kind: ErrorKind::Storage, message: format!("The answer could not be saved: {e}") }.into()
         );
     }
-    if !args.json {
+    if !json {
         eprintln!("[conversation {}]", report.started.conversation_id);
     }
-    let profile = report.profile;
     match report.outcome.finish_reason {
         FinishReason::Error => {
             let error = report
@@ -166,11 +204,8 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(|| switchboard_core::ProviderError::new(ErrorKind::Internal, "the turn failed"));
             let mut message = error.message.clone();
             if error.kind == ErrorKind::Auth {
-                message.push_str(&format!(
-                    " Set the key in {} (or {}).",
-                    switchboard_secrets::env_var_for(&profile.name),
-                    ProviderKind::parse(&profile.kind).map(|k| k.usual_key_env()).unwrap_or("the provider's variable")
-                ));
+                message.push(' ');
+                message.push_str(&service.key_hint(&report.profile.name));
             }
             Err(TurnFailed { kind: error.kind, message }.into())
         }

@@ -11,13 +11,9 @@ use std::io::IsTerminal as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use switchboard_core::ErrorKind;
-use switchboard_secrets::{EnvStore, KeyringStore, Layered, SecretStore};
-use switchboard_service::Service;
-use switchboard_service::ipc::KeyMode;
-use switchboard_service::settings::Settings;
-use switchboard_store::{ProviderProfile, Store};
+use switchboard_service::ipc::ProviderProfile;
+use switchboard_service::{KeychainAccess, ProviderKind, Service};
 
 /// A failure with the kind the shells report (`error[kind]: message` on stderr).
 #[derive(Debug)]
@@ -67,6 +63,9 @@ enum Command {
     Providers(ProvidersCmd),
     /// Send a message and stream the answer, running tools as the model calls them.
     Chat(chat::ChatArgs),
+    /// Ask a conversation's last question again, with the choices it was asked with (or
+    /// those given).
+    Regenerate(chat::RegenerateArgs),
     /// List, show and export stored conversations.
     #[command(subcommand)]
     Conversations(ConversationsCmd),
@@ -130,10 +129,10 @@ enum ProvidersCmd {
     Add {
         /// Profile name; its key is read from SWITCHBOARD_KEY_<NAME> (or the kind's usual variable).
         name: String,
-        /// API kind: openai (also for OpenAI-compatible servers: Ollama, LM Studio, vLLM, llama.cpp, OpenRouter).
-        #[arg(long, default_value = "openai")]
+        /// API kind (openai also covers OpenAI-compatible servers: Ollama, LM Studio, vLLM, llama.cpp, OpenRouter).
+        #[arg(long, default_value = "openai", value_parser = kind_names())]
         kind: String,
-        /// Base URL of the API, e.g. http://localhost:11434/v1.
+        /// Base URL of the API, e.g. http://localhost:11434/v1 (default: the kind's).
         #[arg(long)]
         base_url: Option<String>,
         /// Default model.
@@ -221,10 +220,18 @@ struct ToolsListArgs {
     json: bool,
 }
 
+/// Every name `--kind` accepts, from the provider-kind table.
+fn kind_names() -> clap::builder::PossibleValuesParser {
+    let names =
+        switchboard_service::PROVIDER_KINDS.iter().flat_map(|k| std::iter::once(k.id).chain(k.aliases.iter().copied()));
+    clap::builder::PossibleValuesParser::new(names)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.log.as_deref());
-    let json_errors = matches!(&cli.command, Command::Chat(a) if a.json);
+    let json_errors =
+        matches!(&cli.command, Command::Chat(a) if a.json) || matches!(&cli.command, Command::Regenerate(a) if a.json);
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -268,64 +275,42 @@ fn describe(err: &anyhow::Error) -> (ErrorKind, String) {
     if let Some(e) = err.downcast_ref::<switchboard_core::ProviderError>() {
         return (e.kind, e.message.clone());
     }
-    if let Some(e) = err.downcast_ref::<switchboard_store::Error>() {
-        return (e.kind(), e.to_string());
-    }
     if let Some(e) = err.downcast_ref::<switchboard_service::Error>() {
         return (e.kind, e.message.clone());
     }
     (ErrorKind::Internal, format!("{err:#}"))
 }
 
-/// Where keys come from: the OS keychain, then the environment. `SWITCHBOARD_KEYCHAIN=off` keeps
-/// to the environment (headless machines, tests). `check` runs the keychain's round trip first,
-/// so a command that writes keys can explain an unusable keychain instead of failing later.
-fn key_store(check: bool) -> (Arc<dyn SecretStore>, KeyMode, Option<String>) {
-    let env: Arc<dyn SecretStore> = Arc::new(EnvStore::new());
-    if std::env::var_os("SWITCHBOARD_KEYCHAIN").is_some_and(|v| v == "off") {
-        return (env, KeyMode::Environment, Some("The keychain is turned off (SWITCHBOARD_KEYCHAIN=off).".into()));
-    }
-    if !check {
-        // Reads only: a keychain that does not answer within a few seconds is skipped.
-        let keychain = KeyringStore::unchecked().with_timeout(std::time::Duration::from_secs(3));
-        return (Arc::new(Layered::new(vec![Arc::new(keychain), env])), KeyMode::Keychain, None);
-    }
-    match KeyringStore::probe() {
-        Ok(keychain) => (Arc::new(Layered::new(vec![Arc::new(keychain), env])), KeyMode::Keychain, None),
-        Err(e) => (env, KeyMode::Environment, Some(e.to_string())),
-    }
-}
-
-fn open_service(data_dir: Option<PathBuf>, check_keychain: bool) -> anyhow::Result<Service> {
-    let dir = switchboard_store::resolve_data_dir(data_dir)?;
-    let store = Store::open(&dir.join(switchboard_store::DB_FILE))?;
-    if store.recovered_on_open() > 0 {
-        tracing::info!(count = store.recovered_on_open(), "marked interrupted answers from an earlier run");
-    }
-    let (keys, mode, problem) = key_store(check_keychain);
-    Ok(Service::with_keys(store, keys, mode, problem)?)
-}
-
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    // Commands that write keys probe the keychain first, so an unusable one is explained now.
     let writes_keys = matches!(cli.command, Command::Keys(KeysCmd::Set { .. } | KeysCmd::Delete { .. }));
-    let service = open_service(cli.data_dir, writes_keys)?;
-    match cli.command {
+    let access = if writes_keys { KeychainAccess::Checked } else { KeychainAccess::Unchecked };
+    let service = Service::load(cli.data_dir, access)?;
+    let code = match cli.command {
         Command::Providers(cmd) => providers(&service, cmd),
         Command::Chat(args) => chat::run(&service, args),
+        Command::Regenerate(args) => chat::regenerate(&service, args),
         Command::Conversations(cmd) => conversations(&service, cmd),
         Command::Tools(ToolsCmd::List(args)) => tools_list(&service, &args),
         Command::Settings(cmd) => settings(&service, cmd),
         Command::Keys(cmd) => keys(&service, cmd),
+    };
+    shut_down(&service);
+    code
+}
+
+/// Stops the tool sources (servers the CLI started) before the process exits.
+fn shut_down(service: &Service) {
+    match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt.block_on(service.shutdown()),
+        Err(e) => tracing::warn!("tool sources not stopped: {e}"),
     }
 }
 
 fn keys(service: &Service, cmd: KeysCmd) -> anyhow::Result<ExitCode> {
-    let status = service.keychain_status();
     match cmd {
         KeysCmd::Set { name } => {
-            if let Some(problem) = status.problem {
-                return Err(CliError { kind: ErrorKind::Auth, message: problem }.into());
-            }
+            service.require_writable_keys()?;
             if std::io::stdin().is_terminal() {
                 eprint!("Paste the key for '{name}' and press Enter: ");
             }
@@ -335,9 +320,7 @@ fn keys(service: &Service, cmd: KeysCmd) -> anyhow::Result<ExitCode> {
             println!("Saved the key for '{}' in {} ({}).", name, info.source, describe_key(&info));
         }
         KeysCmd::Delete { name } => {
-            if let Some(problem) = status.problem {
-                return Err(CliError { kind: ErrorKind::Auth, message: problem }.into());
-            }
+            service.require_writable_keys()?;
             let info = service.delete_key(&name)?;
             println!("Deleted the key for '{name}' ({}).", describe_key(&info));
         }
@@ -366,14 +349,10 @@ fn describe_key(k: &switchboard_service::ipc::KeyInfo) -> String {
 fn providers(service: &Service, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         ProvidersCmd::Add { name, kind, base_url, model, default } => {
-            let parsed = switchboard_providers::ProviderKind::parse(&kind)?;
-            let base_url = base_url.unwrap_or_else(|| parsed.default_base_url().to_owned());
-            service.add_provider(&ProviderProfile { name: name.clone(), kind, base_url, model }, default)?;
-            println!(
-                "Saved provider '{name}'. Its key is read from {} (or {}).",
-                switchboard_secrets::env_var_for(&name),
-                parsed.usual_key_env()
-            );
+            let parsed = ProviderKind::parse(&kind)?;
+            let profile = ProviderProfile { name: name.clone(), kind, base_url: base_url.unwrap_or_default(), model };
+            service.add_provider(&profile, default)?;
+            println!("Saved provider '{name}' ({}). {}", parsed.label, service.key_hint(&name));
         }
         ProvidersCmd::List { json } => {
             let profiles = service.providers()?;
@@ -467,25 +446,16 @@ fn tools_list(service: &Service, args: &ToolsListArgs) -> anyhow::Result<ExitCod
 }
 
 fn settings(service: &Service, cmd: SettingsCmd) -> anyhow::Result<ExitCode> {
-    let store = service.store();
     match cmd {
         SettingsCmd::List => println!("{}", serde_json::to_string_pretty(&service.settings()?)?),
-        SettingsCmd::Get { key } => {
-            Settings::check(&key, None)?;
-            let v = store.setting::<serde_json::Value>(&key)?.unwrap_or(serde_json::Value::Null);
-            println!("{}", serde_json::to_string_pretty(&v)?);
-        }
+        SettingsCmd::Get { key } => println!("{}", serde_json::to_string_pretty(&service.setting(&key)?)?),
         SettingsCmd::Set { key, value } => {
             let v: serde_json::Value = serde_json::from_str(&value).map_err(|e| {
                 CliError::config(format!("The value for '{key}' is not JSON: {e}. Quote strings: '\"name\"'."))
             })?;
-            Settings::check(&key, Some(&v))?;
-            store.set_setting(&key, &v)?;
+            service.set_setting(&key, v)?;
         }
-        SettingsCmd::Unset { key } => {
-            Settings::check(&key, None)?;
-            store.delete_setting(&key)?;
-        }
+        SettingsCmd::Unset { key } => service.unset_setting(&key)?,
     }
     Ok(ExitCode::SUCCESS)
 }

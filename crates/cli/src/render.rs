@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::sync::Mutex;
 use switchboard_core::{ChatEvent, EventSink, ToolStatus};
-use switchboard_store::{Role, StoredMessage};
+use switchboard_service::ipc::{Role, StoredMessage};
 
 /// Longest tool output shown in the terminal; the full text is in the database and `show --json`.
 const MAX_OUTPUT_CHARS: usize = 160;

@@ -210,3 +210,110 @@ async fn reasoning_streams_and_is_stored() {
     assert_eq!(stored[1]["reasoning"], "Let me think.");
     assert_eq!(stored[1]["finishReason"], "stop");
 }
+
+/// What a request asked of the model: its model, the tools offered and the tool choice.
+fn asked(r: &switchboard_mock_provider::RecordedRequest) -> (String, Vec<String>, serde_json::Value) {
+    let model = r.body["model"].as_str().unwrap_or_default().to_owned();
+    (model, r.tool_names(), r.body.get("tool_choice").cloned().unwrap_or(serde_json::Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regenerate_asks_again_with_the_choices_of_the_first_ask() {
+    let script = Script::new([
+        Reply::tool_call("c1", "get_time", "{}"),
+        Reply::text("first"),
+        Reply::tool_call("c2", "get_time", "{}"),
+        Reply::text("second"),
+        Reply::text("third"),
+    ]);
+    let env = Env::new(script).await;
+    let (out, _) =
+        env.chat_json(&["--model", "picked", "--force", "get_time", "--disable", "web_fetch", "time?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.run(&["regenerate", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = env.mock.requests();
+    assert_eq!(asked(&requests[0]).0, "picked");
+    assert_eq!(asked(&requests[0]).2, json!({"type": "function", "function": {"name": "get_time"}}));
+    assert_eq!(asked(&requests[2]), asked(&requests[0]), "the retry asks exactly what the first ask did");
+    assert!(!asked(&requests[2]).1.contains(&"web_fetch".to_owned()), "the chat's disabled tool stays off");
+
+    // A model named for the retry replaces the stored one; the rest stays.
+    let out = env.run(&["regenerate", "--model", "other", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let last = &env.mock.requests()[4];
+    assert_eq!(asked(last).0, "other");
+    assert_eq!(asked(last).2, json!({"type": "function", "function": {"name": "get_time"}}));
+}
+
+/// Runs `switchboard ARGS` on a pseudo-terminal (util-linux `script`), typing `answer` at the
+/// approval prompt.
+async fn chat_on_a_terminal(env: &Env, args: &[&str], answer: &str) -> std::process::Output {
+    use tokio::io::AsyncWriteExt;
+    let line: Vec<String> = std::iter::once(BIN).chain(args.iter().copied()).map(|a| format!("'{a}'")).collect();
+    let mut cmd = env.command(&[]);
+    let cmd = cmd.as_std_mut();
+    let mut script = tokio::process::Command::new("script");
+    script.args(["-qec", &line.join(" "), "/dev/null"]).stdin(std::process::Stdio::piped());
+    script.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).kill_on_drop(true);
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    let mut child = script.spawn().expect("script (util-linux) runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(format!("{answer}\n").as_bytes()).await.unwrap();
+    // Kept open until the chat ends: `script` ends the session when its input closes.
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output()).await;
+    drop(stdin);
+    out.expect("the chat ended").unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_for_this_chat_on_the_terminal_is_remembered_for_the_next_turn() {
+    let script = Script::new([
+        Reply::tool_call("c1", "get_time", "{}"),
+        Reply::text("first"),
+        Reply::tool_call("c2", "get_time", "{}"),
+        Reply::text("second"),
+    ]);
+    let env = Env::new(script).await;
+    let out = env.run(&["settings", "set", "tools", r#"{"approval": {"get_time": "ask"}}"#]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = chat_on_a_terminal(&env, &["chat", "time?"], "c").await;
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{screen}");
+    assert!(screen.contains("Allow 'get_time'"), "the prompt was shown: {screen}");
+
+    // No terminal now: a question would be denied, so an ok result shows none was asked.
+    let (out, events) = env.chat_json(&["--continue", "again"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(of_type(&events, "approvalRequested").is_empty());
+    assert_eq!(of_type(&events, "toolResult")[0]["status"], "ok");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_always_on_the_terminal_is_saved_in_settings() {
+    let env = Env::new(Script::new([Reply::tool_call("c1", "get_time", "{}"), Reply::text("done")])).await;
+    let out = env.run(&["settings", "set", "tools", r#"{"approval": {"get_time": "ask"}}"#]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = chat_on_a_terminal(&env, &["chat", "time?"], "a").await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = env.run(&["settings", "get", "tools"]).await;
+    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tools["approval"]["get_time"], "auto");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_written_from_the_cli_are_checked_like_the_apps() {
+    let env = Env::new(Script::default()).await;
+    let out = env.run(&["settings", "set", "defaultProvider", r#""nope""#]).await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("Unknown provider 'nope'"), "{}", stderr(&out));
+    let out = env.run(&["settings", "set", "web", r#"{"searchBackend": "searxng", "searxngUrl": "not a url"}"#]).await;
+    assert!(!out.status.success(), "an invalid SearXNG URL is refused");
+    let out = env.run(&["settings", "get", "web"]).await;
+    assert_eq!(stdout(&out).trim(), "null", "nothing was written");
+}
