@@ -3,7 +3,7 @@
 //! and in a chat.
 
 use crate::ipc::ToolInfo;
-use crate::settings::WebPrefs;
+use crate::settings::{Settings, WebPrefs};
 use crate::{Result, Service};
 use std::sync::Arc;
 use switchboard_core::{Catalog, SourceState, ToolRegistry};
@@ -37,11 +37,9 @@ impl Service {
         }
     }
 
-    /// The registry a turn uses: one consistent snapshot of every source's tools.
-    pub(crate) fn registry(&self) -> Arc<ToolRegistry> {
-        if let Ok(settings) = self.settings() {
-            self.sync_builtin_tools(&settings.web);
-        }
+    /// The registry a turn uses under `settings`: one consistent snapshot of every source's tools.
+    pub(crate) fn registry(&self, settings: &Settings) -> Arc<ToolRegistry> {
+        self.sync_builtin_tools(&settings.web);
         self.inner.tools.catalog.registry()
     }
 
@@ -73,7 +71,7 @@ impl Service {
             None => Default::default(),
         };
         Ok(self
-            .registry()
+            .registry(&settings)
             .defs()
             .map(|d| ToolInfo {
                 name: d.name.clone(),

@@ -192,7 +192,7 @@ impl Service {
         let ResolvedProvider { profile, model, provider } = resolved;
         let settings = self.settings()?;
         let tool_secrets: Arc<dyn Secrets> = Arc::new(ToolSecrets(self.keys()));
-        let engine = Engine::new(settings.engine_config(), self.registry(), tool_secrets);
+        let engine = Engine::new(settings.engine_config(), self.registry(&settings), tool_secrets);
 
         // Stored resolved, so asking again uses this profile and model even if the defaults change.
         let stored =

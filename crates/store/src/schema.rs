@@ -205,3 +205,27 @@ pub(crate) fn open_error(path: &Path, e: rusqlite::Error) -> Error {
         Error::CannotOpen { path: path.to_owned(), detail: e.to_string() }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_of_the_first_schema_upgrades_and_keeps_its_messages() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(
+            "INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c', 'old chat', 1, 1);
+             INSERT INTO messages (id, conversation_id, seq, role, content, status, created_at, updated_at)
+             VALUES ('m', 'c', 1, 'user', 'asked before choices were kept', 'complete', 1, 1);",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
+        let (content, options): (String, Option<String>) = conn
+            .query_row("SELECT content, turn_options FROM messages WHERE id = 'm'", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        assert_eq!(content, "asked before choices were kept");
+        assert_eq!(options, None);
+    }
+}
