@@ -44,6 +44,7 @@ fn render() -> String {
         store::MessagePage,
         ipc::ConversationView,
         ipc::SendRequest,
+        ipc::TurnChoices,
         ipc::TurnStarted,
         ipc::ToolInfo,
         ipc::ProviderInfo,

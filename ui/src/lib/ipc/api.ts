@@ -4,23 +4,10 @@
  * Outside Tauri (plain `npm run dev` in a browser) a scripted in-memory fake stands in; tests swap
  * in their own backend with `setBackend`.
  */
-import { Channel, invoke } from '@tauri-apps/api/core';
+import { Channel, invoke, type InvokeArgs } from '@tauri-apps/api/core';
 import { openUrl as openerOpenUrl } from '@tauri-apps/plugin-opener';
-import type {
-  ApprovalChoice,
-  ChatEvent,
-  ConversationSummary,
-  ConversationView,
-  MessagePage,
-  DataInfo,
-  KeychainStatus,
-  KeyInfo,
-  ProviderInfo,
-  SendRequest,
-  Settings,
-  ToolInfo,
-  TurnStarted,
-} from './bindings';
+import type { ChatEvent } from './bindings';
+import type { CommandName, Commands } from './commands';
 import type { Backend, TurnHandlers } from './backend';
 import { toIpcError } from './errors';
 import { isAllowedUrl } from '../markdown/links';
@@ -46,33 +33,38 @@ function channelFor(handlers: TurnHandlers): Channel<ChatEvent> {
   return ch;
 }
 
-async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+/**
+ * Invokes a command by the names the shell declares (`commands.ts` is generated from its source):
+ * an unknown command, a missing or misspelled argument key, or a wrong argument type does not
+ * compile.
+ */
+async function call<C extends CommandName>(cmd: C, args: Commands[C]['args']): Promise<Commands[C]['result']> {
   if (!inTauri()) {
     throw toIpcError({ kind: 'internal', message: 'This window is not connected to the Switchboard app. Open Switchboard from the desktop app.' });
   }
   try {
-    return await invoke<T>(cmd, args);
+    return await invoke<Commands[C]['result']>(cmd, args as InvokeArgs);
   } catch (e) {
     throw toIpcError(e);
   }
 }
 
-/** The real backend: the shell's commands, argument names exactly as the contract says. */
+/** The real backend: one command per method. */
 export const tauriBackend: Backend = {
-  listConversations: () => call<ConversationSummary[]>('list_conversations'),
-  searchConversations: (query) => call<ConversationSummary[]>('search_conversations', { query }),
-  openConversation: (id) => call<ConversationView>('open_conversation', { id }),
-  olderMessages: (id, before, limit) => call<MessagePage>('older_messages', { id, before, limit }),
-  renameConversation: (id, title) => call<void>('rename_conversation', { id, title }),
-  deleteConversation: (id) => call<void>('delete_conversation', { id }),
-  sendMessage: (request: SendRequest, handlers) => call<TurnStarted>('send_message', { request, onEvent: channelFor(handlers) }),
-  stopTurn: (messageId) => call<boolean>('stop_turn', { messageId }),
-  regenerate: (conversationId, handlers) => call<TurnStarted>('regenerate', { conversationId, onEvent: channelFor(handlers) }),
-  listTools: (conversationId) => call<ToolInfo[]>('list_tools', { conversationId }),
-  setChatToolDisabled: (conversationId, name, disabled) => call<void>('set_chat_tool_disabled', { conversationId, name, disabled }),
-  listProviders: () => call<ProviderInfo[]>('list_providers'),
-  listModels: (provider) => call<string[]>('list_models', { provider }),
-  resolveApproval: (callId, choice: ApprovalChoice) => call<void>('resolve_approval', { callId, choice }),
+  listConversations: () => call('list_conversations', {}),
+  searchConversations: (query) => call('search_conversations', { query }),
+  openConversation: (id) => call('open_conversation', { id }),
+  olderMessages: (id, before, limit) => call('older_messages', { id, before, limit }),
+  renameConversation: (id, title) => call('rename_conversation', { id, title }),
+  deleteConversation: (id) => call('delete_conversation', { id }),
+  sendMessage: (request, handlers) => call('send_message', { request, onEvent: channelFor(handlers) }),
+  stopTurn: (messageId) => call('stop_turn', { messageId }),
+  regenerate: (conversationId, handlers) => call('regenerate', { conversationId, onEvent: channelFor(handlers) }),
+  listTools: (conversationId) => call('list_tools', { conversationId }),
+  setChatToolDisabled: (conversationId, name, disabled) => call('set_chat_tool_disabled', { conversationId, name, disabled }),
+  listProviders: () => call('list_providers', {}),
+  listModels: (provider) => call('list_models', { provider }),
+  resolveApproval: (callId, choice) => call('resolve_approval', { callId, choice }),
   openUrl: async (url) => {
     if (!isAllowedUrl(url)) throw toIpcError({ kind: 'badRequest', message: 'This link cannot be opened.' });
     try {
@@ -81,17 +73,17 @@ export const tauriBackend: Backend = {
       throw toIpcError(e);
     }
   },
-  getSettings: () => call<Settings>('get_settings'),
-  updateSettings: (settings) => call<Settings>('update_settings', { settings }),
-  addProvider: (profile, makeDefault) => call<ProviderInfo[]>('add_provider', { profile, makeDefault }),
-  removeProvider: (name) => call<ProviderInfo[]>('remove_provider', { name }),
-  listKeys: () => call<KeyInfo[]>('list_keys'),
-  setKey: (name, value) => call<KeyInfo>('set_key', { name, value }),
-  deleteKey: (name) => call<KeyInfo>('delete_key', { name }),
-  keychainStatus: () => call<KeychainStatus>('keychain_status'),
-  useKeyFallback: (mode) => call<KeychainStatus>('use_key_fallback', { mode }),
-  dataInfo: () => call<DataInfo>('data_info'),
-  exportAll: () => call<string>('export_all'),
+  getSettings: () => call('get_settings', {}),
+  updateSettings: (settings) => call('update_settings', { settings }),
+  addProvider: (profile, makeDefault) => call('add_provider', { profile, makeDefault }),
+  removeProvider: (name) => call('remove_provider', { name }),
+  listKeys: () => call('list_keys', {}),
+  setKey: (name, value) => call('set_key', { name, value }),
+  deleteKey: (name) => call('delete_key', { name }),
+  keychainStatus: () => call('keychain_status', {}),
+  useKeyFallback: (mode) => call('use_key_fallback', { mode }),
+  dataInfo: () => call('data_info', {}),
+  exportAll: () => call('export_all', {}),
 };
 
 /** Whether the page runs inside the Tauri webview. */

@@ -434,6 +434,36 @@ systemPrompt?: string,
  */
 maxIterations?: number, };
 
+export type TurnChoices = { 
+/**
+ * Provider profile (default: the default profile).
+ */
+provider: string | null, 
+/**
+ * Model (default: the profile's model).
+ */
+model: string | null, 
+/**
+ * Tools forced for the first iteration.
+ */
+forced: Array<string>, 
+/**
+ * `false`: no tools this turn.
+ */
+useTools: boolean, 
+/**
+ * Tools return their example output instead of running.
+ */
+dryRun: boolean, 
+/**
+ * System prompt.
+ */
+systemPrompt: string | null, 
+/**
+ * Most model calls with tools before a final answer (default: the settings').
+ */
+maxIterations: number | null, };
+
 export type TurnStarted = { 
 /**
  * Conversation id (new or existing).

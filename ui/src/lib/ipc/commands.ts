@@ -1,0 +1,68 @@
+// Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
+// Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
+import type { ApprovalChoice, ChatEvent, ConversationSummary, ConversationView, DataInfo, KeyInfo, KeyMode, KeychainStatus, MessagePage, ProviderInfo, ProviderProfile, SendRequest, Settings, ToolInfo, TurnChoices, TurnStarted } from './bindings';
+
+/** What a turn's events arrive on (Tauri's `Channel`). */
+export interface EventChannel<T> {
+  onmessage: (message: T) => void;
+}
+
+/** Every command the shell registers: the arguments it reads and what it resolves with. */
+export interface Commands {
+  list_conversations: { args: Record<string, never>; result: ConversationSummary[] };
+  search_conversations: { args: { query: string }; result: ConversationSummary[] };
+  open_conversation: { args: { id: string }; result: ConversationView };
+  older_messages: { args: { id: string; before: string; limit: number }; result: MessagePage };
+  rename_conversation: { args: { id: string; title: string }; result: void };
+  delete_conversation: { args: { id: string }; result: void };
+  send_message: { args: { request: SendRequest; onEvent: EventChannel<ChatEvent> }; result: TurnStarted };
+  stop_turn: { args: { messageId: string }; result: boolean };
+  regenerate: { args: { conversationId: string; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; result: TurnStarted };
+  list_tools: { args: { conversationId?: string | null }; result: ToolInfo[] };
+  set_chat_tool_disabled: { args: { conversationId: string; name: string; disabled: boolean }; result: void };
+  list_providers: { args: Record<string, never>; result: ProviderInfo[] };
+  list_models: { args: { provider?: string | null }; result: string[] };
+  resolve_approval: { args: { callId: string; choice: ApprovalChoice }; result: void };
+  get_settings: { args: Record<string, never>; result: Settings };
+  update_settings: { args: { settings: Settings }; result: Settings };
+  add_provider: { args: { profile: ProviderProfile; makeDefault: boolean }; result: ProviderInfo[] };
+  remove_provider: { args: { name: string }; result: ProviderInfo[] };
+  list_keys: { args: Record<string, never>; result: KeyInfo[] };
+  set_key: { args: { name: string; value: string }; result: KeyInfo };
+  delete_key: { args: { name: string }; result: KeyInfo };
+  keychain_status: { args: Record<string, never>; result: KeychainStatus };
+  use_key_fallback: { args: { mode: KeyMode }; result: KeychainStatus };
+  data_info: { args: Record<string, never>; result: DataInfo };
+  export_all: { args: Record<string, never>; result: string };
+}
+
+export type CommandName = keyof Commands;
+
+/** Every command and its argument keys. */
+export const COMMANDS = {
+  list_conversations: [],
+  search_conversations: ['query'],
+  open_conversation: ['id'],
+  older_messages: ['id', 'before', 'limit'],
+  rename_conversation: ['id', 'title'],
+  delete_conversation: ['id'],
+  send_message: ['request', 'onEvent'],
+  stop_turn: ['messageId'],
+  regenerate: ['conversationId', 'choices', 'onEvent'],
+  list_tools: ['conversationId'],
+  set_chat_tool_disabled: ['conversationId', 'name', 'disabled'],
+  list_providers: [],
+  list_models: ['provider'],
+  resolve_approval: ['callId', 'choice'],
+  get_settings: [],
+  update_settings: ['settings'],
+  add_provider: ['profile', 'makeDefault'],
+  remove_provider: ['name'],
+  list_keys: [],
+  set_key: ['name', 'value'],
+  delete_key: ['name'],
+  keychain_status: [],
+  use_key_fallback: ['mode'],
+  data_info: [],
+  export_all: [],
+} as const satisfies { [C in CommandName]: readonly (keyof Commands[C]['args'])[] };
