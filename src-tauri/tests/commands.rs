@@ -11,14 +11,20 @@ use tauri::webview::InvokeRequest;
 use tauri::{App, WebviewWindow, WebviewWindowBuilder};
 
 fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service) {
-    let service =
-        Service::new(Store::open_in_memory().unwrap(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
+    let (app, webview, service, _store) = app_with_store();
+    (app, webview, service)
+}
+
+/// The app, and its database for tests that seed rows the way a turn would.
+fn app_with_store() -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service, Store) {
+    let store = Store::open_in_memory().unwrap();
+    let service = Service::new(store.clone(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
     let app = switchboard_desktop::with_commands(mock_builder())
         .manage(service.clone())
         .build(switchboard_desktop::context())
         .unwrap();
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
-    (app, webview, service)
+    (app, webview, service, store)
 }
 
 fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result<Value, Value> {
@@ -43,9 +49,9 @@ fn invoke_from(webview: &WebviewWindow<MockRuntime>, url: &str, cmd: &str, body:
 
 #[test]
 fn conversations_are_listed_opened_renamed_and_deleted() {
-    let (_app, webview, service) = app();
+    let (_app, webview, _service, store) = app_with_store();
     assert_eq!(invoke(&webview, "list_conversations", json!({})).unwrap(), json!([]));
-    let rows = service.store().begin_turn(None, "Hello 👋", "p", "m").unwrap();
+    let rows = store.begin_turn(None, "Hello 👋", "p", "m").unwrap();
     let list = invoke(&webview, "list_conversations", json!({})).unwrap();
     assert_eq!(list[0]["id"], rows.conversation_id);
     assert_eq!(list[0]["title"], "Hello 👋");
@@ -64,8 +70,7 @@ fn conversations_are_listed_opened_renamed_and_deleted() {
 
 #[test]
 fn a_long_conversation_opens_at_its_end_and_reads_older_pages() {
-    let (_app, webview, service) = app();
-    let store = service.store();
+    let (_app, webview, _service, store) = app_with_store();
     let id = store.begin_turn(None, "question 0", "p", "m").unwrap().conversation_id;
     for turn in 1..40 {
         store.begin_turn(Some(&id), &format!("question {turn}"), "p", "m").unwrap();
@@ -107,8 +112,8 @@ fn errors_reach_the_ui_typed() {
 
 #[test]
 fn tools_can_be_disabled_for_a_chat() {
-    let (_app, webview, service) = app();
-    let rows = service.store().begin_turn(None, "hi", "p", "m").unwrap();
+    let (_app, webview, _service, store) = app_with_store();
+    let rows = store.begin_turn(None, "hi", "p", "m").unwrap();
     let tools = invoke(&webview, "list_tools", json!({"conversationId": rows.conversation_id})).unwrap();
     let get_time = tools.as_array().unwrap().iter().find(|t| t["name"] == "get_time").unwrap().clone();
     assert_eq!(get_time["source"], json!({"kind": "builtin"}));
@@ -208,4 +213,83 @@ fn a_key_set_through_ipc_never_comes_back() {
         assert!(!text.contains(KEY), "the key came back: {text}");
     }
     assert!(events.iter().any(|e| e.contains("toolResult")), "the conversation used a tool");
+}
+
+/// Waits until no turn runs (the window's channel is not read in these tests).
+fn until_idle(service: &Service) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !service.running().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the turn did not end");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn regenerate_from_the_window_asks_with_the_choices_of_the_first_ask() {
+    use switchboard_mock_provider::{MockServer, Reply, Script};
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let mock = runtime.block_on(MockServer::start(Script::new([Reply::text("first"), Reply::text("second")])));
+    let (_app, webview, service) = app();
+    let profile = json!({"name": "mock", "kind": "openai", "baseUrl": mock.base_url(), "model": "m"});
+    invoke(&webview, "add_provider", json!({"profile": profile, "makeDefault": true})).unwrap();
+    let request = json!({
+        "conversationId": null, "text": "q", "provider": null, "model": "picked",
+        "forced": [], "useTools": false, "dryRun": false, "disableForChat": []
+    });
+    let started = invoke(&webview, "send_message", json!({"request": request, "onEvent": "__CHANNEL__:1"})).unwrap();
+    until_idle(&service);
+    let id = started["conversationId"].clone();
+    invoke(&webview, "regenerate", json!({"conversationId": id, "onEvent": "__CHANNEL__:2"})).unwrap();
+    until_idle(&service);
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    for r in &requests {
+        assert_eq!(r.body["model"], "picked", "the model picked for the first ask");
+        assert!(r.tool_names().is_empty(), "tools stay off for the retry");
+    }
+    let view = invoke(&webview, "open_conversation", json!({"id": id})).unwrap();
+    let texts: Vec<&str> =
+        view["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["q", "second"]);
+}
+
+#[test]
+fn approving_for_this_chat_from_the_window_is_remembered_for_the_next_turn() {
+    use switchboard_mock_provider::{MockServer, Reply, Script};
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let mock = runtime.block_on(MockServer::start(Script::new([
+        Reply::tool_call("c1", "get_time", "{}"),
+        Reply::text("first"),
+        Reply::tool_call("c2", "get_time", "{}"),
+        Reply::text("second"),
+    ])));
+    let (_app, webview, service) = app();
+    let profile = json!({"name": "mock", "kind": "openai", "baseUrl": mock.base_url(), "model": "m"});
+    invoke(&webview, "add_provider", json!({"profile": profile, "makeDefault": true})).unwrap();
+    let mut settings = invoke(&webview, "get_settings", json!({})).unwrap();
+    settings["tools"]["approval"]["get_time"] = json!("ask");
+    invoke(&webview, "update_settings", json!({"settings": settings})).unwrap();
+
+    let send = |conversation: Value, text: &str, channel: u32| {
+        let request = json!({
+            "conversationId": conversation, "text": text, "provider": null, "model": null,
+            "forced": [], "useTools": true, "dryRun": false, "disableForChat": []
+        });
+        invoke(&webview, "send_message", json!({"request": request, "onEvent": format!("__CHANNEL__:{channel}")}))
+            .unwrap()
+    };
+    let started = send(Value::Null, "time?", 1);
+    // The call waits for the person; answer it the way the dialog does.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while invoke(&webview, "resolve_approval", json!({"callId": "c1", "choice": "chat"})).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the call never waited for approval");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    until_idle(&service);
+    send(started["conversationId"].clone(), "again", 2);
+    // Nobody answers this time: the turn ends only if it did not ask.
+    until_idle(&service);
+    let view = invoke(&webview, "open_conversation", json!({"id": started["conversationId"]})).unwrap();
+    assert_eq!(view["messages"][3]["toolCalls"][0]["result"]["status"], "ok");
 }
