@@ -24,7 +24,7 @@ pub enum Error {
 
     /// The file is not a database, is damaged, or belongs to another application.
     #[error(
-        "The file at {} is not a readable Switchboard database ({detail}). It was left untouched; move it aside to start fresh.",
+        "The file at {} is not a readable Switchboard database ({detail}). It was left untouched. To start fresh, move it aside (or point --data-dir at another folder) and Switchboard creates a new one; to get your conversations back, put back a copy of the file you saved earlier.",
         path.display()
     )]
     Corrupt {
@@ -87,8 +87,9 @@ pub enum Error {
         source: std::io::Error,
     },
 
-    /// SQLite failed on an open database (disk full, locked for longer than the busy timeout).
-    #[error("Database error: {0}")]
+    /// SQLite failed on an open database (disk full, locked for longer than the busy timeout,
+    /// a damaged page found after opening).
+    #[error("{}", sqlite_message(.0))]
     Sqlite(#[from] rusqlite::Error),
 }
 
@@ -104,6 +105,18 @@ impl Error {
 
     pub(crate) fn not_found(what: &'static str, id: &str) -> Self {
         Error::NotFound { what, id: id.to_owned() }
+    }
+}
+
+/// SQLite's own text ("database disk image is malformed") says nothing a person can act on:
+/// damage found after opening gets the same guidance as damage found when opening.
+fn sqlite_message(e: &rusqlite::Error) -> String {
+    if crate::schema::is_corruption(e) {
+        format!(
+            "The database file is damaged ({e}). Nothing more was written to it. Copy what you can with an export, then move the file aside (or point --data-dir at another folder) to start fresh."
+        )
+    } else {
+        format!("Database error: {e}")
     }
 }
 
@@ -126,6 +139,13 @@ mod tests {
         assert_eq!(e.to_string(), "conversation 'x' not found");
         assert_eq!(e.kind(), ErrorKind::Config);
         let e = Error::Corrupt { path: "/f".into(), detail: "file is not a database".into() };
-        assert!(e.to_string().contains("It was left untouched; move it aside to start fresh."));
+        assert!(e.to_string().contains("It was left untouched. To start fresh, move it aside"), "{e}");
+        let damaged = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+            Some("database disk image is malformed".into()),
+        );
+        let e = Error::from(damaged);
+        assert!(e.to_string().starts_with("The database file is damaged"), "{e}");
+        assert!(!e.to_string().ends_with("malformed"), "{e}");
     }
 }

@@ -110,7 +110,7 @@ pub(crate) const APPLICATION_ID: i64 = 0x5357_4244;
 const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
 
 /// Whether SQLite's error means the file itself is unreadable, as opposed to the disk or a lock.
-fn is_corruption(e: &rusqlite::Error) -> bool {
+pub(crate) fn is_corruption(e: &rusqlite::Error) -> bool {
     matches!(e.sqlite_error_code(), Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt))
 }
 
@@ -143,7 +143,36 @@ pub(crate) fn check_file(conn: &Connection, path: &Path) -> Result<()> {
     if version > SCHEMA_VERSION {
         return Err(Error::NewerSchema { path: path.to_owned(), found: version, supported: SCHEMA_VERSION });
     }
-    Ok(())
+    check_pages(conn, path)
+}
+
+/// Up to this size a database's pages are all checked when it is opened; `quick_check` reads
+/// every page, about a second per few hundred megabytes here. A larger file is checked as it is
+/// read: damage found later gets the same guidance (see `Error::Sqlite`).
+pub(crate) const PAGE_CHECK_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Finds damaged pages (not only a damaged header) before anything is written. Reads only.
+fn check_pages(conn: &Connection, path: &Path) -> Result<()> {
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    if size > PAGE_CHECK_MAX_BYTES {
+        tracing::info!(bytes = size, "database larger than the open-time page check; checked as it is read");
+        return Ok(());
+    }
+    let corrupt = |detail: String| Error::Corrupt { path: path.to_owned(), detail };
+    let mut problems = Vec::new();
+    let checked = conn.prepare("PRAGMA quick_check(3)").and_then(|mut stmt| {
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        for row in rows {
+            problems.push(row?);
+        }
+        Ok(())
+    });
+    match checked {
+        Err(e) if is_corruption(&e) => Err(corrupt(format!("damaged pages: {e}"))),
+        Err(e) => Err(Error::CannotOpen { path: path.to_owned(), detail: e.to_string() }),
+        Ok(()) if problems.len() == 1 && problems[0] == "ok" => Ok(()),
+        Ok(()) => Err(corrupt(format!("damaged pages: {}", problems.join("; ")))),
+    }
 }
 
 /// Sets the connection up for the store's use. Runs only after [`check_file`] passed.

@@ -678,27 +678,6 @@ pub(crate) fn now_millis() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn titles_use_the_first_non_blank_line_and_cut_on_a_char_boundary() {
-        assert_eq!(title_from("  \n  Hello there \nsecond"), "Hello there");
-        assert_eq!(title_from(" \n\t"), "New conversation");
-        let long = "é".repeat(70);
-        let t = title_from(&long);
-        assert_eq!(t.chars().count(), 60);
-        assert!(t.ends_with('…'));
-        assert_eq!(title_from(&"x".repeat(60)), "x".repeat(60));
-    }
-
-    #[test]
-    fn like_escaping_covers_wildcards_and_the_escape_char() {
-        assert_eq!(escape_like(r"50%_a\b"), r"50\%\_a\\b");
-    }
-}
-
 /// The last question of a conversation and its sequence number; refused while an answer after
 /// it is still streaming.
 fn last_turn_in(conn: &Connection, conversation_id: &str) -> Result<(i64, TakenTurn)> {
@@ -731,4 +710,25 @@ fn last_turn_in(conn: &Connection, conversation_id: &str) -> Result<(i64, TakenT
         .optional()?
         .unwrap_or_default();
     Ok((seq, TakenTurn { text, turn_options, provider, model }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_use_the_first_non_blank_line_and_cut_on_a_char_boundary() {
+        assert_eq!(title_from("  \n  Hello there \nsecond"), "Hello there");
+        assert_eq!(title_from(" \n\t"), "New conversation");
+        let long = "é".repeat(70);
+        let t = title_from(&long);
+        assert_eq!(t.chars().count(), 60);
+        assert!(t.ends_with('…'));
+        assert_eq!(title_from(&"x".repeat(60)), "x".repeat(60));
+    }
+
+    #[test]
+    fn like_escaping_covers_wildcards_and_the_escape_char() {
+        assert_eq!(escape_like(r"50%_a\b"), r"50\%\_a\\b");
+    }
 }

@@ -92,7 +92,7 @@ fn a_file_of_random_bytes_is_reported_corrupt_and_left_untouched() {
     assert!(matches!(&err, Error::Corrupt { path: p, .. } if p == &path), "{err:?}");
     let msg = err.to_string();
     assert!(msg.contains("is not a readable Switchboard database"), "{msg}");
-    assert!(msg.contains("move it aside to start fresh"), "{msg}");
+    assert!(msg.contains("To start fresh, move it aside"), "{msg}");
     assert_eq!(err.kind(), ErrorKind::Storage);
 
     assert_eq!(std::fs::read(&path).unwrap(), bytes, "file bytes changed");
@@ -130,4 +130,39 @@ fn a_directory_in_the_way_is_a_clear_open_error() {
     let err = Store::open(&path).err().expect("a directory is not a database");
     assert!(matches!(err, Error::CannotOpen { .. } | Error::Corrupt { .. }), "{err:?}");
     assert!(err.to_string().contains(&path.display().to_string()), "{err}");
+}
+
+/// A database whose header is fine but whose later pages are overwritten with garbage, as a
+/// failing disk or an interrupted copy leaves it. Returns the damaged file's bytes.
+fn damage_pages_after_the_header(path: &Path) -> Vec<u8> {
+    let store = Store::open(path).unwrap();
+    for i in 0..200 {
+        let rows = store.begin_turn(None, &format!("question {i} {}", "x".repeat(500)), "p", "m").unwrap();
+        let _ = rows;
+    }
+    drop(store);
+    let page = pragma_i64(path, "page_size") as usize;
+    let mut bytes = std::fs::read(path).unwrap();
+    assert!(bytes.len() > page * 8, "the database spans many pages");
+    for b in &mut bytes[page * 3..page * 6] {
+        *b = 0xA5;
+    }
+    std::fs::write(path, &bytes).unwrap();
+    bytes
+}
+
+#[test]
+fn damaged_pages_are_found_on_open_and_the_file_is_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(DB_FILE);
+    let damaged = damage_pages_after_the_header(&path);
+    let err = Store::open(&path).err().expect("a damaged database is refused");
+    assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+    assert_eq!(err.kind(), ErrorKind::Storage);
+    let message = err.to_string();
+    assert!(message.contains(&path.display().to_string()), "says where it is: {message}");
+    assert!(message.contains("left untouched") && message.contains("start fresh"), "{message}");
+    assert!(message.contains("damaged pages"), "{message}");
+    assert!(!message.trim_end().ends_with("malformed"), "{message}");
+    assert_eq!(std::fs::read(&path).unwrap(), damaged, "not a byte changed");
 }
