@@ -89,7 +89,9 @@ impl Approver for TerminalApprover {
             let answer = tokio::task::spawn_blocking(move || {
                 eprint!(
                     "\nAllow '{}' ({}) with arguments {}?\n[y] once  [c] for this chat  [a] always  [n] deny: ",
-                    request.name, request.source, request.arguments
+                    crate::render::safe(&request.name),
+                    crate::render::safe(&request.source.to_string()),
+                    crate::render::safe(&request.arguments)
                 );
                 let mut line = String::new();
                 let _ = std::io::stdin().read_line(&mut line);

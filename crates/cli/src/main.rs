@@ -248,7 +248,7 @@ fn main() -> ExitCode {
                     let _ = writeln!(std::io::stdout(), "{}", serde_json::to_string(&event).unwrap_or_default());
                 }
             }
-            eprintln!("error[{kind}]: {message}");
+            eprintln!("error[{kind}]: {}", render::safe(&message));
             if kind == ErrorKind::Cancelled { ExitCode::from(130) } else { ExitCode::FAILURE }
         }
     }
@@ -382,7 +382,7 @@ fn providers(service: &Service, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
         ProvidersCmd::Models { name } => {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             for id in rt.block_on(service.models(name.as_deref()))? {
-                println!("{id}");
+                println!("{}", render::safe(&id));
             }
         }
     }
@@ -400,7 +400,7 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
                 println!("{}", serde_json::to_string_pretty(&list)?);
             } else {
                 for c in list {
-                    println!("{}  {:>3} msgs  {}", c.id, c.message_count, c.title);
+                    println!("{}  {:>3} msgs  {}", c.id, c.message_count, render::safe(&c.title));
                 }
             }
         }
@@ -423,6 +423,12 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
                     let doc = serde_json::json!({"conversation": view.conversation, "messages": view.messages});
                     writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
                 }
+                // A file gets the text exactly; a terminal gets it neutralised like `show`.
+                ExportFormat::Md if std::io::stdout().is_terminal() => {
+                    let mut text = Vec::new();
+                    render::markdown(&mut text, &view.conversation.title, &view.messages)?;
+                    out.write_all(render::safe(&String::from_utf8_lossy(&text)).as_bytes())?;
+                }
                 ExportFormat::Md => render::markdown(&mut out, &view.conversation.title, &view.messages)?,
             }
         }
@@ -439,7 +445,14 @@ fn tools_list(service: &Service, args: &ToolsListArgs) -> anyhow::Result<ExitCod
     } else {
         for t in tools {
             let state = if t.enabled { "enabled" } else { "disabled" };
-            println!("{:<20} {:<10} {:<9} {}", t.name, t.source.to_string(), state, t.description);
+            let source = t.source.to_string();
+            println!(
+                "{:<20} {:<10} {:<9} {}",
+                render::safe(&t.name),
+                render::safe(&source),
+                state,
+                render::safe(&t.description)
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

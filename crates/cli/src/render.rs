@@ -9,8 +9,34 @@ use switchboard_service::ipc::{Role, StoredMessage};
 /// Longest tool output shown in the terminal; the full text is in the database and `show --json`.
 const MAX_OUTPUT_CHARS: usize = 160;
 
+/// Text from a model, a tool or a server, made harmless for a terminal: every control character
+/// but newline and tab (ESC, which starts CSI and OSC sequences; the 8-bit CSI and OSC; BEL,
+/// backspace, carriage return, DEL) is shown as a visible symbol instead of being sent. Without
+/// its introducer a sequence is plain text, so a model cannot write the clipboard (OSC 52), hide a
+/// link (OSC 8), retitle the window or clear the screen. `--json` output is never passed here.
+pub fn safe(text: &str) -> std::borrow::Cow<'_, str> {
+    fn harmful(c: char) -> bool {
+        (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
+    }
+    if !text.chars().any(harmful) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    // A Windows line end is a line end, not a carriage return to show.
+    text.replace("\r\n", "\n")
+        .chars()
+        .map(|c| match c {
+            // The Control Pictures block has a symbol for each C0 control and DEL.
+            '\u{0}'..='\u{1f}' if harmful(c) => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+            '\u{7f}' => '\u{2421}',
+            c if harmful(c) => '\u{fffd}',
+            c => c,
+        })
+        .collect::<String>()
+        .into()
+}
+
 fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect();
+    let flat: String = safe(text).chars().map(|c| if c == '\n' { ' ' } else { c }).collect();
     if flat.chars().count() > max {
         let mut s: String = flat.chars().take(max).collect();
         s.push('…');
@@ -22,12 +48,12 @@ fn one_line(text: &str, max: usize) -> String {
 
 /// The line a tool call gets.
 fn call_line(name: &str, arguments: &str) -> String {
-    format!("⚙ {name} {}\n", one_line(arguments, MAX_OUTPUT_CHARS))
+    format!("⚙ {} {}\n", safe(name), one_line(arguments, MAX_OUTPUT_CHARS))
 }
 
 /// The line a tool result gets.
 fn result_line(name: &str, status: ToolStatus, duration_ms: u64, output: &str) -> String {
-    format!("↳ {name} {} ({duration_ms} ms): {}\n", status.as_str(), one_line(output, MAX_OUTPUT_CHARS))
+    format!("↳ {} {} ({duration_ms} ms): {}\n", safe(name), status.as_str(), one_line(output, MAX_OUTPUT_CHARS))
 }
 
 /// Writes text while remembering whether the cursor is at the start of a line.
@@ -39,7 +65,7 @@ struct Cursor<W: Write> {
 impl<W: Write> Cursor<W> {
     fn text(&mut self, text: &str) -> io::Result<()> {
         if let Some(last) = text.chars().last() {
-            self.out.write_all(text.as_bytes())?;
+            self.out.write_all(safe(text).as_bytes())?;
             self.at_line_start = last == '\n';
         }
         Ok(())
@@ -117,11 +143,11 @@ impl LivePrinter {
             }
             ChatEvent::Notice { message, .. } => {
                 s.cursor.out.flush()?;
-                eprintln!("note: {message}");
+                eprintln!("note: {}", safe(&message));
             }
             ChatEvent::ApprovalRequested { name, .. } => {
                 s.cursor.out.flush()?;
-                eprintln!("note: '{name}' is waiting for approval");
+                eprintln!("note: '{}' is waiting for approval", safe(&name));
             }
             _ => {}
         }
@@ -174,14 +200,14 @@ fn assistant<W: Write>(out: W, m: &StoredMessage) -> io::Result<()> {
 /// Prints one stored message for `conversations show`.
 pub fn stored_message<W: Write>(mut out: W, m: &StoredMessage) -> io::Result<()> {
     match m.role {
-        Role::User => writeln!(out, "> {}\n", m.content.replace('\n', "\n> ")),
+        Role::User => writeln!(out, "> {}\n", safe(&m.content).replace('\n', "\n> ")),
         Role::Assistant => {
             assistant(&mut out, m)?;
             for n in &m.notices {
-                writeln!(out, "note: {}", n.message)?;
+                writeln!(out, "note: {}", safe(&n.message))?;
             }
             if let Some(e) = &m.error {
-                writeln!(out, "error[{}]: {}", e.kind, e.message)?;
+                writeln!(out, "error[{}]: {}", e.kind, safe(&e.message))?;
             }
             writeln!(
                 out,
@@ -241,4 +267,38 @@ pub fn markdown<W: Write>(mut out: W, title: &str, messages: &[StoredMessage]) -
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_control_sequences_are_shown_not_sent() {
+        let cases = [
+            ("plain text, émoji 👋 and 世界\n\ttabbed", "plain text, émoji 👋 and 世界\n\ttabbed"),
+            ("\u{1b}]52;c;aGk=\u{7}", "␛]52;c;aGk=␇"), // OSC 52: write the clipboard
+            ("\u{1b}]8;;https://evil\u{1b}\\x\u{1b}]8;;\u{1b}\\", "␛]8;;https://evil␛\\x␛]8;;␛\\"), // OSC 8
+            ("\u{1b}]0;pwned\u{7}", "␛]0;pwned␇"),     // window title
+            ("\u{1b}[2J\u{1b}[H", "␛[2J␛[H"),          // clear screen
+            ("\u{9b}2J \u{9d}0;t\u{9c}", "\u{fffd}2J \u{fffd}0;t\u{fffd}"), // 8-bit CSI, OSC, ST
+            ("over\rwrite\u{8}\u{7f}", "over␍write␈␡"),
+            ("windows\r\nline", "windows\nline"),
+        ];
+        for (input, shown) in cases {
+            assert_eq!(safe(input), shown, "{input:?}");
+        }
+        assert!(matches!(safe("nothing to do"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn tool_lines_and_stored_messages_are_neutralised_too() {
+        let line = call_line("get_time", "{\"tz\":\"\u{1b}[31mred\"}");
+        assert!(!line.contains('\u{1b}') && line.contains("␛[31mred"), "{line}");
+        let line = result_line("t", ToolStatus::Ok, 1, "\u{1b}]0;x\u{7}");
+        assert!(!line.contains('\u{1b}'), "{line}");
+        let mut cursor = Cursor { out: Vec::new(), at_line_start: true };
+        cursor.text("a\u{1b}[2Jb").unwrap();
+        assert_eq!(String::from_utf8(cursor.out).unwrap(), "a␛[2Jb");
+    }
 }

@@ -106,14 +106,15 @@ async fn mid_stream_errors_and_malformed_chunks_are_specific() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_stream_times_out() {
+    // 5 s is the shortest idle timeout the settings accept.
     let env = Env::new(Script::new([Reply::stream([Step::text("waiting"), Step::Stall])])).await;
-    let set = env.run(&["settings", "set", "limits", r#"{"idleTimeoutSecs": 1}"#]).await;
+    let set = env.run(&["settings", "set", "limits", r#"{"idleTimeoutSecs": 5}"#]).await;
     assert!(set.status.success(), "{}", stderr(&set));
     let (out, events) = env.chat_json(&["hi"]).await;
     assert_eq!(out.status.code(), Some(1));
     let e = of_type(&events, "error")[0];
     assert_eq!(e["kind"], "timeout");
-    assert!(e["message"].as_str().unwrap().contains("sent nothing for 1 s"));
+    assert!(e["message"].as_str().unwrap().contains("sent nothing for 5 s"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -153,4 +154,49 @@ async fn a_missing_model_says_how_to_set_one() {
     assert!(add.status.success());
     let out = env.run(&["chat", "--provider", "nomodel", "hi"]).await;
     assert!(stderr(&out).contains("error[config]: No model chosen for provider 'nomodel'"), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_sequences_from_the_model_are_neutralised_in_text_and_exact_in_json() {
+    // OSC 52 (write the clipboard), OSC 0 (retitle the window), CSI 2J (clear the screen).
+    let hostile = "copy \u{1b}]52;c;cHduZWQ=\u{7} title \u{1b}]0;pwned\u{7} clear \u{1b}[2J done";
+    let env = Env::new(Script::new([Reply::text(hostile), Reply::text(hostile)])).await;
+    let out = env.run(&["chat", "hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(!shown.contains('\u{1b}') && !shown.contains('\u{7}'), "{shown:?}");
+    assert!(shown.contains("␛]52;c;cHduZWQ=␇"), "the sequence is visible, not run: {shown:?}");
+    let show = env.run(&["conversations", "list"]).await;
+    assert!(!stdout(&show).contains('\u{1b}'));
+
+    let (out, events) = env.chat_json(&["--continue", "again"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text: String = of_type(&events, "textDelta").iter().map(|e| e["text"].as_str().unwrap()).collect();
+    assert_eq!(text, hostile, "--json carries the text exactly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_with_damaged_pages_is_explained_and_left_untouched() {
+    let env = Env::new(Script::new((0..30).map(|_| Reply::text("an answer worth keeping")))).await;
+    for i in 0..30 {
+        let out = env.run(&["chat", &format!("question {i} {}", "x".repeat(400))]).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let path = env.db_path();
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert!(bytes.len() > 4096 * 8);
+    for b in &mut bytes[4096 * 3..4096 * 6] {
+        *b = 0x5A;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    for args in [&["conversations", "list"][..], &["chat", "hi"][..]] {
+        let out = env.run(args).await;
+        assert_eq!(out.status.code(), Some(1));
+        let err = stderr(&out);
+        assert!(err.contains("error[storage]: The file at"), "{err}");
+        assert!(err.contains("damaged pages") && err.contains("left untouched"), "{err}");
+        assert!(err.contains("start fresh"), "says how to start fresh: {err}");
+        assert!(!err.trim_end().ends_with("malformed"), "{err}");
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "the file was not modified");
 }
