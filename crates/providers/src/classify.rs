@@ -6,14 +6,10 @@ use switchboard_core::{ErrorKind, ProviderError};
 /// The most of an error body worth reading or quoting.
 pub const MAX_ERROR_BODY: usize = 16 * 1024;
 
-/// Parses `Retry-After` (seconds or an HTTP date is common; we honor seconds) and the
-/// millisecond variants some APIs send.
-pub fn retry_after(header: Option<&str>, header_ms: Option<&str>) -> Option<Duration> {
-    if let Some(ms) = header_ms.and_then(|v| v.trim().parse::<f64>().ok()) {
-        return (ms >= 0.0).then(|| Duration::from_secs_f64(ms / 1000.0));
-    }
-    let secs = header?.trim().parse::<f64>().ok()?;
-    (secs >= 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs))
+/// How long the response asks us to wait, from its headers or body; see [`crate::retry_hint`].
+/// Never panics and never exceeds [`crate::retry_hint::MAX_RETRY_HINT`].
+pub fn retry_after(header: impl Fn(&str) -> Option<String>, body: &str) -> Option<Duration> {
+    crate::retry_hint::retry_hint(header, body, std::time::SystemTime::now())
 }
 
 /// The provider's own words from a JSON error body (`{"error":{"message":..}}`, `{"message":..}`,
@@ -117,6 +113,7 @@ pub fn stream_error(who: &str, body: &str) -> ProviderError {
         ErrorKind::Server
     };
     ProviderError::new(kind, format!("{who} reported an error mid-response: {}", shorten(&message, 400)))
+        .with_retry_after(crate::retry_hint::body_hint(body))
 }
 
 #[cfg(test)]
@@ -159,16 +156,24 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_is_parsed() {
-        assert_eq!(retry_after(Some("3"), None), Some(Duration::from_secs(3)));
-        assert_eq!(retry_after(Some("1.5"), None), Some(Duration::from_millis(1500)));
-        assert_eq!(retry_after(Some("3"), Some("250")), Some(Duration::from_millis(250)));
-        assert_eq!(retry_after(Some("Wed, 21 Oct 2015 07:28:00 GMT"), None), None);
-        assert_eq!(retry_after(None, None), None);
+    fn retry_after_is_parsed_and_worded() {
+        let headers = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+        };
+        assert_eq!(retry_after(headers(&[("retry-after", "3")]), ""), Some(Duration::from_secs(3)));
+        assert_eq!(retry_after(headers(&[("retry-after", "inf")]), ""), None);
+        assert_eq!(retry_after(headers(&[]), ""), None);
         let e = http_error("X", 429, Some(Duration::from_secs(2)), "");
         assert!(e.message.contains("wait 2 s"), "{}", e.message);
         assert_eq!(e.retry_after, Some(Duration::from_secs(2)));
         assert!(e.is_retryable());
+    }
+
+    #[test]
+    fn a_429_with_the_longest_hint_says_a_finite_wait() {
+        let hint = retry_after(|_| Some("1e309".into()), r#"{"error":{"retry_after":1e300}}"#);
+        let e = http_error("X", 429, hint, "");
+        assert!(e.message.contains("wait 86400 s"), "{}", e.message);
     }
 
     #[test]

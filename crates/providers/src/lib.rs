@@ -13,6 +13,7 @@ pub mod classify;
 pub mod http_client;
 pub mod kinds;
 pub mod openai;
+pub mod retry_hint;
 pub mod sse;
 
 pub use kinds::{Capabilities, KINDS, ProviderKind, ProviderSettings};

@@ -95,8 +95,8 @@ async fn classify_error(who: &str, err: es::Error) -> ProviderError {
         es::Error::UnexpectedResponse(response, body) => {
             let status = response.status();
             let header = |name: &str| response.get_header_value(name).ok().flatten().map(str::to_owned);
-            let retry = classify::retry_after(header("retry-after").as_deref(), header("retry-after-ms").as_deref());
             let body = read_error_body(body.into_stream()).await;
+            let retry = classify::retry_after(header, &body);
             classify::http_error(who, status, retry, &body)
         }
         es::Error::Transport(e) => ProviderError::new(
