@@ -12,7 +12,7 @@ use switchboard_service::ipc::{
     MessagePage, ProviderInfo, ProviderProfile, SendRequest, ToolInfo, TurnChoices, TurnStarted,
 };
 use switchboard_service::settings::Settings;
-use switchboard_service::{KeychainAccess, Service};
+use switchboard_service::{Confirm, KeychainAccess, Service, Widening};
 use tauri::ipc::Channel;
 use tauri::{Manager, State};
 
@@ -31,6 +31,38 @@ struct ChannelSink(Channel<ChatEvent>);
 /// the webview pays for each message on its main thread.
 fn turn_sink(on_event: Channel<ChatEvent>) -> Arc<dyn EventSink> {
     Arc::new(Coalescing::new(ChannelSink(on_event), coalesce::FRAME))
+}
+
+/// Who answers, for the window, changes that widen what the app may do (a key sent to a new
+/// origin, a tool's approval loosened, local addresses allowed). The app manages a
+/// [`NativeDialog`]; the command tests manage one that answers as the test says. Never anything
+/// the page sends: script in the page can call every command the window may call.
+#[derive(Clone)]
+pub struct Confirmer(pub Arc<dyn Confirm>);
+
+/// Asks the person in a native dialog, which the page can neither draw nor click. Blocks until
+/// they answer: only ever called on a blocking thread ([`blocking`]).
+pub struct NativeDialog(pub tauri::AppHandle);
+
+impl Confirm for NativeDialog {
+    fn confirm(&self, changes: &[Widening]) -> bool {
+        use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
+        let yes = match changes {
+            [Widening::KeyOrigin { .. }] => "Send the key there",
+            _ => "Allow",
+        };
+        let mut dialog = self
+            .0
+            .dialog()
+            .message(Widening::describe_all(changes))
+            .title(Widening::title(changes))
+            .kind(MessageDialogKind::Warning)
+            .buttons(MessageDialogButtons::OkCancelCustom(yes.into(), "Cancel".into()));
+        if let Some(window) = self.0.get_webview_window("main") {
+            dialog = dialog.parent(&window);
+        }
+        dialog.blocking_show()
+    }
 }
 
 impl EventSink for ChannelSink {
@@ -132,20 +164,36 @@ async fn get_settings(service: State<'_, Service>) -> Result<Settings> {
     service.settings().map_err(ipc)
 }
 
+/// Saves settings; a change that widens what the app may do is applied only after the person
+/// agrees in a native dialog (on a blocking thread, as it waits for them).
 #[tauri::command]
-async fn update_settings(service: State<'_, Service>, settings: Settings) -> Result<Settings> {
-    service.update_settings(&settings).map_err(ipc)?;
-    service.settings().map_err(ipc)
+async fn update_settings(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    settings: Settings,
+) -> Result<Settings> {
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    blocking(move || {
+        s.update_settings_confirmed(&settings, confirm.0.as_ref())?;
+        s.settings()
+    })
+    .await
 }
 
+/// Saves a profile; moving one whose key is stored to another origin asks in a native dialog.
 #[tauri::command]
 async fn add_provider(
     service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
     profile: ProviderProfile,
     make_default: bool,
 ) -> Result<Vec<ProviderInfo>> {
-    service.add_provider(&profile, make_default).map_err(ipc)?;
-    service.providers().map_err(ipc)
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    blocking(move || {
+        s.add_provider_confirmed(&profile, make_default, confirm.0.as_ref())?;
+        s.providers()
+    })
+    .await
 }
 
 #[tauri::command]
@@ -306,6 +354,7 @@ pub fn run() {
     let app = with_commands(
         tauri::Builder::default()
             .plugin(tauri_plugin_opener::init())
+            .plugin(tauri_plugin_dialog::init())
             .plugin(tauri_plugin_window_state::Builder::default().build()),
     )
     .on_window_event(|window, event| {
@@ -317,6 +366,7 @@ pub fn run() {
     .setup({
         let service = service.clone();
         move |app| {
+            app.manage(Confirmer(Arc::new(NativeDialog(app.handle().clone()))));
             if let Some(window) = app.get_webview_window("main") {
                 window.set_title("Switchboard")?;
             }

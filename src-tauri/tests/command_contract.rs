@@ -23,6 +23,8 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
         Service::new(Store::open_in_memory().unwrap(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
     let app = switchboard_desktop::with_commands(mock_builder())
         .manage(service)
+        // Says no to every widening change: this test only reads argument keys.
+        .manage(switchboard_desktop::Confirmer(Arc::new(switchboard_service::Refuse)))
         .build(switchboard_desktop::context())
         .unwrap();
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();

@@ -2,8 +2,8 @@
 //! checks the JSON that comes back, errors included.
 
 use serde_json::{Value, json};
-use std::sync::Arc;
-use switchboard_service::Service;
+use std::sync::{Arc, Mutex};
+use switchboard_service::{Confirm, Service, Widening};
 use switchboard_store::{ProviderProfile, Store};
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
@@ -15,16 +15,38 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service) {
     (app, webview, service)
 }
 
-/// The app, and its database for tests that seed rows the way a turn would.
+/// Stands in for the native dialog: answers as the test says and keeps what it was asked.
+struct Person {
+    answer: bool,
+    asked: Mutex<Vec<String>>,
+}
+
+impl Confirm for Person {
+    fn confirm(&self, changes: &[Widening]) -> bool {
+        self.asked.lock().unwrap().push(Widening::describe_all(changes));
+        self.answer
+    }
+}
+
+/// The app, and its database for tests that seed rows the way a turn would. The person says no
+/// to every widening change.
 fn app_with_store() -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service, Store) {
+    let (app, webview, service, store, _person) = app_answering(false);
+    (app, webview, service, store)
+}
+
+/// The app with a person who answers `answer` when the shell asks.
+fn app_answering(answer: bool) -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service, Store, Arc<Person>) {
     let store = Store::open_in_memory().unwrap();
     let service = Service::new(store.clone(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
+    let person = Arc::new(Person { answer, asked: Mutex::default() });
     let app = switchboard_desktop::with_commands(mock_builder())
         .manage(service.clone())
+        .manage(switchboard_desktop::Confirmer(person.clone()))
         .build(switchboard_desktop::context())
         .unwrap();
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
-    (app, webview, service, store)
+    (app, webview, service, store, person)
 }
 
 fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result<Value, Value> {
@@ -292,4 +314,67 @@ fn approving_for_this_chat_from_the_window_is_remembered_for_the_next_turn() {
     until_idle(&service);
     let view = invoke(&webview, "open_conversation", json!({"id": started["conversationId"]})).unwrap();
     assert_eq!(view["messages"][3]["toolCalls"][0]["result"]["status"], "ok");
+}
+
+const STORED_KEY: &str = "sk-test-window-0123456789wxyz";
+
+/// A profile at `https://api.example.com/v1` whose key the person stored from the window.
+fn profile_with_key(webview: &WebviewWindow<MockRuntime>) {
+    let profile = json!({"name": "openai", "kind": "openai", "baseUrl": "https://api.example.com/v1", "model": "m"});
+    invoke(webview, "add_provider", json!({"profile": profile, "makeDefault": true})).unwrap();
+    invoke(webview, "set_key", json!({"name": "openai", "value": STORED_KEY})).unwrap();
+}
+
+#[test]
+fn the_page_cannot_point_a_stored_key_at_another_host_unless_the_person_agrees_natively() {
+    let (_app, webview, service, _store, person) = app_answering(false);
+    profile_with_key(&webview);
+    let evil = json!({"name": "openai", "kind": "openai", "baseUrl": "https://evil.example/v1", "model": "m"});
+    // Whatever the page adds to the arguments, only the shell's confirmer counts.
+    let err =
+        invoke(&webview, "add_provider", json!({"profile": evil, "makeDefault": true, "confirmed": true})).unwrap_err();
+    assert_eq!(err["kind"], "cancelled", "{err}");
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains("Send the key of 'openai' to https://evil.example instead of https://api.example.com?"));
+    assert_eq!(person.asked.lock().unwrap().len(), 1, "the person was asked once");
+    assert_eq!(service.providers().unwrap()[0].base_url, "https://api.example.com/v1");
+
+    let (_app, webview, service, _store, person) = app_answering(true);
+    profile_with_key(&webview);
+    let providers = invoke(&webview, "add_provider", json!({"profile": evil, "makeDefault": true})).unwrap();
+    assert_eq!(providers[0]["baseUrl"], "https://evil.example/v1");
+    assert!(person.asked.lock().unwrap()[0].contains("https://evil.example"));
+    assert_eq!(service.providers().unwrap()[0].base_url, "https://evil.example/v1");
+}
+
+#[test]
+fn the_page_cannot_loosen_approvals_or_allow_local_addresses_unless_the_person_agrees_natively() {
+    let (_app, webview, service, _store, person) = app_answering(false);
+    let mut settings = invoke(&webview, "get_settings", json!({})).unwrap();
+    settings["tools"]["approval"]["get_time"] = json!("deny");
+    invoke(&webview, "update_settings", json!({"settings": settings})).unwrap();
+    assert!(person.asked.lock().unwrap().is_empty(), "tightening asks nothing");
+
+    for change in [json!({"tools": {"approval": {"get_time": "auto"}}}), json!({"web": {"allowLocalAddresses": true}})]
+    {
+        let mut widened = settings.clone();
+        for (k, v) in change.as_object().unwrap() {
+            for (kk, vv) in v.as_object().unwrap() {
+                widened[k][kk] = vv.clone();
+            }
+        }
+        let err = invoke(&webview, "update_settings", json!({"settings": widened})).unwrap_err();
+        assert_eq!(err["kind"], "cancelled", "{err}");
+    }
+    assert_eq!(person.asked.lock().unwrap().len(), 2);
+    let saved = service.settings().unwrap();
+    assert_eq!(saved.tools.approval["get_time"], switchboard_core::ApprovalPolicy::Deny);
+    assert!(!saved.web.allow_local_addresses);
+
+    let (_app, webview, service, _store, _person) = app_answering(true);
+    let mut settings = invoke(&webview, "get_settings", json!({})).unwrap();
+    settings["web"]["allowLocalAddresses"] = json!(true);
+    let saved = invoke(&webview, "update_settings", json!({"settings": settings})).unwrap();
+    assert_eq!(saved["web"]["allowLocalAddresses"], true);
+    assert!(service.settings().unwrap().web.allow_local_addresses);
 }

@@ -111,15 +111,22 @@ enum SettingsCmd {
     },
     /// Set one setting to a JSON value, e.g. `settings set limits '{"maxIterations": 5}'`.
     Set {
-        /// defaultProvider, tools, limits or retry.
+        /// defaultProvider, tools, limits, retry or web.
         key: String,
         /// JSON value.
         value: String,
+        /// Confirm a change that widens what Switchboard may do (a tool's approval loosened,
+        /// local addresses allowed for web_fetch).
+        #[arg(long)]
+        yes: bool,
     },
     /// Remove a setting (back to the default).
     Unset {
         /// The key.
         key: String,
+        /// Confirm when the default widens what Switchboard may do (a denied tool runs again).
+        #[arg(long)]
+        yes: bool,
     },
 }
 
@@ -141,6 +148,10 @@ enum ProvidersCmd {
         /// Make it the default profile.
         #[arg(long)]
         default: bool,
+        /// Confirm sending the profile's key to a different origin (scheme, host or port) than
+        /// the one it was saved for.
+        #[arg(long)]
+        allow_key_to_new_origin: bool,
     },
     /// List provider profiles.
     List {
@@ -348,10 +359,11 @@ fn describe_key(k: &switchboard_service::ipc::KeyInfo) -> String {
 
 fn providers(service: &Service, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
     match cmd {
-        ProvidersCmd::Add { name, kind, base_url, model, default } => {
+        ProvidersCmd::Add { name, kind, base_url, model, default, allow_key_to_new_origin } => {
             let parsed = ProviderKind::parse(&kind)?;
             let profile = ProviderProfile { name: name.clone(), kind, base_url: base_url.unwrap_or_default(), model };
-            service.add_provider(&profile, default)?;
+            let flag = Flag::new(allow_key_to_new_origin, "--allow-key-to-new-origin");
+            flag.check(service.add_provider_confirmed(&profile, default, &flag))?;
             println!("Saved provider '{name}' ({}). {}", parsed.label, service.key_hint(&name));
         }
         ProvidersCmd::List { json } => {
@@ -458,17 +470,52 @@ fn tools_list(service: &Service, args: &ToolsListArgs) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
+/// A confirmation flag: the person at their own terminal typed it, so it counts as agreeing to
+/// a change that widens what Switchboard may do. Without it such a change fails, naming the flag.
+struct Flag {
+    given: bool,
+    name: &'static str,
+    asked: std::sync::atomic::AtomicBool,
+}
+
+impl Flag {
+    fn new(given: bool, name: &'static str) -> Self {
+        Flag { given, name, asked: std::sync::atomic::AtomicBool::new(false) }
+    }
+
+    /// The service's answer, with how to confirm when the flag was needed and missing.
+    fn check(&self, result: switchboard_service::Result<()>) -> anyhow::Result<()> {
+        match result {
+            Err(e) if !self.given && self.asked.load(std::sync::atomic::Ordering::SeqCst) => {
+                Err(CliError::config(format!("{} Run it again with {} to confirm.", e.message, self.name)).into())
+            }
+            other => Ok(other?),
+        }
+    }
+}
+
+impl switchboard_service::Confirm for Flag {
+    fn confirm(&self, _: &[switchboard_service::Widening]) -> bool {
+        self.asked.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.given
+    }
+}
+
 fn settings(service: &Service, cmd: SettingsCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         SettingsCmd::List => println!("{}", serde_json::to_string_pretty(&service.settings()?)?),
         SettingsCmd::Get { key } => println!("{}", serde_json::to_string_pretty(&service.setting(&key)?)?),
-        SettingsCmd::Set { key, value } => {
+        SettingsCmd::Set { key, value, yes } => {
             let v: serde_json::Value = serde_json::from_str(&value).map_err(|e| {
                 CliError::config(format!("The value for '{key}' is not JSON: {e}. Quote strings: '\"name\"'."))
             })?;
-            service.set_setting(&key, v)?;
+            let flag = Flag::new(yes, "--yes");
+            flag.check(service.set_setting_confirmed(&key, v, &flag))?;
         }
-        SettingsCmd::Unset { key } => service.unset_setting(&key)?,
+        SettingsCmd::Unset { key, yes } => {
+            let flag = Flag::new(yes, "--yes");
+            flag.check(service.unset_setting_confirmed(&key, &flag))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

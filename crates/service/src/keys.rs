@@ -3,7 +3,8 @@
 //! keys. A key value goes into a key store and comes out only to build a request header.
 
 use crate::ipc::{self, KeyMode};
-use crate::{Error, Result, Service};
+use crate::{Error, Result, Service, confirm};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_secrets::{EnvStore, KeyringStore, Layered, MemoryStore, SecretStore, SecretValue};
@@ -21,6 +22,21 @@ pub enum KeychainAccess {
     /// Start on environment variables; the shell calls [`Service::connect_keychain`] when it can
     /// afford a probe that may take seconds (the desktop, after its window is up).
     Deferred,
+}
+
+/// The settings row that remembers, per key name, the origin (scheme, host, port) its key was
+/// saved for. Not a setting anyone edits: it is outside `settings::KEYS`, so neither shell can
+/// read or write it through `setting` / `set_setting`; only saving a profile (confirmed when the
+/// origin changes) and setting a key write it.
+const KEY_ORIGINS: &str = "keyOrigins";
+
+/// Where a profile's key comes from, which decides what it was meant for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KeyFrom {
+    /// Stored (or `SWITCHBOARD_KEY_<NAME>`) under the profile's own name.
+    Named,
+    /// The kind's usual variable (`OPENAI_API_KEY`): meant for the kind's own API.
+    KindVariable,
 }
 
 /// How long an unchecked keychain read may take before the keychain is skipped.
@@ -157,7 +173,8 @@ impl Service {
         }
     }
 
-    /// Stores or replaces a key. The value goes to the key store and nowhere else.
+    /// Stores or replaces a key. The value goes to the key store and nowhere else. A profile's
+    /// key is from now on sent only to the origin the profile points at now.
     pub fn set_key(&self, name: &str, value: &str) -> Result<ipc::KeyInfo> {
         let value = value.trim();
         if value.is_empty() {
@@ -165,6 +182,9 @@ impl Service {
         }
         switchboard_secrets::validate_name(name).map_err(|e| Error::config(e.to_string()))?;
         self.keys().set(name, &SecretValue::new(value))?;
+        if let Some(profile) = self.inner.store.provider(name)? {
+            self.record_key_origin(name, confirm::origin(&profile.base_url))?;
+        }
         self.key_info_for(name)
     }
 
@@ -185,15 +205,67 @@ impl Service {
     /// The key of a profile: the key store, then `SWITCHBOARD_KEY_<NAME>`, then the kind's usual
     /// variable. `None` when there is none (local servers often need none).
     pub fn provider_key(&self, profile: &ProviderProfile) -> Result<Option<SecretValue>> {
+        Ok(self.provider_key_from(profile)?.map(|(key, _)| key))
+    }
+
+    /// [`Service::provider_key`], and where it came from.
+    pub(crate) fn provider_key_from(&self, profile: &ProviderProfile) -> Result<Option<(SecretValue, KeyFrom)>> {
         let kind = switchboard_providers::ProviderKind::parse(&profile.kind)?;
         match self.keys().get(&profile.name) {
-            Ok(Some(key)) => return Ok(Some(key)),
+            Ok(Some(key)) => return Ok(Some((key, KeyFrom::Named))),
             Ok(None) => {}
             // A local server needs no key, so an unreadable keychain must not block the turn; if
             // the provider does need one, its 401 says so and Settings explains the keychain.
             Err(e) => tracing::warn!("the key store could not be read: {e}"),
         }
-        Ok(EnvStore::new().with_fallback(&profile.name, kind.key_env).get(&profile.name)?)
+        if let Some(key) = EnvStore::new().get(&profile.name)? {
+            return Ok(Some((key, KeyFrom::Named)));
+        }
+        Ok(EnvStore::new()
+            .with_fallback(&profile.name, kind.key_env)
+            .get(&profile.name)?
+            .map(|key| (key, KeyFrom::KindVariable)))
+    }
+
+    fn key_origins(&self) -> Result<BTreeMap<String, String>> {
+        Ok(self.inner.store.setting(KEY_ORIGINS)?.unwrap_or_default())
+    }
+
+    /// The origin the key `name` was saved for, if one was recorded.
+    pub(crate) fn key_origin(&self, name: &str) -> Result<Option<String>> {
+        Ok(self.key_origins()?.remove(name))
+    }
+
+    /// Remembers (or, with `None`, forgets) the origin the key `name` is for.
+    pub(crate) fn record_key_origin(&self, name: &str, origin: Option<String>) -> Result<()> {
+        let mut all = self.key_origins()?;
+        let changed = match origin {
+            Some(o) => all.insert(name.to_owned(), o.clone()).as_ref() != Some(&o),
+            None => all.remove(name).is_some(),
+        };
+        if changed {
+            self.inner.store.set_setting(KEY_ORIGINS, &all)?;
+        }
+        Ok(())
+    }
+
+    /// Every secret value the service knows a name for (each profile's key, the web search
+    /// keys), for redacting text that came from outside: a server that quotes the key back must
+    /// not put it into an event, the database, a log or an export. Reads the key store: call it
+    /// once per turn or per failure, not per event.
+    pub fn known_secrets(&self) -> Vec<SecretValue> {
+        let mut out = Vec::new();
+        for p in self.inner.store.providers().unwrap_or_default() {
+            if let Ok(Some(key)) = self.provider_key(&p) {
+                out.push(key);
+            }
+        }
+        for name in ["tavily", "exa"] {
+            if let Ok(Some(key)) = self.keys().get(name) {
+                out.push(key);
+            }
+        }
+        out
     }
 
     /// Where a profile's key can be put, in words ("Set the key in SWITCHBOARD_KEY_X (or

@@ -15,6 +15,7 @@
 //! them first. Every rule that decides what a turn does (its options, approvals remembered,
 //! settings validated) lives here, so every shell behaves the same.
 
+pub mod confirm;
 pub mod contract;
 pub mod conversations;
 pub mod ipc;
@@ -24,6 +25,7 @@ pub mod settings;
 pub mod tools;
 pub mod turns;
 
+pub use confirm::{AlreadyConfirmed, Confirm, Refuse, Widening};
 pub use keys::KeychainAccess;
 pub use providers::{ProviderFactory, ResolvedProvider};
 pub use switchboard_providers::{KINDS as PROVIDER_KINDS, ProviderKind};
@@ -171,15 +173,39 @@ impl Service {
         Settings::load(&self.inner.store)
     }
 
-    /// Replaces every setting after checking them; the next turn uses them.
+    /// Replaces every setting after checking them; the next turn uses them. Refuses changes
+    /// that widen what the app may do (see [`Service::update_settings_confirmed`]).
     pub fn update_settings(&self, settings: &Settings) -> Result<()> {
+        self.update_settings_confirmed(settings, &Refuse)
+    }
+
+    /// [`Service::update_settings`], asking `confirm` about changes that widen what the app may
+    /// do (a tool's approval loosened, local addresses allowed). May block on `confirm`.
+    pub fn update_settings_confirmed(&self, settings: &Settings, confirm: &dyn Confirm) -> Result<()> {
         if let Some(p) = &settings.default_provider {
             self.profile(Some(p))?;
         }
         settings.validate()?;
+        let widenings = self.settings()?.widenings(settings, &|tool| self.default_approval(tool));
+        self.require_confirmation(widenings, confirm)?;
         settings.save(&self.inner.store)?;
         self.sync_builtin_tools(&settings.web);
         Ok(())
+    }
+
+    /// Applies nothing unless `confirm` agrees to every change in `changes` (none: nothing to
+    /// ask). The error names each change, so the person knows what was not done.
+    pub(crate) fn require_confirmation(&self, changes: Vec<Widening>, confirm: &dyn Confirm) -> Result<()> {
+        if changes.is_empty() || confirm.confirm(&changes) {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorKind::Cancelled,
+            format!(
+                "Not changed: it widens what Switchboard may do and was not confirmed. {}",
+                changes.iter().map(Widening::describe).collect::<Vec<_>>().join(" ")
+            ),
+        ))
     }
 
     /// One setting as JSON (`null` when unset).
@@ -190,18 +216,37 @@ impl Service {
 
     /// Sets one setting from JSON, with the same checks as [`Service::update_settings`].
     pub fn set_setting(&self, key: &str, value: serde_json::Value) -> Result<()> {
+        self.set_setting_confirmed(key, value, &Refuse)
+    }
+
+    /// [`Service::set_setting`], asking `confirm` about widening changes.
+    pub fn set_setting_confirmed(&self, key: &str, value: serde_json::Value, confirm: &dyn Confirm) -> Result<()> {
         Settings::check(key, Some(&value))?;
         let mut all =
             serde_json::to_value(self.settings()?).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
         all[key] = value;
         let settings: Settings =
             serde_json::from_value(all).map_err(|e| Error::config(format!("Invalid value for '{key}': {e}.")))?;
-        self.update_settings(&settings)
+        self.update_settings_confirmed(&settings, confirm)
     }
 
     /// Removes one setting (back to its default).
     pub fn unset_setting(&self, key: &str) -> Result<()> {
+        self.unset_setting_confirmed(key, &Refuse)
+    }
+
+    /// [`Service::unset_setting`], asking `confirm` when the default widens what the app may do
+    /// (removing a tool's `deny` lets it run again).
+    pub fn unset_setting_confirmed(&self, key: &str, confirm: &dyn Confirm) -> Result<()> {
         Settings::check(key, None)?;
+        let now = self.settings()?;
+        let mut after = serde_json::to_value(&now).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+        if let Some(all) = after.as_object_mut() {
+            all.remove(key);
+        }
+        let after: Settings =
+            serde_json::from_value(after).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+        self.require_confirmation(now.widenings(&after, &|tool| self.default_approval(tool)), confirm)?;
         self.inner.store.delete_setting(key)?;
         self.sync_builtin_tools(&self.settings()?.web);
         Ok(())

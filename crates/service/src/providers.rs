@@ -2,7 +2,9 @@
 //! that turns a profile into a ready [`Provider`]. Everything about an API kind comes from the
 //! kind table ([`switchboard_providers::KINDS`]).
 
+use crate::confirm::{self, Confirm, Refuse, Widening};
 use crate::ipc::{ProviderInfo, TurnChoices};
+use crate::keys::KeyFrom;
 use crate::{Error, Result, Service, settings};
 use switchboard_core::Provider;
 use switchboard_providers::{ProviderKind, ProviderSettings};
@@ -52,13 +54,27 @@ impl ProviderFactory {
         Ok(ResolvedProvider { profile, model, provider })
     }
 
-    /// A provider for `profile`, with its key.
+    /// A provider for `profile`, with its key. Refuses, sending nothing, when the key was saved
+    /// for another origin than the one the profile points at now (a profile changed behind the
+    /// service's back, say by an older version or by hand): only saving the profile again, which
+    /// asks the person, moves a key.
     pub fn provider(&self, profile: &ProviderProfile) -> Result<Box<dyn Provider>> {
         let kind = ProviderKind::parse(&profile.kind)?;
-        Ok(kind.provider(ProviderSettings {
-            base_url: profile.base_url.clone(),
-            api_key: self.service.provider_key(profile)?,
-        })?)
+        let api_key = self.service.provider_key(profile)?;
+        if api_key.is_some()
+            && let Some(saved_for) = self.service.key_origin(&profile.name)?
+            && confirm::origin(&profile.base_url).as_deref() != Some(saved_for.as_str())
+        {
+            return Err(Error::new(
+                switchboard_core::ErrorKind::Auth,
+                format!(
+                    "The key of '{}' was saved for {saved_for}, but the profile now points at {}. Nothing was sent. \
+                     Save the profile again to confirm the new address, or set its key again.",
+                    profile.name, profile.base_url
+                ),
+            ));
+        }
+        Ok(kind.provider(ProviderSettings { base_url: profile.base_url.clone(), api_key })?)
     }
 }
 
@@ -96,8 +112,20 @@ impl Service {
     }
 
     /// Adds or replaces a profile; the first one becomes the default. An empty base URL means
-    /// the kind's default.
+    /// the kind's default. Refuses to send a key to a new origin (see
+    /// [`Service::add_provider_confirmed`]).
     pub fn add_provider(&self, profile: &ProviderProfile, make_default: bool) -> Result<()> {
+        self.add_provider_confirmed(profile, make_default, &Refuse)
+    }
+
+    /// [`Service::add_provider`], asking `confirm` when the profile's key would go to another
+    /// origin (scheme, host or port) than it was saved for. May block on `confirm`.
+    pub fn add_provider_confirmed(
+        &self,
+        profile: &ProviderProfile,
+        make_default: bool,
+        confirm: &dyn Confirm,
+    ) -> Result<()> {
         let store = &self.inner.store;
         let kind = ProviderKind::parse(&profile.kind)?;
         switchboard_secrets::validate_name(&profile.name)
@@ -110,8 +138,14 @@ impl Service {
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             return Err(Error::config(format!("The base URL '{base_url}' must start with http:// or https://.")));
         }
+        let new_origin = confirm::origin(&base_url)
+            .ok_or_else(|| Error::config(format!("The base URL '{base_url}' is not a valid URL.")))?;
         let profile = ProviderProfile { kind: kind.id.into(), base_url, ..profile.clone() };
+        if let Some(change) = self.key_origin_change(&profile, &new_origin)? {
+            self.require_confirmation(vec![change], confirm)?;
+        }
         store.upsert_provider(&profile)?;
+        self.record_key_origin(&profile.name, Some(new_origin))?;
         if make_default || store.setting::<String>(settings::DEFAULT_PROVIDER)?.is_none() {
             store.set_setting(settings::DEFAULT_PROVIDER, &profile.name)?;
         }
@@ -129,13 +163,38 @@ impl Service {
         Ok(())
     }
 
-    /// Removes a provider profile and its key.
+    /// Removes a provider profile and its key. (Removing only the profile keeps the origin its
+    /// key was saved for, so a profile of the same name elsewhere still asks before using it.)
     pub fn remove_provider_and_key(&self, name: &str) -> Result<()> {
         self.remove_provider(name)?;
-        if let Err(e) = self.keys().delete(name) {
-            tracing::warn!("the key of '{name}' could not be deleted: {e}");
+        match self.keys().delete(name) {
+            Ok(_) => self.record_key_origin(name, None)?,
+            Err(e) => tracing::warn!("the key of '{name}' could not be deleted: {e}"),
         }
         Ok(())
+    }
+
+    /// Whether saving `profile` (at `new_origin`) would send a key somewhere it has not been
+    /// meant for: a key is available for it, and it was saved for another origin (recorded when
+    /// the key or the profile was saved; else where the profile points now; else, for a kind's
+    /// usual variable such as `OPENAI_API_KEY`, the kind's own API). A change of path only is not
+    /// one; neither is any change while no key is available.
+    pub(crate) fn key_origin_change(&self, profile: &ProviderProfile, new_origin: &str) -> Result<Option<Widening>> {
+        let Some((_, key_from)) = self.provider_key_from(profile)? else { return Ok(None) };
+        let mut saved_for = self.key_origin(&profile.name)?;
+        if saved_for.is_none() {
+            saved_for = self.inner.store.provider(&profile.name)?.and_then(|p| confirm::origin(&p.base_url));
+        }
+        let kind = ProviderKind::parse(&profile.kind)?;
+        if saved_for.is_none() && key_from == KeyFrom::KindVariable {
+            saved_for = confirm::origin(kind.default_base_url);
+        }
+        Ok(saved_for.filter(|o| o != new_origin).map(|from| Widening::KeyOrigin {
+            profile: profile.name.clone(),
+            variable: (key_from == KeyFrom::KindVariable).then(|| kind.key_env.to_owned()),
+            from,
+            to: new_origin.to_owned(),
+        }))
     }
 
     /// The profile `name`, or the default one; the error says how to add one.

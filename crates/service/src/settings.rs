@@ -221,6 +221,31 @@ impl Settings {
         self.web.tools_config().validate().map_err(|e| Error::config(e.to_string()))
     }
 
+    /// The changes from `self` to `new` that widen what the app may do: a tool whose effective
+    /// approval loosens (deny -> ask or auto, ask -> auto; `default_approval` gives a tool's own
+    /// policy when Settings does not override it), and local addresses allowed for `web_fetch`.
+    /// Tightening, and changes that widen nothing, are not listed.
+    pub fn widenings(
+        &self,
+        new: &Settings,
+        default_approval: &dyn Fn(&str) -> ApprovalPolicy,
+    ) -> Vec<crate::confirm::Widening> {
+        use crate::confirm::{Widening, openness};
+        let mut out = Vec::new();
+        let tools: BTreeSet<&String> = self.tools.approval.keys().chain(new.tools.approval.keys()).collect();
+        for tool in tools {
+            let before = self.tools.approval.get(tool).copied().unwrap_or_else(|| default_approval(tool));
+            let after = new.tools.approval.get(tool).copied().unwrap_or_else(|| default_approval(tool));
+            if openness(after) > openness(before) {
+                out.push(Widening::ToolApproval { tool: tool.clone(), from: before, to: after });
+            }
+        }
+        if new.web.allow_local_addresses && !self.web.allow_local_addresses {
+            out.push(Widening::LocalAddresses);
+        }
+        out
+    }
+
     /// The engine configuration these settings ask for.
     pub fn engine_config(&self) -> EngineConfig {
         let mut c = EngineConfig {
@@ -322,6 +347,37 @@ mod tests {
         assert!(e.message.contains("retry.baseDelayMs") && e.message.contains("100 to 60000"), "{}", e.message);
         let e = ok(&|s| s.limits.max_iterations = Some(0)).unwrap_err();
         assert!(e.message.contains("limits.maxIterations"), "{}", e.message);
+    }
+
+    #[test]
+    fn loosening_an_approval_or_allowing_local_addresses_widens_and_tightening_does_not() {
+        use crate::confirm::Widening;
+        // get_time runs without asking by default; web_fetch asks.
+        let default = |t: &str| if t == "web_fetch" { ApprovalPolicy::Ask } else { ApprovalPolicy::Auto };
+        let with = |pairs: &[(&str, ApprovalPolicy)], local: bool| {
+            let mut s = Settings::default();
+            s.tools.approval = pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
+            s.web.allow_local_addresses = local;
+            s
+        };
+        let none = with(&[], false);
+        assert_eq!(
+            none.widenings(&with(&[("web_fetch", ApprovalPolicy::Auto)], false), &default),
+            [Widening::ToolApproval { tool: "web_fetch".into(), from: ApprovalPolicy::Ask, to: ApprovalPolicy::Auto }]
+        );
+        let denied = with(&[("get_time", ApprovalPolicy::Deny)], false);
+        assert_eq!(
+            denied.widenings(&with(&[("get_time", ApprovalPolicy::Ask)], false), &default),
+            [Widening::ToolApproval { tool: "get_time".into(), from: ApprovalPolicy::Deny, to: ApprovalPolicy::Ask }]
+        );
+        // Removing a deny falls back to the tool's own default (auto): loosening too.
+        assert_eq!(denied.widenings(&none, &default).len(), 1);
+        assert_eq!(none.widenings(&with(&[], true), &default), [Widening::LocalAddresses]);
+        // Tightening, or saving the same, asks nothing.
+        assert!(none.widenings(&with(&[("get_time", ApprovalPolicy::Ask)], false), &default).is_empty());
+        assert!(none.widenings(&with(&[("get_time", ApprovalPolicy::Auto)], false), &default).is_empty());
+        assert!(with(&[], true).widenings(&none, &default).is_empty());
+        assert!(denied.widenings(&denied, &default).is_empty());
     }
 
     #[test]

@@ -1,0 +1,172 @@
+//! Changes that widen what the app may do, and the confirmation they need.
+//!
+//! The webview is untrusted even when nothing is wrong with it: script in the page can call any
+//! command the window is granted. So a change that widens what the app may do — a stored key's
+//! destination, a tool's approval, `web_fetch` reaching local addresses — is decided here, in
+//! Rust, and applied only when the caller passes a [`Confirm`] that asks the person somewhere
+//! the page cannot answer: a native dialog from the desktop shell, a flag the person typed at
+//! their own terminal. Nothing a command's arguments carry can count as a confirmation, which is
+//! why this is a trait the shell implements and not a field of a request.
+
+use switchboard_core::ApprovalPolicy;
+
+/// One change that widens what the app may do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Widening {
+    /// A provider profile's key would be sent to another origin (scheme, host and port).
+    KeyOrigin {
+        /// The profile (and key) name.
+        profile: String,
+        /// The variable the key comes from when it is a kind's usual one (`OPENAI_API_KEY`).
+        variable: Option<String>,
+        /// Where the key has been going.
+        from: String,
+        /// Where it would go.
+        to: String,
+    },
+    /// A tool would run with less asking (deny -> ask/auto, ask -> auto).
+    ToolApproval {
+        /// The tool.
+        tool: String,
+        /// Its approval now.
+        from: ApprovalPolicy,
+        /// Its approval after the change.
+        to: ApprovalPolicy,
+    },
+    /// `web_fetch` would reach loopback, private-network and link-local addresses.
+    LocalAddresses,
+}
+
+impl Widening {
+    /// What changes and why it matters, in words for a dialog or a terminal.
+    pub fn describe(&self) -> String {
+        match self {
+            Widening::KeyOrigin { profile, variable, from, to } => format!(
+                "Send the key of '{profile}'{} to {to} instead of {from}? Whoever runs {to} could use the key.",
+                variable.as_ref().map(|v| format!(" (from {v})")).unwrap_or_default()
+            ),
+            Widening::ToolApproval { tool, from, to } => format!(
+                "Let the model run the tool '{tool}' {} (now: {})?",
+                match to {
+                    ApprovalPolicy::Auto => "without asking you",
+                    ApprovalPolicy::Ask => "after asking you",
+                    ApprovalPolicy::Deny => "never",
+                },
+                match from {
+                    ApprovalPolicy::Auto => "runs without asking",
+                    ApprovalPolicy::Ask => "asks you first",
+                    ApprovalPolicy::Deny => "never runs",
+                }
+            ),
+            Widening::LocalAddresses => "Let web_fetch reach addresses on this computer and your local network \
+                 (localhost, 192.168.x.x, 10.x.x.x, cloud metadata)? Pages the model reads could then \
+                 make it fetch from your own services."
+                .to_owned(),
+        }
+    }
+
+    /// The title of a dialog asking about these changes.
+    pub fn title(changes: &[Widening]) -> &'static str {
+        match changes {
+            [Widening::KeyOrigin { .. }] => "Send a key to a new address?",
+            _ => "Allow Switchboard to do more?",
+        }
+    }
+
+    /// Every change, one paragraph each.
+    pub fn describe_all(changes: &[Widening]) -> String {
+        changes.iter().map(Widening::describe).collect::<Vec<_>>().join("\n\n")
+    }
+}
+
+/// Asks the person about changes that widen what the app may do, somewhere the webview cannot
+/// answer. May block (a native dialog): call the methods that take one off async workers.
+pub trait Confirm: Send + Sync {
+    /// Whether the person agrees to every one of `changes` (never empty).
+    fn confirm(&self, changes: &[Widening]) -> bool;
+}
+
+/// Agrees to nothing: for callers with no person to ask. Widening changes then fail with an
+/// error that names them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Refuse;
+
+impl Confirm for Refuse {
+    fn confirm(&self, _: &[Widening]) -> bool {
+        false
+    }
+}
+
+/// The person already agreed outside the page (a flag typed at their own terminal).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AlreadyConfirmed;
+
+impl Confirm for AlreadyConfirmed {
+    fn confirm(&self, _: &[Widening]) -> bool {
+        true
+    }
+}
+
+/// `scheme://host[:port]` of a URL, the port left out when it is the scheme's default, the host
+/// as the network sees it (IDNA/punycode, lower case). `None` when it is not an http(s) URL.
+pub fn origin(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url.trim()).ok()?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return None;
+    }
+    match parsed.origin() {
+        o @ url::Origin::Tuple(..) => Some(o.ascii_serialization()),
+        url::Origin::Opaque(_) => None,
+    }
+}
+
+impl crate::Service {
+    /// A tool's own approval policy, before Settings overrides it. A tool no source offers now
+    /// counts as `ask`: its own policy is unknown, so making it `auto` is treated as loosening.
+    pub(crate) fn default_approval(&self, tool: &str) -> ApprovalPolicy {
+        let Ok(settings) = self.settings() else { return ApprovalPolicy::Ask };
+        self.registry(&settings).defs().find(|d| d.name == tool).map_or(ApprovalPolicy::Ask, |d| d.approval)
+    }
+}
+
+/// How much a policy lets a tool run without the person: deny < ask < auto.
+pub(crate) fn openness(p: ApprovalPolicy) -> u8 {
+    match p {
+        ApprovalPolicy::Deny => 0,
+        ApprovalPolicy::Ask => 1,
+        ApprovalPolicy::Auto => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_compare_scheme_host_and_port_only() {
+        assert_eq!(origin("https://api.openai.com/v1").as_deref(), Some("https://api.openai.com"));
+        assert_eq!(origin("https://API.OpenAI.com:443/v2/x?y").as_deref(), Some("https://api.openai.com"));
+        assert_eq!(origin("http://127.0.0.1:8080/v1").as_deref(), Some("http://127.0.0.1:8080"));
+        assert_ne!(origin("http://api.openai.com/v1"), origin("https://api.openai.com/v1"));
+        assert_ne!(origin("https://api.openai.com:8443/v1"), origin("https://api.openai.com/v1"));
+        assert_eq!(origin("https://bücher.example/v1").as_deref(), Some("https://xn--bcher-kva.example"));
+        assert_eq!(origin("ftp://x/"), None);
+        assert_eq!(origin("not a url"), None);
+    }
+
+    #[test]
+    fn a_key_change_names_the_profile_and_both_origins() {
+        let w = Widening::KeyOrigin {
+            profile: "openai".into(),
+            variable: None,
+            from: "https://api.openai.com".into(),
+            to: "https://evil.example".into(),
+        };
+        assert!(
+            w.describe()
+                .starts_with("Send the key of 'openai' to https://evil.example instead of https://api.openai.com?"),
+            "{}",
+            w.describe()
+        );
+    }
+}
