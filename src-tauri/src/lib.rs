@@ -341,7 +341,8 @@ pub fn run() {
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
-        .with_writer(std::io::stderr)
+        // Log lines may quote a server's error text, which may quote a key: masked like every output.
+        .with_writer(|| switchboard_service::redact::RedactingWriter(std::io::stderr()))
         .try_init();
     let service = match open_service() {
         Ok(s) => s,

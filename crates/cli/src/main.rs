@@ -247,6 +247,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             let (kind, message) = describe(&err);
+            // A last net under the service's own redaction: an error from anywhere may quote a key.
+            let message = switchboard_service::redact::redact_log(&message).into_owned();
             if json_errors {
                 // `chat --json` already printed its own `error` event when the turn failed; this
                 // covers failures before the turn started (unknown provider, unreadable database).
@@ -271,8 +273,12 @@ fn init_tracing(level: Option<&str>) {
         Some(l) => EnvFilter::new(l),
         None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("error")),
     };
-    let _ =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    // Log lines may quote a server's error text, which may quote a key: masked like every output.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(|| switchboard_service::redact::RedactingWriter(std::io::stderr()))
+        .with_target(false)
+        .try_init();
 }
 
 /// The kind and message of any failure, for stderr and `error` events.

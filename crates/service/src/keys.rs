@@ -181,7 +181,9 @@ impl Service {
             return Err(Error::config("The key is empty."));
         }
         switchboard_secrets::validate_name(name).map_err(|e| Error::config(e.to_string()))?;
-        self.keys().set(name, &SecretValue::new(value))?;
+        let value = SecretValue::new(value);
+        crate::redact::remember(&value);
+        self.keys().set(name, &value)?;
         if let Some(profile) = self.inner.store.provider(name)? {
             self.record_key_origin(name, confirm::origin(&profile.base_url))?;
         }
@@ -210,6 +212,14 @@ impl Service {
 
     /// [`Service::provider_key`], and where it came from.
     pub(crate) fn provider_key_from(&self, profile: &ProviderProfile) -> Result<Option<(SecretValue, KeyFrom)>> {
+        let found = self.find_provider_key(profile)?;
+        if let Some((key, _)) = &found {
+            crate::redact::remember(key);
+        }
+        Ok(found)
+    }
+
+    fn find_provider_key(&self, profile: &ProviderProfile) -> Result<Option<(SecretValue, KeyFrom)>> {
         let kind = switchboard_providers::ProviderKind::parse(&profile.kind)?;
         match self.keys().get(&profile.name) {
             Ok(Some(key)) => return Ok(Some((key, KeyFrom::Named))),
@@ -262,10 +272,17 @@ impl Service {
         }
         for name in ["tavily", "exa"] {
             if let Ok(Some(key)) = self.keys().get(name) {
+                crate::redact::remember(&key);
                 out.push(key);
             }
         }
         out
+    }
+
+    /// A redactor of [`Service::known_secrets`].
+    pub fn redactor(&self) -> crate::redact::Redactor {
+        let secrets = self.known_secrets();
+        crate::redact::Redactor::new(secrets.iter().map(SecretValue::expose))
     }
 
     /// Where a profile's key can be put, in words ("Set the key in SWITCHBOARD_KEY_X (or

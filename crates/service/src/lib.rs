@@ -21,6 +21,7 @@ pub mod conversations;
 pub mod ipc;
 pub mod keys;
 pub mod providers;
+pub mod redact;
 pub mod settings;
 pub mod tools;
 pub mod turns;

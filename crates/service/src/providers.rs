@@ -228,6 +228,11 @@ impl Service {
     pub async fn models(&self, provider: Option<&str>) -> Result<Vec<String>> {
         let profile = self.profile(provider)?;
         let provider = self.provider_factory().provider(&profile)?;
-        Ok(provider.list_models().await?)
+        // The server's error text may quote the key back.
+        provider.list_models().await.map_err(|e| {
+            let mut e = Error::from(e);
+            e.message = self.redactor().redact(&e.message).into_owned();
+            e
+        })
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::ipc::{ApprovalChoice, SendRequest, TurnChoices, TurnStarted};
 use crate::providers::ResolvedProvider;
+use crate::redact::Redactor;
 use crate::{Error, Inner, Result, Service, lock};
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -42,6 +43,7 @@ pub struct PreparedTurn {
     recorder: Recorder,
     cancel: CancellationToken,
     profile: ProviderProfile,
+    redactor: Redactor,
 }
 
 impl std::fmt::Debug for PreparedTurn {
@@ -70,8 +72,10 @@ pub struct TurnReport {
     pub storage_error: Option<Error>,
 }
 
-/// The recorder first (durability), then the shell's sink.
+/// Known secret values masked (a server may quote a key back in an error or a tool result),
+/// then the recorder (durability), then the shell's sink.
 struct Fanout {
+    redactor: Redactor,
     recorder: Recorder,
     shell: Arc<dyn EventSink>,
     inner: Arc<Inner>,
@@ -80,6 +84,7 @@ struct Fanout {
 
 impl EventSink for Fanout {
     fn emit(&self, event: ChatEvent) {
+        let event = self.redactor.redact_event(event);
         let done = matches!(event, ChatEvent::Done { .. });
         self.recorder.emit(event.clone());
         if done {
@@ -236,6 +241,7 @@ impl Service {
             recorder: store.recorder(&rows.message_id),
             cancel,
             profile,
+            redactor: self.redactor(),
         })
     }
 
@@ -243,15 +249,19 @@ impl Service {
     /// `approver` is asked about `ask` tools, and what it answers for the chat or for always is
     /// remembered.
     pub async fn run(&self, turn: PreparedTurn, sink: Arc<dyn EventSink>, approver: &dyn Approver) -> TurnReport {
-        let PreparedTurn { started, input, provider, engine, recorder, cancel, profile } = turn;
+        let PreparedTurn { started, input, provider, engine, recorder, cancel, profile, redactor } = turn;
         let fanout = Arc::new(Fanout {
+            redactor: redactor.clone(),
             recorder,
             shell: sink,
             inner: Arc::clone(&self.inner),
             message_id: started.message_id.clone(),
         });
         let approver = Remembering { shell: approver, service: self };
-        let outcome = engine.run_turn(provider.as_ref(), input, fanout.clone(), &approver, cancel).await;
+        let mut outcome = engine.run_turn(provider.as_ref(), input, fanout.clone(), &approver, cancel).await;
+        if let Some(e) = &mut outcome.error {
+            e.message = redactor.redact(&e.message).into_owned();
+        }
         fanout.recorder.flush();
         self.inner.turns.deregister(&started.message_id);
         let storage_error = fanout.recorder.take_error().map(Error::from);
