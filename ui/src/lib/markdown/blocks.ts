@@ -1,9 +1,11 @@
 /**
  * Streaming Markdown without re-parsing the whole answer per token: the text is split into blocks at
  * blank lines outside fences and display math; completed blocks are rendered once and cached; only
- * the last (growing) block is rendered again as text arrives.
+ * the last (growing) block is rendered again as text arrives. A block too long to format becomes
+ * several blocks of plain text (`plain.ts`), of which a frame renders only the growing tail.
  */
 import { needsMathRender } from './math';
+import { isTooLongToFormat, plainHtmls, renderPlain, type PlainRender } from './plain';
 import { renderMarkdown } from './render';
 
 export interface Block {
@@ -86,11 +88,17 @@ export interface RenderedBlock {
   complete: boolean;
 }
 
+/** One source block's HTML: one entry, or the note and chunks of a block too long to format. */
+interface Rendered {
+  htmls: string[];
+  plain: PlainRender | null;
+}
+
 /** Keeps the rendered HTML of completed blocks; one instance per text run on screen. */
 export class BlockRenderer {
-  private cache = new Map<string, string>();
+  private cache = new Map<string, Rendered>();
   /** The last render of the growing block: when it completes unchanged, it is not rendered again. */
-  private growing: { source: string; html: string } | null = null;
+  private growing: { source: string; rendered: Rendered } | null = null;
   private readonly render: RenderFn;
 
   constructor(render: RenderFn = renderMarkdown) {
@@ -101,25 +109,27 @@ export class BlockRenderer {
   update(text: string, final: boolean): RenderedBlock[] {
     const blocks = splitBlocks(text, final);
     const out: RenderedBlock[] = [];
-    const used = new Map<string, string>();
-    let growing: { source: string; html: string } | null = null;
+    const used = new Map<string, Rendered>();
+    let growing: { source: string; rendered: Rendered } | null = null;
     for (const b of blocks) {
-      let known = this.cache.get(b.source) ?? used.get(b.source) ?? (this.growing?.source === b.source ? this.growing.html : undefined);
+      let known = this.cache.get(b.source) ?? used.get(b.source) ?? (this.growing?.source === b.source ? this.growing.rendered : undefined);
       // Rendered before KaTeX arrived: render again now that math can be shown as math.
-      if (known !== undefined && needsMathRender(known)) known = undefined;
-      if (b.complete) {
-        const html = known ?? this.render(b.source);
-        used.set(b.source, html);
-        out.push({ html, complete: true });
-      } else {
-        const html = known ?? this.render(b.source);
-        growing = { source: b.source, html };
-        out.push({ html, complete: false });
-      }
+      if (known !== undefined && !known.plain && known.htmls.some(needsMathRender)) known = undefined;
+      const rendered = known ?? this.renderBlock(b.source);
+      if (b.complete) used.set(b.source, rendered);
+      else growing = { source: b.source, rendered };
+      for (const html of rendered.htmls) out.push({ html, complete: b.complete });
     }
     this.growing = growing;
     // Only blocks still on screen stay cached: an edited or regenerated text frees the old ones.
     this.cache = used;
     return out;
+  }
+
+  private renderBlock(source: string): Rendered {
+    if (!isTooLongToFormat(source)) return { htmls: [this.render(source)], plain: null };
+    // A growing block keeps the chunks it already had: a frame escapes only the new tail.
+    const plain = renderPlain(source, this.growing?.rendered.plain ?? null);
+    return { htmls: plainHtmls(plain), plain };
   }
 }
