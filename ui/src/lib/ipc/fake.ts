@@ -354,12 +354,11 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       ids.set(goldenId, made);
       return made;
     };
-    const emit = (golden: ChatEvent): ChatEvent => {
+    const emit = (golden: ChatEvent) => {
       const e: ChatEvent = golden.type === 'started' ? { ...golden, ...started, provider, model } : 'id' in golden ? { ...golden, id: fresh(golden.id) } : golden;
       state = reduce(state, e);
       conv.messages[slot] = toStored(state, now, Date.now());
       handlers.onEvent(e);
-      return e;
     };
     const wait = (ms: number | null) =>
       new Promise<ApprovalChoice | null>((resolve) => {
@@ -374,19 +373,24 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       const queue = [...scriptFor(text)];
       let ending = false;
       while (queue.length > 0) {
-        const sent = emit(queue.shift() as ChatEvent);
-        if (sent.type === 'approvalRequested') {
-          turn.asking = sent.id;
-          const choice = await wait(null);
+        const next = queue.shift() as ChatEvent;
+        if (next.type === 'approvalRequested') {
+          const callId = fresh(next.id);
+          turn.asking = callId;
+          // Waiting before the request goes out, so an answer given while it is handled is not lost.
+          const answer = wait(null);
+          emit(next);
+          const choice = await answer;
           turn.asking = null;
-          const rest = afterApproval(turn.stopped ? 'stop' : (choice ?? 'deny'), sent.id);
-          for (const e of rest) if ('id' in e) ids.set(e.id, sent.id);
+          const rest = afterApproval(turn.stopped ? 'stop' : (choice ?? 'deny'), callId);
+          for (const e of rest) if ('id' in e) ids.set(e.id, callId);
           queue.splice(0, queue.length, ...rest);
           ending = turn.stopped;
-        } else if (queue.length > 0) {
-          await wait(pause(sent));
+        } else {
+          emit(next);
+          if (queue.length > 0 && !turn.stopped) await wait(pause(next));
         }
-        if (turn.stopped && !ending) {
+        if (turn.stopped && !ending && queue.length > 0) {
           // As the service ends a stopped turn: a cancelled `done` with what was used so far.
           ending = true;
           queue.splice(0, queue.length, { ...STOPPED_DONE, usage: { ...state.usage }, toolCallsMade: state.toolCalls.length });
