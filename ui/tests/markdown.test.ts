@@ -79,19 +79,20 @@ describe('the Markdown pipeline renders hostile input inert', () => {
     expect(dom('see https://example.com/x today').querySelector('a')?.getAttribute('href')).toBe('https://example.com/x');
   });
 
-  it('never renders a remote image: a placeholder with the alt text instead', () => {
+  it('never renders a remote image: a placeholder with the alt text and the address as text instead', () => {
     const root = dom('![secret plans](https://evil.example/?q=secret)');
     expect(root.querySelector('img')).toBeNull();
-    expect(root.textContent).toContain('[image: secret plans]');
-    expect(root.innerHTML).not.toContain('evil.example');
+    expect(root.textContent).toContain('[image: secret plans — https://evil.example/?q=secret]');
+    // The address is text only: no attribute (src, href, title...) carries it.
+    for (const el of root.querySelectorAll('*')) for (const a of el.getAttributeNames()) expect(el.getAttribute(a)).not.toContain('evil.example');
     expectInert(root);
   });
 
   it('blocks protocol-relative and reference-style remote images too', () => {
     const root = dom('![a](//evil.example/x.png) ![b][r]\n\n[r]: http://evil.example/y.png');
     expect(root.querySelector('img')).toBeNull();
-    expect(root.textContent).toContain('[image: a]');
-    expect(root.textContent).toContain('[image: b]');
+    expect(root.textContent).toContain('[image: a — //evil.example/x.png]');
+    expect(root.textContent).toContain('[image: b — http://evil.example/y.png]');
   });
 
   it('renders KaTeX and keeps \\href{javascript:...} inert', () => {
@@ -209,6 +210,6 @@ describe('sanitizeHtml: the last pass, whatever a renderer plugin might emit', (
   it('turns a remote <img> into the placeholder', () => {
     const root = clean('<p><img src="https://evil.example/a.png" alt="chart"></p>');
     expect(root.querySelector('img')).toBeNull();
-    expect(root.textContent).toBe('[image: chart]');
+    expect(root.textContent).toBe('[image: chart — https://evil.example/a.png]');
   });
 });

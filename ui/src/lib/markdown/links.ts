@@ -35,3 +35,21 @@ const DATA_IMAGE = /^data:image\/(?:png|gif|jpe?g|webp);base64,[a-z0-9+/=\s]+$/i
 export function isInlineImage(src: string | null | undefined): boolean {
   return typeof src === 'string' && DATA_IMAGE.test(src.trim());
 }
+
+/** How much of a blocked image's address and alt text is shown; an address can carry a whole conversation. */
+export const BLOCKED_IMAGE_URL_CHARS = 300;
+const BLOCKED_IMAGE_ALT_CHARS = 200;
+
+function clip(s: string, max: number): string {
+  return s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s;
+}
+
+/**
+ * The text shown instead of an image that is not loaded, `[image: alt — address]`: the person sees
+ * what the model tried to make the app fetch. Plain text; the caller escapes it or sets it as a
+ * text node, and it is never a link.
+ */
+export function blockedImageText(alt: string, src: string): string {
+  const parts = [clip(alt.trim(), BLOCKED_IMAGE_ALT_CHARS), clip(src.trim(), BLOCKED_IMAGE_URL_CHARS)].filter((p) => p !== '');
+  return `[image: ${parts.join(' — ')}]`;
+}

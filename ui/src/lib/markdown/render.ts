@@ -9,7 +9,7 @@ import { escapeHtml } from './escape';
 import { highlightCode } from './highlight';
 import { mathPlugin } from './math';
 import { sanitizeHtml } from './sanitize';
-import { isInlineImage } from './links';
+import { blockedImageText, isInlineImage } from './links';
 
 /** The source lines of the text being rendered, kept in the render env for the fence rule. */
 function envLines(env: Env | undefined): string[] | undefined {
@@ -58,7 +58,8 @@ function createMarkdown(): MarkdownIt {
     const src = String(token.attrGet('src') ?? '');
     if (isInlineImage(src)) return `<img src="${escapeHtml(src)}" alt="${escapeHtml(alt)}">`;
     // Remote images are never fetched: a URL can carry the conversation to a stranger's server.
-    return `<span class="image-blocked" title="Remote images are not loaded">[image: ${escapeHtml(alt)}]</span>`;
+    // Its address shows as text, so the person sees where it pointed.
+    return `<span class="image-blocked" title="Remote images are not loaded">${escapeHtml(blockedImageText(alt, src))}</span>`;
   };
 
   return md;

@@ -4,7 +4,7 @@
  * declaration by declaration), no remote images, and links only to http(s)/mailto.
  */
 import DOMPurify, { type Config } from 'dompurify';
-import { isAllowedUrl, isInlineImage } from './links';
+import { blockedImageText, isAllowedUrl, isInlineImage } from './links';
 
 const FORBID_TAGS = [
   'script', 'style', 'link', 'meta', 'base', 'title', 'template', 'noscript',
@@ -80,7 +80,8 @@ function getPurifier(): ReturnType<typeof DOMPurify> {
       if (!isInlineImage(src)) {
         const span = el.ownerDocument.createElement('span');
         span.className = 'image-blocked';
-        span.textContent = `[image: ${el.getAttribute('alt') ?? ''}]`;
+        span.title = 'Remote images are not loaded';
+        span.textContent = blockedImageText(el.getAttribute('alt') ?? '', src ?? '');
         el.replaceWith(span);
       }
     }
