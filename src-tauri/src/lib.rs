@@ -65,6 +65,49 @@ impl Confirm for NativeDialog {
     }
 }
 
+/// Hands a checked link to the system opener (the person's browser or mail program). The app's
+/// opens it for real; the command tests manage one that records what it was given.
+#[derive(Clone)]
+pub struct Opener(pub Arc<OpenFn>);
+
+/// Opens a link, or says why it could not.
+pub type OpenFn = dyn Fn(&str) -> std::result::Result<(), String> + Send + Sync;
+
+impl Opener {
+    /// The system's opener.
+    pub fn system() -> Self {
+        Opener(Arc::new(|url| tauri_plugin_opener::open_url(url, None::<&str>).map_err(|e| e.to_string())))
+    }
+}
+
+/// Whether the main window may navigate to `url`: only to the app's own content (the embedded UI
+/// under `tauri://localhost`, or `http(s)://tauri.localhost` on Windows; the Vite dev server in a
+/// dev build). Anything else — a link in a message, `window.location` set by script — stays where
+/// it is; links go to the browser through `open_url`, which checks them.
+pub fn navigation_allowed(url: &tauri::Url) -> bool {
+    let own = match url.scheme() {
+        "tauri" => url.host_str() == Some("localhost"),
+        "http" | "https" => url.host_str() == Some("tauri.localhost"),
+        // The empty document a webview may start from; it shows nothing and runs nothing.
+        "about" => url.as_str() == "about:blank",
+        _ => false,
+    };
+    own || (cfg!(dev) && url.origin() == tauri::Url::parse("http://localhost:1420").expect("dev URL").origin())
+}
+
+/// Refuses every navigation [`navigation_allowed`] does not allow, for every webview.
+fn navigation_guard<R: tauri::Runtime>() -> tauri::plugin::TauriPlugin<R> {
+    tauri::plugin::Builder::new("navigation-guard")
+        .on_navigation(|_, url| {
+            let allowed = navigation_allowed(url);
+            if !allowed {
+                tracing::warn!("refused to navigate the window away from the app (to a {} URL)", url.scheme());
+            }
+            allowed
+        })
+        .build()
+}
+
 impl EventSink for ChannelSink {
     fn emit(&self, event: ChatEvent) {
         if let Err(e) = self.0.send(event) {
@@ -242,6 +285,22 @@ async fn use_key_fallback(service: State<'_, Service>, mode: KeyMode) -> Result<
     blocking(move || s.use_key_fallback(mode)).await
 }
 
+/// Opens a link in the person's browser or mail program after checking it in Rust
+/// (`switchboard_service::links`): http, https and mailto only, nothing hidden in it.
+#[tauri::command]
+async fn open_url(opener: State<'_, Opener>, url: String) -> Result<()> {
+    let url = switchboard_service::links::external_url(&url).map_err(ipc)?;
+    let open = opener.inner().clone();
+    tokio::task::spawn_blocking(move || (open.0)(&url))
+        .await
+        .map_err(|e| IpcError { kind: ErrorKind::Internal, message: e.to_string(), retryable: false })?
+        .map_err(|e| IpcError {
+            kind: ErrorKind::Internal,
+            message: format!("The link could not be opened: {e}"),
+            retryable: false,
+        })
+}
+
 #[tauri::command]
 async fn data_info(service: State<'_, Service>) -> Result<DataInfo> {
     Ok(service.data_info())
@@ -261,7 +320,7 @@ pub fn open_service() -> std::result::Result<Service, IpcError> {
 
 /// Registers the commands on a builder (shared by the app and the command tests).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.invoke_handler(tauri::generate_handler![
+    builder.plugin(navigation_guard()).invoke_handler(tauri::generate_handler![
         list_conversations,
         search_conversations,
         open_conversation,
@@ -287,6 +346,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         use_key_fallback,
         data_info,
         export_all,
+        open_url,
     ])
 }
 
@@ -354,7 +414,6 @@ pub fn run() {
     };
     let app = with_commands(
         tauri::Builder::default()
-            .plugin(tauri_plugin_opener::init())
             .plugin(tauri_plugin_dialog::init())
             .plugin(tauri_plugin_window_state::Builder::default().build()),
     )
@@ -364,6 +423,7 @@ pub fn run() {
         }
     })
     .manage(service.clone())
+    .manage(Opener::system())
     .setup({
         let service = service.clone();
         move |app| {

@@ -19,6 +19,8 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service) {
 struct Person {
     answer: bool,
     asked: Mutex<Vec<String>>,
+    /// What the system opener was handed.
+    opened: Mutex<Vec<String>>,
 }
 
 impl Confirm for Person {
@@ -39,10 +41,15 @@ fn app_with_store() -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service, S
 fn app_answering(answer: bool) -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service, Store, Arc<Person>) {
     let store = Store::open_in_memory().unwrap();
     let service = Service::new(store.clone(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
-    let person = Arc::new(Person { answer, asked: Mutex::default() });
+    let person = Arc::new(Person { answer, asked: Mutex::default(), opened: Mutex::default() });
+    let opened = person.clone();
     let app = switchboard_desktop::with_commands(mock_builder())
         .manage(service.clone())
         .manage(switchboard_desktop::Confirmer(person.clone()))
+        .manage(switchboard_desktop::Opener(Arc::new(move |url| {
+            opened.opened.lock().unwrap().push(url.to_owned());
+            Ok(())
+        })))
         .build(switchboard_desktop::context())
         .unwrap();
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
@@ -377,4 +384,43 @@ fn the_page_cannot_loosen_approvals_or_allow_local_addresses_unless_the_person_a
     let saved = invoke(&webview, "update_settings", json!({"settings": settings})).unwrap();
     assert_eq!(saved["web"]["allowLocalAddresses"], true);
     assert!(service.settings().unwrap().web.allow_local_addresses);
+}
+
+#[test]
+fn links_are_checked_in_rust_before_the_system_opener_sees_them() {
+    let (_app, webview, _service, _store, person) = app_answering(true);
+    for url in ["https://example.com/docs", "mailto:someone@example.com", "https://bücher.example/"] {
+        invoke(&webview, "open_url", json!({ "url": url })).unwrap();
+    }
+    assert_eq!(
+        *person.opened.lock().unwrap(),
+        ["https://example.com/docs", "mailto:someone@example.com", "https://xn--bcher-kva.example/"]
+    );
+    for url in ["javascript:alert(1)", "file:///etc/passwd", "http://a b", "https://x\u{0000}", "smb://host/share"] {
+        let err = invoke(&webview, "open_url", json!({ "url": url })).unwrap_err();
+        assert_eq!(err["kind"], "badRequest", "{url}: {err}");
+        assert!(err["message"].as_str().unwrap().starts_with("Not opened: "), "{err}");
+    }
+    assert_eq!(person.opened.lock().unwrap().len(), 3, "nothing refused reached the opener");
+}
+
+#[test]
+fn the_window_never_navigates_away_from_the_apps_own_content() {
+    use switchboard_desktop::navigation_allowed;
+    let url = |s: &str| tauri::Url::parse(s).unwrap();
+    for own in ["tauri://localhost/", "tauri://localhost/index.html#/chat", "http://tauri.localhost/", "about:blank"] {
+        assert!(navigation_allowed(&url(own)), "{own}");
+    }
+    for away in [
+        "https://evil.example/",
+        "http://localhost:8080/",
+        "tauri://evil.example/",
+        "http://tauri.localhost.evil.example/",
+        "file:///etc/passwd",
+        "data:text/html,hi",
+        "javascript:alert(1)",
+        "about:srcdoc",
+    ] {
+        assert!(!navigation_allowed(&url(away)), "{away}");
+    }
 }

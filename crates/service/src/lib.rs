@@ -20,6 +20,7 @@ pub mod contract;
 pub mod conversations;
 pub mod ipc;
 pub mod keys;
+pub mod links;
 pub mod providers;
 pub mod redact;
 pub mod settings;

@@ -5,7 +5,6 @@
  * in their own backend with `setBackend`.
  */
 import { Channel, invoke, type InvokeArgs } from '@tauri-apps/api/core';
-import { openUrl as openerOpenUrl } from '@tauri-apps/plugin-opener';
 import type { ChatEvent } from './bindings';
 import type { CommandName, Commands } from './commands';
 import type { Backend, TurnHandlers } from './backend';
@@ -65,13 +64,11 @@ export const tauriBackend: Backend = {
   listProviders: () => call('list_providers', {}),
   listModels: (provider) => call('list_models', { provider }),
   resolveApproval: (callId, choice) => call('resolve_approval', { callId, choice }),
+  // The shell checks the link again in Rust (the page is not trusted to) and opens it; this first
+  // check only spares a round trip for links the markdown renderer would not have made.
   openUrl: async (url) => {
     if (!isAllowedUrl(url)) throw toIpcError({ kind: 'badRequest', message: 'This link cannot be opened.' });
-    try {
-      await openerOpenUrl(url);
-    } catch (e) {
-      throw toIpcError(e);
-    }
+    await call('open_url', { url });
   },
   getSettings: () => call('get_settings', {}),
   updateSettings: (settings) => call('update_settings', { settings }),

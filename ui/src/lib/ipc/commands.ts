@@ -32,6 +32,7 @@ export interface Commands {
   delete_key: { args: { name: string }; result: KeyInfo };
   keychain_status: { args: Record<string, never>; result: KeychainStatus };
   use_key_fallback: { args: { mode: KeyMode }; result: KeychainStatus };
+  open_url: { args: { url: string }; result: void };
   data_info: { args: Record<string, never>; result: DataInfo };
   export_all: { args: Record<string, never>; result: string };
 }
@@ -63,6 +64,7 @@ export const COMMANDS = {
   delete_key: ['name'],
   keychain_status: [],
   use_key_fallback: ['mode'],
+  open_url: ['url'],
   data_info: [],
   export_all: [],
 } as const satisfies { [C in CommandName]: readonly (keyof Commands[C]['args'])[] };
