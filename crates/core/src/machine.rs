@@ -640,6 +640,8 @@ impl<'a> Machine<'a> {
                 self.it.calls.push(call);
             }
             ProviderEvent::Usage(usage) => self.it.usage = usage,
+            // The driver already reset its idle deadline on this item; it is not output.
+            ProviderEvent::KeepAlive => {}
             ProviderEvent::Finish { reason, .. } => {
                 self.it.stop = Some(reason);
                 self.end_stream(StreamEnd::Finished, out);

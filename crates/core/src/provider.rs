@@ -84,6 +84,10 @@ pub enum ProviderEvent {
     },
     /// Token usage of this response.
     Usage(Usage),
+    /// The server showed it is alive without saying anything (an event-stream comment such as
+    /// `: keep-alive`, sent while a model thinks). It resets the loop's idle timeout and nothing
+    /// else: it is not output, so a later failure may still be retried.
+    KeepAlive,
     /// The response ended normally.
     Finish {
         /// Why.

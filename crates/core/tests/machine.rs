@@ -825,3 +825,20 @@ fn usage_is_summed_and_history_grows_per_iteration() {
     expected.extend(done(FinishReason::Stop, total, 1));
     assert_eq!(out, expected);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Keep-alives
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_keep_alive_does_nothing_and_does_not_count_as_output() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    let keep_alive = || Input::Stream(Ok(ProviderEvent::KeepAlive));
+    assert_eq!(step(&mut m, keep_alive()), []);
+    assert_eq!(step(&mut m, keep_alive()), []);
+    assert_eq!(m.phase(), Phase::Streaming);
+    // Only keep-alives so far: a failure is still retried.
+    let out = step(&mut m, fail(ProviderError::new(ErrorKind::Server, "Boom.")));
+    assert!(matches!(out.last(), Some(Effect::WaitRetry { .. })), "{out:#?}");
+}

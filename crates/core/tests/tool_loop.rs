@@ -971,6 +971,41 @@ async fn an_idle_timeout_before_output_is_retried_but_not_after_output() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn keep_alives_count_as_activity_for_the_idle_timeout() {
+    use futures::StreamExt;
+    // The model thinks for 400 ms, saying only "keep-alive" every 80 ms; idle timeout 100 ms.
+    struct Thinking;
+    impl switchboard_core::Provider for Thinking {
+        fn kind(&self) -> &'static str {
+            "thinking"
+        }
+        fn stream(&self, _request: switchboard_core::ProviderRequest) -> switchboard_core::ProviderStream {
+            let mut items: Vec<Item> = (0..5).map(|_| Ok(ProviderEvent::KeepAlive)).collect();
+            items.extend([delta("done thinking"), finish(StopReason::Stop)]);
+            futures::stream::iter(items)
+                .then(|item| async move {
+                    tokio::time::sleep(Duration::from_millis(80)).await;
+                    item
+                })
+                .boxed()
+        }
+    }
+    let kit = Kit::standard();
+    let mut h = Harness::new(&kit);
+    h.config.idle_timeout = Duration::from_millis(100);
+    h.config.max_retries = 0;
+    let engine = switchboard_core::Engine::new(
+        h.config.clone(),
+        Arc::clone(&kit.registry),
+        Arc::new(switchboard_core::tool::NoSecrets),
+    );
+    let sink = Arc::new(switchboard_core::event::VecSink::default());
+    let outcome = engine.run_turn(&Thinking, h.input(), sink.clone(), h.approver.as_ref(), h.cancel.clone()).await;
+    assert_eq!(outcome.finish_reason, FinishReason::Stop, "{:?}", outcome.error);
+    assert!(sink.events().iter().any(|e| matches!(e, ChatEvent::TextDelta { text } if text == "done thinking")));
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_slow_but_steady_stream_does_not_hit_the_idle_timeout() {
     use futures::StreamExt;
     // Each event arrives 80 ms after the last: 400 ms in all, idle timeout 100 ms.
