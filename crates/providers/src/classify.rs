@@ -12,6 +12,14 @@ pub fn retry_after(header: impl Fn(&str) -> Option<String>, body: &str) -> Optio
     crate::retry_hint::retry_hint(header, body, std::time::SystemTime::now())
 }
 
+/// `who` for the middle of a sentence: "The provider at …" becomes "the provider at …".
+pub fn mid_sentence(who: &str) -> String {
+    match who.strip_prefix("The ") {
+        Some(rest) => format!("the {rest}"),
+        None => who.to_owned(),
+    }
+}
+
 /// The provider's own words from a JSON error body (`{"error":{"message":..}}`, `{"message":..}`,
 /// `{"error":"..."}`), with its type/code.
 fn json_error(body: &str) -> Option<(String, Option<String>)> {

@@ -10,6 +10,7 @@
 //! request header; no error message, log line or event contains it.
 
 pub mod classify;
+pub mod event_stream;
 pub mod http_client;
 pub mod kinds;
 pub mod openai;

@@ -71,7 +71,8 @@ impl OpenAiChat {
             req = req.bearer_auth(key.expose());
         }
         let resp = req.send().await.map_err(|e| {
-            ProviderError::new(ErrorKind::Network, format!("Could not reach {}: {}", self.who, e.without_url()))
+            let who = crate::classify::mid_sentence(&self.who);
+            ProviderError::new(ErrorKind::Network, format!("Could not reach {who}: {}", e.without_url()))
         })?;
         let status = resp.status().as_u16();
         let text = resp.text().await.unwrap_or_default();
@@ -366,7 +367,10 @@ impl ChunkParser {
             self.done = true;
             out.push_back(Err(ProviderError::new(
                 ErrorKind::Network,
-                format!("The stream from {who} ended before the response was complete."),
+                format!(
+                    "The stream from {} ended before the response was complete.",
+                    crate::classify::mid_sentence(who)
+                ),
             )));
         }
     }
@@ -383,7 +387,8 @@ fn parse_stream(events: SseStream, who: String) -> ProviderStream {
                 return None;
             }
             match events.next().await {
-                Some(Ok(ev)) => parser.push(&who, &ev.data, &mut queue),
+                Some(Ok(sse::SseItem::Event(ev))) => parser.push(&who, &ev.data, &mut queue),
+                Some(Ok(sse::SseItem::KeepAlive)) => queue.push_back(Ok(ProviderEvent::KeepAlive)),
                 Some(Err(e)) => {
                     // The finish reason and usage may precede a cut; a cut after them loses nothing.
                     if parser.finish.is_some() && e.kind == ErrorKind::Network {

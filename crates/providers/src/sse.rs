@@ -1,13 +1,21 @@
 //! One streamed POST with server-sent events, via `eventsource-client` on reqwest, reconnect off.
+//!
+//! This is the one seam where every provider's event stream is read. A 2xx body passes through
+//! [`event_stream::Guard`] before the library sees it (what the library gets wrong, and how the
+//! guard fixes it, is in that module's docs); a 2xx HTML page is refused before parsing.
 
 use crate::classify::{self, MAX_ERROR_BODY};
+use crate::event_stream::{self, Guard, StreamViolation};
 use crate::http_client::ReqwestTransport;
+use bytes::Bytes;
 use eventsource_client::{self as es, Client as _, ReconnectOptions, SSE};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
+use launchdarkly_sdk_transport::{ByteStream, HttpTransport, ResponseFuture, TransportError};
 use switchboard_core::{ErrorKind, ProviderError};
+use sync_wrapper::{SyncFuture, SyncStream};
 
-/// One item of an SSE stream: the `data` of an event (comments and connection notices dropped).
+/// One event of an SSE stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SseData {
     /// The `event:` field (`message` when absent).
@@ -16,8 +24,65 @@ pub struct SseData {
     pub data: String,
 }
 
-/// Items of a stream: data, then either a clean end (`None`) or one error.
-pub type SseStream = BoxStream<'static, Result<SseData, ProviderError>>;
+/// One item of an SSE stream: an event, or a sign of life (a comment line such as
+/// `: keep-alive`), which the loop counts as activity for its idle timeout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SseItem {
+    /// An event with data.
+    Event(SseData),
+    /// A comment line.
+    KeepAlive,
+}
+
+/// Items of a stream: events and keep-alives, then either a clean end (`None`) or one error.
+pub type SseStream = BoxStream<'static, Result<SseItem, ProviderError>>;
+
+/// The transport `post` gives the library: a 2xx event-stream body is guarded, a 2xx HTML page is
+/// refused with its title, and anything else (error bodies) passes unchanged for classification.
+#[derive(Clone)]
+struct GuardedTransport(ReqwestTransport);
+
+impl HttpTransport for GuardedTransport {
+    fn request(&self, request: http::Request<Option<Bytes>>) -> ResponseFuture {
+        let pending = self.0.request(request);
+        Box::pin(SyncFuture::new(async move {
+            let response = pending.await?;
+            let status = response.status();
+            if !status.is_success() {
+                return Ok(response);
+            }
+            let html = response
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/html"));
+            let (parts, body) = response.into_parts();
+            if html {
+                let page = read_error_body(body).await;
+                let title = event_stream::html_title(&page);
+                return Err(TransportError::new(StreamViolation::HtmlPage { status: status.as_u16(), title }));
+            }
+            let guarded =
+                futures::stream::unfold((body, Guard::new(), false), |(mut body, mut guard, over)| async move {
+                    if over {
+                        return None;
+                    }
+                    loop {
+                        match body.next().await? {
+                            Ok(bytes) => match guard.push(&bytes) {
+                                Ok(out) if out.is_empty() => continue,
+                                Ok(out) => return Some((Ok(out), (body, guard, false))),
+                                Err(v) => return Some((Err(TransportError::new(v)), (body, guard, true))),
+                            },
+                            Err(e) => return Some((Err(e), (body, guard, true))),
+                        }
+                    }
+                });
+            let guarded: ByteStream = Box::pin(SyncStream::new(guarded));
+            Ok(http::Response::from_parts(parts, guarded))
+        }))
+    }
+}
 
 /// Starts a POST of `body` to `url` and yields its events. `who` names the provider in messages.
 /// Headers are (name, value); a value that is a secret is only ever put here.
@@ -40,26 +105,25 @@ pub fn post(transport: ReqwestTransport, who: String, url: &str, headers: &[(&st
         // An LLM request must never be replayed behind the loop's back: the loop decides retries.
         .reconnect(ReconnectOptions::reconnect(false).retry_initial(false).build())
         .redirect_limit(5)
-        .build_with_transport(transport);
+        .build_with_transport(GuardedTransport(transport));
     let events = client.stream();
-    futures::stream::unfold((events, who, false), |(mut events, who, ended)| async move {
+    // `connected`: the response began (a 2xx with a body), so a transport error is a cut, not an
+    // unreachable server.
+    futures::stream::unfold((events, who, false, false), |(mut events, who, connected, ended)| async move {
         if ended {
             return None;
         }
-        loop {
-            match events.next().await {
-                None => return None,
-                Some(Ok(SSE::Event(ev))) => {
-                    return Some((Ok(SseData { event: ev.event_type, data: ev.data }), (events, who, false)));
-                }
-                Some(Ok(SSE::Comment(_) | SSE::Connected(_))) => continue,
-                Some(Err(es::Error::Eof)) => return None,
-                Some(Err(e)) => {
-                    let err = classify_error(&who, e).await;
-                    return Some((Err(err), (events, who, true)));
-                }
+        let item = match events.next().await? {
+            Ok(SSE::Event(ev)) => SseItem::Event(SseData { event: ev.event_type, data: ev.data }),
+            // The response head (the server answered) and comment lines are both signs of life.
+            Ok(SSE::Comment(_) | SSE::Connected(_)) => SseItem::KeepAlive,
+            Err(es::Error::Eof) => return None,
+            Err(e) => {
+                let err = classify_error(&who, connected, e).await;
+                return Some((Err(err), (events, who, connected, true)));
             }
-        }
+        };
+        Some((Ok(item), (events, who, true, false)))
     })
     .boxed()
 }
@@ -90,7 +154,32 @@ fn describe_transport(err: &(dyn std::error::Error + 'static)) -> String {
     parts.join(": ")
 }
 
-async fn classify_error(who: &str, err: es::Error) -> ProviderError {
+fn violation_error(who: &str, violation: &StreamViolation) -> ProviderError {
+    match violation {
+        StreamViolation::HtmlPage { status, title } => {
+            let title = title.as_ref().map(|t| format!(" (\u{201c}{t}\u{201d})")).unwrap_or_default();
+            ProviderError::new(
+                ErrorKind::Protocol,
+                format!(
+                    "{who} answered {status} with an HTML page{title} instead of an event stream. A captive portal or proxy login may be in the way (open any web page in a browser to sign in), or the base URL points at a website rather than the API."
+                ),
+            )
+            .with_status(*status)
+        }
+        v => ProviderError::new(
+            ErrorKind::Protocol,
+            format!("{who} sent {v} in its event stream; the response was cut there (what came before is kept)."),
+        ),
+    }
+}
+
+async fn classify_error(who: &str, connected: bool, err: es::Error) -> ProviderError {
+    let mid = classify::mid_sentence(who);
+    if let es::Error::Transport(e) = &err
+        && let Some(violation) = e.inner().downcast_ref::<StreamViolation>()
+    {
+        return violation_error(who, violation);
+    }
     match err {
         es::Error::UnexpectedResponse(response, body) => {
             let status = response.status();
@@ -99,22 +188,30 @@ async fn classify_error(who: &str, err: es::Error) -> ProviderError {
             let retry = classify::retry_after(header, &body);
             classify::http_error(who, status, retry, &body)
         }
+        es::Error::Transport(e) if connected => ProviderError::new(
+            ErrorKind::Network,
+            format!(
+                "The connection to {mid} was lost mid-answer: {}. What arrived before is kept.",
+                describe_transport(e.inner())
+            ),
+        ),
         es::Error::Transport(e) => ProviderError::new(
             ErrorKind::Network,
             format!(
-                "Could not reach {who}: {}. Check the base URL and that the server is running.",
+                "Could not reach {mid}: {}. Check the base URL and that the server is running.",
                 describe_transport(e.inner())
             ),
         ),
         es::Error::HttpStream(e) => ProviderError::new(
             ErrorKind::Network,
-            format!("The connection to {who} was cut mid-response: {}.", describe_transport(e.as_ref())),
+            format!("The connection to {mid} was lost mid-answer: {}.", describe_transport(e.as_ref())),
         ),
         es::Error::UnexpectedEof => ProviderError::new(
             ErrorKind::Network,
-            format!("The connection to {who} closed in the middle of an event; the response is incomplete."),
+            format!("The connection to {mid} closed in the middle of an event; the response is incomplete."),
         ),
         es::Error::TimedOut => ProviderError::new(ErrorKind::Timeout, format!("{who} did not answer in time.")),
+        // The guard hands the library only lines it accepts; if one is still refused, say which.
         es::Error::InvalidLine(line) => ProviderError::new(
             ErrorKind::Protocol,
             format!("{who} sent a line that is not server-sent events: {}", line.chars().take(120).collect::<String>()),

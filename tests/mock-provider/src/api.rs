@@ -85,7 +85,9 @@ impl Assembled {
                 | Step::Stall
                 | Step::Drop
                 | Step::ErrorObject { .. }
-                | Step::Raw { .. } => {}
+                | Step::Raw { .. }
+                | Step::RawBytes { .. }
+                | Step::LongLine { .. } => {}
             }
         }
         out

@@ -252,7 +252,12 @@ impl StepEncoder for ChunkEncoder {
                 events.data_json(&error);
             }
             // The driver handles these before they reach an encoder.
-            Step::Delay { .. } | Step::Stall | Step::Drop | Step::Raw { .. } => {}
+            Step::Delay { .. }
+            | Step::Stall
+            | Step::Drop
+            | Step::Raw { .. }
+            | Step::RawBytes { .. }
+            | Step::LongLine { .. } => {}
         }
     }
 }

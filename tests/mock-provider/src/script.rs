@@ -275,6 +275,22 @@ pub enum Step {
         /// The bytes to write.
         data: String,
     },
+    /// These exact bytes, which need not be UTF-8 (a BOM, a broken character, a NUL); a JSON
+    /// array of numbers in a script file.
+    RawBytes {
+        /// The bytes to write.
+        bytes: Vec<u8>,
+    },
+    /// `prefix`, then `len` bytes of `x`, written a piece at a time (the server never holds the
+    /// line), with no line end: a line of any size (`{"type":"long_line","prefix":"data: ","len":
+    /// 104857600}` is a 100 MB line).
+    LongLine {
+        /// What the line starts with, e.g. `data: ` or `: `.
+        #[serde(default)]
+        prefix: String,
+        /// How many `x` bytes follow.
+        len: u64,
+    },
 }
 
 impl Step {

@@ -133,6 +133,17 @@ async fn produce(steps: &[Step], mut encoder: impl StepEncoder, mut writer: Writ
                 return writer.send(Item::Cut).await;
             }
             Step::Raw { data } => writer.event(data.as_bytes()).await?,
+            Step::RawBytes { bytes } => writer.event(bytes).await?,
+            Step::LongLine { prefix, len } => {
+                writer.event(prefix.as_bytes()).await?;
+                let piece = [b'x'; 64 * 1024];
+                let mut left = *len;
+                while left > 0 {
+                    let n = left.min(piece.len() as u64) as usize;
+                    writer.event(&piece[..n]).await?;
+                    left -= n as u64;
+                }
+            }
             _ => {
                 events.clear();
                 encoder.encode(step, &mut events);

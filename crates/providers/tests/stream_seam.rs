@@ -1,0 +1,213 @@
+//! The event-stream seam end to end over loopback HTTP: what servers really send, cut at every
+//! byte, read through `OpenAiChat` (the seam is shared by every provider).
+
+use futures::StreamExt;
+use switchboard_core::provider::StopReason;
+use switchboard_core::{ErrorKind, Message, Provider, ProviderError, ProviderEvent, ProviderRequest, ToolChoice};
+use switchboard_mock_provider::{MockServer, Reply, Script, Step, StreamOptions};
+use switchboard_providers::{OpenAiChat, OpenAiConfig};
+
+fn request() -> ProviderRequest {
+    ProviderRequest {
+        model: "mock-model".into(),
+        system: None,
+        messages: vec![Message::User { text: "hi".into() }],
+        tools: Vec::new(),
+        tool_choice: ToolChoice::Auto,
+    }
+}
+
+async fn run(server: &MockServer) -> Vec<Result<ProviderEvent, ProviderError>> {
+    let provider = OpenAiChat::new(OpenAiConfig { base_url: server.base_url(), api_key: None }).unwrap();
+    provider.stream(request()).collect().await
+}
+
+fn text_of(items: &[Result<ProviderEvent, ProviderError>]) -> String {
+    items
+        .iter()
+        .filter_map(|i| match i {
+            Ok(ProviderEvent::TextDelta(t)) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn error_of(items: &[Result<ProviderEvent, ProviderError>]) -> Option<&ProviderError> {
+    items.iter().find_map(|i| i.as_ref().err())
+}
+
+fn chunk(text: &str) -> String {
+    format!(r#"{{"choices":[{{"index":0,"delta":{{"content":"{text}"}}}}]}}"#)
+}
+
+fn with_split(steps: Vec<Step>, split: Option<usize>) -> Reply {
+    Reply::Stream { steps, options: StreamOptions { split_bytes: split, ..StreamOptions::default() } }
+}
+
+#[tokio::test]
+async fn every_field_form_the_rules_allow_is_read_at_every_split_and_never_ends_the_answer() {
+    let x = chunk("X");
+    // (bytes between "he" and "llo", text they add)
+    let forms: Vec<(Vec<u8>, &str)> = vec![
+        (b": keep-alive\n\n".to_vec(), ""),
+        (format!("data:{x}\n\n").into_bytes(), "X"),
+        (b"foo: bar\n\n".to_vec(), ""),
+        (b"nocolon\n\n".to_vec(), ""),
+        (b"retry: soon\n\n".to_vec(), ""),
+        (b"retry: 10\n\n".to_vec(), ""),
+        (b"id: a\0b \xFF odd\n\n".to_vec(), ""),
+        (format!("id: \0\ndata: {x}\n\n").into_bytes(), "X"),
+        (b"data : not a data field\n\n".to_vec(), ""),
+        (b"event: ping\n\n".to_vec(), ""),
+        (format!("data: {x}\r\n\r\n").into_bytes(), "X"),
+        (format!("data: {x}\r\r").into_bytes(), "X"),
+        ([&b"unknown: \xFF\n"[..], format!("data: {x}\n\n").as_bytes()].concat(), "X"),
+        (b"\xFF\xFE\n\n".to_vec(), ""),
+    ];
+    let mut replies = Vec::new();
+    let mut expected = Vec::new();
+    for (bytes, adds) in &forms {
+        let steps = || {
+            vec![
+                Step::text("he"),
+                Step::RawBytes { bytes: bytes.clone() },
+                Step::text("llo"),
+                Step::finish("stop"),
+                Step::Done,
+            ]
+        };
+        // The form's own length plus the chunk around it covers every split point within it.
+        for split in (1..=bytes.len() + 8).map(Some).chain([None]) {
+            replies.push(with_split(steps(), split));
+            expected.push((format!("he{adds}llo"), bytes.clone(), split));
+        }
+    }
+    let server = MockServer::start(Script::new(replies)).await;
+    for (want, bytes, split) in expected {
+        let items = run(&server).await;
+        let form = String::from_utf8_lossy(&bytes);
+        assert_eq!(error_of(&items), None, "{form:?} split {split:?}");
+        assert_eq!(text_of(&items), want, "{form:?} split {split:?}");
+        assert!(
+            matches!(items.last(), Some(Ok(ProviderEvent::Finish { reason: StopReason::Stop, .. }))),
+            "{form:?} split {split:?}: {items:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_bom_at_the_start_is_dropped_at_every_split() {
+    let mut replies = Vec::new();
+    for split in 1..=12 {
+        replies.push(with_split(
+            vec![
+                Step::RawBytes { bytes: b"\xEF\xBB\xBF".to_vec() },
+                Step::text("ok"),
+                Step::finish("stop"),
+                Step::Done,
+            ],
+            Some(split),
+        ));
+    }
+    let server = MockServer::start(Script::new(replies)).await;
+    for split in 1..=12 {
+        let items = run(&server).await;
+        assert_eq!(error_of(&items), None, "split {split}");
+        assert_eq!(text_of(&items), "ok", "split {split}");
+    }
+}
+
+#[tokio::test]
+async fn comment_lines_become_keep_alives() {
+    let server = MockServer::start(Script::new([Reply::stream([
+        Step::Raw { data: ": OPENROUTER PROCESSING\n\n".into() },
+        Step::Raw { data: ": keep-alive\n\n".into() },
+        Step::text("hi"),
+        Step::finish("stop"),
+        Step::Done,
+    ])]))
+    .await;
+    let items = run(&server).await;
+    let before_text = items.iter().take_while(|i| !matches!(i, Ok(ProviderEvent::TextDelta(_)))).count();
+    let keep_alives = items[..before_text].iter().filter(|i| matches!(i, Ok(ProviderEvent::KeepAlive))).count();
+    assert!(keep_alives >= 2, "{items:?}");
+    assert_eq!(text_of(&items), "hi");
+}
+
+#[tokio::test]
+async fn a_line_past_the_cap_ends_with_a_protocol_error_and_keeps_what_came_before() {
+    for prefix in ["data: ", ": ", "foo"] {
+        let server = MockServer::start(Script::new([Reply::stream([
+            Step::text("before"),
+            Step::LongLine { prefix: prefix.into(), len: 5 * 1024 * 1024 },
+            Step::Raw { data: "\n\n".into() },
+            Step::text("after"),
+            Step::finish("stop"),
+            Step::Done,
+        ])]))
+        .await;
+        let items = run(&server).await;
+        assert_eq!(text_of(&items), "before", "{prefix:?}");
+        let err = error_of(&items).unwrap_or_else(|| panic!("{prefix:?}: no error"));
+        assert_eq!(err.kind, ErrorKind::Protocol);
+        assert!(err.message.contains("a line longer than 4 MiB"), "{}", err.message);
+        assert!(items.last().unwrap().is_err(), "the error ends the stream");
+    }
+}
+
+#[tokio::test]
+async fn an_event_past_the_cap_ends_with_a_protocol_error() {
+    let line = format!("data: {}\n", "y".repeat(1024 * 1024));
+    let server = MockServer::start(Script::new([Reply::stream([
+        Step::text("before"),
+        Step::Raw { data: line.repeat(5) },
+        Step::Raw { data: "\n".into() },
+        Step::finish("stop"),
+        Step::Done,
+    ])]))
+    .await;
+    let items = run(&server).await;
+    assert_eq!(text_of(&items), "before");
+    let err = error_of(&items).expect("an error");
+    assert!(err.message.contains("an event larger than 4 MiB"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn a_200_html_page_is_named_with_its_title() {
+    let page =
+        "<!DOCTYPE html><html><head><title>Hotel Wi-Fi \u{2013} Sign in</title></head><body>Accept</body></html>";
+    let server = MockServer::start(Script::new([Reply::html(200, page)])).await;
+    let items = run(&server).await;
+    let err = error_of(&items).expect("an error");
+    assert_eq!(err.kind, ErrorKind::Protocol);
+    assert!(err.message.contains("answered 200 with an HTML page"), "{}", err.message);
+    assert!(err.message.contains("Hotel Wi-Fi \u{2013} Sign in"), "{}", err.message);
+    assert!(err.message.contains("captive portal"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn a_cut_after_the_answer_started_says_the_connection_was_lost_mid_answer() {
+    let server = MockServer::start(Script::new([Reply::stream([Step::text("partial"), Step::Drop])])).await;
+    let items = run(&server).await;
+    assert_eq!(text_of(&items), "partial");
+    let err = error_of(&items).expect("an error");
+    assert_eq!(err.kind, ErrorKind::Network);
+    assert!(err.message.contains("lost mid-answer"), "{}", err.message);
+    assert!(!err.message.contains("base URL"), "{}", err.message);
+    assert!(err.message.contains("the provider at http://"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_named_mid_sentence_in_lower_case() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let provider =
+        OpenAiChat::new(OpenAiConfig { base_url: format!("http://127.0.0.1:{port}/v1"), api_key: None }).unwrap();
+    let items: Vec<_> = provider.stream(request()).collect().await;
+    let err = error_of(&items).expect("an error");
+    assert!(err.message.starts_with("Could not reach the provider at http://127.0.0.1"), "{}", err.message);
+    let err = provider.models().await.unwrap_err();
+    assert!(err.message.starts_with("Could not reach the provider at http://127.0.0.1"), "{}", err.message);
+}
