@@ -335,6 +335,9 @@ pub struct Machine<'a> {
     iteration_start: usize,
     /// Retries of the current request so far.
     retries: u32,
+    /// Calls of this iteration the provider could not assemble (id -> what was wrong): answered
+    /// with an error, never run.
+    malformed: Vec<(String, String)>,
     it: Iteration,
     round: Round,
 }
@@ -390,6 +393,7 @@ impl<'a> Machine<'a> {
             iteration_no: 1,
             iteration_start: 0,
             retries: 0,
+            malformed: Vec::new(),
             it: Iteration::default(),
             round: Round::default(),
         }
@@ -563,6 +567,7 @@ impl<'a> Machine<'a> {
     /// Sends the iteration's request (again, after a retry wait); a retry sends the same request.
     fn start_attempt(&mut self, out: &mut Vec<Effect>) {
         self.it = Iteration::default();
+        self.malformed.clear();
         self.iteration_start = self.turn_chars;
         self.phase = Phase::Streaming;
         out.push(Effect::StartRequest { request: self.request(), attempt: self.retries + 1 });
@@ -622,6 +627,10 @@ impl<'a> Machine<'a> {
             ProviderEvent::ReasoningDelta(text) => {
                 self.it.output_started = true;
                 out.push(Effect::Emit(ChatEvent::ReasoningDelta { text }));
+            }
+            ProviderEvent::MalformedToolCall { call, text_chars_before, problem } => {
+                self.malformed.push((call.id.clone(), problem));
+                self.on_item(Ok(ProviderEvent::ToolCall { call, text_chars_before }), out);
             }
             ProviderEvent::ToolCall { mut call, text_chars_before } => {
                 self.it.output_started = true;
@@ -759,7 +768,17 @@ impl<'a> Machine<'a> {
     fn prepare_rest(&mut self, out: &mut Vec<Effect>) {
         while self.round.slots.len() < self.round.calls.len() {
             let i = self.round.slots.len();
+            let call = &self.round.calls[i];
+            let malformed = self.malformed.iter().find(|(id, _)| *id == call.id).map(|(_, why)| why);
             let slot = match &self.round.plans[i] {
+                // Before anything else: a malformed call must not borrow a duplicate's result.
+                _ if let Some(problem) = malformed => Slot::Answered(
+                    ToolStatus::Error,
+                    format!(
+                        "Malformed tool call: {problem}, so it was not run. Arguments received: {}. Call the tool again, one complete call per id.",
+                        if call.arguments.is_empty() { "(none)" } else { call.arguments.as_str() }
+                    ),
+                ),
                 Plan::DuplicateOf(first) => Slot::Duplicate(*first),
                 Plan::OverCap => Slot::Answered(
                     ToolStatus::Skipped,

@@ -82,6 +82,17 @@ pub enum ProviderEvent {
         /// Chars of this response's text before the call first appeared.
         text_chars_before: usize,
     },
+    /// A tool call the provider could not assemble unambiguously (fragments that fit no call, no
+    /// tool name). The loop shows it, answers it with an error telling the model what was wrong,
+    /// and never runs it; its id is answered like any other.
+    MalformedToolCall {
+        /// What could be assembled (the id is unique within the response).
+        call: ToolCall,
+        /// Chars of this response's text before the call first appeared.
+        text_chars_before: usize,
+        /// What was wrong, for the model: "its arguments arrived without a call id, ...".
+        problem: String,
+    },
     /// Token usage of this response.
     Usage(Usage),
     /// The server showed it is alive without saying anything (an event-stream comment such as

@@ -842,3 +842,39 @@ fn a_keep_alive_does_nothing_and_does_not_count_as_output() {
     let out = step(&mut m, fail(ProviderError::new(ErrorKind::Server, "Boom.")));
     assert!(matches!(out.last(), Some(Effect::WaitRetry { .. })), "{out:#?}");
 }
+
+#[test]
+fn a_malformed_call_is_shown_answered_with_an_error_and_never_run() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, TurnOptions::default());
+    step(&mut m, tool_call("good", "echo", r#"{"text":"x"}"#, 0));
+    // Same name and arguments as the good call: it must not borrow its result either.
+    let out = step(
+        &mut m,
+        Input::Stream(Ok(ProviderEvent::MalformedToolCall {
+            call: call("bad", "echo", r#"{"text":"x"}"#),
+            text_chars_before: 0,
+            problem: "its arguments arrived without a call id, index or tool name".into(),
+        })),
+    );
+    assert!(events(&out).iter().any(|e| matches!(e, ChatEvent::ToolCall { id, .. } if id == "bad")), "{out:#?}");
+    let out = step(&mut m, finish(StopReason::ToolCalls));
+    let runs: Vec<&str> = out
+        .iter()
+        .filter_map(|e| match e {
+            Effect::RunTools(runs) => Some(runs.iter().map(|r| r.call.id.as_str()).collect::<Vec<_>>()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(runs, ["good"]);
+    let bad = events(&out)
+        .into_iter()
+        .find_map(|e| match e {
+            ChatEvent::ToolResult { id, status, output, .. } if id == "bad" => Some((*status, output.clone())),
+            _ => None,
+        })
+        .expect("the malformed call is answered");
+    assert_eq!(bad.0, ToolStatus::Error);
+    assert!(bad.1.starts_with("Malformed tool call: its arguments arrived without"), "{}", bad.1);
+}

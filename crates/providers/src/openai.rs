@@ -169,16 +169,15 @@ pub fn request_body(request: &ProviderRequest) -> Value {
 #[derive(Deserialize)]
 struct Chunk {
     id: Option<String>,
-    #[serde(default)]
-    choices: Vec<Choice>,
+    // vLLM and others send `"choices": null` in the usage chunk.
+    choices: Option<Vec<Choice>>,
     usage: Option<WireUsage>,
     error: Option<Value>,
 }
 
 #[derive(Deserialize)]
 struct Choice {
-    #[serde(default)]
-    delta: Delta,
+    delta: Option<Delta>,
     finish_reason: Option<String>,
 }
 
@@ -187,16 +186,14 @@ struct Delta {
     content: Option<String>,
     reasoning_content: Option<String>,
     reasoning: Option<String>,
-    #[serde(default)]
-    tool_calls: Vec<WireCallDelta>,
+    tool_calls: Option<Vec<WireCallDelta>>,
 }
 
 #[derive(Deserialize)]
 struct WireCallDelta {
     index: Option<u32>,
     id: Option<String>,
-    #[serde(default)]
-    function: WireFunction,
+    function: Option<WireFunction>,
 }
 
 #[derive(Deserialize, Default)]
@@ -220,12 +217,24 @@ struct PartialCall {
     name: String,
     arguments: String,
     text_chars_before: usize,
+    /// Why the call cannot be trusted; it is then answered with an error and never run.
+    problem: Option<String>,
 }
 
 /// Assembles a Chat Completions stream into canonical events. Pure: fed one SSE `data` at a time.
+///
+/// Tool-call fragments: a fragment with an id belongs to the call with that id; an id new at an
+/// index already taken by another id starts a new call there (two parallel calls are never merged
+/// into one with concatenated arguments); a fragment without an id continues the call at its
+/// index, or without an index the call most recently started, unless it names a tool, which starts
+/// a call. Arguments with no call to belong to become a malformed call, which the loop answers
+/// with an error for the model and never runs.
 #[derive(Default)]
 pub struct ChunkParser {
-    calls: BTreeMap<u32, PartialCall>,
+    /// Calls in the order they started.
+    calls: Vec<PartialCall>,
+    /// The wire index -> the call it currently designates.
+    by_index: BTreeMap<u32, usize>,
     text_chars: usize,
     finish: Option<StopReason>,
     usage: Option<Usage>,
@@ -282,8 +291,8 @@ impl ChunkParser {
                 cached_tokens: detail(&u.prompt_tokens_details, "cached_tokens"),
             });
         }
-        for choice in chunk.choices {
-            let d = choice.delta;
+        for choice in chunk.choices.unwrap_or_default() {
+            let d = choice.delta.unwrap_or_default();
             if let Some(r) = d.reasoning_content.or(d.reasoning).filter(|r| !r.is_empty()) {
                 out.push_back(Ok(ProviderEvent::ReasoningDelta(r)));
             }
@@ -291,7 +300,7 @@ impl ChunkParser {
                 self.text_chars += char_len(&text);
                 out.push_back(Ok(ProviderEvent::TextDelta(text)));
             }
-            for frag in d.tool_calls {
+            for frag in d.tool_calls.unwrap_or_default() {
                 self.call_fragment(frag);
             }
             if let Some(reason) = choice.finish_reason {
@@ -307,42 +316,86 @@ impl ChunkParser {
     }
 
     fn call_fragment(&mut self, frag: WireCallDelta) {
-        // Servers that omit `index` send each call whole or repeat its id; find it by id, else append.
-        let index = frag.index.unwrap_or_else(|| {
-            frag.id
-                .as_ref()
-                .and_then(|id| self.calls.iter().find(|(_, c)| &c.id == id).map(|(i, _)| *i))
-                .unwrap_or_else(|| self.calls.keys().next_back().map_or(0, |i| i + 1))
+        let id = frag.id.filter(|id| !id.is_empty());
+        let function = frag.function.unwrap_or_default();
+        let name = function.name.filter(|n| !n.is_empty());
+        let at_index = frag.index.and_then(|i| self.by_index.get(&i).copied());
+        let by_id = id.as_ref().and_then(|id| self.calls.iter().position(|c| &c.id == id));
+        let target = match (&id, by_id, at_index) {
+            (Some(_), Some(known), _) => Some(known),
+            // The call at this index has no id yet: this is its id.
+            (Some(_), None, Some(i)) if self.calls[i].id.is_empty() => Some(i),
+            // A new id: a new call, even at an index another id holds.
+            (Some(_), None, _) => None,
+            (None, _, Some(i)) => Some(i),
+            (None, _, None) if frag.index.is_some() || name.is_some() => None,
+            // No id, no index, no name: a continuation of the call most recently started.
+            (None, _, None) => match self.calls.len() {
+                0 => {
+                    let mut call = self.new_call();
+                    call.problem = Some("its arguments arrived without a call id, index or tool name".into());
+                    self.calls.push(call);
+                    Some(self.calls.len() - 1)
+                }
+                n => Some(n - 1),
+            },
+        };
+        let target = target.unwrap_or_else(|| {
+            let call = self.new_call();
+            self.calls.push(call);
+            self.calls.len() - 1
         });
-        let text_chars = self.text_chars;
-        let call = self.calls.entry(index).or_insert_with(|| PartialCall {
-            id: String::new(),
-            name: String::new(),
-            arguments: String::new(),
-            text_chars_before: text_chars,
-        });
-        if let Some(id) = frag.id.filter(|id| !id.is_empty()) {
+        if let Some(index) = frag.index {
+            self.by_index.insert(index, target);
+        }
+        let call = &mut self.calls[target];
+        if let Some(id) = id {
             call.id = id;
         }
-        if let Some(name) = frag.function.name.filter(|n| !n.is_empty()) {
+        if let Some(name) = name {
             // Most servers send the name once; a few repeat it in every fragment.
             if call.name != name {
                 call.name.push_str(&name);
             }
         }
-        if let Some(args) = frag.function.arguments {
+        if let Some(args) = function.arguments {
             call.arguments.push_str(&args);
+        }
+    }
+
+    fn new_call(&self) -> PartialCall {
+        PartialCall {
+            id: String::new(),
+            name: String::new(),
+            arguments: String::new(),
+            text_chars_before: self.text_chars,
+            problem: None,
         }
     }
 
     fn finish_into(&mut self, out: &mut VecDeque<Result<ProviderEvent, ProviderError>>) {
         self.done = true;
         let has_calls = !self.calls.is_empty();
-        for (i, call) in std::mem::take(&mut self.calls) {
-            let id = if call.id.is_empty() { format!("call_{i}") } else { call.id };
-            out.push_back(Ok(ProviderEvent::ToolCall {
-                call: ToolCall { id, name: call.name, arguments: call.arguments },
-                text_chars_before: call.text_chars_before,
+        self.by_index.clear();
+        let calls = std::mem::take(&mut self.calls);
+        let taken: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
+        for (i, call) in calls.into_iter().enumerate() {
+            // A generated id never clashes with one the server sent.
+            let id = if call.id.is_empty() {
+                let mut n = i;
+                while taken.contains(&format!("call_{n}")) {
+                    n += 1;
+                }
+                format!("call_{n}")
+            } else {
+                call.id
+            };
+            let problem = call.problem.or_else(|| call.name.is_empty().then(|| "it has no tool name".to_owned()));
+            let text_chars_before = call.text_chars_before;
+            let call = ToolCall { id, name: call.name, arguments: call.arguments };
+            out.push_back(Ok(match problem {
+                None => ProviderEvent::ToolCall { call, text_chars_before },
+                Some(problem) => ProviderEvent::MalformedToolCall { call, text_chars_before, problem },
             }));
         }
         if let Some(u) = self.usage.take() {
@@ -486,6 +539,103 @@ mod tests {
             .collect();
         assert_eq!(names, vec![("a".into(), "x".into()), ("call_1".into(), "y".into())]);
         assert!(matches!(out.last(), Some(Ok(ProviderEvent::Finish { reason: StopReason::ToolCalls, .. }))));
+    }
+
+    fn calls_of(out: &[Result<ProviderEvent, ProviderError>]) -> Vec<(String, String, String, Option<String>)> {
+        out.iter()
+            .filter_map(|e| match e {
+                Ok(ProviderEvent::ToolCall { call, .. }) => {
+                    Some((call.id.clone(), call.name.clone(), call.arguments.clone(), None))
+                }
+                Ok(ProviderEvent::MalformedToolCall { call, problem, .. }) => {
+                    Some((call.id.clone(), call.name.clone(), call.arguments.clone(), Some(problem.clone())))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn frag(index: Option<u32>, id: Option<&str>, name: Option<&str>, args: &str) -> String {
+        let mut f = json!({"function": {"arguments": args}});
+        if let Some(i) = index {
+            f["index"] = json!(i);
+        }
+        if let Some(id) = id {
+            f["id"] = json!(id);
+        }
+        if let Some(n) = name {
+            f["function"]["name"] = json!(n);
+        }
+        json!({"choices": [{"delta": {"tool_calls": [f]}}]}).to_string()
+    }
+
+    #[test]
+    fn two_calls_sharing_an_index_with_different_ids_are_two_calls() {
+        // Some servers number every parallel call 0.
+        let chunks = [
+            frag(Some(0), Some("a"), Some("f"), r#"{"x":"#),
+            frag(Some(0), None, None, "1}"),
+            frag(Some(0), Some("b"), Some("g"), r#"{"y":"#),
+            frag(Some(0), None, None, "2}"),
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#.to_owned(),
+        ];
+        let out = feed(&chunks.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(
+            calls_of(&out),
+            [("a".into(), "f".into(), r#"{"x":1}"#.into(), None), ("b".into(), "g".into(), r#"{"y":2}"#.into(), None)]
+        );
+    }
+
+    #[test]
+    fn fragments_without_an_index_continue_the_call_their_id_started() {
+        let chunks = [
+            frag(None, Some("a"), Some("f"), r#"{"x""#),
+            frag(None, Some("b"), Some("g"), r#"{"y""#),
+            frag(None, Some("a"), None, ":1}"),
+            frag(None, Some("b"), None, ":2}"),
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#.to_owned(),
+        ];
+        let out = feed(&chunks.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(
+            calls_of(&out),
+            [("a".into(), "f".into(), r#"{"x":1}"#.into(), None), ("b".into(), "g".into(), r#"{"y":2}"#.into(), None)]
+        );
+        // Without an id or index either, arguments continue the call most recently started.
+        let chunks = [frag(None, Some("a"), Some("f"), r#"{"x""#), frag(None, None, None, ":1}"), "[DONE]".to_owned()];
+        let out = feed(&chunks.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(calls_of(&out), [("a".into(), "f".into(), r#"{"x":1}"#.into(), None)]);
+    }
+
+    #[test]
+    fn fragments_that_fit_no_call_become_malformed_calls_with_unique_ids() {
+        let chunks = [
+            frag(None, None, None, r#"{"lost":true}"#),
+            frag(Some(1), Some("call_0"), None, "{}"),
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#.to_owned(),
+        ];
+        let out = feed(&chunks.iter().map(String::as_str).collect::<Vec<_>>());
+        let calls = calls_of(&out);
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert_eq!(calls[0].0, "call_1", "a generated id does not clash with the server's");
+        assert!(calls[0].3.as_deref().is_some_and(|p| p.contains("without a call id")), "{calls:?}");
+        assert!(calls[1].3.as_deref().is_some_and(|p| p.contains("no tool name")), "{calls:?}");
+    }
+
+    #[test]
+    fn a_usage_chunk_with_null_choices_records_the_usage() {
+        let out = feed(&[
+            r#"{"choices":[{"delta":{"content":"hi"},"finish_reason":"stop"}]}"#,
+            r#"{"id":"x","choices":null,"usage":{"prompt_tokens":3,"completion_tokens":1}}"#,
+            r#"{"choices":[{"delta":null,"finish_reason":null}]}"#,
+            "[DONE]",
+        ]);
+        assert!(out.iter().all(Result::is_ok), "{out:?}");
+        assert!(out.contains(&Ok(ProviderEvent::Usage(Usage {
+            prompt_tokens: 3,
+            completion_tokens: 1,
+            reasoning_tokens: 0,
+            cached_tokens: 0
+        }))));
     }
 
     #[test]
