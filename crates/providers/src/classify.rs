@@ -58,7 +58,18 @@ pub fn http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &
     let said = match (&parsed, looks_like_html(body)) {
         // The message goes mid-sentence; its own full stop would double ours.
         (Some((m, _)), _) => format!(": {}", shorten(m.trim().trim_end_matches('.'), 400)),
-        (None, true) => " with an HTML page instead of an API response; check that the base URL points at the API (it usually ends in /v1)".to_owned(),
+        // A gateway's own error page: its title says what failed ("502 Bad Gateway").
+        (None, true) if status >= 500 => match crate::event_stream::html_title(body) {
+            Some(title) => format!(": {}", title.trim_end_matches('.')),
+            None => " with an HTML error page".to_owned(),
+        },
+        (None, true) => {
+            let title =
+                crate::event_stream::html_title(body).map(|t| format!(" (\u{201c}{t}\u{201d})")).unwrap_or_default();
+            format!(
+                " with an HTML page{title} instead of an API response; check that the base URL points at the API (it usually ends in /v1)"
+            )
+        }
         (None, false) if body.trim().is_empty() => String::new(),
         (None, false) => format!(": {}", shorten(body, 200)),
     };
@@ -70,8 +81,13 @@ pub fn http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &
         || lower_msg.contains("maximum context")
         || lower_msg.contains("too many tokens");
     let overloaded = code.contains("overloaded") || lower_msg.contains("overloaded");
+    let spent = quota_exhausted(&code, &lower_msg);
 
     let (kind, message) = match status {
+        // Waiting does not lift a spend limit or an exhausted quota: never retried.
+        402 | 403 | 429 if spent => {
+            (ErrorKind::Auth, format!("{who} says {}{said} ({status}). {QUOTA_ADVICE}", spent_what(&lower_msg, &code)))
+        }
         401 => {
             (ErrorKind::Auth, format!("{who} rejected the API key (401){said}. Check the key set for this provider."))
         }
@@ -82,10 +98,6 @@ pub fn http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &
         ),
         408 => (ErrorKind::Timeout, format!("{who} timed out the request (408){said}.")),
         413 => (ErrorKind::ContextLength, format!("{who} says the request is too large (413){said}.")),
-        429 if code.contains("insufficient_quota") => (
-            ErrorKind::Auth,
-            format!("{who} says the account is out of quota (429){said}. Check billing for this key."),
-        ),
         429 => {
             let wait =
                 retry_after.map(|d| format!(" It asked to wait {:.0} s.", d.as_secs_f32().ceil())).unwrap_or_default();
@@ -106,11 +118,56 @@ pub fn http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &
     ProviderError::new(kind, message).with_status(status).with_retry_after(retry_after)
 }
 
+const QUOTA_ADVICE: &str = "Waiting will not help: raise the limit or add credit in the provider's billing settings (or use another key or provider in Settings), then ask again.";
+
+/// A limit that only a person can lift: OpenAI's `insufficient_quota`, "exceeded your current
+/// quota", spend limits, billing hard limits, credit balances.
+fn quota_exhausted(code: &str, lower_msg: &str) -> bool {
+    code.contains("insufficient_quota")
+        || code.contains("billing")
+        || code.contains("spend_limit")
+        || code.contains("credit")
+        || [
+            "exceeded your current quota",
+            "spend limit",
+            "spending limit",
+            "billing hard limit",
+            "hard limit",
+            "insufficient credit",
+            "credit balance",
+            "out of credits",
+            "insufficient_quota",
+            "quota exceeded",
+            "billing",
+        ]
+        .iter()
+        .any(|needle| lower_msg.contains(needle))
+}
+
+fn spent_what(lower_msg: &str, code: &str) -> &'static str {
+    if lower_msg.contains("spend") || code.contains("spend") {
+        "the spend limit was reached"
+    } else if lower_msg.contains("quota") || code.contains("quota") {
+        "the account's quota is used up"
+    } else if lower_msg.contains("credit") || code.contains("credit") {
+        "the account is out of credit"
+    } else {
+        "the billing limit was reached"
+    }
+}
+
 /// Classifies an error object sent inside a stream (`data: {"error": {...}}`).
 pub fn stream_error(who: &str, body: &str) -> ProviderError {
     let (message, code) = json_error(body).unwrap_or_else(|| (shorten(body, 200), None));
     let code = code.unwrap_or_default().to_ascii_lowercase();
     let lower = message.to_ascii_lowercase();
+    if quota_exhausted(&code, &lower) {
+        let what = spent_what(&lower, &code);
+        return ProviderError::new(
+            ErrorKind::Auth,
+            format!("{who} says {what}: {}. {QUOTA_ADVICE}", shorten(message.trim_end_matches('.'), 400)),
+        );
+    }
     let kind = if code.contains("rate_limit") {
         ErrorKind::RateLimited
     } else if code.contains("overloaded") || lower.contains("overloaded") {
@@ -136,11 +193,13 @@ mod tests {
             (403, String::new(), ErrorKind::Auth, "refused access"),
             (404, openai("The model `gpt-9` does not exist", "invalid_request_error"), ErrorKind::NotFound, "gpt-9"),
             (429, openai("Rate limit reached", "rate_limit_exceeded"), ErrorKind::RateLimited, "rate limiting"),
-            (429, r#"{"error":{"message":"You exceeded your current quota","code":"insufficient_quota"}}"#.into(), ErrorKind::Auth, "out of quota"),
+            (429, r#"{"error":{"message":"You exceeded your current quota","code":"insufficient_quota"}}"#.into(), ErrorKind::Auth, "quota is used up"),
             (400, r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#.into(), ErrorKind::ContextLength, "too long"),
             (400, openai("Invalid value for tool_choice", "invalid_request_error"), ErrorKind::BadRequest, "tool_choice"),
             (500, "internal error".into(), ErrorKind::Server, "server error (500): internal error"),
-            (502, "<!DOCTYPE html><html><body>Bad gateway</body></html>".into(), ErrorKind::Server, "HTML page"),
+            (502, "<!DOCTYPE html><html><body>Bad gateway</body></html>".into(), ErrorKind::Server, "HTML error page"),
+            (502, "<html><head><title>502 Bad Gateway</title></head><body><center>nginx</center></body></html>".into(), ErrorKind::Server, "server error (502): 502 Bad Gateway."),
+            (200, "<!doctype html><title>Sign in</title>".into(), ErrorKind::Protocol, "(\u{201c}Sign in\u{201d}) instead of an API response"),
             (503, String::new(), ErrorKind::Overloaded, "overloaded"),
             (529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(), ErrorKind::Overloaded, "Overloaded"),
             (418, String::new(), ErrorKind::Protocol, "unexpected status 418"),
@@ -182,6 +241,45 @@ mod tests {
         let hint = retry_after(|_| Some("1e309".into()), r#"{"error":{"retry_after":1e300}}"#);
         let e = http_error("X", 429, hint, "");
         assert!(e.message.contains("wait 86400 s"), "{}", e.message);
+    }
+
+    #[test]
+    fn spend_limits_and_exhausted_quotas_are_never_retried_and_say_what_to_change() {
+        let bodies = [
+            (
+                429,
+                r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+                "quota is used up",
+            ),
+            (429, r#"{"error":{"message":"Monthly spend limit reached for this project"}}"#, "spend limit"),
+            (
+                429,
+                r#"{"error":{"message":"Billing hard limit has been reached","type":"billing_error"}}"#,
+                "billing limit",
+            ),
+            (
+                402,
+                r#"{"error":{"message":"Insufficient credits. Add more using https://openrouter.ai/settings/credits","code":402}}"#,
+                "out of credit",
+            ),
+        ];
+        for (status, body, what) in bodies {
+            let e = http_error("The provider", status, Some(Duration::from_secs(1)), body);
+            assert!(!e.is_retryable(), "{body}");
+            assert!(e.message.contains(what), "{}", e.message);
+            assert!(e.message.contains("billing settings"), "{}", e.message);
+        }
+        let e =
+            stream_error("X", r#"{"error":{"message":"You exceeded your current quota","code":"insufficient_quota"}}"#);
+        assert!(!e.is_retryable(), "{}", e.message);
+        // A plain rate limit is still retried.
+        let e = http_error(
+            "X",
+            429,
+            None,
+            r#"{"error":{"message":"Rate limit reached for requests","code":"rate_limit_exceeded"}}"#,
+        );
+        assert!(e.is_retryable());
     }
 
     #[test]
