@@ -338,6 +338,9 @@ pub struct Machine<'a> {
     /// Calls of this iteration the provider could not assemble (id -> what was wrong): answered
     /// with an error, never run.
     malformed: Vec<(String, String)>,
+    /// State of the retry jitter's generator (xorshift); 0: no jitter. Seeded by the driver, so
+    /// the machine stays free of clocks and randomness and its tests stay exact.
+    jitter: u64,
     it: Iteration,
     round: Round,
 }
@@ -394,9 +397,33 @@ impl<'a> Machine<'a> {
             iteration_start: 0,
             retries: 0,
             malformed: Vec::new(),
+            jitter: 0,
             it: Iteration::default(),
             round: Round::default(),
         }
+    }
+
+    /// Spreads retry backoff with jitter drawn from `seed` (the driver passes a random one), so
+    /// many clients failing together do not retry together: each backoff wait becomes a value
+    /// between half of it and all of it, still under `retry_max_delay`. A wait the server asked
+    /// for is kept as asked. Without a seed (or with 0) waits are exact.
+    #[must_use]
+    pub fn with_retry_jitter(mut self, seed: u64) -> Self {
+        self.jitter = seed;
+        self
+    }
+
+    /// The next jitter factor in [0.5, 1.0], or 1.0 without jitter.
+    fn jitter_factor(&mut self) -> f64 {
+        if self.jitter == 0 {
+            return 1.0;
+        }
+        let mut x = self.jitter;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.jitter = x;
+        0.5 + 0.5 * ((x >> 11) as f64 / (1u64 << 53) as f64)
     }
 
     /// What the machine waits for.
@@ -667,6 +694,7 @@ impl<'a> Machine<'a> {
         {
             self.retries += 1;
             let backoff = self.config.retry_base_delay.saturating_mul(1 << (self.retries - 1).min(16));
+            let backoff = backoff.min(self.config.retry_max_delay).mul_f64(self.jitter_factor());
             let delay = error.retry_after.unwrap_or(backoff).min(self.config.retry_max_delay);
             Self::notice(
                 NoticeKind::Retrying,

@@ -878,3 +878,36 @@ fn a_malformed_call_is_shown_answered_with_an_error_and_never_run() {
     assert_eq!(bad.0, ToolStatus::Error);
     assert!(bad.1.starts_with("Malformed tool call: its arguments arrived without"), "{}", bad.1);
 }
+
+#[test]
+fn retry_backoff_is_jittered_by_the_seed_within_half_and_the_cap() {
+    let waits = |seed: u64| {
+        let (config, registry) = (config(), registry());
+        let mut m = Machine::new(&config, &registry, input(TurnOptions::default())).with_retry_jitter(seed);
+        step(&mut m, Input::Start);
+        let mut waits = Vec::new();
+        for _ in 0..3 {
+            match step(&mut m, fail(ProviderError::new(ErrorKind::Overloaded, "Busy."))).last() {
+                Some(Effect::WaitRetry { delay }) => waits.push(*delay),
+                other => panic!("{other:?}"),
+            }
+            step(&mut m, Input::RetryElapsed);
+        }
+        waits
+    };
+    // The same seed gives the same waits (deterministic); another seed, other waits.
+    assert_eq!(waits(7), waits(7));
+    assert_ne!(waits(7), waits(8));
+    for seed in 1..200u64 {
+        for (wait, full) in waits(seed).into_iter().zip([1u64, 2, 4]) {
+            let full = Duration::from_secs(full);
+            assert!(wait >= full / 2 && wait <= full, "seed {seed}: {wait:?} of {full:?}");
+        }
+    }
+    // A server's own wait is kept as asked, and the cap still holds.
+    let (config, registry) = (config(), registry());
+    let mut m = Machine::new(&config, &registry, input(TurnOptions::default())).with_retry_jitter(99);
+    step(&mut m, Input::Start);
+    let asked = ProviderError::new(ErrorKind::RateLimited, "Slow.").with_retry_after(Some(Duration::from_secs(5)));
+    assert_eq!(step(&mut m, fail(asked)).last(), Some(&Effect::WaitRetry { delay: Duration::from_secs(5) }));
+}
