@@ -198,8 +198,15 @@ async fn list_models(service: State<'_, Service>, provider: Option<String>) -> R
 }
 
 #[tauri::command]
-async fn resolve_approval(service: State<'_, Service>, call_id: String, choice: ApprovalChoice) -> Result<()> {
-    service.resolve_approval(&call_id, choice).map_err(ipc)
+async fn resolve_approval(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    call_id: String,
+    choice: ApprovalChoice,
+) -> Result<()> {
+    // "Always" stops the tool asking: the person confirms that natively (a blocking dialog).
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    blocking(move || s.resolve_approval_confirmed(&call_id, choice, confirm.0.as_ref())).await
 }
 
 #[tauri::command]

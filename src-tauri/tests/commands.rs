@@ -424,3 +424,46 @@ fn the_window_never_navigates_away_from_the_apps_own_content() {
         assert!(!navigation_allowed(&url(away)), "{away}");
     }
 }
+
+/// Runs one turn whose `get_time` call asks, answers it "always" from the window, and returns
+/// the tool's approval in Settings afterwards, plus what the native dialog was asked.
+fn always_from_the_window(person_agrees: bool) -> (Value, Vec<String>, Value) {
+    use switchboard_mock_provider::{MockServer, Reply, Script};
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let mock = runtime
+        .block_on(MockServer::start(Script::new([Reply::tool_call("c1", "get_time", "{}"), Reply::text("done")])));
+    let (_app, webview, service, _store, person) = app_answering(person_agrees);
+    let profile = json!({"name": "mock", "kind": "openai", "baseUrl": mock.base_url(), "model": "m"});
+    invoke(&webview, "add_provider", json!({"profile": profile, "makeDefault": true})).unwrap();
+    let mut settings = invoke(&webview, "get_settings", json!({})).unwrap();
+    settings["tools"]["approval"]["get_time"] = json!("ask");
+    invoke(&webview, "update_settings", json!({"settings": settings})).unwrap();
+    let request = json!({
+        "conversationId": null, "text": "time?", "provider": null, "model": null,
+        "forced": [], "useTools": true, "dryRun": false, "disableForChat": []
+    });
+    let started = invoke(&webview, "send_message", json!({"request": request, "onEvent": "__CHANNEL__:1"})).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while invoke(&webview, "resolve_approval", json!({"callId": "c1", "choice": "always"})).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the call never waited for approval");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    until_idle(&service);
+    let view = invoke(&webview, "open_conversation", json!({"id": started["conversationId"]})).unwrap();
+    let status = view["messages"][1]["toolCalls"][0]["result"]["status"].clone();
+    let approval = invoke(&webview, "get_settings", json!({})).unwrap()["tools"]["approval"]["get_time"].clone();
+    let asked = person.asked.lock().unwrap().clone();
+    (approval, asked, status)
+}
+
+#[test]
+fn always_from_the_window_stops_a_tool_asking_only_after_the_person_agrees_natively() {
+    let (approval, asked, status) = always_from_the_window(false);
+    assert_eq!(status, "ok", "the call still runs this once");
+    assert_eq!(approval, "ask", "the page alone cannot make a tool stop asking");
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].contains("'get_time' without asking you"), "{asked:?}");
+
+    let (approval, _, status) = always_from_the_window(true);
+    assert_eq!((approval, status), (json!("auto"), json!("ok")));
+}

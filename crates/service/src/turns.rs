@@ -23,7 +23,7 @@ use tokio::sync::oneshot;
 #[derive(Default)]
 pub(crate) struct Running {
     turns: Mutex<HashMap<String, CancellationToken>>,
-    approvals: Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>,
+    approvals: Mutex<HashMap<String, PendingApproval>>,
 }
 
 impl Running {
@@ -31,6 +31,12 @@ impl Running {
     fn deregister(&self, message_id: &str) {
         lock(&self.turns).remove(message_id);
     }
+}
+
+/// A call waiting for the UI's answer.
+struct PendingApproval {
+    tool: String,
+    reply: oneshot::Sender<ApprovalDecision>,
 }
 
 /// A turn ready to run: rows created, provider and engine built.
@@ -114,7 +120,8 @@ struct UiApprover {
 impl Approver for UiApprover {
     fn decide(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
         let (tx, rx) = oneshot::channel();
-        lock(&self.inner.turns.approvals).insert(request.call_id.clone(), tx);
+        lock(&self.inner.turns.approvals)
+            .insert(request.call_id.clone(), PendingApproval { tool: request.name.clone(), reply: tx });
         let call_id = request.call_id;
         async move {
             let decision = rx.await.unwrap_or(ApprovalDecision::Deny);
@@ -314,18 +321,45 @@ impl Service {
     }
 
     /// Answers a pending approval (the UI's dialog).
+    ///
+    /// "Always" would let the tool run without asking from now on: from the page that counts
+    /// only once the person agrees where the page cannot answer, so without that it allows this
+    /// call once. See [`Service::resolve_approval_confirmed`].
     pub fn resolve_approval(&self, call_id: &str, choice: ApprovalChoice) -> Result<()> {
-        let Some(reply) = lock(&self.inner.turns.approvals).remove(call_id) else {
+        self.resolve_approval_confirmed(call_id, choice, &crate::confirm::Refuse)
+    }
+
+    /// Answers a pending approval; "always" is kept only if `confirm` agrees (a native dialog),
+    /// else the call runs this once.
+    pub fn resolve_approval_confirmed(
+        &self,
+        call_id: &str,
+        choice: ApprovalChoice,
+        confirm: &dyn crate::confirm::Confirm,
+    ) -> Result<()> {
+        let Some(tool) = lock(&self.inner.turns.approvals).get(call_id).map(|p| p.tool.clone()) else {
             return Err(Error::config(format!("No tool call '{call_id}' is waiting for approval.")));
         };
         let decision = match choice {
             ApprovalChoice::Once => ApprovalDecision::Once,
             ApprovalChoice::Chat => ApprovalDecision::ForChat,
-            ApprovalChoice::Always => ApprovalDecision::Always,
+            ApprovalChoice::Always => {
+                let change = crate::confirm::Widening::ToolApproval {
+                    tool,
+                    from: ApprovalPolicy::Ask,
+                    to: ApprovalPolicy::Auto,
+                };
+                // Asked before the call is taken off the list: a dialog left open keeps it waiting.
+                if confirm.confirm(&[change]) { ApprovalDecision::Always } else { ApprovalDecision::Once }
+            }
             ApprovalChoice::Deny => ApprovalDecision::Deny,
         };
+        let Some(pending) = lock(&self.inner.turns.approvals).remove(call_id) else {
+            // Stopped (or answered) while the person was deciding: nothing waits any more.
+            return Ok(());
+        };
         // The turn may have been stopped meanwhile; then nobody waits and that is fine.
-        let _ = reply.send(decision);
+        let _ = pending.reply.send(decision);
         Ok(())
     }
 
