@@ -61,7 +61,7 @@ pub fn http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &
         // A gateway's own error page: its title says what failed ("502 Bad Gateway").
         (None, true) if status >= 500 => match crate::event_stream::html_title(body) {
             Some(title) => format!(": {}", title.trim_end_matches('.')),
-            None => " with an HTML error page".to_owned(),
+            None => " and an HTML page".to_owned(),
         },
         (None, true) => {
             let title =
@@ -197,7 +197,7 @@ mod tests {
             (400, r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#.into(), ErrorKind::ContextLength, "too long"),
             (400, openai("Invalid value for tool_choice", "invalid_request_error"), ErrorKind::BadRequest, "tool_choice"),
             (500, "internal error".into(), ErrorKind::Server, "server error (500): internal error"),
-            (502, "<!DOCTYPE html><html><body>Bad gateway</body></html>".into(), ErrorKind::Server, "HTML error page"),
+            (502, "<!DOCTYPE html><html><body>Bad gateway</body></html>".into(), ErrorKind::Server, "(502) and an HTML page."),
             (502, "<html><head><title>502 Bad Gateway</title></head><body><center>nginx</center></body></html>".into(), ErrorKind::Server, "server error (502): 502 Bad Gateway."),
             (200, "<!doctype html><title>Sign in</title>".into(), ErrorKind::Protocol, "(\u{201c}Sign in\u{201d}) instead of an API response"),
             (503, String::new(), ErrorKind::Overloaded, "overloaded"),
