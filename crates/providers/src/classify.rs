@@ -54,6 +54,9 @@ fn shorten(text: &str, max_chars: usize) -> String {
 
 /// Classifies a non-success HTTP response. `who` names the provider endpoint in messages.
 pub fn http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &str) -> ProviderError {
+    if let Some(error) = anthropic_http_error(who, status, retry_after, body) {
+        return error;
+    }
     let parsed = json_error(body);
     let said = match (&parsed, looks_like_html(body)) {
         // The message goes mid-sentence; its own full stop would double ours.
@@ -158,6 +161,9 @@ fn spent_what(lower_msg: &str, code: &str) -> &'static str {
 
 /// Classifies an error object sent inside a stream (`data: {"error": {...}}`).
 pub fn stream_error(who: &str, body: &str) -> ProviderError {
+    if let Some(error) = anthropic_stream_error(who, body) {
+        return error;
+    }
     let (message, code) = json_error(body).unwrap_or_else(|| (shorten(body, 200), None));
     let code = code.unwrap_or_default().to_ascii_lowercase();
     let lower = message.to_ascii_lowercase();
@@ -179,6 +185,97 @@ pub fn stream_error(who: &str, body: &str) -> ProviderError {
     };
     ProviderError::new(kind, format!("{who} reported an error mid-response: {}", shorten(&message, 400)))
         .with_retry_after(crate::retry_hint::body_hint(body))
+}
+
+/// Anthropic's error body, `{"type":"error","error":{"type":T,"message":M}}`: its (type, message).
+/// No other API's errors have this shape, so what follows changes nothing for them.
+fn anthropic_shape(body: &str) -> Option<(String, String)> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    if v.get("type")?.as_str()? != "error" {
+        return None;
+    }
+    let err = v.get("error")?;
+    let kind = err.get("type")?.as_str()?.to_owned();
+    let message = err.get("message").and_then(|m| m.as_str()).unwrap_or("").to_owned();
+    Some((kind, message))
+}
+
+/// What an Anthropic error type means, given its message; `None` for a type not known here.
+fn anthropic_kind(kind: &str, lower_msg: &str) -> Option<ErrorKind> {
+    Some(match kind {
+        _ if quota_exhausted(kind, lower_msg) => ErrorKind::Auth,
+        "authentication_error" | "permission_error" => ErrorKind::Auth,
+        "not_found_error" => ErrorKind::NotFound,
+        "rate_limit_error" => ErrorKind::RateLimited,
+        "overloaded_error" => ErrorKind::Overloaded,
+        "request_too_large" => ErrorKind::ContextLength,
+        "invalid_request_error" if anthropic_context_exceeded(lower_msg) => ErrorKind::ContextLength,
+        "invalid_request_error" => ErrorKind::BadRequest,
+        "timeout_error" => ErrorKind::Timeout,
+        "api_error" => ErrorKind::Server,
+        _ => return None,
+    })
+}
+
+fn anthropic_context_exceeded(lower_msg: &str) -> bool {
+    ["prompt is too long", "context window", "context length", "too many tokens"].iter().any(|n| lower_msg.contains(n))
+}
+
+const ANTHROPIC_KEY_ADVICE: &str = "Set a valid Anthropic key for this provider in Settings (or `switchboard keys set <profile>`, or the ANTHROPIC_API_KEY environment variable); keys are made in the Anthropic Console.";
+
+/// An HTTP error in Anthropic's shape, classified by its error type first (the status second):
+/// a 400 can be a spent credit balance or a prompt too long, a 529 is an overload.
+fn anthropic_http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &str) -> Option<ProviderError> {
+    let (kind_name, message) = anthropic_shape(body)?;
+    let lower = message.to_ascii_lowercase();
+    let kind = anthropic_kind(&kind_name, &lower)?;
+    let said = if message.trim().is_empty() {
+        String::new()
+    } else {
+        format!(": {}", shorten(message.trim().trim_end_matches('.'), 400))
+    };
+    let text = match kind {
+        ErrorKind::Auth if quota_exhausted(&kind_name, &lower) => {
+            format!("{who} says {}{said} ({status}). {QUOTA_ADVICE}", spent_what(&lower, &kind_name))
+        }
+        ErrorKind::Auth if kind_name == "permission_error" => format!(
+            "{who} refused access ({status}){said}. The key's organization or workspace may lack access to this model or feature; check its permissions in the Anthropic Console, or use another key."
+        ),
+        ErrorKind::Auth => format!("{who} rejected the API key ({status}){said}. {ANTHROPIC_KEY_ADVICE}"),
+        ErrorKind::NotFound => format!(
+            "{who} has no such model or endpoint ({status}){said}. Check the model name and the base URL (Anthropic's is https://api.anthropic.com/v1)."
+        ),
+        ErrorKind::RateLimited => {
+            let wait =
+                retry_after.map(|d| format!(" It asked to wait {:.0} s.", d.as_secs_f32().ceil())).unwrap_or_default();
+            format!("{who} is rate limiting requests ({status}){said}.{wait}")
+        }
+        ErrorKind::Overloaded => format!("{who} is overloaded ({status}){said}. Try again in a moment."),
+        ErrorKind::ContextLength => format!(
+            "The conversation is too long for this model's context window{said}. Start a new chat or pick a model with a larger context."
+        ),
+        ErrorKind::Timeout => format!("{who} timed out the request ({status}){said}."),
+        ErrorKind::BadRequest => format!("{who} rejected the request ({status}){said}."),
+        _ => format!("{who} failed with a server error ({status}){said}."),
+    };
+    Some(ProviderError::new(kind, text).with_status(status).with_retry_after(retry_after))
+}
+
+/// An `error` event of an Anthropic stream, classified by its type: an overload or a rate limit
+/// may be retried (before any output), an invalid request or a rejected key is not.
+fn anthropic_stream_error(who: &str, body: &str) -> Option<ProviderError> {
+    let (kind_name, message) = anthropic_shape(body)?;
+    let lower = message.to_ascii_lowercase();
+    let kind = anthropic_kind(&kind_name, &lower)?;
+    let text = match kind {
+        ErrorKind::Auth if quota_exhausted(&kind_name, &lower) => format!(
+            "{who} says {}: {}. {QUOTA_ADVICE}",
+            spent_what(&lower, &kind_name),
+            shorten(message.trim_end_matches('.'), 400)
+        ),
+        _ => format!("{who} reported an error mid-response ({kind_name}): {}", shorten(&message, 400)),
+    };
+    Some(ProviderError::new(kind, text).with_retry_after(crate::retry_hint::body_hint(body)))
 }
 
 #[cfg(test)]
@@ -289,5 +386,59 @@ mod tests {
         let e = stream_error("X", r#"{"error":{"message":"boom","type":"server_error"}}"#);
         assert_eq!(e.kind, ErrorKind::Server);
         assert!(e.message.contains("boom"));
+    }
+    #[test]
+    fn anthropic_error_bodies_are_classified_by_their_type() {
+        let body = |t: &str, m: &str| format!(r#"{{"type":"error","error":{{"type":"{t}","message":"{m}"}}}}"#);
+        let cases = [
+            (401, body("authentication_error", "invalid x-api-key"), ErrorKind::Auth, "ANTHROPIC_API_KEY"),
+            (403, body("permission_error", "no access"), ErrorKind::Auth, "Anthropic Console"),
+            (404, body("not_found_error", "model: claude-nope"), ErrorKind::NotFound, "model: claude-nope"),
+            (429, body("rate_limit_error", "slow down"), ErrorKind::RateLimited, "wait 3 s"),
+            (529, body("overloaded_error", "Overloaded"), ErrorKind::Overloaded, "Try again"),
+            (500, body("api_error", "boom"), ErrorKind::Server, "server error (500): boom"),
+            (400, body("invalid_request_error", "tools.0: bad"), ErrorKind::BadRequest, "tools.0: bad"),
+            (
+                400,
+                body("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
+                ErrorKind::ContextLength,
+                "too long for this model",
+            ),
+            (
+                400,
+                body("invalid_request_error", "Your credit balance is too low to access the Anthropic API."),
+                ErrorKind::Auth,
+                "out of credit",
+            ),
+            (413, body("request_too_large", "Request exceeds the maximum size"), ErrorKind::ContextLength, "too long"),
+        ];
+        for (status, body, kind, needle) in cases {
+            let e = http_error("The provider", status, Some(Duration::from_secs(3)), &body);
+            assert_eq!(e.kind, kind, "{status} {body}");
+            assert!(e.message.contains(needle), "{status}: {:?} lacks {needle:?}", e.message);
+            assert_eq!(e.status, Some(status));
+        }
+        // An unknown type falls back to the status.
+        let e = http_error("P", 503, None, &body("brand_new_error", "x"));
+        assert_eq!(e.kind, ErrorKind::Overloaded);
+    }
+
+    #[test]
+    fn anthropic_stream_errors_are_classified_by_their_type() {
+        let event = |t: &str| format!(r#"{{"type":"error","error":{{"type":"{t}","message":"m"}}}}"#);
+        for (t, kind) in [
+            ("overloaded_error", ErrorKind::Overloaded),
+            ("rate_limit_error", ErrorKind::RateLimited),
+            ("api_error", ErrorKind::Server),
+            ("invalid_request_error", ErrorKind::BadRequest),
+            ("authentication_error", ErrorKind::Auth),
+        ] {
+            let e = stream_error("X", &event(t));
+            assert_eq!(e.kind, kind, "{t}");
+            assert!(e.message.contains("mid-response") && e.message.contains(t), "{}", e.message);
+        }
+        // OpenAI's shape is untouched: its invalid_request_error mid-stream is still a server error.
+        let e = stream_error("X", r#"{"error":{"message":"m","type":"invalid_request_error"}}"#);
+        assert_eq!(e.kind, ErrorKind::Server);
     }
 }

@@ -9,6 +9,7 @@
 //! A key arrives as a [`SecretValue`](switchboard_core::tool::SecretValue) and leaves only as a
 //! request header; no error message, log line or event contains it.
 
+pub mod anthropic;
 pub mod classify;
 pub mod event_stream;
 pub mod http_client;
