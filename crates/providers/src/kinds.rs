@@ -54,15 +54,32 @@ pub struct ProviderKind {
 }
 
 /// Every API, in the order pickers list them.
-pub static KINDS: &[ProviderKind] = &[ProviderKind {
-    id: "openai",
-    aliases: &["openai-compatible", "openai_compatible"],
-    label: "OpenAI / OpenAI-compatible (Ollama, LM Studio, vLLM, llama.cpp, OpenRouter)",
-    default_base_url: "https://api.openai.com/v1",
-    key_env: "OPENAI_API_KEY",
-    capabilities: Capabilities { tools: true, forced_subset: false, lists_models: true },
-    build: |s| Ok(Box::new(OpenAiChat::new(OpenAiConfig { base_url: s.base_url, api_key: s.api_key })?)),
-}];
+pub static KINDS: &[ProviderKind] = &[
+    ProviderKind {
+        id: "openai",
+        aliases: &["openai-compatible", "openai_compatible"],
+        label: "OpenAI / OpenAI-compatible (Ollama, LM Studio, vLLM, llama.cpp, OpenRouter)",
+        default_base_url: "https://api.openai.com/v1",
+        key_env: "OPENAI_API_KEY",
+        capabilities: Capabilities { tools: true, forced_subset: false, lists_models: true },
+        build: |s| Ok(Box::new(OpenAiChat::new(OpenAiConfig { base_url: s.base_url, api_key: s.api_key })?)),
+    },
+    ProviderKind {
+        id: "anthropic",
+        aliases: &["claude"],
+        label: "Anthropic (Claude)",
+        default_base_url: "https://api.anthropic.com/v1",
+        key_env: "ANTHROPIC_API_KEY",
+        // `tool_choice: any` with exactly the forced tools offered is "call one of these".
+        capabilities: Capabilities { tools: true, forced_subset: true, lists_models: true },
+        build: |s| {
+            Ok(Box::new(crate::anthropic::Anthropic::new(crate::anthropic::AnthropicConfig {
+                base_url: s.base_url,
+                api_key: s.api_key,
+            })?))
+        },
+    },
+];
 
 impl ProviderKind {
     /// The kind called `name` (its id or an alias), or an error listing the kinds there are.

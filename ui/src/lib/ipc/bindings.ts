@@ -823,6 +823,17 @@ export const PROVIDER_KINDS = [
       "forcedSubset": false,
       "listsModels": true
     }
+  },
+  {
+    "id": "anthropic",
+    "label": "Anthropic (Claude)",
+    "defaultBaseUrl": "https://api.anthropic.com/v1",
+    "keyEnv": "ANTHROPIC_API_KEY",
+    "capabilities": {
+      "tools": true,
+      "forcedSubset": true,
+      "listsModels": true
+    }
   }
 ] as const satisfies readonly ProviderKindInfo[];
 
