@@ -23,6 +23,7 @@
 //! Replies are API-neutral; the wire format lives in one encoder module per API (today only
 //! OpenAI Chat), selected by the request path.
 
+mod anthropic;
 mod api;
 mod echo;
 mod openai_chat;

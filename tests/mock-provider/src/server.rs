@@ -190,6 +190,7 @@ impl AppState {
 fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(handle_chat::<OpenAiChat>))
+        .route("/v1/messages", crate::anthropic::strict(post(handle_chat::<crate::anthropic::Anthropic>)))
         .route("/v1/models", get(models))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
