@@ -57,6 +57,9 @@ pub fn http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &
     if let Some(error) = anthropic_http_error(who, status, retry_after, body) {
         return error;
     }
+    if let Some(error) = google_http_error(who, status, retry_after, body) {
+        return error;
+    }
     let parsed = json_error(body);
     let said = match (&parsed, looks_like_html(body)) {
         // The message goes mid-sentence; its own full stop would double ours.
@@ -278,6 +281,89 @@ fn anthropic_stream_error(who: &str, body: &str) -> Option<ProviderError> {
     Some(ProviderError::new(kind, text).with_retry_after(crate::retry_hint::body_hint(body)))
 }
 
+/// Google's error body, `{"error":{"code":400,"message":M,"status":"INVALID_ARGUMENT","details":[..]}}`
+/// (also wrapped in an array, as a non-SSE stream sends it): the error object. A numeric code next
+/// to an upper-case canonical status is Google's; no other API's errors look like this.
+fn google_shape(body: &str) -> Option<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    let v = match v {
+        serde_json::Value::Array(mut items) if !items.is_empty() => items.swap_remove(0),
+        v => v,
+    };
+    let err = v.get("error")?;
+    err.get("code")?.as_u64()?;
+    let status = err.get("status")?.as_str()?;
+    (!status.is_empty() && status.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')).then(|| err.clone())
+}
+
+const GEMINI_KEY_ADVICE: &str = "Set a valid Gemini key for this provider in Settings (or `switchboard keys set <profile>`, or the GEMINI_API_KEY environment variable); keys are made in Google AI Studio.";
+
+const GEMINI_BILLING_ADVICE: &str = "Waiting will not help: enable billing for the key's Google Cloud project (Google AI Studio, Billing), or use another model, key or provider in Settings.";
+
+/// An HTTP error in Google's shape, for what the status alone gets wrong: a rejected key is a 400,
+/// a per-minute rate limit and a used-up daily quota are both 429 RESOURCE_EXHAUSTED (with a
+/// message about "quota" and "billing" either way), an overlong prompt is a 400. `None` leaves
+/// the rest to the general rules, which read Google's message and status like any other.
+fn google_http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &str) -> Option<ProviderError> {
+    let err = google_shape(body)?;
+    let grpc = err.get("status").and_then(|s| s.as_str()).unwrap_or("");
+    let message = err.get("message").and_then(|m| m.as_str()).unwrap_or("").trim();
+    let lower = message.to_ascii_lowercase();
+    let said =
+        if message.is_empty() { String::new() } else { format!(": {}", shorten(message.trim_end_matches('.'), 400)) };
+    let details: Vec<&serde_json::Value> =
+        err.get("details").and_then(|d| d.as_array()).into_iter().flatten().collect();
+    let reason_is = |r: &str| details.iter().any(|d| d.get("reason").and_then(|x| x.as_str()) == Some(r));
+    let quota_ids: Vec<String> = details
+        .iter()
+        .filter_map(|d| d.get("violations").and_then(|v| v.as_array()))
+        .flatten()
+        .filter_map(|v| v.get("quotaId").and_then(|q| q.as_str()))
+        .map(str::to_owned)
+        .collect();
+    let (kind, text) = if reason_is("API_KEY_INVALID")
+        || lower.contains("api key not valid")
+        || lower.contains("api key expired")
+    {
+        (ErrorKind::Auth, format!("{who} rejected the API key ({status}){said}. {GEMINI_KEY_ADVICE}"))
+    } else if grpc == "PERMISSION_DENIED" && lower.contains("unregistered callers") {
+        (ErrorKind::Auth, format!("{who} was sent no API key ({status}). {GEMINI_KEY_ADVICE}"))
+    } else if grpc == "RESOURCE_EXHAUSTED" && quota_ids.iter().any(|q| q.contains("PerDay")) {
+        (
+            ErrorKind::Auth,
+            format!(
+                "{who} says the daily quota for this model is used up{said} ({status}). It resets at midnight Pacific time. {GEMINI_BILLING_ADVICE}"
+            ),
+        )
+    } else if grpc == "RESOURCE_EXHAUSTED" && lower.contains("limit: 0") {
+        (
+            ErrorKind::Auth,
+            format!("{who} says the key's plan has no quota for this model{said} ({status}). {GEMINI_BILLING_ADVICE}"),
+        )
+    } else if grpc == "RESOURCE_EXHAUSTED" {
+        let wait =
+            retry_after.map(|d| format!(" It asked to wait {:.0} s.", d.as_secs_f32().ceil())).unwrap_or_default();
+        (ErrorKind::RateLimited, format!("{who} is rate limiting requests ({status}){said}.{wait}"))
+    } else if lower.contains("input token count") && lower.contains("exceeds the maximum") {
+        (
+            ErrorKind::ContextLength,
+            format!(
+                "The conversation is too long for this model's context window{said}. Start a new chat or pick a model with a larger context."
+            ),
+        )
+    } else if grpc == "FAILED_PRECONDITION" {
+        (
+            ErrorKind::Auth,
+            format!(
+                "{who} cannot serve this key here ({status}){said}. The Gemini API's free tier is not offered in every region; enabling billing for the key's project may lift this, or use another provider."
+            ),
+        )
+    } else {
+        return None;
+    };
+    Some(ProviderError::new(kind, text).with_status(status).with_retry_after(retry_after))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,5 +526,89 @@ mod tests {
         // OpenAI's shape is untouched: its invalid_request_error mid-stream is still a server error.
         let e = stream_error("X", r#"{"error":{"message":"m","type":"invalid_request_error"}}"#);
         assert_eq!(e.kind, ErrorKind::Server);
+    }
+
+    #[test]
+    fn google_error_bodies_are_classified_by_status_reason_and_quota() {
+        let google = |code: u16, status: &str, message: &str, details: &str| {
+            format!(r#"{{"error":{{"code":{code},"message":"{message}","status":"{status}","details":[{details}]}}}}"#)
+        };
+        let key_invalid = google(
+            400,
+            "INVALID_ARGUMENT",
+            "API key not valid. Please pass a valid API key.",
+            r#"{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com"}"#,
+        );
+        let per_minute = google(
+            429,
+            "RESOURCE_EXHAUSTED",
+            "You exceeded your current quota, please check your plan and billing details.",
+            r#"{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"12s"}"#,
+        );
+        let per_day = google(
+            429,
+            "RESOURCE_EXHAUSTED",
+            "You exceeded your current quota, please check your plan and billing details.",
+            r#"{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"40s"}"#,
+        );
+        let too_long = google(
+            400,
+            "INVALID_ARGUMENT",
+            "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+            "",
+        );
+        let location = google(400, "FAILED_PRECONDITION", "User location is not supported for the API use.", "");
+        let cases = [
+            (400, key_invalid.clone(), ErrorKind::Auth, "GEMINI_API_KEY", false),
+            (
+                403,
+                google(
+                    403,
+                    "PERMISSION_DENIED",
+                    "Method doesn't allow unregistered callers (callers without established identity).",
+                    "",
+                ),
+                ErrorKind::Auth,
+                "was sent no API key",
+                false,
+            ),
+            (429, per_minute.clone(), ErrorKind::RateLimited, "wait 12 s", true),
+            (429, per_day, ErrorKind::Auth, "midnight Pacific", false),
+            (400, too_long, ErrorKind::ContextLength, "too long for this model", false),
+            (400, location, ErrorKind::Auth, "not offered in every region", false),
+            (
+                404,
+                google(404, "NOT_FOUND", "models/gemini-9 is not found for API version v1beta", ""),
+                ErrorKind::NotFound,
+                "gemini-9",
+                false,
+            ),
+            (
+                503,
+                google(503, "UNAVAILABLE", "The model is overloaded. Please try again later.", ""),
+                ErrorKind::Overloaded,
+                "overloaded",
+                true,
+            ),
+            (
+                400,
+                google(400, "INVALID_ARGUMENT", "Invalid JSON payload received.", ""),
+                ErrorKind::BadRequest,
+                "Invalid JSON payload",
+                false,
+            ),
+            (400, format!("[{key_invalid}]"), ErrorKind::Auth, "rejected the API key", false),
+        ];
+        for (status, body, kind, needle, retryable) in cases {
+            let retry = retry_after(|_| None, &body);
+            let e = http_error("The Gemini API", status, retry, &body);
+            assert_eq!(e.kind, kind, "{body}");
+            assert!(e.message.contains(needle), "{:?} lacks {needle:?}", e.message);
+            assert_eq!(e.is_retryable(), retryable, "{body}");
+        }
+        assert_eq!(retry_after(|_| None, &per_minute), Some(Duration::from_secs(12)), "RetryInfo's delay is read");
+        // An OpenAI body that happens to carry a numeric code is not Google's.
+        let e = http_error("X", 429, None, r#"{"error":{"message":"You exceeded your current quota","code":429}}"#);
+        assert!(e.message.contains("quota is used up"), "{}", e.message);
     }
 }

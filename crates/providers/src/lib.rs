@@ -12,6 +12,8 @@
 pub mod anthropic;
 pub mod classify;
 pub mod event_stream;
+pub mod gemini;
+pub mod gemini_schema;
 pub mod http_client;
 pub mod kinds;
 pub mod openai;
