@@ -26,6 +26,7 @@
 mod anthropic;
 mod api;
 mod echo;
+mod gemini;
 mod openai_chat;
 mod script;
 mod server;

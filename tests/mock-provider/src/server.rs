@@ -192,6 +192,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/v1/chat/completions", post(handle_chat::<OpenAiChat>))
         .route("/v1/messages", crate::anthropic::strict(post(handle_chat::<crate::anthropic::Anthropic>)))
         .route("/v1/models", get(models))
+        .route("/v1beta/models/{model_and_method}", crate::gemini::strict(post(handle_chat::<crate::gemini::Gemini>)))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // Conversations with images or long histories can exceed axum's 2 MB default.
