@@ -79,6 +79,21 @@ pub static KINDS: &[ProviderKind] = &[
             })?))
         },
     },
+    ProviderKind {
+        id: "gemini",
+        aliases: &[],
+        label: "Google Gemini",
+        default_base_url: "https://generativelanguage.googleapis.com/v1beta",
+        key_env: "GEMINI_API_KEY",
+        // `functionCallingConfig` ANY with `allowedFunctionNames` is "call one of these".
+        capabilities: Capabilities { tools: true, forced_subset: true, lists_models: true },
+        build: |s| {
+            Ok(Box::new(crate::gemini::Gemini::new(crate::gemini::GeminiConfig {
+                base_url: s.base_url,
+                api_key: s.api_key,
+            })?))
+        },
+    },
 ];
 
 impl ProviderKind {
