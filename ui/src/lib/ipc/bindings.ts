@@ -834,6 +834,17 @@ export const PROVIDER_KINDS = [
       "forcedSubset": true,
       "listsModels": true
     }
+  },
+  {
+    "id": "gemini",
+    "label": "Google Gemini",
+    "defaultBaseUrl": "https://generativelanguage.googleapis.com/v1beta",
+    "keyEnv": "GEMINI_API_KEY",
+    "capabilities": {
+      "tools": true,
+      "forcedSubset": true,
+      "listsModels": true
+    }
   }
 ] as const satisfies readonly ProviderKindInfo[];
 
