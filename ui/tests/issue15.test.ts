@@ -1,0 +1,69 @@
+/**
+ * Issue 15, "Bugs seen": each test drives the app against the fake backend as a person would.
+ */
+import { render, screen, waitFor } from '@testing-library/svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import App from '../src/App.svelte';
+import type { Backend } from '../src/lib/ipc/backend';
+import { createFakeBackend } from '../src/lib/ipc/fake';
+import { AppState } from '../src/lib/state/app.svelte';
+
+const schedule = (cb: () => void) => setTimeout(cb, 0);
+
+async function start(backend: Backend) {
+  const app = new AppState(backend, { schedule });
+  const view = render(App, { props: { app } });
+  await app.init();
+  return { app, view };
+}
+
+beforeEach(() => {
+  localStorage.clear();
+});
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+  vi.useRealTimers();
+});
+
+describe('ResizeObserver loop notice', () => {
+  it('is never shown as an error toast, while real window errors still are', async () => {
+    const { app } = await start(createFakeBackend({ tickMs: 0, empty: true }));
+    window.dispatchEvent(new ErrorEvent('error', { message: 'ResizeObserver loop completed with undelivered notifications.' }));
+    window.dispatchEvent(new ErrorEvent('error', { message: 'ResizeObserver loop limit exceeded' }));
+    expect(app.toasts).toHaveLength(0);
+    expect(screen.queryByTestId('error-banner')).toBeNull();
+    window.dispatchEvent(new ErrorEvent('error', { message: 'boom' }));
+    await waitFor(() => expect(screen.getByTestId('error-banner').textContent).toContain('boom'));
+  });
+
+  it('follows new output in the next frame, not inside the ResizeObserver callback', async () => {
+    const callbacks: ResizeObserverCallback[] = [];
+    vi.stubGlobal(
+      'ResizeObserver',
+      class {
+        constructor(cb: ResizeObserverCallback) {
+          callbacks.push(cb);
+        }
+        observe() {}
+        unobserve() {}
+        disconnect() {}
+      },
+    );
+    const frames: FrameRequestCallback[] = [];
+    vi.stubGlobal('requestAnimationFrame', (cb: FrameRequestCallback) => frames.push(cb));
+    vi.stubGlobal('cancelAnimationFrame', () => {});
+    const { view } = await start(createFakeBackend({ tickMs: 0, empty: true }));
+    const scroller = view.container.querySelector('.scroller') as HTMLElement;
+    Object.defineProperty(scroller, 'scrollHeight', { configurable: true, value: 5000 });
+    expect(callbacks.length).toBeGreaterThan(0);
+    frames.length = 0;
+    scroller.scrollTop = 0;
+    for (const cb of callbacks) cb([], {} as ResizeObserver);
+    // Writing layout inside the callback is what makes the browser report the loop.
+    expect(scroller.scrollTop).toBe(0);
+    expect(frames.length).toBeGreaterThan(0);
+    for (const f of frames.splice(0)) f(0);
+    expect(scroller.scrollTop).toBe(5000);
+  });
+});
