@@ -1,7 +1,7 @@
 /**
  * Issue 15, "Bugs seen": each test drives the app against the fake backend as a person would.
  */
-import { render, screen, waitFor } from '@testing-library/svelte';
+import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import App from '../src/App.svelte';
 import type { Backend } from '../src/lib/ipc/backend';
@@ -15,6 +15,18 @@ async function start(backend: Backend) {
   const view = render(App, { props: { app } });
   await app.init();
   return { app, view };
+}
+
+function input(): HTMLTextAreaElement {
+  return screen.getByTestId('composer-input') as HTMLTextAreaElement;
+}
+
+async function send(text: string) {
+  const el = input();
+  el.value = text;
+  el.setSelectionRange(text.length, text.length);
+  await fireEvent.input(el);
+  await fireEvent.keyDown(el, { key: 'Enter' });
 }
 
 beforeEach(() => {
@@ -65,5 +77,30 @@ describe('ResizeObserver loop notice', () => {
     expect(frames.length).toBeGreaterThan(0);
     for (const f of frames.splice(0)) f(0);
     expect(scroller.scrollTop).toBe(5000);
+  });
+});
+
+describe('no provider', () => {
+  it('does not send: the composer says why and offers to add one in Settings → Providers', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true, noProviders: true });
+    const spy = vi.spyOn(backend, 'sendMessage');
+    await start(backend);
+    await send('Hello?');
+    expect(spy).not.toHaveBeenCalled();
+    expect(screen.queryAllByTestId('message')).toHaveLength(0);
+    expect(screen.queryByTestId('error-banner')).toBeNull();
+    expect((screen.getByTestId('send-button') as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByTestId('no-provider').textContent).toContain('No provider yet');
+    await fireEvent.click(screen.getByTestId('composer-add-provider'));
+    await waitFor(() => expect(screen.getByTestId('settings-section-providers')).toBeTruthy());
+  });
+
+  it('sends as usual once a provider exists', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const spy = vi.spyOn(backend, 'sendMessage');
+    await start(backend);
+    expect(screen.queryByTestId('no-provider')).toBeNull();
+    await send('Hello?');
+    await waitFor(() => expect(spy).toHaveBeenCalledTimes(1));
   });
 });

@@ -190,6 +190,8 @@ export class AppState implements SessionHost {
   send(rawText: string): boolean {
     const s = this.current;
     if (s.running) return false;
+    // With no provider the turn could only fail (an empty, interrupted answer); the composer says why instead.
+    if (this.providersLoaded && this.providers.length === 0) return false;
     // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a local lookup, not state
     const known = new Set(this.tools.map((t) => t.name));
     const { text, forced } = extractMentions(rawText, known);
