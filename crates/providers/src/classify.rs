@@ -190,6 +190,23 @@ pub fn stream_error(who: &str, body: &str) -> ProviderError {
         .with_retry_after(crate::retry_hint::body_hint(body))
 }
 
+/// A Responses API stream failure: an `error` event's or a `response.failed` response's `code`
+/// and `message`. Classified like an OpenAI stream error, except that a code the API uses for
+/// requests it will never accept (`invalid_prompt`, `invalid_image`, ...: every `invalid_*`)
+/// is a bad request, which no retry can fix, where an unknown code stays a retryable server error.
+pub fn responses_stream_error(who: &str, code: Option<&str>, message: &str) -> ProviderError {
+    let body = serde_json::json!({"error": {"message": message, "code": code}}).to_string();
+    let error = stream_error(who, &body);
+    let code = code.unwrap_or("").to_ascii_lowercase();
+    if error.kind == ErrorKind::Server && code.starts_with("invalid_") {
+        return ProviderError::new(
+            ErrorKind::BadRequest,
+            format!("{who} refused the request ({code}): {}", shorten(message.trim_end_matches('.'), 400)),
+        );
+    }
+    error
+}
+
 /// Anthropic's error body, `{"type":"error","error":{"type":T,"message":M}}`: its (type, message).
 /// No other API's errors have this shape, so what follows changes nothing for them.
 fn anthropic_shape(body: &str) -> Option<(String, String)> {
@@ -473,6 +490,24 @@ mod tests {
         assert_eq!(e.kind, ErrorKind::Server);
         assert!(e.message.contains("boom"));
     }
+    #[test]
+    fn responses_stream_errors_keep_the_message_and_retry_only_what_can_pass() {
+        let e = responses_stream_error("P", Some("server_error"), "The server had an error.");
+        assert_eq!(e.kind, ErrorKind::Server);
+        assert!(e.is_retryable() && e.message.contains("The server had an error"), "{}", e.message);
+        let e = responses_stream_error("P", Some("rate_limit_exceeded"), "Slow down");
+        assert_eq!(e.kind, ErrorKind::RateLimited);
+        let e = responses_stream_error("P", Some("invalid_prompt"), "Your prompt was flagged.");
+        assert_eq!(e.kind, ErrorKind::BadRequest);
+        assert!(!e.is_retryable() && e.message.contains("Your prompt was flagged"), "{}", e.message);
+        let e = responses_stream_error("P", Some("context_length_exceeded"), "Your input exceeds the context length");
+        assert_eq!(e.kind, ErrorKind::ContextLength);
+        let e = responses_stream_error("P", Some("insufficient_quota"), "You exceeded your current quota.");
+        assert_eq!(e.kind, ErrorKind::Auth);
+        let e = responses_stream_error("P", None, "Something broke");
+        assert_eq!(e.kind, ErrorKind::Server);
+    }
+
     #[test]
     fn anthropic_error_bodies_are_classified_by_their_type() {
         let body = |t: &str, m: &str| format!(r#"{{"type":"error","error":{{"type":"{t}","message":"{m}"}}}}"#);

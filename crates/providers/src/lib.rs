@@ -17,6 +17,7 @@ pub mod gemini_schema;
 pub mod http_client;
 pub mod kinds;
 pub mod openai;
+pub mod openai_responses;
 pub mod retry_hint;
 pub mod sse;
 

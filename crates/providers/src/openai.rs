@@ -66,27 +66,37 @@ impl OpenAiChat {
 
     /// The models the server lists (`GET /models`), sorted.
     pub async fn models(&self) -> Result<Vec<String>, ProviderError> {
-        let mut req = self.client.get(self.url("models"));
-        if let Some(key) = &self.config.api_key {
-            req = req.bearer_auth(key.expose());
-        }
-        let resp = req.send().await.map_err(|e| {
-            let who = crate::classify::mid_sentence(&self.who);
-            ProviderError::new(ErrorKind::Network, format!("Could not reach {who}: {}", e.without_url()))
-        })?;
-        let status = resp.status().as_u16();
-        let text = resp.text().await.unwrap_or_default();
-        if !(200..300).contains(&status) {
-            return Err(crate::classify::http_error(&self.who, status, None, &text));
-        }
-        let v: Value = serde_json::from_str(&text).map_err(|_| {
-            ProviderError::new(ErrorKind::Protocol, format!("{} returned a model list that is not JSON.", self.who))
-        })?;
-        let mut ids: Vec<String> =
-            v["data"].as_array().into_iter().flatten().filter_map(|m| m["id"].as_str().map(str::to_owned)).collect();
-        ids.sort();
-        Ok(ids)
+        list_models(&self.client, &self.config, &self.who).await
     }
+}
+
+/// `GET {base}/models` with the bearer key, sorted ids: OpenAI's listing, shared by the Chat and
+/// the Responses provider.
+pub(crate) async fn list_models(
+    client: &reqwest::Client,
+    config: &OpenAiConfig,
+    who: &str,
+) -> Result<Vec<String>, ProviderError> {
+    let mut req = client.get(format!("{}/models", config.base_url));
+    if let Some(key) = &config.api_key {
+        req = req.bearer_auth(key.expose());
+    }
+    let resp = req.send().await.map_err(|e| {
+        let who = crate::classify::mid_sentence(who);
+        ProviderError::new(ErrorKind::Network, format!("Could not reach {who}: {}", e.without_url()))
+    })?;
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap_or_default();
+    if !(200..300).contains(&status) {
+        return Err(crate::classify::http_error(who, status, None, &text));
+    }
+    let v: Value = serde_json::from_str(&text).map_err(|_| {
+        ProviderError::new(ErrorKind::Protocol, format!("{who} returned a model list that is not JSON."))
+    })?;
+    let mut ids: Vec<String> =
+        v["data"].as_array().into_iter().flatten().filter_map(|m| m["id"].as_str().map(str::to_owned)).collect();
+    ids.sort();
+    Ok(ids)
 }
 
 impl Provider for OpenAiChat {
