@@ -65,6 +65,21 @@ pub static KINDS: &[ProviderKind] = &[
         build: |s| Ok(Box::new(OpenAiChat::new(OpenAiConfig { base_url: s.base_url, api_key: s.api_key })?)),
     },
     ProviderKind {
+        id: "openai-responses",
+        aliases: &[],
+        label: "OpenAI (Responses API)",
+        default_base_url: "https://api.openai.com/v1",
+        key_env: "OPENAI_API_KEY",
+        // Forcing one of several is `required` with only those offered, as in Chat.
+        capabilities: Capabilities { tools: true, forced_subset: false, lists_models: true },
+        build: |s| {
+            Ok(Box::new(crate::openai_responses::OpenAiResponses::new(OpenAiConfig {
+                base_url: s.base_url,
+                api_key: s.api_key,
+            })?))
+        },
+    },
+    ProviderKind {
         id: "anthropic",
         aliases: &["claude"],
         label: "Anthropic (Claude)",
@@ -132,6 +147,7 @@ mod tests {
     fn a_kind_parses_by_id_and_alias_and_an_unknown_one_lists_the_known() {
         assert_eq!(ProviderKind::parse("openai").unwrap().id, "openai");
         assert_eq!(ProviderKind::parse("openai-compatible").unwrap().id, "openai");
+        assert_eq!(ProviderKind::parse("openai-responses").unwrap().id, "openai-responses");
         let e = ProviderKind::parse("anthropics").unwrap_err();
         assert_eq!(e.kind, ErrorKind::Config);
         assert!(e.message.contains("'anthropics'") && e.message.contains("Supported: openai"), "{}", e.message);
