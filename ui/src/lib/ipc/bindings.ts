@@ -825,6 +825,17 @@ export const PROVIDER_KINDS = [
     }
   },
   {
+    "id": "openai-responses",
+    "label": "OpenAI (Responses API)",
+    "defaultBaseUrl": "https://api.openai.com/v1",
+    "keyEnv": "OPENAI_API_KEY",
+    "capabilities": {
+      "tools": true,
+      "forcedSubset": false,
+      "listsModels": true
+    }
+  },
+  {
     "id": "anthropic",
     "label": "Anthropic (Claude)",
     "defaultBaseUrl": "https://api.anthropic.com/v1",
