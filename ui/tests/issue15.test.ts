@@ -1,10 +1,12 @@
 /**
  * Issue 15, "Bugs seen": each test drives the app against the fake backend as a person would.
  */
-import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
+import { fireEvent, render, within, screen, waitFor } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import App from '../src/App.svelte';
 import type { Backend } from '../src/lib/ipc/backend';
+import { ERROR_KINDS } from '../src/lib/ipc/bindings';
+import { errorAction } from '../src/lib/ipc/errors';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import { AppState } from '../src/lib/state/app.svelte';
 
@@ -102,5 +104,48 @@ describe('no provider', () => {
     expect(screen.queryByTestId('no-provider')).toBeNull();
     await send('Hello?');
     await waitFor(() => expect(spy).toHaveBeenCalledTimes(1));
+  });
+});
+
+describe('errors carry the action that fixes them', () => {
+  it('maps kinds to actions in one place', () => {
+    expect(errorAction('auth', { hasProviders: true })).toEqual({ label: 'Open Keys', section: 'keys' });
+    expect(errorAction('network', { hasProviders: true })).toEqual({ label: 'Open Providers', section: 'providers' });
+    expect(errorAction('config', { hasProviders: false })).toEqual({ label: 'Add a provider', section: 'providers' });
+    expect(errorAction('config', { hasProviders: true })).toBeNull();
+    for (const kind of ERROR_KINDS.filter((k) => !['auth', 'network', 'config'].includes(k))) expect(errorAction(kind, { hasProviders: true })).toBeNull();
+  });
+
+  it.each([
+    ['auth', 'Open Keys', 'keys'],
+    ['network', 'Open Providers', 'providers'],
+  ] as const)('a failed answer (%s) shows "%s" on its callout and its toast', async (kind, label, section) => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    vi.spyOn(backend, 'sendMessage').mockRejectedValue({ kind, message: 'It failed.', retryable: false });
+    const { app } = await start(backend);
+    await send('Hello?');
+    const answer = await waitFor(() => {
+      const a = screen.getAllByTestId('message').find((m) => m.dataset.role === 'assistant');
+      expect(a?.dataset.status).toBe('error');
+      return a as HTMLElement;
+    });
+    const onCallout = within(answer).getByTestId('error-action');
+    expect(onCallout.textContent?.trim()).toBe(label);
+    const toast = await screen.findByTestId('error-banner');
+    expect(within(toast).getByTestId('error-action').textContent?.trim()).toBe(label);
+
+    await fireEvent.click(onCallout);
+    await waitFor(() => expect(screen.getByTestId(`settings-section-${section}`)).toBeTruthy());
+    app.closeSettings();
+    await fireEvent.click(within(await screen.findByTestId('error-banner')).getByTestId('error-action'));
+    await waitFor(() => expect(screen.getByTestId(`settings-section-${section}`)).toBeTruthy());
+    expect(screen.queryByTestId('error-banner')).toBeNull();
+  });
+
+  it('a toast for a config error with no provider offers "Add a provider"', async () => {
+    const { app } = await start(createFakeBackend({ tickMs: 0, empty: true, noProviders: true }));
+    app.toast({ kind: 'config', message: 'No provider chosen.', retryable: false });
+    const toast = await screen.findByTestId('error-banner');
+    expect(within(toast).getByTestId('error-action').textContent?.trim()).toBe('Add a provider');
   });
 });

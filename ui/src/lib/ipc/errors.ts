@@ -52,3 +52,27 @@ export function describeErrorKind(kind: ErrorKind): string {
       return 'Something went wrong inside Switchboard';
   }
 }
+
+/** Where the person fixes an error: a button that opens that settings section. */
+export interface ErrorAction {
+  label: string;
+  section: 'keys' | 'providers';
+}
+
+/**
+ * The action that fixes an error of this kind, if the person can fix it in Settings. The one place
+ * that maps error kinds to actions: toasts and the error callout of a failed answer both use it.
+ */
+export function errorAction(kind: ErrorKind, ctx: { hasProviders: boolean }): ErrorAction | null {
+  switch (kind) {
+    case 'auth':
+      return { label: 'Open Keys', section: 'keys' };
+    case 'network':
+      return { label: 'Open Providers', section: 'providers' };
+    case 'config':
+      // Other configuration errors name their own fix in the message; no provider at all has one place to go.
+      return ctx.hasProviders ? null : { label: 'Add a provider', section: 'providers' };
+    default:
+      return null;
+  }
+}

@@ -5,7 +5,7 @@
 import { getContext, setContext } from 'svelte';
 import type { Backend } from '../ipc/backend';
 import type { ApprovalChoice, ConversationSummary, IpcError, ProviderInfo, ToolInfo } from '../ipc/bindings';
-import { toIpcError } from '../ipc/errors';
+import { errorAction, toIpcError, type ErrorAction } from '../ipc/errors';
 import { nextFrame, type Scheduler } from '../util/frame';
 import { extractMentions } from '../util/mentions';
 import { ChatSession, type ApprovalRequest, type SessionHost } from './session.svelte';
@@ -14,6 +14,8 @@ export interface Toast {
   id: number;
   title: string;
   message: string;
+  /** The settings section that fixes the error, if any (`errorAction`). */
+  action: ErrorAction | null;
 }
 
 /** The sections of the settings screen, in nav order. */
@@ -191,7 +193,7 @@ export class AppState implements SessionHost {
     const s = this.current;
     if (s.running) return false;
     // With no provider the turn could only fail (an empty, interrupted answer); the composer says why instead.
-    if (this.providersLoaded && this.providers.length === 0) return false;
+    if (!this.hasProviders) return false;
     // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a local lookup, not state
     const known = new Set(this.tools.map((t) => t.name));
     const { text, forced } = extractMentions(rawText, known);
@@ -362,10 +364,21 @@ export class AppState implements SessionHost {
     writeStorage(SIDEBAR_KEY, this.sidebarOpen);
   }
 
+  /** False only once the provider list was read and is empty (before that, nothing is known). */
+  get hasProviders(): boolean {
+    return !this.providersLoaded || this.providers.length > 0;
+  }
+
+  /** Follows an error's action: opens the settings section that fixes it. */
+  runAction(action: ErrorAction): void {
+    this.openSettings(action.section);
+  }
+
   toast(error: IpcError | string, title = 'Something went wrong'): void {
     const e = typeof error === 'string' ? { kind: 'internal' as const, message: error, retryable: false } : error;
     const id = ++this.toastSeq;
-    this.toasts = [...this.toasts.filter((t) => t.message !== e.message), { id, title, message: e.message }].slice(-4);
+    const action = errorAction(e.kind, { hasProviders: this.hasProviders });
+    this.toasts = [...this.toasts.filter((t) => t.message !== e.message), { id, title, message: e.message, action }].slice(-4);
     setTimeout(() => this.dismiss(id), 10_000);
   }
 
