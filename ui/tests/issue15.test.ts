@@ -149,3 +149,16 @@ describe('errors carry the action that fixes them', () => {
     expect(within(toast).getByTestId('error-action').textContent?.trim()).toBe('Add a provider');
   });
 });
+
+describe('search', () => {
+  it('with no match says so, without an empty "Results" heading', async () => {
+    const { view } = await start(createFakeBackend({ tickMs: 0 }));
+    await waitFor(() => expect(screen.getAllByTestId('conversation-item').length).toBeGreaterThan(0));
+    const search = screen.getByTestId('search-input') as HTMLInputElement;
+    search.value = 'zzqx-nothing';
+    await fireEvent.input(search);
+    await waitFor(() => expect(screen.queryAllByTestId('conversation-item')).toHaveLength(0), { timeout: 2000 });
+    expect(screen.getByTestId('no-match').textContent).toBe('No chats match “zzqx-nothing”');
+    expect(view.container.querySelector('.group')).toBeNull();
+  });
+});
