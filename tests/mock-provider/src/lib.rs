@@ -28,6 +28,7 @@ mod api;
 mod echo;
 mod gemini;
 mod openai_chat;
+mod openai_responses;
 mod script;
 mod server;
 mod sse;

@@ -191,6 +191,10 @@ fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(handle_chat::<OpenAiChat>))
         .route("/v1/messages", crate::anthropic::strict(post(handle_chat::<crate::anthropic::Anthropic>)))
+        .route(
+            "/v1/responses",
+            crate::openai_responses::strict(post(handle_chat::<crate::openai_responses::Responses>)),
+        )
         .route("/v1/models", get(models))
         .route("/v1beta/models/{model_and_method}", crate::gemini::strict(post(handle_chat::<crate::gemini::Gemini>)))
         .fallback(not_found)
