@@ -5,7 +5,7 @@ import { fireEvent, render, within, screen, waitFor } from '@testing-library/sve
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import App from '../src/App.svelte';
 import type { Backend } from '../src/lib/ipc/backend';
-import { ERROR_KINDS } from '../src/lib/ipc/bindings';
+import { ERROR_KINDS, type ConversationView, type SendRequest } from '../src/lib/ipc/bindings';
 import { errorAction } from '../src/lib/ipc/errors';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import { AppState } from '../src/lib/state/app.svelte';
@@ -160,5 +160,59 @@ describe('search', () => {
     await waitFor(() => expect(screen.queryAllByTestId('conversation-item')).toHaveLength(0), { timeout: 2000 });
     expect(screen.getByTestId('no-match').textContent).toBe('No chats match “zzqx-nothing”');
     expect(view.container.querySelector('.group')).toBeNull();
+  });
+});
+
+describe('dry run', () => {
+  it('is for one turn: the switch is off again after sending', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const spy = vi.spyOn(backend, 'sendMessage');
+    await start(backend);
+    const sw = screen.getByTestId('dry-run-switch') as HTMLInputElement;
+    await fireEvent.click(sw);
+    expect(sw.checked).toBe(true);
+    await send('What time is it?');
+    await waitFor(() => expect(spy).toHaveBeenCalledTimes(1));
+    expect((spy.mock.calls[0]?.[0] as SendRequest).dryRun).toBe(true);
+    await waitFor(() => expect((screen.getByTestId('dry-run-switch') as HTMLInputElement).checked).toBe(false));
+  });
+
+  it('says "Dry run" once in its notice, and a tool card says its output is example data', async () => {
+    const base = { reasoning: '', provider: 'p', model: 'x', usage: { promptTokens: 1, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0 }, providerResponseId: null, createdAt: 0, updatedAt: 0, error: null };
+    const view: ConversationView = {
+      conversation: { id: 'dry', title: 'Dry', createdAt: 0, updatedAt: Date.now(), messageCount: 2 },
+      earlier: 0,
+      disabledTools: [],
+      messages: [
+        { ...base, id: 'u1', role: 'user', content: 'time?', status: 'complete', finishReason: null, toolCallsMade: 0, toolCalls: [], notices: [] },
+        {
+          ...base,
+          id: 'a1',
+          role: 'assistant',
+          content: 'Checking. It is noon.',
+          status: 'complete',
+          finishReason: 'stop',
+          toolCallsMade: 1,
+          notices: [{ kind: 'dryRun', message: 'Dry run: tools return their example output and do not run.' }],
+          toolCalls: [
+            { callId: 'c1', name: 'get_time', source: { kind: 'builtin' }, arguments: '{}', textOffset: 9, iteration: 1, index: 0, status: 'ok', result: { status: 'ok', output: '{"time":"12:00"}', durationMs: 0 } },
+          ],
+        },
+      ],
+    };
+    const backend = { ...createFakeBackend({ tickMs: 0, empty: true }), listConversations: async () => [view.conversation], openConversation: async () => structuredClone(view) };
+    const { app } = await start(backend);
+    await app.open('dry');
+    const note = await screen.findByRole('note');
+    expect(note.textContent?.match(/dry run/gi)).toHaveLength(1);
+    expect(note.textContent).toContain('Tools return their example output and do not run.');
+    expect(screen.getByTestId('tool-output-label').textContent).toMatch(/example output/i);
+  });
+
+  it('a tool card in a normal answer shows plain Output', async () => {
+    await start(createFakeBackend({ tickMs: 0, empty: true }));
+    await send('What time is it in Tokyo?');
+    await waitFor(() => expect(screen.getByTestId('tool-card').dataset.status).toBe('ok'));
+    expect(screen.getByTestId('tool-output-label').textContent).toBe('Output');
   });
 });

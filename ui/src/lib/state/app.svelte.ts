@@ -155,6 +155,7 @@ export class AppState implements SessionHost {
     this.current = s;
     this.forced = [];
     this.noTools = false;
+    this.dryRun = false;
     void this.loadTools();
   }
 
@@ -188,7 +189,7 @@ export class AppState implements SessionHost {
 
   // ---- sending ---------------------------------------------------------------------------------
 
-  /** Sends the composer's text with the current choices; forced tools and "no tools" reset after. */
+  /** Sends the composer's text with the current choices; forced tools, "no tools" and dry run reset after. */
   send(rawText: string): boolean {
     const s = this.current;
     if (s.running) return false;
@@ -212,6 +213,8 @@ export class AppState implements SessionHost {
     };
     this.forced = [];
     this.noTools = false;
+    // Like "no tools", dry run is for one turn: left on, the next real question would get fake tool output.
+    this.dryRun = false;
     if (!s.isDraft) this.sessions.set(s.conversationId as string, s);
     void s.send(request);
     return true;
