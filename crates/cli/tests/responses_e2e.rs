@@ -1,0 +1,145 @@
+//! The CLI end to end with an OpenAI Responses profile against the mock's Responses API: one
+//! script, run through a Chat profile and a Responses one, streams the same events and stores the
+//! same answer, offsets included.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use switchboard_mock_provider::{MockServer, Reply, Script, Step, StreamOptions};
+
+const KEY: &str = "sk-responses-e2e-key-0123456789";
+
+/// A data dir with a `resp` profile of kind `openai-responses` pointing at a running mock server.
+async fn responses_env(script: Script) -> Env {
+    let env = Env { dir: tempfile::tempdir().unwrap(), mock: MockServer::start(script).await };
+    let base = env.mock.base_url();
+    let out = env
+        .run(&["providers", "add", "resp", "--kind", "openai-responses", "--base-url", &base, "--model", "mock-model"])
+        .await;
+    assert!(out.status.success(), "providers add failed: {}", stderr(&out));
+    env
+}
+
+/// `chat --json` with the key in the profile's variable and no other key around.
+async fn chat(env: &Env, question: &str) -> (std::process::Output, Vec<Value>) {
+    let out = env
+        .command(&["chat", "--json", question])
+        .env_remove("OPENAI_API_KEY")
+        .env("SWITCHBOARD_KEY_RESP", KEY)
+        .output()
+        .await
+        .unwrap();
+    let events = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (out, events)
+}
+
+fn script(before: &str) -> Script {
+    let first = Reply::stream([
+        Step::Reasoning { text: "Tokyo is UTC+9.".into() },
+        Step::text(before),
+        Step::tool_call("call_1", "get_time", r#"{"timezone":"Asia/Tokyo"}"#),
+        Step::finish("tool_calls"),
+        Step::Usage { prompt_tokens: 40, completion_tokens: 12, reasoning_tokens: 5, cached_tokens: 32 },
+        Step::Done,
+    ])
+    .with_options(StreamOptions {
+        text_chunk_chars: Some(3),
+        args_chunk_chars: Some(2),
+        split_bytes: Some(7),
+        ..Default::default()
+    });
+    Script::new([first, Reply::text("It is late in Tokyo 🌙.")])
+}
+
+/// Events without what differs by run or profile: ids, the profile's name, a clock's output.
+fn comparable(events: &[Value]) -> Vec<Value> {
+    events
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            let o = e.as_object_mut().unwrap();
+            for k in ["conversationId", "messageId", "userMessageId", "provider", "output", "durationMs"] {
+                o.remove(k);
+            }
+            e
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_round_through_responses_streams_and_stores_what_the_chat_path_does() {
+    let before = "Olá 👋 世界, 東京の時間: ";
+    let chat_env = Env::new(script(before)).await;
+    let (out, reference) = chat_env.chat_json(&["what time is it in Tokyo?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let env = responses_env(script(before)).await;
+    let (out, events) = chat(&env, "what time is it in Tokyo?").await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(comparable(&events), comparable(&reference), "the same events as the Chat path");
+    assert_eq!(events[0]["provider"], "resp");
+    assert!(!of_type(&events, "reasoningDelta").is_empty(), "the reasoning summary is shown");
+    let call = of_type(&events, "toolCall")[0];
+    assert_eq!(call["id"], "call_1");
+    assert_eq!(call["textOffset"], before.chars().count(), "offset counts chars, not bytes");
+    assert_eq!(of_type(&events, "toolResult")[0]["status"], "ok");
+
+    // Both requests went to the Responses API with the bearer key; the second carried the text,
+    // the call and its output back as input items, in that order.
+    let requests = env.mock.requests();
+    assert_eq!(requests.len(), 2, "the strict mock accepted both bodies");
+    for r in &requests {
+        assert_eq!(r.path, "/v1/responses");
+        assert_eq!(r.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+        assert_eq!(r.body["store"], false);
+        assert!(r.body["tools"].as_array().is_some_and(|t| !t.is_empty()), "the built-ins are offered");
+    }
+    let input = requests[1].body["input"].as_array().unwrap().clone();
+    assert_eq!(input.len(), 4, "{input:#?}");
+    assert_eq!(input[0]["role"], "user");
+    assert_eq!(input[1]["content"][0], serde_json::json!({"type": "output_text", "text": before}));
+    assert_eq!(input[2]["type"], "function_call");
+    assert_eq!((&input[2]["call_id"], &input[2]["name"]), (&"call_1".into(), &"get_time".into()));
+    assert_eq!(input[3]["type"], "function_call_output");
+    assert_eq!(input[3]["call_id"], "call_1");
+
+    // What was stored is what the Chat path stored, offsets and usage included.
+    let stored = env.show_json(&conversation_id(&events)).await;
+    let reference_stored = chat_env.show_json(&conversation_id(&reference)).await;
+    let answer = &stored[1];
+    assert_eq!(answer["status"], "complete");
+    assert_eq!(answer["toolCalls"][0]["textOffset"], before.chars().count());
+    assert_eq!(answer["content"], reference_stored[1]["content"]);
+    assert_eq!(answer["toolCalls"][0]["textOffset"], reference_stored[1]["toolCalls"][0]["textOffset"]);
+    assert_eq!(answer["usage"], reference_stored[1]["usage"]);
+
+    // The key is nowhere but the request header.
+    assert!(!stdout(&out).contains(KEY) && !stderr(&out).contains(KEY));
+    for entry in std::fs::read_dir(env.data_dir()).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(!bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()), "key found in the data dir");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_key_is_an_auth_error_that_does_not_quote_it() {
+    let body = r#"{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#;
+    let env = responses_env(Script::new([Reply::http(401, body)])).await;
+    let (out, events) = chat(&env, "hi").await;
+    assert!(!out.status.success());
+    let error = of_type(&events, "error")[0];
+    assert_eq!(error["kind"], "auth");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("Incorrect API key"), "{message}");
+    assert!(!message.contains(KEY));
+    assert_eq!(env.mock.requests().len(), 1, "a rejected key is not retried");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kind_is_offered_by_providers_add() {
+    let env = Env::new(Script::new([])).await;
+    let out = env.run(&["providers", "add", "--help"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("openai-responses"), "{}", stdout(&out));
+}
