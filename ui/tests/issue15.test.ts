@@ -5,7 +5,7 @@ import { fireEvent, render, within, screen, waitFor } from '@testing-library/sve
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import App from '../src/App.svelte';
 import type { Backend } from '../src/lib/ipc/backend';
-import { ERROR_KINDS, type ConversationView, type SendRequest } from '../src/lib/ipc/bindings';
+import { ERROR_KINDS, PROVIDER_KINDS, type ConversationView, type SendRequest } from '../src/lib/ipc/bindings';
 import { errorAction } from '../src/lib/ipc/errors';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import { AppState } from '../src/lib/state/app.svelte';
@@ -214,5 +214,58 @@ describe('dry run', () => {
     await send('What time is it in Tokyo?');
     await waitFor(() => expect(screen.getByTestId('tool-card').dataset.status).toBe('ok'));
     expect(screen.getByTestId('tool-output-label').textContent).toBe('Output');
+  });
+});
+
+describe('the provider form', () => {
+  async function openProviders() {
+    await fireEvent.click(screen.getByTestId('open-settings'));
+    await screen.findByTestId('settings-section-providers');
+  }
+
+  async function setValue(el: HTMLElement, value: string) {
+    (el as HTMLInputElement).value = value;
+    await fireEvent.input(el);
+    await fireEvent.change(el);
+  }
+
+  it('makes the "Fetch models" error one readable sentence', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    vi.spyOn(backend, 'listModels').mockRejectedValue({ kind: 'network', message: 'could not reach http://localhost:1234/v1: connection refused', retryable: true });
+    await start(backend);
+    await openProviders();
+    await fireEvent.click(screen.getByTestId('provider-edit-lmstudio'));
+    await fireEvent.click(screen.getByTestId('provider-fetch-models'));
+    const form = screen.getByTestId('provider-form');
+    await waitFor(() =>
+      expect(within(form).getByRole('alert').textContent?.trim()).toBe('Could not reach http://localhost:1234/v1: connection refused. Type the model name instead.'),
+    );
+  });
+
+  it('hints, without blocking, when an OpenAI-style base URL does not end in /v1', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const add = vi.spyOn(backend, 'addProvider');
+    await start(backend);
+    await openProviders();
+    await fireEvent.click(screen.getByTestId('provider-add'));
+    await setValue(screen.getByTestId('provider-name'), 'box');
+    await setValue(screen.getByTestId('provider-base-url'), 'http://localhost:8080');
+    expect(screen.getByTestId('provider-base-url-v1-hint').textContent).toContain('Most OpenAI-compatible servers expect the URL to end in /v1');
+    await setValue(screen.getByTestId('provider-base-url'), 'http://localhost:8080/v1/');
+    expect(screen.queryByTestId('provider-base-url-v1-hint')).toBeNull();
+    await setValue(screen.getByTestId('provider-base-url'), 'http://localhost:8080');
+    await fireEvent.click(screen.getByTestId('provider-save'));
+    await waitFor(() => expect(add).toHaveBeenCalledWith({ name: 'box', kind: 'openai', baseUrl: 'http://localhost:8080', model: null }, false));
+  });
+
+  it('gives no /v1 hint for other kinds', async () => {
+    const other = PROVIDER_KINDS.find((k) => k.id !== 'openai');
+    if (!other) return;
+    await start(createFakeBackend({ tickMs: 0, empty: true }));
+    await openProviders();
+    await fireEvent.click(screen.getByTestId('provider-add'));
+    await setValue(screen.getByTestId('provider-kind'), other.id);
+    await setValue(screen.getByTestId('provider-base-url'), 'http://localhost:8080');
+    expect(screen.queryByTestId('provider-base-url-v1-hint')).toBeNull();
   });
 });
