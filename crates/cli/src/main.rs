@@ -136,7 +136,7 @@ enum ProvidersCmd {
     Add {
         /// Profile name; its key is read from SWITCHBOARD_KEY_<NAME> (or the kind's usual variable).
         name: String,
-        /// API kind (openai also covers OpenAI-compatible servers: Ollama, LM Studio, vLLM, llama.cpp, OpenRouter).
+        /// API kind: openai (Chat Completions; also OpenAI-compatible servers such as Ollama, LM Studio, vLLM, llama.cpp, OpenRouter), openai-responses (OpenAI's Responses API), anthropic, gemini.
         #[arg(long, default_value = "openai", value_parser = kind_names())]
         kind: String,
         /// Base URL of the API, e.g. http://localhost:11434/v1 (default: the kind's).
