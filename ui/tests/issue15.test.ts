@@ -269,3 +269,49 @@ describe('the provider form', () => {
     expect(screen.queryByTestId('provider-base-url-v1-hint')).toBeNull();
   });
 });
+
+describe('focus', () => {
+  it('moves to the next conversation after deleting one, and to New chat after deleting the last', async () => {
+    const backend = createFakeBackend({ tickMs: 0 });
+    await start(backend);
+    const items = await waitFor(() => {
+      const all = screen.getAllByTestId('conversation-item');
+      expect(all.length).toBeGreaterThan(1);
+      return all;
+    });
+    const [first, second] = items as [HTMLElement, HTMLElement];
+    const del = within(first).getByTestId('delete-conversation');
+    del.focus();
+    await fireEvent.click(del);
+    await fireEvent.click(await screen.findByTestId('confirm-delete'));
+    await waitFor(() => expect(screen.queryAllByTestId('conversation-item').some((i) => i.dataset.id === first.dataset.id)).toBe(false));
+    await waitFor(() => expect(document.activeElement).toBe(second.querySelector('button.open')));
+
+    // The last one in the list: focus goes to the one before it.
+    const rest = screen.getAllByTestId('conversation-item');
+    const last = rest[rest.length - 1] as HTMLElement;
+    const before = rest[rest.length - 2] as HTMLElement;
+    await fireEvent.click(within(last).getByTestId('delete-conversation'));
+    await fireEvent.click(await screen.findByTestId('confirm-delete'));
+    await waitFor(() => expect(document.activeElement).toBe(before.querySelector('button.open')));
+
+    // None left: New chat.
+    for (const item of screen.getAllByTestId('conversation-item')) {
+      await fireEvent.click(within(item).getByTestId('delete-conversation'));
+      await fireEvent.click(await screen.findByTestId('confirm-delete'));
+    }
+    await waitFor(() => expect(screen.queryAllByTestId('conversation-item')).toHaveLength(0));
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId('new-chat')));
+  });
+
+  it('gives the approval dialog\'s first button a visible focus ring until it is left', async () => {
+    await start(createFakeBackend({ tickMs: 0, empty: true }));
+    await send('Please approve the time check');
+    const dialog = await screen.findByTestId('approval-dialog');
+    const deny = within(dialog).getByRole('button', { name: 'Deny' });
+    await waitFor(() => expect(document.activeElement).toBe(deny));
+    expect(deny.hasAttribute('data-focus-ring')).toBe(true);
+    within(dialog).getByRole('button', { name: 'Allow once' }).focus();
+    expect(deny.hasAttribute('data-focus-ring')).toBe(false);
+  });
+});
