@@ -315,3 +315,17 @@ describe('focus', () => {
     expect(deny.hasAttribute('data-focus-ring')).toBe(false);
   });
 });
+
+describe('the tools tray', () => {
+  it('closes on send', async () => {
+    await start(createFakeBackend({ tickMs: 0, empty: true }));
+    const toggle = screen.getByTestId('tools-tray-toggle');
+    await fireEvent.click(toggle);
+    expect(toggle.getAttribute('aria-expanded')).toBe('true');
+    expect(screen.getAllByTestId('tool-row').length).toBeGreaterThan(0);
+    await send('What time is it?');
+    await waitFor(() => expect(screen.getAllByTestId('message').length).toBeGreaterThan(0));
+    expect(screen.getByTestId('tools-tray-toggle').getAttribute('aria-expanded')).toBe('false');
+    expect(screen.queryAllByTestId('tool-row')).toHaveLength(0);
+  });
+});
