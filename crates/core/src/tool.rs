@@ -253,6 +253,13 @@ pub enum ToolError {
     Cancelled,
 }
 
+/// Masks known secret values in text that came from outside (a tool's result or error that
+/// quotes a key back), before the loop hands it to the model, the events and the store.
+pub trait Redact: Send + Sync {
+    /// `text` with every known secret masked; borrowed when there is nothing to mask.
+    fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str>;
+}
+
 /// A tool the loop can offer and call.
 pub trait Tool: Send + Sync {
     /// Its definition.

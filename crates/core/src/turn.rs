@@ -17,7 +17,7 @@ use crate::event::{ChatEvent, EventSink};
 use crate::machine::{Effect, Input, Machine, ToolEnd, ToolFinished, ToolRun};
 use crate::provider::{Provider, ProviderRequest, ProviderStream};
 use crate::registry::ToolRegistry;
-use crate::tool::{Secrets, ToolContext, ToolError};
+use crate::tool::{Redact, Secrets, ToolContext, ToolError};
 use crate::types::char_len;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
@@ -55,6 +55,7 @@ pub struct Engine {
     config: EngineConfig,
     registry: Arc<ToolRegistry>,
     secrets: Arc<dyn Secrets>,
+    redact: Option<Arc<dyn Redact>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -66,7 +67,16 @@ impl std::fmt::Debug for Engine {
 impl Engine {
     /// An engine over `registry`, giving tools `secrets`.
     pub fn new(config: EngineConfig, registry: Arc<ToolRegistry>, secrets: Arc<dyn Secrets>) -> Self {
-        Self { config, registry, secrets }
+        Self { config, registry, secrets, redact: None }
+    }
+
+    /// Masks known secrets in every tool result and tool error before the model, the events or
+    /// the store see it: a tool whose server quotes a key back must not hand it to the model's
+    /// provider, another origin.
+    #[must_use]
+    pub fn with_redactor(mut self, redact: Arc<dyn Redact>) -> Self {
+        self.redact = Some(redact);
+        self
     }
 
     /// The registry this engine offers tools from.
@@ -226,6 +236,7 @@ impl<'a> Driver<'a> {
         let tool = self.engine.registry.get(&call.name).cloned();
         let cancel = self.cancel.child_token();
         let counter = Arc::new(AnswerCounter { inner: Arc::clone(&self.sink), chars: AtomicUsize::new(0) });
+        let redact = self.engine.redact.clone();
         let ctx = ToolContext {
             call_id: call.id.clone(),
             conversation_id: self.conversation_id.clone(),
@@ -258,6 +269,10 @@ impl<'a> Driver<'a> {
                 ),
                 Ok(Ok(returned)) => ToolEnd::Returned(returned),
             };
+            let end = match &redact {
+                Some(r) => redact_end(r.as_ref(), end),
+                None => end,
+            };
             let duration_ms = started.elapsed().as_millis() as u64;
             debug!(ok = matches!(end, ToolEnd::Returned(Ok(_))), duration_ms, "tool finished");
             let answer_chars = counter.chars.load(Ordering::Relaxed);
@@ -280,5 +295,28 @@ impl EventSink for AnswerCounter {
             self.chars.fetch_add(char_len(text), Ordering::Relaxed);
         }
         self.inner.emit(event);
+    }
+}
+
+/// The tool's own text (result, error, panic message) with known secrets masked.
+fn redact_end(r: &dyn Redact, end: ToolEnd) -> ToolEnd {
+    let mask = |text: String| match r.redact(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(masked) => masked,
+    };
+    match end {
+        ToolEnd::Returned(Ok(mut output)) => {
+            output.text = mask(output.text);
+            ToolEnd::Returned(Ok(output))
+        }
+        ToolEnd::Returned(Err(ToolError::Failed(m))) => ToolEnd::Returned(Err(ToolError::Failed(mask(m)))),
+        ToolEnd::Returned(Err(ToolError::MissingSecret(m))) => {
+            ToolEnd::Returned(Err(ToolError::MissingSecret(mask(m))))
+        }
+        ToolEnd::Returned(Err(ToolError::InvalidArguments(m))) => {
+            ToolEnd::Returned(Err(ToolError::InvalidArguments(mask(m))))
+        }
+        ToolEnd::Panicked(what) => ToolEnd::Panicked(mask(what)),
+        other => other,
     }
 }

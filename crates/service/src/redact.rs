@@ -32,6 +32,12 @@ impl std::fmt::Debug for Redactor {
     }
 }
 
+impl switchboard_core::Redact for Redactor {
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        Redactor::redact(self, text)
+    }
+}
+
 impl Redactor {
     /// A redactor for `values` (too short ones and repeats left out).
     pub fn new<'a>(values: impl IntoIterator<Item = &'a str>) -> Self {

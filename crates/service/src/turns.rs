@@ -204,7 +204,9 @@ impl Service {
         let ResolvedProvider { profile, model, provider } = resolved;
         let settings = self.settings()?;
         let tool_secrets: Arc<dyn Secrets> = Arc::new(ToolSecrets(self.keys()));
-        let engine = Engine::new(settings.engine_config(), self.registry(&settings), tool_secrets);
+        let redactor = self.redactor();
+        let engine = Engine::new(settings.engine_config(), self.registry(&settings), tool_secrets)
+            .with_redactor(Arc::new(redactor.clone()));
 
         // Stored resolved, so asking again uses this profile and model even if the defaults change.
         let stored =
@@ -248,7 +250,7 @@ impl Service {
             recorder: store.recorder(&rows.message_id),
             cancel,
             profile,
-            redactor: self.redactor(),
+            redactor,
         })
     }
 

@@ -67,6 +67,17 @@ async fn a_key_quoted_back_by_a_server_or_a_tool_is_redacted_everywhere() {
     assert!(events.iter().any(|e| e.contains("toolResult") && e.contains("efused to fetch")), "{events:#?}");
     assert!(events.iter().any(|e| e.contains("\"type\":\"error\"") && e.contains("Invalid key")), "{events:#?}");
     let error = report.outcome.error.expect("the turn failed");
+    // The tool's result went back to the model's provider: the keys it quoted did not.
+    let tool_results: Vec<String> = mock.requests()[1]
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert!(!tool_results.is_empty() && tool_results.iter().any(|t| t.contains("127.0.0.1:9")), "{tool_results:?}");
+    for t in &tool_results {
+        assert!(!t.contains(KEY) && !t.contains(TAVILY), "a key went to the model: {t}");
+    }
     let export = serde_json::to_string(&service.export_all().unwrap()).unwrap();
     let view = serde_json::to_string(&service.open_all(&conversation).unwrap()).unwrap();
     for secret in [KEY, TAVILY] {
