@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatEvent, StoredMessage, Usage } from '../src/lib/ipc/bindings';
-import { fromStored, interrupt, pendingAssistant, reduce, reduceAll } from '../src/lib/model/message';
+import type { ChatEvent, StoredMessage, StoredNotice, Usage } from '../src/lib/ipc/bindings';
+import { fromStored, interrupt, pendingAssistant, reduce, reduceAll, shownNotices } from '../src/lib/model/message';
 import { splitAtOffsets } from '../src/lib/model/offsets';
 
 const u = (p: number, c: number, r = 0): Usage => ({ promptTokens: p, completionTokens: c, reasoningTokens: r, cachedTokens: 0 });
@@ -165,5 +165,34 @@ describe('the event reducer', () => {
     const failed = interrupt(pendingAssistant(), { kind: 'network', message: 'lost' });
     expect(failed.status).toBe('error');
     expect(interrupt(reduceAll(pendingAssistant(), turn)).status).toBe('complete');
+  });
+});
+
+describe('shownNotices', () => {
+  const retry = (n: number): StoredNotice => ({
+    kind: 'retrying',
+    message: `Could not reach the provider at http://127.0.0.1:38102/v1: client error (Connect): tcp connect error (os error 111). Retrying in ${n}.0 s (attempt ${n + 1} of 4).`,
+  });
+  const dry: StoredNotice = { kind: 'dryRun', message: 'Dry run: tools return their example output and do not run.' };
+
+  it('shows retries as one status line, the latest, in the place of the first, with the reason as detail', () => {
+    const shown = shownNotices([dry, retry(1), retry(2), retry(3)], true);
+    expect(shown).toHaveLength(2);
+    expect(shown[0]?.kind).toBe('dryRun');
+    expect(shown[1]).toEqual({
+      kind: 'retrying',
+      message: 'Retrying in 3.0 s (attempt 4 of 4).',
+      detail: 'Could not reach the provider at http://127.0.0.1:38102/v1: client error (Connect): tcp connect error (os error 111).',
+    });
+  });
+
+  it('drops retries once the answer is over and keeps every other notice', () => {
+    const limit: StoredNotice = { kind: 'maxIterations', message: 'The model used tools in 10 rounds.' };
+    expect(shownNotices([retry(1), limit, retry(2)], false)).toEqual([{ kind: 'maxIterations', message: limit.message, detail: null }]);
+  });
+
+  it('shows a retry notice it cannot parse as it is', () => {
+    const odd: StoredNotice = { kind: 'retrying', message: 'The server asked to wait.' };
+    expect(shownNotices([odd], true)).toEqual([{ kind: 'retrying', message: 'The server asked to wait.', detail: null }]);
   });
 });

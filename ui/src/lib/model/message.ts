@@ -233,3 +233,43 @@ export function interrupt(m: MessageModel, error: StoredError | null = null): Me
 export function isInFlight(c: ToolCallModel): boolean {
   return c.status === 'pending' || c.status === 'running';
 }
+
+/** A notice as a message shows it: retries become one status line with the detail set apart. */
+export interface ShownNotice {
+  kind: StoredNotice['kind'];
+  message: string;
+  /** The technical reason (a retry's transport error), shown behind "Details". */
+  detail: string | null;
+}
+
+/** The engine's retry notice: "<why> Retrying in 2.0 s (attempt 3 of 4)." */
+const RETRY_TAIL = /\s*(Retrying in [\d.]+ s \(attempt \d+ of \d+\)\.)\s*$/;
+
+/**
+ * The notices a message shows. Retries are one live status line that updates in place while the
+ * answer is on its way (the latest, at the place of the first) and go away once it is over: the
+ * answer, or its one error, says how it ended. Every notice stays stored.
+ */
+export function shownNotices(notices: readonly StoredNotice[], inFlight: boolean): ShownNotice[] {
+  const shown: ShownNotice[] = [];
+  let retryAt = -1;
+  for (const n of notices) {
+    if (n.kind !== 'retrying') {
+      shown.push({ kind: n.kind, message: n.message, detail: null });
+      continue;
+    }
+    if (!inFlight) continue;
+    const tail = RETRY_TAIL.exec(n.message);
+    const line: ShownNotice =
+      tail?.[1] !== undefined
+        ? { kind: n.kind, message: tail[1], detail: n.message.slice(0, tail.index).trim() || null }
+        : { kind: n.kind, message: n.message, detail: null };
+    if (retryAt < 0) {
+      retryAt = shown.length;
+      shown.push(line);
+    } else {
+      shown[retryAt] = line;
+    }
+  }
+  return shown;
+}
