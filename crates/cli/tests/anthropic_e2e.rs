@@ -8,7 +8,7 @@ use common::*;
 use serde_json::Value;
 use switchboard_mock_provider::{MockServer, Reply, Script, StreamOptions};
 
-const KEY: &str = "sk-ant-e2e-key-0123456789";
+const KEY: &str = "sk-ant-test-e2e-key-0123456789";
 
 /// A data dir with a `claude` profile of kind `anthropic` pointing at a running mock server.
 async fn anthropic_env(script: Script) -> Env {

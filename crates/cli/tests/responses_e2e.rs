@@ -8,7 +8,7 @@ use common::*;
 use serde_json::Value;
 use switchboard_mock_provider::{MockServer, Reply, Script, Step, StreamOptions};
 
-const KEY: &str = "sk-responses-e2e-key-0123456789";
+const KEY: &str = "sk-test-responses-e2e-0123456789";
 
 /// A data dir with a `resp` profile of kind `openai-responses` pointing at a running mock server.
 async fn responses_env(script: Script) -> Env {
