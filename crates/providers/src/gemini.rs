@@ -99,15 +99,7 @@ impl std::fmt::Debug for Gemini {
 impl Gemini {
     /// A provider for `config`.
     pub fn new(config: GeminiConfig) -> Result<Self, ProviderError> {
-        let base = config.base_url.trim_end_matches('/').to_owned();
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(ProviderError::new(
-                ErrorKind::Config,
-                format!("The base URL '{base}' must start with http:// or https://."),
-            ));
-        }
-        let client = http_client::client(base.starts_with("https://"))
-            .map_err(|e| ProviderError::new(ErrorKind::Internal, format!("Cannot set up HTTP: {e}")))?;
+        let (base, client) = http_client::endpoint(&config.base_url)?;
         let who = format!("The Gemini API at {base}");
         Ok(Self { base_url: base, api_key: config.api_key, client, who, signatures: Arc::default() })
     }

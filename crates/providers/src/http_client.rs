@@ -57,3 +57,20 @@ impl HttpTransport for ReqwestTransport {
         }))
     }
 }
+
+/// A provider's base URL, checked (`http://` or `https://`) and without a trailing slash, and an
+/// HTTP client for it. Plain-http bases (local servers) skip loading TLS roots; one that
+/// redirects to https fails certificate checks and should be configured with its https URL.
+pub fn endpoint(base_url: &str) -> Result<(String, reqwest::Client), switchboard_core::ProviderError> {
+    use switchboard_core::{ErrorKind, ProviderError};
+    let base = base_url.trim_end_matches('/').to_owned();
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(ProviderError::new(
+            ErrorKind::Config,
+            format!("The base URL '{base}' must start with http:// or https://."),
+        ));
+    }
+    let client = client(base.starts_with("https://"))
+        .map_err(|e| ProviderError::new(ErrorKind::Internal, format!("Cannot set up HTTP: {e}")))?;
+    Ok((base, client))
+}
