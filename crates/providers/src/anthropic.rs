@@ -27,7 +27,7 @@
 //!   a server sends anyway is shown as reasoning; its signature is dropped.
 
 use crate::http_client::{self, ReqwestTransport};
-use crate::sse::{self, SseStream};
+use crate::sse;
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, VecDeque};
@@ -166,7 +166,10 @@ impl Provider for Anthropic {
             &headers,
             body,
         );
-        parse_stream(events, self.who.clone(), request.model)
+        let model = request.model;
+        sse::parse(events, self.who.clone(), EventParser::new())
+            .map(move |item| item.map_err(|e| with_model(e, &model)))
+            .boxed()
     }
 }
 
@@ -653,35 +656,23 @@ fn with_model(mut error: ProviderError, model: &str) -> ProviderError {
     error
 }
 
-fn parse_stream(events: SseStream, who: String, model: String) -> ProviderStream {
-    let queue: VecDeque<Result<ProviderEvent, ProviderError>> = VecDeque::new();
-    let state = (events, EventParser::new(), queue, who, model);
-    futures::stream::unfold(state, |(mut events, mut parser, mut queue, who, model)| async move {
-        loop {
-            if let Some(item) = queue.pop_front() {
-                let item = item.map_err(|e| with_model(e, &model));
-                return Some((item, (events, parser, queue, who, model)));
-            }
-            if parser.is_done() {
-                return None;
-            }
-            match events.next().await {
-                Some(Ok(sse::SseItem::Event(ev))) => parser.push(&who, &ev.event, &ev.data, &mut queue),
-                Some(Ok(sse::SseItem::KeepAlive)) => queue.push_back(Ok(ProviderEvent::KeepAlive)),
-                Some(Err(e)) => {
-                    // A cut after the stop reason loses nothing but the closing event.
-                    if parser.stop.is_some() && e.kind == ErrorKind::Network {
-                        parser.end(&who, &mut queue);
-                    } else {
-                        parser.done = true;
-                        queue.push_back(Err(e));
-                    }
-                }
-                None => parser.end(&who, &mut queue),
-            }
-        }
-    })
-    .boxed()
+impl sse::Parser for EventParser {
+    fn push(&mut self, who: &str, event: &str, data: &str, out: &mut sse::Decided) {
+        EventParser::push(self, who, event, data, out);
+    }
+    fn end(&mut self, who: &str, out: &mut sse::Decided) {
+        EventParser::end(self, who, out);
+    }
+    fn is_done(&self) -> bool {
+        EventParser::is_done(self)
+    }
+    // A cut after the stop reason loses nothing but the closing event.
+    fn has_finished(&self) -> bool {
+        self.stop.is_some()
+    }
+    fn fail(&mut self) {
+        self.done = true;
+    }
 }
 
 #[cfg(test)]

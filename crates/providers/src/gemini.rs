@@ -27,8 +27,7 @@
 //! which Gemini accepts for turns before the current one.
 
 use crate::http_client::{self, ReqwestTransport};
-use crate::sse::{self, SseStream};
-use futures::StreamExt;
+use crate::sse;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -228,7 +227,8 @@ impl Provider for Gemini {
             &headers,
             body.to_string(),
         );
-        parse_stream(events, self.who.clone(), StreamParser::new(id_prefix()), Arc::clone(&self.signatures))
+        let parser = Signing { parser: StreamParser::new(id_prefix()), signatures: Arc::clone(&self.signatures) };
+        sse::parse(events, self.who.clone(), parser)
     }
 }
 
@@ -606,47 +606,36 @@ fn stream_error(who: &str, chunk: &Value) -> ProviderError {
     }
 }
 
-fn parse_stream(
-    events: SseStream,
-    who: String,
+/// The parser of one response, keeping the thought signatures it reads for later requests.
+struct Signing {
     parser: StreamParser,
     signatures: Arc<Mutex<Signatures>>,
-) -> ProviderStream {
-    let state = (events, parser, VecDeque::new(), who, signatures);
-    futures::stream::unfold(state, |(mut events, mut parser, mut queue, who, signatures)| async move {
-        loop {
-            if let Some(item) = queue.pop_front() {
-                return Some((item, (events, parser, queue, who, signatures)));
-            }
-            if parser.is_done() {
-                return None;
-            }
-            match events.next().await {
-                Some(Ok(sse::SseItem::Event(ev))) => {
-                    parser.push(&who, &ev.data, &mut queue);
-                    let new = parser.take_signatures();
-                    if !new.is_empty() {
-                        let mut known = signatures.lock().unwrap_or_else(PoisonError::into_inner);
-                        for (id, sig) in new {
-                            known.insert(id, sig);
-                        }
-                    }
-                }
-                Some(Ok(sse::SseItem::KeepAlive)) => queue.push_back(Ok(ProviderEvent::KeepAlive)),
-                Some(Err(e)) => {
-                    // The finish reason and usage may precede a cut; a cut after them loses nothing.
-                    if parser.finish.is_some() && e.kind == ErrorKind::Network {
-                        parser.end(&who, &mut queue);
-                    } else {
-                        parser.done = true;
-                        queue.push_back(Err(e));
-                    }
-                }
-                None => parser.end(&who, &mut queue),
+}
+
+impl sse::Parser for Signing {
+    fn push(&mut self, who: &str, _event: &str, data: &str, out: &mut sse::Decided) {
+        self.parser.push(who, data, out);
+        let new = self.parser.take_signatures();
+        if !new.is_empty() {
+            let mut known = self.signatures.lock().unwrap_or_else(PoisonError::into_inner);
+            for (id, sig) in new {
+                known.insert(id, sig);
             }
         }
-    })
-    .boxed()
+    }
+    fn end(&mut self, who: &str, out: &mut sse::Decided) {
+        self.parser.end(who, out);
+    }
+    fn is_done(&self) -> bool {
+        self.parser.is_done()
+    }
+    // The finish reason and usage may precede a cut; a cut after them loses nothing.
+    fn has_finished(&self) -> bool {
+        self.parser.finish.is_some()
+    }
+    fn fail(&mut self) {
+        self.parser.done = true;
+    }
 }
 
 #[cfg(test)]

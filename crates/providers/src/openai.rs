@@ -7,8 +7,7 @@
 //! `stream_options.include_usage` is set; some servers omit `[DONE]` after the finish reason.
 
 use crate::http_client::{self, ReqwestTransport};
-use crate::sse::{self, SseStream};
-use futures::StreamExt;
+use crate::sse;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, VecDeque};
@@ -112,7 +111,7 @@ impl Provider for OpenAiChat {
             &headers,
             body,
         );
-        parse_stream(events, self.who.clone())
+        sse::parse(events, self.who.clone(), ChunkParser::new())
     }
 }
 
@@ -429,33 +428,23 @@ impl ChunkParser {
     }
 }
 
-fn parse_stream(events: SseStream, who: String) -> ProviderStream {
-    let state = (events, ChunkParser::new(), VecDeque::new(), who);
-    futures::stream::unfold(state, |(mut events, mut parser, mut queue, who)| async move {
-        loop {
-            if let Some(item) = queue.pop_front() {
-                return Some((item, (events, parser, queue, who)));
-            }
-            if parser.is_done() {
-                return None;
-            }
-            match events.next().await {
-                Some(Ok(sse::SseItem::Event(ev))) => parser.push(&who, &ev.data, &mut queue),
-                Some(Ok(sse::SseItem::KeepAlive)) => queue.push_back(Ok(ProviderEvent::KeepAlive)),
-                Some(Err(e)) => {
-                    // The finish reason and usage may precede a cut; a cut after them loses nothing.
-                    if parser.finish.is_some() && e.kind == ErrorKind::Network {
-                        parser.end(&who, &mut queue);
-                    } else {
-                        parser.done = true;
-                        queue.push_back(Err(e));
-                    }
-                }
-                None => parser.end(&who, &mut queue),
-            }
-        }
-    })
-    .boxed()
+impl sse::Parser for ChunkParser {
+    fn push(&mut self, who: &str, _event: &str, data: &str, out: &mut sse::Decided) {
+        ChunkParser::push(self, who, data, out);
+    }
+    fn end(&mut self, who: &str, out: &mut sse::Decided) {
+        ChunkParser::end(self, who, out);
+    }
+    fn is_done(&self) -> bool {
+        ChunkParser::is_done(self)
+    }
+    // The finish reason and usage may precede a cut; a cut after them loses nothing.
+    fn has_finished(&self) -> bool {
+        self.finish.is_some()
+    }
+    fn fail(&mut self) {
+        self.done = true;
+    }
 }
 
 #[cfg(test)]

@@ -20,8 +20,7 @@
 
 use crate::http_client::{self, ReqwestTransport};
 use crate::openai::OpenAiConfig;
-use crate::sse::{self, SseStream};
-use futures::StreamExt;
+use crate::sse;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use switchboard_core::provider::StopReason;
@@ -77,7 +76,7 @@ impl Provider for OpenAiResponses {
         }
         let url = format!("{}/responses", self.config.base_url);
         let events = sse::post(ReqwestTransport::new(self.client.clone()), self.who.clone(), &url, &headers, body);
-        parse_stream(events, self.who.clone())
+        sse::parse(events, self.who.clone(), EventParser::new())
     }
 }
 
@@ -530,28 +529,19 @@ fn is_known(event: &str) -> bool {
     KNOWN.contains(&event)
 }
 
-fn parse_stream(events: SseStream, who: String) -> ProviderStream {
-    let state = (events, EventParser::new(), VecDeque::new(), who);
-    futures::stream::unfold(state, |(mut events, mut parser, mut queue, who)| async move {
-        loop {
-            if let Some(item) = queue.pop_front() {
-                return Some((item, (events, parser, queue, who)));
-            }
-            if parser.is_done() {
-                return None;
-            }
-            match events.next().await {
-                Some(Ok(sse::SseItem::Event(ev))) => parser.push(&who, &ev.event, &ev.data, &mut queue),
-                Some(Ok(sse::SseItem::KeepAlive)) => queue.push_back(Ok(ProviderEvent::KeepAlive)),
-                Some(Err(e)) => {
-                    parser.done = true;
-                    queue.push_back(Err(e));
-                }
-                None => parser.end(&who, &mut queue),
-            }
-        }
-    })
-    .boxed()
+impl sse::Parser for EventParser {
+    fn push(&mut self, who: &str, event: &str, data: &str, out: &mut sse::Decided) {
+        EventParser::push(self, who, event, data, out);
+    }
+    fn end(&mut self, who: &str, out: &mut sse::Decided) {
+        EventParser::end(self, who, out);
+    }
+    fn is_done(&self) -> bool {
+        EventParser::is_done(self)
+    }
+    fn fail(&mut self) {
+        self.done = true;
+    }
 }
 
 #[cfg(test)]

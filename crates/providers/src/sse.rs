@@ -219,3 +219,50 @@ async fn classify_error(who: &str, connected: bool, err: es::Error) -> ProviderE
         other => ProviderError::new(ErrorKind::Protocol, format!("{who} sent an invalid stream: {other}.")),
     }
 }
+
+/// The events a parser has decided, in order, waiting to be handed out.
+pub type Decided = std::collections::VecDeque<Result<switchboard_core::ProviderEvent, ProviderError>>;
+
+/// A provider's pure stream parser, as the shared driver ([`parse`]) runs it.
+pub trait Parser: Send + 'static {
+    /// Reads one event (`event` is the SSE event name, `message` when the server gave none).
+    fn push(&mut self, who: &str, event: &str, data: &str, out: &mut Decided);
+    /// The body ended.
+    fn end(&mut self, who: &str, out: &mut Decided);
+    /// Nothing more will be decided.
+    fn is_done(&self) -> bool;
+    /// The answer's own end (its finish or stop reason) was already read, so a connection cut now
+    /// loses only the closing event and is not an error.
+    fn has_finished(&self) -> bool {
+        false
+    }
+    /// The stream failed; nothing more will be decided.
+    fn fail(&mut self);
+}
+
+/// Runs `parser` over an event stream: what every provider's stream does between the seam and
+/// the loop. Keep-alives pass through as [`ProviderEvent::KeepAlive`](switchboard_core::ProviderEvent).
+pub fn parse<P: Parser>(events: SseStream, who: String, parser: P) -> switchboard_core::ProviderStream {
+    let state = (events, parser, Decided::new(), who);
+    futures::stream::unfold(state, |(mut events, mut parser, mut queue, who)| async move {
+        loop {
+            if let Some(item) = queue.pop_front() {
+                return Some((item, (events, parser, queue, who)));
+            }
+            if parser.is_done() {
+                return None;
+            }
+            match events.next().await {
+                Some(Ok(SseItem::Event(ev))) => parser.push(&who, &ev.event, &ev.data, &mut queue),
+                Some(Ok(SseItem::KeepAlive)) => queue.push_back(Ok(switchboard_core::ProviderEvent::KeepAlive)),
+                Some(Err(e)) if parser.has_finished() && e.kind == ErrorKind::Network => parser.end(&who, &mut queue),
+                Some(Err(e)) => {
+                    parser.fail();
+                    queue.push_back(Err(e));
+                }
+                None => parser.end(&who, &mut queue),
+            }
+        }
+    })
+    .boxed()
+}
