@@ -6,32 +6,13 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use switchboard_mock_provider::{MockServer, Reply, Script, StreamOptions};
+use switchboard_mock_provider::{Reply, Script, StreamOptions};
 
 const KEY: &str = "sk-ant-test-e2e-key-0123456789";
 
-/// A data dir with a `claude` profile of kind `anthropic` pointing at a running mock server.
-async fn anthropic_env(script: Script) -> Env {
-    let env = Env { dir: tempfile::tempdir().unwrap(), mock: MockServer::start(script).await };
-    let base = env.mock.base_url();
-    let out = env
-        .run(&["providers", "add", "claude", "--kind", "anthropic", "--base-url", &base, "--model", "mock-model"])
-        .await;
-    assert!(out.status.success(), "providers add failed: {}", stderr(&out));
-    env
-}
-
-/// `chat --json` with the Anthropic key in the profile's variable and no other key around.
+/// `chat --json` with the key in the profile's variable and no other key around.
 async fn chat(env: &Env, question: &str) -> (std::process::Output, Vec<Value>) {
-    let out = env
-        .command(&["chat", "--json", question])
-        .env_remove("ANTHROPIC_API_KEY")
-        .env("SWITCHBOARD_KEY_CLAUDE", KEY)
-        .output()
-        .await
-        .unwrap();
-    let events = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    (out, events)
+    env.json_with_key(&["chat", "--json", question], "claude", KEY).await
 }
 
 fn script(before: &str) -> Script {
@@ -48,21 +29,6 @@ fn script(before: &str) -> Script {
     ])
 }
 
-/// Events without what differs by run or profile: ids, the profile's name, a clock's output.
-fn comparable(events: &[Value]) -> Vec<Value> {
-    events
-        .iter()
-        .map(|e| {
-            let mut e = e.clone();
-            let o = e.as_object_mut().unwrap();
-            for k in ["conversationId", "messageId", "userMessageId", "provider", "output", "durationMs"] {
-                o.remove(k);
-            }
-            e
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_round_through_anthropic_streams_and_stores_what_the_openai_path_does() {
     let before = "Olá 👋 世界, 東京の時間: ";
@@ -70,7 +36,7 @@ async fn a_tool_round_through_anthropic_streams_and_stores_what_the_openai_path_
     let (out, reference) = openai.chat_json(&["what time is it in Tokyo?"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
 
-    let env = anthropic_env(script(before)).await;
+    let env = Env::with_profile(script(before), "claude", "anthropic").await;
     let (out, events) = chat(&env, "what time is it in Tokyo?").await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(comparable(&events), comparable(&reference), "the same events as the OpenAI path");
@@ -119,7 +85,7 @@ async fn a_tool_round_through_anthropic_streams_and_stores_what_the_openai_path_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_key_says_where_to_set_it() {
     let body = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
-    let env = anthropic_env(Script::new([Reply::http(401, body)])).await;
+    let env = Env::with_profile(Script::new([Reply::http(401, body)]), "claude", "anthropic").await;
     let (out, events) = chat(&env, "hi").await;
     assert!(!out.status.success());
     let error = of_type(&events, "error")[0];

@@ -29,15 +29,7 @@ async fn gemini_env(script: Script) -> Env {
 }
 
 async fn chat(env: &Env, provider: &str, message: &str) -> (std::process::Output, Vec<Value>) {
-    let out = env
-        .command(&["chat", "--json", "--provider", provider, message])
-        .env_remove("GEMINI_API_KEY")
-        .env("SWITCHBOARD_KEY_G", KEY)
-        .output()
-        .await
-        .unwrap();
-    let events = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    (out, events)
+    env.json_with_key(&["chat", "--json", "--provider", provider, message], "g", KEY).await
 }
 
 /// The events after `started` (which names the profile and model) without what differs between

@@ -6,32 +6,13 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use switchboard_mock_provider::{MockServer, Reply, Script, Step, StreamOptions};
+use switchboard_mock_provider::{Reply, Script, Step, StreamOptions};
 
 const KEY: &str = "sk-test-responses-e2e-0123456789";
 
-/// A data dir with a `resp` profile of kind `openai-responses` pointing at a running mock server.
-async fn responses_env(script: Script) -> Env {
-    let env = Env { dir: tempfile::tempdir().unwrap(), mock: MockServer::start(script).await };
-    let base = env.mock.base_url();
-    let out = env
-        .run(&["providers", "add", "resp", "--kind", "openai-responses", "--base-url", &base, "--model", "mock-model"])
-        .await;
-    assert!(out.status.success(), "providers add failed: {}", stderr(&out));
-    env
-}
-
 /// `chat --json` with the key in the profile's variable and no other key around.
 async fn chat(env: &Env, question: &str) -> (std::process::Output, Vec<Value>) {
-    let out = env
-        .command(&["chat", "--json", question])
-        .env_remove("OPENAI_API_KEY")
-        .env("SWITCHBOARD_KEY_RESP", KEY)
-        .output()
-        .await
-        .unwrap();
-    let events = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    (out, events)
+    env.json_with_key(&["chat", "--json", question], "resp", KEY).await
 }
 
 fn script(before: &str) -> Script {
@@ -52,21 +33,6 @@ fn script(before: &str) -> Script {
     Script::new([first, Reply::text("It is late in Tokyo 🌙.")])
 }
 
-/// Events without what differs by run or profile: ids, the profile's name, a clock's output.
-fn comparable(events: &[Value]) -> Vec<Value> {
-    events
-        .iter()
-        .map(|e| {
-            let mut e = e.clone();
-            let o = e.as_object_mut().unwrap();
-            for k in ["conversationId", "messageId", "userMessageId", "provider", "output", "durationMs"] {
-                o.remove(k);
-            }
-            e
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_round_through_responses_streams_and_stores_what_the_chat_path_does() {
     let before = "Olá 👋 世界, 東京の時間: ";
@@ -74,7 +40,7 @@ async fn a_tool_round_through_responses_streams_and_stores_what_the_chat_path_do
     let (out, reference) = chat_env.chat_json(&["what time is it in Tokyo?"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
 
-    let env = responses_env(script(before)).await;
+    let env = Env::with_profile(script(before), "resp", "openai-responses").await;
     let (out, events) = chat(&env, "what time is it in Tokyo?").await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(comparable(&events), comparable(&reference), "the same events as the Chat path");
@@ -125,7 +91,7 @@ async fn a_tool_round_through_responses_streams_and_stores_what_the_chat_path_do
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_key_is_an_auth_error_that_does_not_quote_it() {
     let body = r#"{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#;
-    let env = responses_env(Script::new([Reply::http(401, body)])).await;
+    let env = Env::with_profile(Script::new([Reply::http(401, body)]), "resp", "openai-responses").await;
     let (out, events) = chat(&env, "hi").await;
     assert!(!out.status.success());
     let error = of_type(&events, "error")[0];

@@ -70,6 +70,49 @@ impl Env {
     }
 }
 
+impl Env {
+    /// A data dir whose only profile, `name` of `kind`, points at a mock running `script`.
+    pub async fn with_profile(script: Script, name: &str, kind: &str) -> Env {
+        let env = Env { dir: tempfile::tempdir().unwrap(), mock: MockServer::start(script).await };
+        let base = env.mock.base_url();
+        let out =
+            env.run(&["providers", "add", name, "--kind", kind, "--base-url", &base, "--model", "mock-model"]).await;
+        assert!(out.status.success(), "providers add failed: {}", stderr(&out));
+        env
+    }
+
+    /// `ARGS` with `key` in the variable of profile `profile` and none of the kinds' usual
+    /// variables around; the output and its JSON lines.
+    pub async fn json_with_key(&self, args: &[&str], profile: &str, key: &str) -> (Output, Vec<serde_json::Value>) {
+        let out = self
+            .command(args)
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("GEMINI_API_KEY")
+            .env(format!("SWITCHBOARD_KEY_{}", profile.to_uppercase()), key)
+            .output()
+            .await
+            .unwrap();
+        let events = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        (out, events)
+    }
+}
+
+/// Events without what differs between two runs of the same script (ids, the profile's name,
+/// a tool's output, durations): what must be equal whichever API carried the turn.
+pub fn comparable(events: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    events
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            let o = e.as_object_mut().unwrap();
+            for k in ["conversationId", "messageId", "userMessageId", "provider", "output", "durationMs"] {
+                o.remove(k);
+            }
+            e
+        })
+        .collect()
+}
+
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
