@@ -604,10 +604,13 @@ impl<'a> Machine<'a> {
         let names = &self.names;
         let mut system = self.system_prompt.clone().unwrap_or_default();
         let mut tools = Vec::with_capacity(self.offer.tools.len());
+        // A prompt several tools share (an MCP server's instructions) is added once.
+        let mut prompts: Vec<&str> = Vec::new();
         for name in &self.offer.tools {
             let Some(tool) = self.registry.get(name) else { continue };
             let def = tool.def();
-            if let Some(prompt) = &def.prompt {
+            if let Some(prompt) = def.prompt.as_deref().filter(|p| !prompts.contains(p)) {
+                prompts.push(prompt);
                 if !system.is_empty() {
                     system.push_str("\n\n");
                 }
