@@ -29,7 +29,7 @@ pub use error::{ErrorKind, ProviderError};
 pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
 pub use provider::{Provider, ProviderEvent, ProviderRequest, ProviderStream, ToolChoice};
 pub use registry::{RegistryError, ToolRegistry};
-pub use source::{Catalog, Source, SourceState, SourceStatus};
+pub use source::{Catalog, CatalogError, OnChange, Source, SourceState, SourceStatus};
 pub use tool::{ApprovalPolicy, Redact, Secrets, Tool, ToolContext, ToolDef, ToolError, ToolOutput, ToolSource};
 pub use turn::{
     ApprovalDecision, ApprovalRequest, Approver, Engine, EngineConfig, TurnInput, TurnOptions, TurnOutcome,

@@ -33,6 +33,12 @@ pub enum SourceStatus {
     },
     /// Stopped on purpose (disabled, or the app is closing).
     Stopped,
+    /// Waiting for the person: it will not start until they approve what it runs (a new or
+    /// changed command line); `reason` says what to approve.
+    NeedsApproval {
+        /// What the person is asked to approve, in words.
+        reason: String,
+    },
 }
 
 /// A source as Settings lists it.
