@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian/Ubuntu machine lacks to build, run and test Switchboard:
 # system libraries for the Tauri desktop shell (WebKitGTK), the test-only tools (Xvfb, WebKit's
-# WebDriver, a throwaway D-Bus + gnome-keyring for the keychain tests), Rust and the UI's npm
-# packages. Safe to run again: every step checks first.
+# WebDriver, a throwaway D-Bus + gnome-keyring for the keychain tests), Rust, the UI's npm
+# packages and the reference MCP servers the MCP client tests run. Safe to run again: every step
+# checks first.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -13,6 +14,7 @@ apt_packages=(
   build-essential pkg-config curl git file
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libsoup-3.0-dev
   xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring
+  python3-venv python3-pip
 )
 missing=()
 for p in "${apt_packages[@]}"; do
@@ -56,3 +58,6 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   echo "setup: installing the UI's npm packages"
   npm ci --no-audit --no-fund --loglevel=error
 fi
+
+# The Python reference MCP server the MCP client tests run (the npm ones came with npm ci above).
+scripts/mcp-servers.sh

@@ -196,6 +196,11 @@ impl ToolContext {
         }
     }
 
+    /// A context outside the loop whose events (progress) go to `events`.
+    pub fn detached_with_events(secrets: Arc<dyn Secrets>, events: Arc<dyn crate::event::EventSink>) -> Self {
+        Self { events, ..Self::detached(secrets) }
+    }
+
     /// Reports a line of progress.
     pub fn progress(&self, text: impl Into<String>) {
         self.events.emit(ChatEvent::ToolProgress {

@@ -1,0 +1,24 @@
+//! MCP servers as tool sources.
+//!
+//! Each configured server becomes one [`McpServer`], a [`Source`](switchboard_core::Source) the
+//! catalog composes like any other: its tools are `server__tool`, calls go over rmcp to a child
+//! process (stdio) or a streamable-HTTP endpoint, and its status says in words why it is not
+//! working when it is not.
+//!
+//! Invariants:
+//! - rmcp's types stay inside this crate; the engine sees [`switchboard_core::Tool`] and
+//!   [`switchboard_core::ToolSource::Mcp`].
+//! - A stdio server is spawned from an argv array, never through a shell, and only once the
+//!   person approved its command line ([`ServerConfig::command_fingerprint`]).
+//! - A tool whose definition changed since it was approved is held back ([`HeldTool`]).
+//! - Everything a server sends is bounded: stderr lines and their count, descriptions,
+//!   instructions, results ([`convert::MAX_RESULT`]); an unparsable stdout line is skipped.
+//! - A secret in `env` or `headers` is a `${secret:NAME}` reference in the config, resolved only
+//!   when the server starts; a remote server's requests never follow a redirect.
+
+pub mod config;
+pub mod convert;
+pub mod server;
+
+pub use config::{ConfigError, McpConfig, ServerConfig};
+pub use server::{Approvals, HeldTool, McpServer, OfferedTool, Options, ServerDetail};
