@@ -179,8 +179,7 @@ fn stream(service: &Service, turn: PreparedTurn, json: bool, approve_all: bool) 
     let approver: Box<dyn Approver> =
         if approve_all { Box::new(FixedApprover(ApprovalDecision::Once)) } else { Box::new(TerminalApprover) };
 
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let report = runtime.block_on(async {
+    let report = crate::runtime().block_on(async {
         let stop = cancel.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {

@@ -4,6 +4,7 @@
 //! same `ChatEvent`s (`--json` prints exactly what the UI receives, one per line).
 
 mod chat;
+mod mcp;
 mod render;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -78,6 +79,9 @@ enum Command {
     /// Set, delete and check keys (stored in the OS keychain; never shown back).
     #[command(subcommand)]
     Keys(KeysCmd),
+    /// Manage MCP servers (the mcpServers config shared with the app).
+    #[command(subcommand)]
+    Mcp(mcp::McpCmd),
 }
 
 #[derive(Subcommand, Debug)]
@@ -303,6 +307,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let writes_keys = matches!(cli.command, Command::Keys(KeysCmd::Set { .. } | KeysCmd::Delete { .. }));
     let access = if writes_keys { KeychainAccess::Checked } else { KeychainAccess::Unchecked };
     let service = Service::load(cli.data_dir, access)?;
+    // Commands that offer tools start the tool sources (MCP servers) first and wait for each
+    // to be ready or to fail; one that fails is reported and the others are offered.
+    if matches!(cli.command, Command::Chat(_) | Command::Regenerate(_) | Command::Tools(_)) {
+        start_tool_sources(&service);
+    }
     let code = match cli.command {
         Command::Providers(cmd) => providers(&service, cmd),
         Command::Chat(args) => chat::run(&service, args),
@@ -311,17 +320,41 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tools(ToolsCmd::List(args)) => tools_list(&service, &args),
         Command::Settings(cmd) => settings(&service, cmd),
         Command::Keys(cmd) => keys(&service, cmd),
+        Command::Mcp(cmd) => mcp::run(&service, cmd),
     };
     shut_down(&service);
     code
 }
 
-/// Stops the tool sources (servers the CLI started) before the process exits.
-fn shut_down(service: &Service) {
-    match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt.block_on(service.shutdown()),
-        Err(e) => tracing::warn!("tool sources not stopped: {e}"),
+/// The one runtime of the process: servers started for a command keep running on it until
+/// [`shut_down`] stops them.
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("the async runtime starts")
+    })
+}
+
+fn start_tool_sources(service: &Service) {
+    runtime().block_on(service.start_tool_sources());
+    for source in service.tool_sources() {
+        if let switchboard_core::SourceStatus::Failed { reason }
+        | switchboard_core::SourceStatus::NeedsApproval { reason } = &source.status
+        {
+            let first = reason.lines().next().unwrap_or_default();
+            eprintln!("warning: {} is not available: {}", render::safe(&source.id), render::safe(first));
+        }
     }
+}
+
+/// Stops the tool sources (servers the CLI started) before the process exits: stdin closed,
+/// then SIGTERM, then kill.
+fn shut_down(service: &Service) {
+    runtime().block_on(service.shutdown());
 }
 
 fn keys(service: &Service, cmd: KeysCmd) -> anyhow::Result<ExitCode> {
@@ -398,8 +431,7 @@ fn providers(service: &Service, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
             println!("Removed provider '{name}'.");
         }
         ProvidersCmd::Models { name } => {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            for id in rt.block_on(service.models(name.as_deref()))? {
+            for id in runtime().block_on(service.models(name.as_deref()))? {
                 println!("{}", render::safe(&id));
             }
         }

@@ -35,6 +35,21 @@ pub enum Widening {
     },
     /// `web_fetch` would reach loopback, private-network and link-local addresses.
     LocalAddresses,
+    /// An MCP server's command would run (for the first time, or changed since it was allowed).
+    RunCommand {
+        /// The server's name.
+        server: String,
+        /// The exact command line, untruncated (secrets as references).
+        command_line: String,
+    },
+    /// Tools of an MCP server whose definitions changed since the person approved them would be
+    /// offered to the model again.
+    ChangedTools {
+        /// The server's name.
+        server: String,
+        /// Each tool's name and its description now.
+        tools: Vec<(String, String)>,
+    },
 }
 
 impl Widening {
@@ -58,6 +73,15 @@ impl Widening {
                     ApprovalPolicy::Deny => "never runs",
                 }
             ),
+            Widening::RunCommand { server, command_line } => format!(
+                "Run this program for the MCP server '{server}'? It runs on this computer with your \
+                 permissions, and its tools are offered to the model.\n\n{command_line}"
+            ),
+            Widening::ChangedTools { server, tools } => format!(
+                "The MCP server '{server}' changed what these tools say they do since you approved them. \
+                 Offer them to the model again as they are now?{}",
+                tools.iter().map(|(name, description)| format!("\n\n{name}: {description}")).collect::<String>()
+            ),
             Widening::LocalAddresses => "Let web_fetch reach addresses on this computer and your local network \
                  (localhost, 192.168.x.x, 10.x.x.x, cloud metadata)? Pages the model reads could then \
                  make it fetch from your own services."
@@ -69,6 +93,9 @@ impl Widening {
     pub fn title(changes: &[Widening]) -> &'static str {
         match changes {
             [Widening::KeyOrigin { .. }] => "Send a key to a new address?",
+            changes if changes.iter().all(|c| matches!(c, Widening::RunCommand { .. })) => {
+                "Run a program for Switchboard?"
+            }
             _ => "Allow Switchboard to do more?",
         }
     }

@@ -21,6 +21,7 @@ pub mod conversations;
 pub mod ipc;
 pub mod keys;
 pub mod links;
+pub mod mcp;
 pub mod providers;
 pub mod redact;
 pub mod settings;
@@ -92,6 +93,23 @@ impl From<switchboard_secrets::Error> for Error {
     }
 }
 
+/// The environment variable that overrides where the app's config files (`mcp.json`) live.
+pub const CONFIG_DIR_ENV: &str = "SWITCHBOARD_CONFIG_DIR";
+
+/// The app's config directory: `$SWITCHBOARD_CONFIG_DIR`; else the data directory when the
+/// person chose one (`--data-dir`, `$SWITCHBOARD_DATA_DIR`: everything of a profile together);
+/// else the platform's (`~/.config/switchboard` on Linux).
+fn config_dir(data_dir_chosen: bool, data_dir: &std::path::Path) -> PathBuf {
+    if let Some(dir) = std::env::var_os(CONFIG_DIR_ENV).filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if data_dir_chosen {
+        return data_dir.to_owned();
+    }
+    directories::ProjectDirs::from("dev", "Switchboard", "Switchboard")
+        .map_or_else(|| data_dir.to_owned(), |d| d.config_dir().to_owned())
+}
+
 /// `Result` of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -100,6 +118,7 @@ pub(crate) struct Inner {
     pub(crate) store: Store,
     pub(crate) keys: RwLock<keys::Keys>,
     pub(crate) tools: tools::Tools,
+    pub(crate) mcp: mcp::Mcp,
     pub(crate) turns: turns::Running,
 }
 
@@ -120,13 +139,15 @@ impl Service {
     /// `SWITCHBOARD_DATA_DIR`) and the key store `keychain` asks for. The one way a shell starts
     /// the engine.
     pub fn load(data_dir: Option<PathBuf>, keychain: KeychainAccess) -> Result<Self> {
+        let chosen =
+            data_dir.is_some() || std::env::var_os(switchboard_store::DATA_DIR_ENV).is_some_and(|v| !v.is_empty());
         let dir = switchboard_store::resolve_data_dir(data_dir)?;
         let store = Store::open(&dir.join(switchboard_store::DB_FILE))?;
         if store.recovered_on_open() > 0 {
             tracing::info!(count = store.recovered_on_open(), "marked interrupted answers from an earlier run");
         }
         let (keys, mode, problem) = keys::key_store(keychain);
-        Self::with_keys(store, keys, mode, problem)
+        Self::assemble(store, keys, mode, problem, Some(config_dir(chosen, &dir)))
     }
 
     /// A service on an in-memory database with keys kept in memory (tests, demos).
@@ -148,15 +169,31 @@ impl Service {
         mode: ipc::KeyMode,
         problem: Option<String>,
     ) -> Result<Self> {
+        let config_dir = store.path().and_then(std::path::Path::parent).map(std::path::Path::to_owned);
+        Self::assemble(store, keys, mode, problem, config_dir)
+    }
+
+    /// The service over its parts, with the MCP servers of the config in `config_dir` added as
+    /// tool sources (not started).
+    fn assemble(
+        store: Store,
+        keys: Arc<dyn SecretStore>,
+        mode: ipc::KeyMode,
+        problem: Option<String>,
+        config_dir: Option<PathBuf>,
+    ) -> Result<Self> {
         let web = Settings::load(&store)?.web;
-        Ok(Self {
+        let service = Self {
             inner: Arc::new(Inner {
                 tools: tools::Tools::new(&web)?,
+                mcp: mcp::Mcp::new(config_dir.as_deref()),
                 store,
                 keys: RwLock::new(keys::Keys { store: keys, mode, problem }),
                 turns: turns::Running::default(),
             }),
-        })
+        };
+        service.load_mcp();
+        Ok(service)
     }
 
     /// Where the data lives.

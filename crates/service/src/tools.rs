@@ -11,7 +11,7 @@ use switchboard_tools::BuiltinSource;
 
 /// The tool sources of one service.
 pub(crate) struct Tools {
-    catalog: Arc<Catalog>,
+    pub(crate) catalog: Arc<Catalog>,
     builtin: Arc<BuiltinSource>,
 }
 

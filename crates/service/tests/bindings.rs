@@ -21,7 +21,7 @@ fn render() -> String {
         )*};
     }
     use switchboard_core as core;
-    use switchboard_service::{ipc, settings};
+    use switchboard_service::{ipc, mcp, settings};
     use switchboard_store as store;
     decl!(
         core::ErrorKind,
@@ -64,6 +64,16 @@ fn render() -> String {
         settings::Settings,
         switchboard_providers::Capabilities,
         contract::ProviderKindInfo,
+        core::SourceStatus,
+        mcp::ServerConfig,
+        mcp::OfferedTool,
+        mcp::HeldTool,
+        mcp::ServerDetail,
+        mcp::McpServerInfo,
+        mcp::McpOverview,
+        mcp::ImportedServer,
+        mcp::ImportPreview,
+        mcp::ImportSource,
     );
     // `as const` keeps the literal values as types; `satisfies` ties each to the generated type.
     let mut constant = |name: &str, doc: &str, value: &dyn erased::Json, ty: Option<&str>| {

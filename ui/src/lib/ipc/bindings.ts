@@ -739,6 +739,194 @@ keyEnv: string,
  */
 capabilities: Capabilities, };
 
+export type SourceStatus = { "state": "starting" } | { "state": "ready" } | { "state": "failed", 
+/**
+ * What went wrong, for the person.
+ */
+reason: string, } | { "state": "stopped" } | { "state": "needsApproval", 
+/**
+ * What the person is asked to approve, in words.
+ */
+reason: string, };
+
+export type ServerConfig = { 
+/**
+ * `stdio`, `http` (streamable HTTP) or `sse` (taken as streamable HTTP); inferred when absent.
+ */
+type?: string | null, 
+/**
+ * The program to run (stdio).
+ */
+command?: string | null, 
+/**
+ * Its arguments, passed as they are (no shell).
+ */
+args?: Array<string>, 
+/**
+ * Environment variables added to the app's own; values may be `${secret:NAME}`.
+ */
+env?: { [key in string]: string }, 
+/**
+ * The working directory (default: the config directory).
+ */
+cwd?: string | null, 
+/**
+ * The server's URL (streamable HTTP).
+ */
+url?: string | null, 
+/**
+ * Headers sent with every request; values may be `${secret:NAME}`.
+ */
+headers?: { [key in string]: string }, 
+/**
+ * Kept in the file but not started.
+ */
+disabled?: boolean, 
+/**
+ * Seconds a tool call may take before it is cancelled (default: the app's tool timeout).
+ */
+timeout?: number | null, };
+
+export type OfferedTool = { 
+/**
+ * The registry name.
+ */
+name: string, 
+/**
+ * The server's own name for it.
+ */
+remote: string, 
+/**
+ * The server's hints (`readOnlyHint`, `destructiveHint`, ...); shown, never trusted.
+ */
+annotations: Record<string, unknown> | null, };
+
+export type HeldTool = { 
+/**
+ * The registry name (`server__tool`).
+ */
+name: string, 
+/**
+ * Why it is held, in words.
+ */
+why: string, 
+/**
+ * Its description now, for the person to read before approving.
+ */
+description: string, };
+
+export type ServerDetail = { 
+/**
+ * The server's name.
+ */
+name: string, 
+/**
+ * `stdio` or `http`.
+ */
+transport: string, 
+/**
+ * The command line (stdio) or the URL (http), secrets as references.
+ */
+target: string, 
+/**
+ * Where it is in its life.
+ */
+status: SourceStatus, 
+/**
+ * Tools offered, by registry name, with the server's annotations when it gave any.
+ */
+tools: Array<OfferedTool>, 
+/**
+ * Tools the server listed that could not be offered, with the reason.
+ */
+skipped: Array<string>, 
+/**
+ * Tools held back until approved again.
+ */
+held: Array<HeldTool>, 
+/**
+ * The last lines of its stderr.
+ */
+stderr: Array<string>, 
+/**
+ * The server's name and version as it introduced itself.
+ */
+serverInfo: string | null, 
+/**
+ * Restarts after failures since it was last started by hand.
+ */
+restarts: number, };
+
+export type McpServerInfo = { 
+/**
+ * Its entry in the config file.
+ */
+config: ServerConfig, 
+/**
+ * Whether it is enabled (not `disabled` in the file).
+ */
+enabled: boolean, 
+/**
+ * Its state: status, tools, held-back tools, stderr.
+ */
+detail: ServerDetail, };
+
+export type McpOverview = { 
+/**
+ * The config file's path.
+ */
+configPath: string | null, 
+/**
+ * Why the file could not be used, in words; the servers are then the last good ones.
+ */
+problem: string | null, 
+/**
+ * The servers in name order.
+ */
+servers: Array<McpServerInfo>, };
+
+export type ImportedServer = { 
+/**
+ * Its name here.
+ */
+name: string, 
+/**
+ * The command line or URL.
+ */
+target: string, 
+/**
+ * Values that go to the keychain instead of the file (`env GITHUB_TOKEN`).
+ */
+secrets: Array<string>, 
+/**
+ * A server of that name exists already; it is left as it is.
+ */
+exists: boolean, };
+
+export type ImportPreview = { 
+/**
+ * The file.
+ */
+path: string, 
+/**
+ * The servers in it.
+ */
+servers: Array<ImportedServer>, 
+/**
+ * Fields and entries left behind, and renames.
+ */
+notes: Array<string>, };
+
+export type ImportSource = { 
+/**
+ * `claude` or `cursor`.
+ */
+app: string, 
+/**
+ * The file.
+ */
+path: string, };
+
 /** What an unset limit means: the engine's defaults (`EngineConfig::default()`). */
 export const ENGINE_DEFAULTS = {
   "limits": {

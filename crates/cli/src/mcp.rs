@@ -1,0 +1,226 @@
+//! `switchboard mcp`: the MCP servers of the config file, as Settings shows them.
+
+use crate::{CliError, render, runtime};
+use clap::Subcommand;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use switchboard_core::SourceStatus;
+use switchboard_service::mcp::McpServerInfo;
+use switchboard_service::{Confirm, Service, Widening};
+
+#[derive(Subcommand, Debug)]
+pub enum McpCmd {
+    /// List the configured servers (without starting them).
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add or replace a server: `mcp add NAME -- COMMAND ARGS...` (local) or `mcp add NAME --url URL`.
+    Add {
+        /// The server's name (letters, digits, '-', '_', '.'); its tools are NAME__tool.
+        name: String,
+        /// A remote server's streamable-HTTP endpoint.
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// A header for a remote server, `Name=value` (repeatable; credentials go to the keychain).
+        #[arg(long = "header", value_name = "NAME=VALUE")]
+        headers: Vec<String>,
+        /// An environment variable for a local server, `NAME=value` (repeatable; credentials go
+        /// to the keychain).
+        #[arg(long = "env", value_name = "NAME=VALUE")]
+        env: Vec<String>,
+        /// A local server's working directory.
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Seconds one tool call may take.
+        #[arg(long)]
+        timeout: Option<u64>,
+        /// Confirm running the command shown (for scripts; without it nothing runs).
+        #[arg(long)]
+        yes: bool,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Remove a server (its keys stay in the keychain).
+    Remove {
+        /// The server.
+        name: String,
+    },
+    /// Import the servers of Claude Desktop's or Cursor's config file.
+    Import {
+        /// The file (`claude_desktop_config.json`, `~/.cursor/mcp.json`).
+        file: PathBuf,
+        /// Confirm running the commands shown.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Start every server and show its state, tools and problems.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start a server and print what it wrote to stderr.
+    Logs {
+        /// The server.
+        name: String,
+    },
+    /// Allow a server's command (new, or changed since it was allowed) to run.
+    Approve {
+        /// The server.
+        name: String,
+        /// Confirm running the command shown.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Offer a server's tools whose definitions changed since they were approved.
+    ApproveTools {
+        /// The server.
+        name: String,
+        /// Confirm offering them as they are now (shown first).
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+/// `--yes`, showing on stderr exactly what it would agree to when it was not given.
+struct Yes(bool);
+
+impl Confirm for Yes {
+    fn confirm(&self, changes: &[Widening]) -> bool {
+        if !self.0 {
+            eprintln!("{}\n\nNothing was run. Run it again with --yes to allow it.", Widening::describe_all(changes));
+        }
+        self.0
+    }
+}
+
+fn pairs(values: &[String], what: &str) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    values
+        .iter()
+        .map(|v| {
+            v.split_once('=')
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .ok_or_else(|| CliError::config(format!("{what} '{v}' is not NAME=VALUE.")).into())
+        })
+        .collect()
+}
+
+fn status_words(status: &SourceStatus) -> String {
+    match status {
+        SourceStatus::Starting => "starting".into(),
+        SourceStatus::Ready => "ready".into(),
+        SourceStatus::Failed { reason } => format!("failed: {reason}"),
+        SourceStatus::Stopped => "stopped".into(),
+        SourceStatus::NeedsApproval { .. } => "needs approval (switchboard mcp approve NAME --yes)".into(),
+    }
+}
+
+fn print_server(s: &McpServerInfo, verbose: bool) {
+    let d = &s.detail;
+    let state = if s.enabled { status_words(&d.status) } else { "disabled".into() };
+    let tools = if d.tools.is_empty() { String::new() } else { format!(", {} tools", d.tools.len()) };
+    println!("{:<16} {:<5} {}{tools}", render::safe(&d.name), d.transport, render::safe(&state));
+    println!("    {}", render::safe(&d.target));
+    if verbose {
+        for t in &d.tools {
+            let hints = t.annotations.as_ref().map(|a| format!("  {a}")).unwrap_or_default();
+            println!("    tool {}{}", render::safe(&t.name), render::safe(&hints));
+        }
+        for h in &d.held {
+            println!("    held back {}: {} (switchboard mcp approve-tools {})", render::safe(&h.name), h.why, d.name);
+        }
+        for why in &d.skipped {
+            println!("    skipped {}", render::safe(why));
+        }
+    }
+}
+
+pub fn run(service: &Service, cmd: McpCmd) -> anyhow::Result<ExitCode> {
+    let rt = runtime();
+    match cmd {
+        McpCmd::List { json } => {
+            let overview = service.mcp_servers()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&overview)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            if let Some(problem) = &overview.problem {
+                eprintln!("The config file has a problem: {}", render::safe(problem));
+            }
+            if overview.servers.is_empty() {
+                println!(
+                    "No MCP servers in {}. Add one with `switchboard mcp add NAME -- COMMAND ARGS...`.",
+                    overview.config_path.as_deref().unwrap_or("the config")
+                );
+            }
+            for s in &overview.servers {
+                print_server(s, false);
+            }
+        }
+        McpCmd::Add { name, url, headers, env, cwd, timeout, yes, command } => {
+            let mut parts = command.into_iter();
+            let config = switchboard_service::mcp::ServerConfig {
+                command: parts.next(),
+                args: parts.collect(),
+                env: pairs(&env, "--env")?,
+                cwd,
+                url,
+                headers: pairs(&headers, "--header")?,
+                timeout,
+                ..Default::default()
+            };
+            let info = rt.block_on(service.mcp_add(&name, config, &Yes(yes)))?;
+            print_server(&info, true);
+        }
+        McpCmd::Remove { name } => {
+            rt.block_on(service.mcp_remove(&name))?;
+            println!("Removed the MCP server '{name}'.");
+        }
+        McpCmd::Import { file, yes } => {
+            let preview = rt.block_on(service.mcp_import(&file, &Yes(yes)))?;
+            for s in &preview.servers {
+                let what = if s.exists { "kept as it is (a server of that name exists)" } else { "added" };
+                println!("{:<16} {what}: {}", render::safe(&s.name), render::safe(&s.target));
+                for secret in &s.secrets {
+                    println!("    {secret}: moved to the keychain");
+                }
+            }
+            for note in &preview.notes {
+                println!("note: {}", render::safe(note));
+            }
+        }
+        McpCmd::Status { json } => {
+            rt.block_on(service.start_tool_sources());
+            let overview = service.mcp_servers()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&overview)?);
+            } else {
+                for s in &overview.servers {
+                    print_server(s, true);
+                }
+            }
+            if overview.servers.iter().any(|s| s.enabled && matches!(s.detail.status, SourceStatus::Failed { .. })) {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        McpCmd::Logs { name } => {
+            rt.block_on(service.start_tool_sources());
+            for line in service.mcp_logs(&name)? {
+                println!("{}", render::safe(&line));
+            }
+        }
+        McpCmd::Approve { name, yes } => {
+            let info = rt.block_on(service.mcp_approve(&name, &Yes(yes)))?;
+            print_server(&info, true);
+        }
+        McpCmd::ApproveTools { name, yes } => {
+            rt.block_on(service.start_tool_sources());
+            let info = service.mcp_approve_tools(&name, &Yes(yes))?;
+            print_server(&info, true);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,511 @@
+//! MCP servers: the config file, the person's approvals, and each server as a tool source.
+//!
+//! The config is Claude Desktop's `mcpServers` JSON in the app's config directory
+//! ([`switchboard_mcp::config::CONFIG_FILE`]). What the person approved lives in the database
+//! (`mcp.trust`), out of the page's reach: per server, the fingerprint of the command line they
+//! allowed to run and the fingerprints of its tools' definitions. A stdio server whose command
+//! is not approved as it is now (new, edited here, or edited in the file while the app was
+//! closed) waits in `needsApproval` and runs only after a [`Confirm`] the page cannot answer.
+
+use crate::confirm::{Confirm, Widening};
+use crate::{Error, Inner, Result, Service};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use switchboard_core::tool::SecretValue;
+use switchboard_core::{ErrorKind, Secrets, Source, SourceStatus};
+use switchboard_mcp::config::{CONFIG_FILE, check_name};
+use switchboard_mcp::{Approvals, McpConfig, McpServer, Options};
+pub use switchboard_mcp::{HeldTool, OfferedTool, ServerConfig, ServerDetail};
+
+/// The database key of what the person approved.
+const TRUST: &str = "mcp.trust";
+
+/// What the person approved of one server.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Trust {
+    /// The fingerprint of the command line they allowed to run.
+    #[serde(default)]
+    command: Option<String>,
+    /// The fingerprints of the tool definitions they approved, by the server's tool name.
+    #[serde(default)]
+    tools: BTreeMap<String, String>,
+}
+
+/// The MCP part of a service.
+#[derive(Default)]
+pub(crate) struct Mcp {
+    /// The config file (none for an in-memory service).
+    path: Option<PathBuf>,
+    /// The running (or waiting) servers, by name.
+    servers: Mutex<BTreeMap<String, Arc<McpServer>>>,
+    /// Why the config file could not be read, if it could not.
+    problem: Mutex<Option<String>>,
+}
+
+impl Mcp {
+    pub(crate) fn new(config_dir: Option<&Path>) -> Mcp {
+        Mcp { path: config_dir.map(|d| d.join(CONFIG_FILE)), ..Mcp::default() }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<McpServer>>> {
+        self.servers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// One server as Settings and `switchboard mcp list` show it.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerInfo {
+    /// Its entry in the config file.
+    pub config: ServerConfig,
+    /// Whether it is enabled (not `disabled` in the file).
+    pub enabled: bool,
+    /// Its state: status, tools, held-back tools, stderr.
+    pub detail: ServerDetail,
+}
+
+/// Every server, and the config file they come from.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpOverview {
+    /// The config file's path.
+    pub config_path: Option<String>,
+    /// Why the file could not be used, in words; the servers are then the last good ones.
+    pub problem: Option<String>,
+    /// The servers in name order.
+    pub servers: Vec<McpServerInfo>,
+}
+
+/// A server another app's config would add.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportedServer {
+    /// Its name here.
+    pub name: String,
+    /// The command line or URL.
+    pub target: String,
+    /// Values that go to the keychain instead of the file (`env GITHUB_TOKEN`).
+    pub secrets: Vec<String>,
+    /// A server of that name exists already; it is left as it is.
+    pub exists: bool,
+}
+
+/// What importing a file would do (or did).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportPreview {
+    /// The file.
+    pub path: String,
+    /// The servers in it.
+    pub servers: Vec<ImportedServer>,
+    /// Fields and entries left behind, and renames.
+    pub notes: Vec<String>,
+}
+
+/// Another app's config file Switchboard knows where to find.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportSource {
+    /// `claude` or `cursor`.
+    pub app: String,
+    /// The file.
+    pub path: String,
+}
+
+/// The person's keys, read when a server starts (the key store can change while the app runs).
+struct LiveKeys(Weak<Inner>);
+
+impl Secrets for LiveKeys {
+    fn get(&self, name: &str) -> std::result::Result<Option<SecretValue>, String> {
+        let Some(inner) = self.0.upgrade() else { return Ok(None) };
+        let keys = Arc::clone(&inner.keys.read().unwrap_or_else(|p| p.into_inner()).store);
+        let value = keys.get(name).map_err(|e| e.to_string())?;
+        if let Some(v) = &value {
+            // A server may echo its environment back (a debugging tool): mask it in results.
+            crate::redact::remember(v);
+        }
+        Ok(value)
+    }
+}
+
+/// The approvals in the database.
+struct StoredApprovals(Weak<Inner>);
+
+impl StoredApprovals {
+    fn with<T>(&self, f: impl FnOnce(&switchboard_store::Store) -> T) -> Option<T> {
+        self.0.upgrade().map(|inner| f(&inner.store))
+    }
+}
+
+impl Approvals for StoredApprovals {
+    fn approved_tools(&self, server: &str) -> Option<BTreeMap<String, String>> {
+        self.with(|store| trust(store).remove(server).map(|t| t.tools)).flatten()
+    }
+
+    fn record_tools(&self, server: &str, fingerprints: &BTreeMap<String, String>) {
+        self.with(|store| {
+            let mut all = trust(store);
+            all.entry(server.to_owned()).or_default().tools.clone_from(fingerprints);
+            if let Err(e) = store.set_setting(TRUST, &all) {
+                tracing::warn!(server, "tool approvals not saved: {e}");
+            }
+        });
+    }
+}
+
+fn trust(store: &switchboard_store::Store) -> BTreeMap<String, Trust> {
+    store.setting(TRUST).ok().flatten().unwrap_or_default()
+}
+
+/// Where Claude Desktop and Cursor keep their MCP configs on this system.
+fn import_sources() -> Vec<ImportSource> {
+    let mut out = Vec::new();
+    let base = directories::BaseDirs::new();
+    if let Some(base) = &base {
+        let claude = if cfg!(target_os = "macos") {
+            base.home_dir().join("Library/Application Support/Claude/claude_desktop_config.json")
+        } else {
+            base.config_dir().join("Claude/claude_desktop_config.json")
+        };
+        out.push(ImportSource { app: "claude".into(), path: claude.display().to_string() });
+        out.push(ImportSource {
+            app: "cursor".into(),
+            path: base.home_dir().join(".cursor/mcp.json").display().to_string(),
+        });
+    }
+    out
+}
+
+impl Service {
+    fn mcp_path(&self) -> Result<&Path> {
+        self.inner
+            .mcp
+            .path
+            .as_deref()
+            .ok_or_else(|| Error::config("This session has no config directory for MCP servers."))
+    }
+
+    fn mcp_config(&self) -> Result<McpConfig> {
+        let Some(path) = self.inner.mcp.path.as_deref() else { return Ok(McpConfig::default()) };
+        McpConfig::load(path).map_err(|e| Error::config(e.to_string()))
+    }
+
+    fn save_mcp_config(&self, config: &McpConfig) -> Result<()> {
+        config.save(self.mcp_path()?).map_err(|e| Error::config(e.to_string()))?;
+        *self.inner.mcp.problem.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        Ok(())
+    }
+
+    /// Options for a server: the tool timeout comes from the entry, the working directory
+    /// defaults to the config directory.
+    fn mcp_options(&self) -> Options {
+        Options { default_cwd: self.mcp_path().ok().and_then(Path::parent).map(Path::to_owned), ..Options::default() }
+    }
+
+    /// Whether `config` may run without asking: a remote server, or a command line the person
+    /// approved exactly as it is.
+    fn mcp_approved(&self, name: &str, config: &ServerConfig) -> bool {
+        match config.command_fingerprint() {
+            None => true,
+            Some(fp) => trust(&self.inner.store).get(name).and_then(|t| t.command.as_deref()) == Some(fp.as_str()),
+        }
+    }
+
+    fn record_command(&self, name: &str, config: &ServerConfig) -> Result<()> {
+        let mut all = trust(&self.inner.store);
+        let entry = all.entry(name.to_owned()).or_default();
+        entry.command = config.command_fingerprint();
+        Ok(self.inner.store.set_setting(TRUST, &all)?)
+    }
+
+    /// Reads the config file and adds a tool source per enabled server (not started: shells
+    /// start every source in the background). A file that cannot be read is reported in
+    /// [`Service::mcp_servers`] and adds nothing.
+    pub(crate) fn load_mcp(&self) {
+        let config = match self.mcp_config() {
+            Ok(config) => config,
+            Err(e) => {
+                tracing::warn!("MCP config not used: {e}");
+                *self.inner.mcp.problem.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.message);
+                return;
+            }
+        };
+        for (name, entry) in config.mcp_servers {
+            if entry.disabled {
+                continue;
+            }
+            if let Err(e) = entry.spec(&name) {
+                tracing::warn!("{e}");
+            }
+            self.add_mcp_source(&name, entry);
+        }
+    }
+
+    fn add_mcp_source(&self, name: &str, config: ServerConfig) -> Arc<McpServer> {
+        let approved = self.mcp_approved(name, &config);
+        let weak = Arc::downgrade(&self.inner);
+        let server = Arc::new(McpServer::new(
+            name,
+            config,
+            self.mcp_options(),
+            Arc::new(LiveKeys(weak.clone())),
+            Arc::new(StoredApprovals(weak)),
+            approved,
+        ));
+        if let Err(e) = self.inner.tools.catalog.add(server.clone()) {
+            tracing::warn!("{e}");
+        }
+        self.inner.mcp.lock().insert(name.to_owned(), Arc::clone(&server));
+        server
+    }
+
+    async fn remove_mcp_source(&self, name: &str) {
+        let removed = self.inner.mcp.lock().remove(name);
+        self.inner.tools.catalog.remove(&format!("mcp:{name}"));
+        if let Some(server) = removed {
+            server.stop().await;
+        }
+    }
+
+    fn mcp_server(&self, name: &str) -> Result<Arc<McpServer>> {
+        self.inner.mcp.lock().get(name).cloned().ok_or_else(|| {
+            Error::new(ErrorKind::NotFound, format!("There is no running MCP server named '{name}' (is it disabled?)."))
+        })
+    }
+
+    /// Every configured server with its state, and the config file's problem if it has one.
+    pub fn mcp_servers(&self) -> Result<McpOverview> {
+        let config = self.mcp_config();
+        let problem = match &config {
+            Err(e) => Some(e.message.clone()),
+            Ok(_) => self.inner.mcp.problem.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+        };
+        let running = self.inner.mcp.lock().clone();
+        let entries = config
+            .map(|c| c.mcp_servers)
+            .unwrap_or_else(|_| running.iter().map(|(name, server)| (name.clone(), server.config().clone())).collect());
+        let servers = entries
+            .into_iter()
+            .map(|(name, config)| {
+                let mut detail = match running.get(&name) {
+                    Some(server) => server.detail(),
+                    None => ServerDetail::idle(&name, &config),
+                };
+                if let Err(e) = config.spec(&name) {
+                    detail.status = SourceStatus::Failed { reason: e.to_string() };
+                }
+                McpServerInfo { enabled: !config.disabled, config, detail }
+            })
+            .collect();
+        Ok(McpOverview { config_path: self.inner.mcp.path.as_ref().map(|p| p.display().to_string()), problem, servers })
+    }
+
+    /// Adds (or replaces) a server: plain secrets in `env`/`headers` go to the keychain and the
+    /// file keeps references; a stdio server runs only if `confirm` agrees to its command line.
+    /// Returns the server's state after its first start (or its wait for approval).
+    pub async fn mcp_add(&self, name: &str, mut config: ServerConfig, confirm: &dyn Confirm) -> Result<McpServerInfo> {
+        check_name(name).map_err(|e| Error::config(e.to_string()))?;
+        config.spec(name).map_err(|e| Error::config(e.to_string()))?;
+        let secrets = config.extract_secrets(name);
+        if !secrets.is_empty() {
+            self.require_writable_keys()?;
+            for s in &secrets {
+                self.set_key(&s.name, &s.value)?;
+            }
+        }
+        let mut file = self.mcp_config()?;
+        file.mcp_servers.insert(name.to_owned(), config.clone());
+        self.save_mcp_config(&file)?;
+        self.remove_mcp_source(name).await;
+        if !config.disabled {
+            let server = self.add_mcp_source(name, config);
+            self.start_mcp_server(&server, confirm).await;
+        }
+        self.mcp_info(name)
+    }
+
+    /// Asks about the server's command line when it is not approved as it is, and starts it
+    /// when it may run.
+    async fn start_mcp_server(&self, server: &McpServer, confirm: &dyn Confirm) {
+        let name = server.name().to_owned();
+        let config = server.config().clone();
+        if !self.mcp_approved(&name, &config) {
+            let change =
+                Widening::RunCommand { server: name.clone(), command_line: config.command_line().unwrap_or_default() };
+            if !confirm.confirm(std::slice::from_ref(&change)) {
+                return;
+            }
+            if let Err(e) = self.record_command(&name, &config) {
+                tracing::warn!(server = %name, "approval not saved: {e}");
+                return;
+            }
+            server.approve().await;
+            return;
+        }
+        server.start(self.inner.tools.catalog.on_change()).await;
+    }
+
+    fn mcp_info(&self, name: &str) -> Result<McpServerInfo> {
+        self.mcp_servers()?
+            .servers
+            .into_iter()
+            .find(|s| s.detail.name == name)
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("There is no MCP server named '{name}'.")))
+    }
+
+    /// Removes a server from the config and stops it. Its keys stay in the keychain.
+    pub async fn mcp_remove(&self, name: &str) -> Result<()> {
+        let mut file = self.mcp_config()?;
+        if file.mcp_servers.remove(name).is_none() {
+            return Err(Error::new(ErrorKind::NotFound, format!("There is no MCP server named '{name}'.")));
+        }
+        self.save_mcp_config(&file)?;
+        self.remove_mcp_source(name).await;
+        let mut all = trust(&self.inner.store);
+        if all.remove(name).is_some() {
+            self.inner.store.set_setting(TRUST, &all)?;
+        }
+        Ok(())
+    }
+
+    /// Enables (starting it, if its command is approved or `confirm` agrees) or disables
+    /// (stopping it) a server.
+    pub async fn mcp_set_enabled(&self, name: &str, enabled: bool, confirm: &dyn Confirm) -> Result<McpServerInfo> {
+        let mut file = self.mcp_config()?;
+        let Some(entry) = file.mcp_servers.get_mut(name) else {
+            return Err(Error::new(ErrorKind::NotFound, format!("There is no MCP server named '{name}'.")));
+        };
+        entry.disabled = !enabled;
+        let config = entry.clone();
+        self.save_mcp_config(&file)?;
+        self.remove_mcp_source(name).await;
+        if enabled {
+            let server = self.add_mcp_source(name, config);
+            self.start_mcp_server(&server, confirm).await;
+        }
+        self.mcp_info(name)
+    }
+
+    /// Asks `confirm` about a server's command line and runs it when the person agrees.
+    pub async fn mcp_approve(&self, name: &str, confirm: &dyn Confirm) -> Result<McpServerInfo> {
+        let server = self.mcp_server(name)?;
+        self.start_mcp_server(&server, confirm).await;
+        self.mcp_info(name)
+    }
+
+    /// Stops a server and starts it again (after the person fixed what made it fail).
+    pub async fn mcp_restart(&self, name: &str) -> Result<McpServerInfo> {
+        let server = self.mcp_server(name)?;
+        server.restart().await;
+        self.mcp_info(name)
+    }
+
+    /// Offers the tools of a server that were held back because their definitions changed,
+    /// once `confirm` agrees to them as they are now.
+    pub fn mcp_approve_tools(&self, name: &str, confirm: &dyn Confirm) -> Result<McpServerInfo> {
+        let server = self.mcp_server(name)?;
+        let held = server.detail().held;
+        if held.is_empty() {
+            return self.mcp_info(name);
+        }
+        let change = Widening::ChangedTools {
+            server: name.to_owned(),
+            tools: held.into_iter().map(|h| (h.name, h.description)).collect(),
+        };
+        if !confirm.confirm(std::slice::from_ref(&change)) {
+            return Err(Error::config(format!("Not changed: {}", change.describe())));
+        }
+        server.approve_tools();
+        self.mcp_info(name)
+    }
+
+    /// The last lines a server wrote to stderr.
+    pub fn mcp_logs(&self, name: &str) -> Result<Vec<String>> {
+        Ok(self.mcp_server(name)?.stderr())
+    }
+
+    /// Other apps' config files found on this system.
+    pub fn mcp_import_sources(&self) -> Vec<ImportSource> {
+        import_sources().into_iter().filter(|s| Path::new(&s.path).is_file()).collect()
+    }
+
+    fn read_import(&self, path: &Path) -> Result<(McpConfig, Vec<String>)> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::new(ErrorKind::NotFound, format!("{}: {e}", path.display())))?;
+        McpConfig::import(&text).map_err(|e| Error::config(format!("{}: {e}", path.display())))
+    }
+
+    /// What importing `path` (Claude Desktop's or Cursor's config) would add.
+    pub fn mcp_import_preview(&self, path: &Path) -> Result<ImportPreview> {
+        let (imported, notes) = self.read_import(path)?;
+        let existing = self.mcp_config()?;
+        let servers = imported
+            .mcp_servers
+            .into_iter()
+            .map(|(name, mut config)| {
+                let secrets = config.extract_secrets(&name).into_iter().map(|s| s.location).collect();
+                let target = config.command_line().or_else(|| config.url.clone()).unwrap_or_default();
+                ImportedServer { exists: existing.mcp_servers.contains_key(&name), name, target, secrets }
+            })
+            .collect();
+        Ok(ImportPreview { path: path.display().to_string(), servers, notes })
+    }
+
+    /// Imports the servers of `path` that do not exist here yet. Their commands are shown to
+    /// `confirm` together; those it agrees to start, the rest wait for approval.
+    pub async fn mcp_import(&self, path: &Path, confirm: &dyn Confirm) -> Result<ImportPreview> {
+        let preview = self.mcp_import_preview(path)?;
+        let (imported, _) = self.read_import(path)?;
+        let mut file = self.mcp_config()?;
+        let mut added = Vec::new();
+        for (name, mut config) in imported.mcp_servers {
+            if file.mcp_servers.contains_key(&name) {
+                continue;
+            }
+            let secrets = config.extract_secrets(&name);
+            if !secrets.is_empty() {
+                self.require_writable_keys()?;
+                for s in &secrets {
+                    self.set_key(&s.name, &s.value)?;
+                }
+            }
+            file.mcp_servers.insert(name.clone(), config.clone());
+            added.push((name, config));
+        }
+        self.save_mcp_config(&file)?;
+        let runnable: Vec<&(String, ServerConfig)> =
+            added.iter().filter(|(name, c)| !c.disabled && c.spec(name).is_ok()).collect();
+        let changes: Vec<Widening> = runnable
+            .iter()
+            .filter(|(name, c)| !self.mcp_approved(name, c))
+            .map(|(name, c)| Widening::RunCommand {
+                server: name.clone(),
+                command_line: c.command_line().unwrap_or_default(),
+            })
+            .collect();
+        if !changes.is_empty() && confirm.confirm(&changes) {
+            for (name, config) in &runnable {
+                self.record_command(name, config)?;
+            }
+        }
+        // Servers whose command was not agreed to wait for approval; the rest start together.
+        let starts: Vec<_> = runnable
+            .into_iter()
+            .map(|(name, config)| {
+                let server = self.add_mcp_source(name, config.clone());
+                let on_change = self.inner.tools.catalog.on_change();
+                async move { server.start(on_change).await }
+            })
+            .collect();
+        futures::future::join_all(starts).await;
+        Ok(preview)
+    }
+}
