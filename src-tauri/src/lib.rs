@@ -11,6 +11,7 @@ use switchboard_service::ipc::{
     ApprovalChoice, ConversationSummary, ConversationView, DataInfo, IpcError, KeyInfo, KeyMode, KeychainStatus,
     MessagePage, ProviderInfo, ProviderProfile, SendRequest, ToolInfo, TurnChoices, TurnStarted,
 };
+use switchboard_service::mcp::{ImportPreview, ImportSource, McpOverview, McpServerInfo, ServerConfig};
 use switchboard_service::settings::Settings;
 use switchboard_service::{Confirm, KeychainAccess, Service, Widening};
 use tauri::ipc::Channel;
@@ -253,6 +254,112 @@ async fn remove_provider(service: State<'_, Service>, name: String) -> Result<Ve
     service.providers().map_err(ipc)
 }
 
+#[tauri::command]
+async fn mcp_servers(service: State<'_, Service>) -> Result<McpOverview> {
+    service.mcp_servers().map_err(ipc)
+}
+
+/// Adds or replaces an MCP server. A command line runs only after the person agrees to it in a
+/// native dialog: adding a server from the page is never enough to run a process.
+#[tauri::command]
+async fn mcp_add(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    name: String,
+    config: ServerConfig,
+) -> Result<McpServerInfo> {
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    asking(move || async move { s.mcp_add(&name, config, confirm.0.as_ref()).await }).await
+}
+
+#[tauri::command]
+async fn mcp_remove(service: State<'_, Service>, name: String) -> Result<McpOverview> {
+    service.mcp_remove(&name).await.map_err(ipc)?;
+    service.mcp_servers().map_err(ipc)
+}
+
+/// Enables (asking natively about a command not yet allowed) or disables a server.
+#[tauri::command]
+async fn mcp_set_enabled(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    name: String,
+    enabled: bool,
+) -> Result<McpServerInfo> {
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    asking(move || async move { s.mcp_set_enabled(&name, enabled, confirm.0.as_ref()).await }).await
+}
+
+/// Shows a waiting server's command line in a native dialog and runs it if the person agrees.
+#[tauri::command]
+async fn mcp_approve(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    name: String,
+) -> Result<McpServerInfo> {
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    asking(move || async move { s.mcp_approve(&name, confirm.0.as_ref()).await }).await
+}
+
+#[tauri::command]
+async fn mcp_restart(service: State<'_, Service>, name: String) -> Result<McpServerInfo> {
+    service.mcp_restart(&name).await.map_err(ipc)
+}
+
+/// Offers tools whose definitions changed once the person agrees in a native dialog.
+#[tauri::command]
+async fn mcp_approve_tools(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    name: String,
+) -> Result<McpServerInfo> {
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    blocking(move || s.mcp_approve_tools(&name, confirm.0.as_ref())).await
+}
+
+/// The other apps' MCP configs found on this computer (Claude Desktop, Cursor).
+#[tauri::command]
+async fn mcp_import_sources(service: State<'_, Service>) -> Result<Vec<ImportSource>> {
+    Ok(service.mcp_import_sources())
+}
+
+/// What importing another app's config would add. The page names the app, never a path.
+#[tauri::command]
+async fn mcp_import_preview(service: State<'_, Service>, app: String) -> Result<ImportPreview> {
+    let path = import_path(&service, &app)?;
+    service.mcp_import_preview(&path).map_err(ipc)
+}
+
+/// Imports another app's servers; their command lines are shown together in a native dialog.
+#[tauri::command]
+async fn mcp_import(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    app: String,
+) -> Result<ImportPreview> {
+    let path = import_path(&service, &app)?;
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    asking(move || async move { s.mcp_import(&path, confirm.0.as_ref()).await }).await
+}
+
+fn import_path(service: &Service, app: &str) -> Result<std::path::PathBuf> {
+    service.mcp_import_sources().into_iter().find(|s| s.app == app).map(|s| s.path.into()).ok_or_else(|| IpcError {
+        kind: ErrorKind::NotFound,
+        message: format!("No MCP config of '{app}' was found on this computer."),
+        retryable: false,
+    })
+}
+
+/// Like [`blocking`], for a service call that is async and may ask the person (a native dialog
+/// blocks its thread until they answer).
+async fn asking<T, F>(f: impl FnOnce() -> F + Send + 'static) -> Result<T>
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = switchboard_service::Result<T>>,
+{
+    blocking(move || tauri::async_runtime::block_on(f())).await
+}
+
 /// Key stores may block (a keychain waiting on D-Bus): keep them off the async workers.
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> switchboard_service::Result<T> + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(f)
@@ -354,6 +461,16 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         data_info,
         export_all,
         open_url,
+        mcp_servers,
+        mcp_add,
+        mcp_remove,
+        mcp_set_enabled,
+        mcp_approve,
+        mcp_restart,
+        mcp_approve_tools,
+        mcp_import_sources,
+        mcp_import_preview,
+        mcp_import,
     ])
 }
 

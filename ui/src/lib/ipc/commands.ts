@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { ApprovalChoice, ChatEvent, ConversationSummary, ConversationView, DataInfo, KeyInfo, KeyMode, KeychainStatus, MessagePage, ProviderInfo, ProviderProfile, SendRequest, Settings, ToolInfo, TurnChoices, TurnStarted } from './bindings';
+import type { ApprovalChoice, ChatEvent, ConversationSummary, ConversationView, DataInfo, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -27,6 +27,16 @@ export interface Commands {
   update_settings: { args: { settings: Settings }; result: Settings };
   add_provider: { args: { profile: ProviderProfile; makeDefault: boolean }; result: ProviderInfo[] };
   remove_provider: { args: { name: string }; result: ProviderInfo[] };
+  mcp_servers: { args: Record<string, never>; result: McpOverview };
+  mcp_add: { args: { name: string; config: ServerConfig }; result: McpServerInfo };
+  mcp_remove: { args: { name: string }; result: McpOverview };
+  mcp_set_enabled: { args: { name: string; enabled: boolean }; result: McpServerInfo };
+  mcp_approve: { args: { name: string }; result: McpServerInfo };
+  mcp_restart: { args: { name: string }; result: McpServerInfo };
+  mcp_approve_tools: { args: { name: string }; result: McpServerInfo };
+  mcp_import_sources: { args: Record<string, never>; result: ImportSource[] };
+  mcp_import_preview: { args: { app: string }; result: ImportPreview };
+  mcp_import: { args: { app: string }; result: ImportPreview };
   list_keys: { args: Record<string, never>; result: KeyInfo[] };
   set_key: { args: { name: string; value: string }; result: KeyInfo };
   delete_key: { args: { name: string }; result: KeyInfo };
@@ -59,6 +69,16 @@ export const COMMANDS = {
   update_settings: ['settings'],
   add_provider: ['profile', 'makeDefault'],
   remove_provider: ['name'],
+  mcp_servers: [],
+  mcp_add: ['name', 'config'],
+  mcp_remove: ['name'],
+  mcp_set_enabled: ['name', 'enabled'],
+  mcp_approve: ['name'],
+  mcp_restart: ['name'],
+  mcp_approve_tools: ['name'],
+  mcp_import_sources: [],
+  mcp_import_preview: ['app'],
+  mcp_import: ['app'],
   list_keys: [],
   set_key: ['name', 'value'],
   delete_key: ['name'],
