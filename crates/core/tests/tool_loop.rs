@@ -371,10 +371,8 @@ async fn tool_prompt_snippets_are_in_the_system_prompt_only_when_the_tool_is_off
 #[tokio::test]
 async fn a_prompt_several_offered_tools_share_is_added_once() {
     let shared = "SERVER INSTRUCTIONS";
-    let kit = Kit::new([
-        count().with(|d| d.prompt = Some(shared.into())),
-        echo().with(|d| d.prompt = Some(shared.into())),
-    ]);
+    let kit =
+        Kit::new([count().with(|d| d.prompt = Some(shared.into())), echo().with(|d| d.prompt = Some(shared.into()))]);
     let mut h = Harness::new(&kit);
     h.system_prompt = Some("BASE".into());
     let provider = ScriptedProvider::new([text("done")]);

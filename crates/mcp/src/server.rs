@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam, ClientCapabilities,
     ClientNotification, ClientRequest, Implementation, InitializeRequestParams, ProgressNotificationParam,
-    ServerResult,
+    ProtocolVersion, ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceExt as _};
 use rmcp::transport::TokioChildProcess;
@@ -117,6 +117,29 @@ pub struct ServerDetail {
     pub restarts: u32,
 }
 
+impl ServerDetail {
+    /// A server that is not running (disabled, or not started yet).
+    pub fn idle(name: &str, config: &ServerConfig) -> ServerDetail {
+        let (transport, target) = match (config.command_line(), &config.url) {
+            (Some(line), _) => ("stdio", line),
+            (None, Some(url)) => ("http", url.clone()),
+            (None, None) => ("stdio", String::new()),
+        };
+        ServerDetail {
+            name: name.to_owned(),
+            transport: transport.to_owned(),
+            target,
+            status: SourceStatus::Stopped,
+            tools: Vec::new(),
+            skipped: Vec::new(),
+            held: Vec::new(),
+            stderr: Vec::new(),
+            server_info: None,
+            restarts: 0,
+        }
+    }
+}
+
 /// A tool a server offers, as Settings lists it.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -197,10 +220,13 @@ struct Handler {
 
 impl rmcp::ClientHandler for Handler {
     fn get_info(&self) -> rmcp::model::ClientConfig {
+        // 2025-11-25, the revision servers in the field speak (and the conformance suite
+        // checks); a server on a newer one answers with it or with this.
         InitializeRequestParams::new(
             ClientCapabilities::default(),
             Implementation::new("switchboard", env!("CARGO_PKG_VERSION")).with_title("Switchboard"),
         )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _ctx: NotificationContext<RoleClient>) {
@@ -288,15 +314,7 @@ impl McpServer {
     /// What Settings shows.
     pub fn detail(&self) -> ServerDetail {
         let state = self.shared.lock();
-        let (transport, target) = match (&self.shared.config.command_line(), &self.shared.config.url) {
-            (Some(line), _) => ("stdio", line.clone()),
-            (None, Some(url)) => ("http", url.clone()),
-            (None, None) => ("stdio", String::new()),
-        };
         ServerDetail {
-            name: self.shared.name.clone(),
-            transport: transport.to_owned(),
-            target,
             status: self.shared.status_of(&state),
             tools: state
                 .listed
@@ -313,6 +331,7 @@ impl McpServer {
             stderr: self.stderr(),
             server_info: state.server_info.clone(),
             restarts: state.restarts,
+            ..ServerDetail::idle(&self.shared.name, &self.shared.config)
         }
     }
 

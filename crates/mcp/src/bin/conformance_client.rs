@@ -1,0 +1,60 @@
+//! The MCP client as the official conformance suite (`@modelcontextprotocol/conformance`)
+//! drives it: `mcp-conformance-client URL`, with the scenario in `MCP_CONFORMANCE_SCENARIO`.
+//! It goes through the same [`McpServer`] the app uses: connect, initialize, list, call.
+//! A test driver, not shipped: `crates/mcp/tests/conformance.rs` runs it.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+use switchboard_core::tool::NoSecrets;
+use switchboard_core::{Source, SourceStatus, ToolContext};
+use switchboard_mcp::{Approvals, McpServer, Options, ServerConfig};
+
+struct Remember;
+
+impl Approvals for Remember {
+    fn approved_tools(&self, _: &str) -> Option<BTreeMap<String, String>> {
+        None
+    }
+    fn record_tools(&self, _: &str, _: &BTreeMap<String, String>) {}
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let Some(url) = std::env::args().nth(1) else {
+        eprintln!("usage: mcp-conformance-client URL (scenario in MCP_CONFORMANCE_SCENARIO)");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let config = ServerConfig { url: Some(url), ..Default::default() };
+    let options = Options { max_restarts: 0, ..Options::default() };
+    let server = McpServer::new("conformance", config, options, Arc::new(NoSecrets), Arc::new(Remember), true);
+    server.start(Arc::new(|| {})).await;
+    if let SourceStatus::Failed { reason } = server.status() {
+        eprintln!("{reason}");
+        return ExitCode::FAILURE;
+    }
+    let outcome = match scenario.as_str() {
+        "initialize" => Ok(()),
+        "tools_call" => call(&server, "add_numbers", serde_json::json!({"a": 1, "b": 2})).await.map(drop),
+        "sse-retry" => call(&server, "test_reconnection", serde_json::json!({})).await.map(drop),
+        other => Err(format!("scenario '{other}' is not supported by this client")),
+    };
+    server.stop().await;
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn call(server: &McpServer, name: &str, args: serde_json::Value) -> Result<(), String> {
+    let tool = server
+        .tools()
+        .into_iter()
+        .find(|t| t.def().name == format!("conformance__{name}"))
+        .ok_or_else(|| format!("the server offers no tool '{name}'"))?;
+    tool.call(args, ToolContext::detached(Arc::new(NoSecrets))).await.map(drop).map_err(|e| e.to_string())
+}
