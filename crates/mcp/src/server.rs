@@ -657,7 +657,7 @@ impl Shared {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 let served = tokio::time::timeout(timeout, handler.serve(transport)).await.map_err(|_| timed_out())?;
-                let running = served.map_err(|e| ConnectError(format!("{url}: {e}")))?;
+                let running = served.map_err(|e| ConnectError(format!("{url}: {}", plain(&e.to_string()))))?;
                 self.introduced(&running);
                 Ok(running)
             }
@@ -691,7 +691,7 @@ impl Shared {
         let listed = tokio::time::timeout(self.options.list_timeout * 4, peer.list_all_tools()).await;
         let tools = match listed {
             Ok(Ok(tools)) => tools,
-            Ok(Err(e)) => return self.fail(&format!("tools/list failed: {e}")),
+            Ok(Err(e)) => return self.fail(&format!("tools/list failed: {}", plain(&e.to_string()))),
             Err(_) => return self.fail("tools/list did not answer in time"),
         };
         let values: Vec<serde_json::Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
@@ -752,6 +752,19 @@ impl Shared {
             state.status = Some(SourceStatus::Ready);
         }
         self.changed();
+    }
+}
+
+/// An rmcp error in words a person can act on (its transport errors name Rust types).
+fn plain(error: &str) -> String {
+    if error.contains("Auth required") || error.contains("401") {
+        return "the server requires signing in (OAuth), which this version of Switchboard cannot do yet; \
+                if it accepts a token in a header, add it under headers"
+            .to_owned();
+    }
+    match error.rsplit_once("] error: ") {
+        Some((_, inner)) => inner.to_owned(),
+        None => error.to_owned(),
     }
 }
 
@@ -884,5 +897,23 @@ struct Forget<'a>(&'a Progress, String);
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
         self.0.lock().remove(&self.1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transport_errors_are_put_in_words() {
+        let auth = "Transport send error: Transport [rmcp::transport::worker::WorkerTransport<X>] error: Auth required";
+        assert!(plain(auth).starts_with("the server requires signing in (OAuth)"));
+        let other =
+            "Transport send error: Transport [rmcp::transport::worker::WorkerTransport<X>] error: connection refused";
+        assert_eq!(plain(other), "connection refused");
+        assert_eq!(plain("timed out"), "timed out");
+        assert!(
+            spawn_error("nope", &std::io::Error::from(std::io::ErrorKind::NotFound)).contains("'nope' was not found")
+        );
     }
 }
