@@ -858,19 +858,14 @@ impl Tool for McpTool {
             let key = Progress::key(&handle.progress_token);
             conn.progress.lock().insert(key.clone(), ctx.clone());
             let _forget = Forget(&conn.progress, key);
-            let id = handle.id.clone();
-            let peer = handle.peer.clone();
+            // Until the answer arrives, ending this call any way (the stop button, the loop's
+            // timeout dropping it) tells the server to stop working on it.
+            let mut abandon = Abandon { peer: Some(handle.peer.clone()), id: handle.id.clone() };
             let response = tokio::select! {
                 r = handle.await_response() => r,
-                () = ctx.cancel.cancelled() => {
-                    // Tell the server to stop working on it; a dead server gets two seconds.
-                    let cancelled = ClientNotification::CancelledNotification(CancelledNotification::new(
-                        CancelledNotificationParam::new(Some(id), Some("cancelled by Switchboard".into())),
-                    ));
-                    let _ = tokio::time::timeout(Duration::from_secs(2), peer.send_notification(cancelled)).await;
-                    return Err(ToolError::Cancelled);
-                }
+                () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
             };
+            abandon.peer = None;
             let result = match response {
                 Ok(ServerResult::CallToolResult(result)) => serde_json::to_value(&result).unwrap_or_default(),
                 Ok(other) => serde_json::to_value(&other).unwrap_or_default(),
@@ -888,6 +883,25 @@ impl Tool for McpTool {
             }
             Ok(ToolOutput::text(converted.text))
         })
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose caller went away before its answer.
+struct Abandon {
+    peer: Option<Peer<RoleClient>>,
+    id: rmcp::model::RequestId,
+}
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        let (Some(peer), Ok(runtime)) = (self.peer.take(), tokio::runtime::Handle::try_current()) else { return };
+        let cancelled = ClientNotification::CancelledNotification(CancelledNotification::new(
+            CancelledNotificationParam::new(Some(self.id.clone()), Some("cancelled by Switchboard".into())),
+        ));
+        // A dead server gets two seconds.
+        runtime.spawn(async move {
+            let _ = tokio::time::timeout(Duration::from_secs(2), peer.send_notification(cancelled)).await;
+        });
     }
 }
 

@@ -265,6 +265,22 @@ async fn stopping_a_call_sends_the_cancellation_to_the_server() {
     server.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_dropped_by_the_loops_timeout_is_cancelled_at_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = started("fx", fixture(dir.path())).await;
+    let wait = tool(&server, "fx__wait_forever");
+    // The loop enforces its per-call timeout by dropping the call's future.
+    let timed_out = tokio::time::timeout(Duration::from_secs(2), wait.call(json!({"tag": "t"}), ctx())).await;
+    assert!(timed_out.is_err());
+    assert!(dir.path().join("started-t").exists());
+    eventually("the server to see the cancellation", Duration::from_secs(10), || {
+        dir.path().join("cancelled-t").exists()
+    })
+    .await;
+    server.stop().await;
+}
+
 async fn call_hello(server: &McpServer, prefix: &str) -> String {
     call(server, &format!("{prefix}__hello"), json!({"name": "Zoë"})).await.unwrap()
 }
