@@ -137,7 +137,7 @@ impl LivePrinter {
                 s.cursor.block(&call_line(&name, &arguments))?;
                 s.names.insert(id, name);
             }
-            ChatEvent::ToolResult { id, status, output, duration_ms } => {
+            ChatEvent::ToolResult { id, status, output, duration_ms, .. } => {
                 let name = s.names.get(&id).cloned().unwrap_or(id);
                 s.cursor.block(&result_line(&name, status, duration_ms, &output))?;
             }

@@ -199,6 +199,10 @@ pub enum ChatEvent {
         output: String,
         /// Wall time of the call.
         duration_ms: u64,
+        /// Images the tool returned.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        images: Option<Vec<crate::tool::ToolImage>>,
     },
     /// Usage after an iteration.
     Usage {

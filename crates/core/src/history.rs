@@ -6,6 +6,7 @@
 //! assistant/tool message sequence a live turn sent.
 
 use crate::event::ToolStatus;
+use crate::tool::ToolImage;
 use crate::types::{Message, ToolCall};
 
 /// A stored tool call with its result, as the store hands it over.
@@ -23,6 +24,8 @@ pub struct StoredCall {
     pub iteration: u32,
     /// The result, if one was written before the turn ended.
     pub result: Option<(ToolStatus, String)>,
+    /// Images of the result.
+    pub images: Vec<ToolImage>,
 }
 
 /// What the model is told about a call whose result was never written (the app was killed or
@@ -61,6 +64,7 @@ pub fn assistant_messages(text: &str, calls: &[StoredCall]) -> Vec<Message> {
                 name: c.name.clone(),
                 content,
                 is_error: status.is_error(),
+                images: c.images.clone(),
             });
         }
         start = end;
@@ -77,6 +81,7 @@ mod tests {
 
     fn sc(id: &str, offset: usize, iteration: u32, result: Option<&str>) -> StoredCall {
         StoredCall {
+            images: Default::default(),
             id: id.into(),
             name: "get_time".into(),
             arguments: "{}".into(),

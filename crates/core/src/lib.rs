@@ -30,7 +30,9 @@ pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
 pub use provider::{Provider, ProviderEvent, ProviderRequest, ProviderStream, ToolChoice};
 pub use registry::{RegistryError, ToolRegistry};
 pub use source::{Catalog, CatalogError, OnChange, Source, SourceState, SourceStatus};
-pub use tool::{ApprovalPolicy, Redact, Secrets, Tool, ToolContext, ToolDef, ToolError, ToolOutput, ToolSource};
+pub use tool::{
+    ApprovalPolicy, Redact, Secrets, Tool, ToolContext, ToolDef, ToolError, ToolImage, ToolOutput, ToolSource,
+};
 pub use turn::{
     ApprovalDecision, ApprovalRequest, Approver, Engine, EngineConfig, TurnInput, TurnOptions, TurnOutcome,
 };

@@ -20,7 +20,7 @@ use crate::policy::{self, Forcing, Offer, Selection, ToolSettings};
 use crate::provider::{ProviderEvent, ProviderRequest, StopReason, ToolChoice, ToolSpec};
 use crate::registry::ToolRegistry;
 use crate::round::{self, Plan};
-use crate::tool::{ApprovalPolicy, ToolError, ToolOutput, ToolSource};
+use crate::tool::{ApprovalPolicy, ToolError, ToolImage, ToolOutput, ToolSource};
 use crate::types::{Message, ToolCall, Usage, char_len};
 use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
@@ -300,7 +300,7 @@ struct Round {
     slots: Vec<Slot>,
     /// Arguments of the call waiting for approval.
     asking: Option<serde_json::Value>,
-    results: Vec<Option<(ToolStatus, String)>>,
+    results: Vec<Option<(ToolStatus, String, Vec<ToolImage>)>>,
     control_call: Option<usize>,
     running: usize,
     answer_chars: usize,
@@ -766,17 +766,13 @@ impl<'a> Machine<'a> {
     /// Gives calls that will never run a result, so every call id is answered.
     fn answer_unrun(&mut self, calls: &[ToolCall], status: ToolStatus, why: &str, out: &mut Vec<Effect>) {
         for call in calls {
-            out.push(Effect::Emit(ChatEvent::ToolResult {
-                id: call.id.clone(),
-                status,
-                output: why.to_owned(),
-                duration_ms: 0,
-            }));
+            out.push(result_event(call, status, why.to_owned(), 0, Vec::new()));
             self.history.push(Message::Tool {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 content: why.to_owned(),
                 is_error: true,
+                images: Vec::new(),
             });
         }
         self.calls_made += calls.len() as u32;
@@ -953,13 +949,13 @@ impl<'a> Machine<'a> {
         for (i, (call, slot)) in round.calls.iter().zip(&mut round.slots).enumerate() {
             match slot {
                 Slot::Answered(status, text) => {
-                    out.push(result_event(call, *status, text.clone(), 0));
-                    round.results[i] = Some((*status, std::mem::take(text)));
+                    out.push(result_event(call, *status, text.clone(), 0, Vec::new()));
+                    round.results[i] = Some((*status, std::mem::take(text), Vec::new()));
                 }
                 Slot::DryRun(text) => {
                     out.push(Effect::Emit(ChatEvent::ToolStarted { id: call.id.clone() }));
-                    out.push(result_event(call, ToolStatus::Ok, text.clone(), 0));
-                    round.results[i] = Some((ToolStatus::Ok, std::mem::take(text)));
+                    out.push(result_event(call, ToolStatus::Ok, text.clone(), 0, Vec::new()));
+                    round.results[i] = Some((ToolStatus::Ok, std::mem::take(text), Vec::new()));
                 }
                 Slot::Duplicate(_) => {}
                 Slot::Run(args) => {
@@ -997,13 +993,17 @@ impl<'a> Machine<'a> {
             return;
         }
         let name = &call.name;
+        let mut images = Vec::new();
         let (status, text) = match end {
             ToolEnd::TimedOut => {
                 let timeout = self.registry.get(name).and_then(|t| t.def().timeout).unwrap_or(self.config.tool_timeout);
                 (ToolStatus::Timeout, format!("'{name}' did not finish within {} and was stopped.", seconds(timeout)))
             }
             ToolEnd::Panicked(what) => (ToolStatus::Error, format!("'{name}' crashed: {what}")),
-            ToolEnd::Returned(Ok(output)) => (ToolStatus::Ok, output.text),
+            ToolEnd::Returned(Ok(output)) => {
+                images = output.images;
+                (ToolStatus::Ok, output.text)
+            }
             ToolEnd::Returned(Err(ToolError::Cancelled)) => {
                 (ToolStatus::Cancelled, "Stopped by the user while the tool was running.".into())
             }
@@ -1012,8 +1012,8 @@ impl<'a> Machine<'a> {
             }
             ToolEnd::Returned(Err(e)) => (ToolStatus::Error, e.to_string()),
         };
-        out.push(result_event(call, status, text.clone(), duration_ms));
-        self.round.results[index] = Some((status, text));
+        out.push(result_event(call, status, text.clone(), duration_ms, images.clone()));
+        self.round.results[index] = Some((status, text, images));
         self.round.answer_chars += answer_chars;
         self.round.running -= 1;
         if self.round.running == 0 {
@@ -1028,30 +1028,31 @@ impl<'a> Machine<'a> {
         let Round { calls, slots, mut results, control_call, answer_chars, .. } = round;
         for (i, slot) in slots.iter().enumerate() {
             if let Slot::Duplicate(first) = slot
-                && let Some((status, text)) = results[*first].clone()
+                && let Some((status, text, images)) = results[*first].clone()
             {
-                out.push(result_event(&calls[i], status, text.clone(), 0));
-                results[i] = Some((status, text));
+                out.push(result_event(&calls[i], status, text.clone(), 0, images.clone()));
+                results[i] = Some((status, text, images));
             }
         }
         for (i, call) in calls.iter().enumerate() {
             if results[i].is_none() {
                 let text = "Stopped by the user while the tool was running.".to_owned();
-                out.push(result_event(call, ToolStatus::Cancelled, text.clone(), 0));
-                results[i] = Some((ToolStatus::Cancelled, text));
+                out.push(result_event(call, ToolStatus::Cancelled, text.clone(), 0, Vec::new()));
+                results[i] = Some((ToolStatus::Cancelled, text, Vec::new()));
             }
         }
         // Text a control-taking tool streamed is part of the answer: later offsets must count it.
         self.turn_chars += answer_chars;
         // A control-taking tool that failed hands the turn back to the model, which sees the error.
-        let took_control = control_call.is_some_and(|i| matches!(results[i], Some((ToolStatus::Ok, _))));
+        let took_control = control_call.is_some_and(|i| matches!(results[i], Some((ToolStatus::Ok, _, _))));
         for (call, result) in calls.into_iter().zip(results) {
-            let (status, content) = result.unwrap_or((ToolStatus::Cancelled, String::new()));
+            let (status, content, images) = result.unwrap_or((ToolStatus::Cancelled, String::new(), Vec::new()));
             self.history.push(Message::Tool {
                 call_id: call.id,
                 name: call.name,
                 content,
                 is_error: status.is_error(),
+                images,
             });
         }
         if cancelled {
@@ -1064,8 +1065,15 @@ impl<'a> Machine<'a> {
     }
 }
 
-fn result_event(call: &ToolCall, status: ToolStatus, output: String, duration_ms: u64) -> Effect {
-    Effect::Emit(ChatEvent::ToolResult { id: call.id.clone(), status, output, duration_ms })
+fn result_event(
+    call: &ToolCall,
+    status: ToolStatus,
+    output: String,
+    duration_ms: u64,
+    images: Vec<ToolImage>,
+) -> Effect {
+    let images = (!images.is_empty()).then_some(images);
+    Effect::Emit(ChatEvent::ToolResult { id: call.id.clone(), status, output, duration_ms, images })
 }
 
 /// `message` with its tool names as `names` sends them to the provider.

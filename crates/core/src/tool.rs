@@ -227,17 +227,57 @@ impl ToolContext {
     }
 }
 
+/// An image a tool returned: shown on its card, and given to the model where the provider
+/// accepts images in tool results (the text says it is there either way).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolImage {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub mime_type: String,
+    /// The bytes, base64 (standard alphabet).
+    pub data: String,
+}
+
+impl ToolImage {
+    /// The media types accepted (what every provider and the webview can show; no SVG).
+    pub const TYPES: [&'static str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+    /// The largest image accepted, in base64 characters (about 3.75 MB decoded).
+    pub const MAX_DATA: usize = 5 * 1024 * 1024;
+    /// The most images one result keeps.
+    pub const MAX_PER_RESULT: usize = 4;
+
+    /// An image, if it is of an accepted type and size and its data is plain base64; `None`
+    /// otherwise (the caller says in the text that it was left out).
+    pub fn checked(mime_type: &str, data: &str) -> Option<ToolImage> {
+        let mime_type = mime_type.trim().to_ascii_lowercase();
+        let base64 = !data.is_empty()
+            && data.len() <= Self::MAX_DATA
+            && data.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
+        (Self::TYPES.contains(&mime_type.as_str()) && base64).then(|| ToolImage { mime_type, data: data.to_owned() })
+    }
+}
+
 /// A successful result.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolOutput {
     /// What the model sees.
     pub text: String,
+    /// Images, at most [`ToolImage::MAX_PER_RESULT`].
+    pub images: Vec<ToolImage>,
 }
 
 impl ToolOutput {
     /// A text result.
     pub fn text(text: impl Into<String>) -> Self {
-        Self { text: text.into() }
+        Self { text: text.into(), images: Vec::new() }
+    }
+
+    /// With these images (beyond [`ToolImage::MAX_PER_RESULT`] they are left out).
+    pub fn with_images(mut self, mut images: Vec<ToolImage>) -> Self {
+        images.truncate(ToolImage::MAX_PER_RESULT);
+        self.images = images;
+        self
     }
 }
 
@@ -272,4 +312,21 @@ pub trait Tool: Send + Sync {
 
     /// Runs the tool. `args` has already been validated against `def().parameters`.
     fn call(&self, args: serde_json::Value, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_base64_images_of_the_usual_types_and_sizes_are_kept() {
+        assert!(ToolImage::checked("image/png", "iVBORw0KGgo=").is_some());
+        assert_eq!(ToolImage::checked(" Image/JPEG ", "AAAA").unwrap().mime_type, "image/jpeg");
+        assert!(ToolImage::checked("image/svg+xml", "AAAA").is_none(), "no SVG");
+        assert!(ToolImage::checked("image/png", "").is_none());
+        assert!(ToolImage::checked("image/png", "AA\"><script>").is_none());
+        assert!(ToolImage::checked("image/png", &"A".repeat(ToolImage::MAX_DATA + 1)).is_none());
+        let five = vec![ToolImage::checked("image/png", "AAAA").unwrap(); 5];
+        assert_eq!(ToolOutput::text("x").with_images(five).images.len(), ToolImage::MAX_PER_RESULT);
+    }
 }

@@ -41,6 +41,9 @@ pub enum Message {
         content: String,
         /// Whether the call failed (Anthropic marks such results with `is_error`).
         is_error: bool,
+        /// Images the tool returned, for providers that take images in tool results.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<crate::tool::ToolImage>,
     },
 }
 

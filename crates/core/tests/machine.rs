@@ -135,7 +135,13 @@ fn emit(event: ChatEvent) -> Effect {
 }
 
 fn result(id: &str, status: ToolStatus, output: &str, duration_ms: u64) -> Effect {
-    emit(ChatEvent::ToolResult { id: id.into(), status, output: output.into(), duration_ms })
+    emit(ChatEvent::ToolResult {
+        images: Default::default(),
+        id: id.into(),
+        status,
+        output: output.into(),
+        duration_ms,
+    })
 }
 
 fn done(finish_reason: FinishReason, usage: Usage, tool_calls_made: u32) -> [Effect; 2] {
@@ -526,6 +532,7 @@ fn over_cap_calls_are_skipped_in_call_order() {
         [
             &ChatEvent::ToolStarted { id: "a".into() },
             &ChatEvent::ToolResult {
+                images: Default::default(),
                 id: "b".into(),
                 status: ToolStatus::Skipped,
                 output: skipped.into(),
@@ -688,6 +695,7 @@ fn dry_run_answers_with_example_output_without_asking_and_notices_once() {
         [
             &ChatEvent::ToolStarted { id: "e".into() },
             &ChatEvent::ToolResult {
+                images: Default::default(),
                 id: "e".into(),
                 status: ToolStatus::Ok,
                 output: "example echo".into(),
@@ -695,6 +703,7 @@ fn dry_run_answers_with_example_output_without_asking_and_notices_once() {
             },
             &ChatEvent::ToolStarted { id: "a".into() },
             &ChatEvent::ToolResult {
+                images: Default::default(),
                 id: "a".into(),
                 status: ToolStatus::Ok,
                 output: "(dry run) 'ask' would run with arguments {}; it has no example output.".into(),
@@ -815,7 +824,13 @@ fn usage_is_summed_and_history_grows_per_iteration() {
         request(&out).messages[1..],
         [
             Message::Assistant { text: String::new(), tool_calls: vec![call("e", "echo", "{}")] },
-            Message::Tool { call_id: "e".into(), name: "echo".into(), content: "x".into(), is_error: false },
+            Message::Tool {
+                images: Default::default(),
+                call_id: "e".into(),
+                name: "echo".into(),
+                content: "x".into(),
+                is_error: false
+            },
         ]
     );
     step(&mut m, usage());

@@ -109,7 +109,13 @@ async fn tool_call_offsets_count_chars_of_the_whole_turn_and_history_carries_cal
         vec![
             user.clone(),
             Message::Assistant { text: first_text.into(), tool_calls: vec![call("c1", "echo", r#"{"text":"one"}"#)] },
-            Message::Tool { call_id: "c1".into(), name: "echo".into(), content: "one".into(), is_error: false },
+            Message::Tool {
+                images: Default::default(),
+                call_id: "c1".into(),
+                name: "echo".into(),
+                content: "one".into(),
+                is_error: false
+            },
         ]
     );
     assert_eq!(ran.requests[2].messages[..3], ran.requests[1].messages[..]);
@@ -120,8 +126,15 @@ async fn tool_call_offsets_count_chars_of_the_whole_turn_and_history_carries_cal
                 text: second_text.into(),
                 tool_calls: vec![call("c2", "echo", r#"{"text":"two"}"#), call("c3", "count", r#"{"n":3}"#)],
             },
-            Message::Tool { call_id: "c2".into(), name: "echo".into(), content: "two".into(), is_error: false },
             Message::Tool {
+                images: Default::default(),
+                call_id: "c2".into(),
+                name: "echo".into(),
+                content: "two".into(),
+                is_error: false
+            },
+            Message::Tool {
+                images: Default::default(),
                 call_id: "c3".into(),
                 name: "count".into(),
                 content: "counted to 3".into(),
@@ -378,6 +391,35 @@ async fn a_prompt_several_offered_tools_share_is_added_once() {
     let provider = ScriptedProvider::new([text("done")]);
     let ran = h.run(&provider).await;
     assert_eq!(ran.requests[0].system.as_deref(), Some("BASE\n\nSERVER INSTRUCTIONS"));
+}
+
+#[tokio::test]
+async fn images_a_tool_returns_reach_its_result_event_and_the_next_request() {
+    use switchboard_core::{ToolDef, ToolImage, ToolOutput};
+    let png = ToolImage::checked("image/png", "iVBORw0KGgo=").unwrap();
+    let image = png.clone();
+    let def = ToolDef::new("snap", "Takes a picture.", serde_json::json!({"type": "object"}));
+    let kit = Kit::new([TestTool::new(def, move |_, _| {
+        let image = image.clone();
+        async move { Ok(ToolOutput::text("[image: image/png]").with_images(vec![image])) }
+    })]);
+    let h = Harness::new(&kit);
+    let provider = ScriptedProvider::new([calls("", &[("s", "snap", "{}")]), text("A logo.")]);
+    let ran = h.run(&provider).await;
+    let results: Vec<_> = ran
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::ToolResult { images, .. } => Some(images.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, [Some(vec![png.clone()])]);
+    let sent = ran.requests[1].messages.iter().find_map(|m| match m {
+        Message::Tool { images, .. } => Some(images.clone()),
+        _ => None,
+    });
+    assert_eq!(sent, Some(vec![png]));
 }
 
 // 5. ------------------------------------------------------------------------------------------
@@ -1271,7 +1313,13 @@ async fn tools_are_offered_under_provider_safe_names_and_run_under_their_own() {
             second.messages[1..],
             [
                 Message::Assistant { text: String::new(), tool_calls: vec![call("o", &safe, r#"{"text":"hi"}"#)] },
-                Message::Tool { call_id: "o".into(), name: safe.clone(), content: "odd: hi".into(), is_error: false },
+                Message::Tool {
+                    images: Default::default(),
+                    call_id: "o".into(),
+                    name: safe.clone(),
+                    content: "odd: hi".into(),
+                    is_error: false
+                },
             ],
             "forced={forced}"
         );
@@ -1286,7 +1334,13 @@ async fn tool_names_in_earlier_history_are_sent_provider_safe_even_when_not_offe
     h.history = vec![
         Message::User { text: "before".into() },
         Message::Assistant { text: "Using it.".into(), tool_calls: vec![call("old", "gone tool.v1", "{}")] },
-        Message::Tool { call_id: "old".into(), name: "gone tool.v1".into(), content: "r".into(), is_error: false },
+        Message::Tool {
+            images: Default::default(),
+            call_id: "old".into(),
+            name: "gone tool.v1".into(),
+            content: "r".into(),
+            is_error: false,
+        },
         Message::Assistant { text: "Done before.".into(), tool_calls: vec![] },
         Message::User { text: USER_TEXT.into() },
     ];

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
-use switchboard_core::{ToolDef, ToolSource};
+use switchboard_core::{ToolDef, ToolImage, ToolSource};
 
 /// The longest tool description kept; longer ones are cut (a server could fill the context).
 pub const MAX_DESCRIPTION: usize = 8 * 1024;
@@ -98,22 +98,14 @@ pub fn fingerprint(entry: &Value) -> String {
     crate::config::hex(&Sha256::digest(seen.to_string().as_bytes()))[..16].to_owned()
 }
 
-/// An image a tool returned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Image {
-    /// Its media type.
-    pub mime: String,
-    /// Base64 as the server sent it.
-    pub data: String,
-}
-
 /// A `tools/call` result in the core's terms.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Converted {
     /// What the model reads: every block in order, non-text blocks described in words.
     pub text: String,
-    /// Images among the blocks.
-    pub images: Vec<Image>,
+    /// Images among the blocks that can be shown (usual types and sizes, at most
+    /// [`ToolImage::MAX_PER_RESULT`]).
+    pub images: Vec<ToolImage>,
     /// The server said the tool failed (`isError`): the model sees it as a tool error.
     pub is_error: bool,
 }
@@ -144,10 +136,12 @@ pub fn result(value: &Value) -> Converted {
         match str_of("type").unwrap_or("") {
             "text" => parts.push(str_of("text").unwrap_or("").to_owned()),
             "image" => {
-                let mime = str_of("mimeType").unwrap_or("image").to_owned();
-                let data = str_of("data").unwrap_or("").to_owned();
-                parts.push(format!("[image: {mime}, {}]", size(&data)));
-                images.push(Image { mime, data });
+                let mime = str_of("mimeType").unwrap_or("image");
+                let data = str_of("data").unwrap_or("");
+                let kept = (images.len() < ToolImage::MAX_PER_RESULT).then(|| ToolImage::checked(mime, data)).flatten();
+                let note = if kept.is_some() { "" } else { "; not shown: too large, too many or not a usual type" };
+                parts.push(format!("[image: {mime}, {}{note}]", size(data)));
+                images.extend(kept);
             }
             "audio" => {
                 let mime = str_of("mimeType").unwrap_or("audio");
@@ -249,7 +243,10 @@ mod tests {
              [resource file:///b.bin: application/zip, 3 bytes]\n[link: doc https://x.example/doc — the doc]\n\
              [audio: audio/wav, 6 bytes]\n[hologram content]"
         );
-        assert_eq!(converted.images, [Image { mime: "image/png".into(), data: "iVBORw0KGgo=".into() }]);
+        assert_eq!(converted.images, [ToolImage::checked("image/png", "iVBORw0KGgo=").unwrap()]);
+        let svg = result(&json!({"content": [{"type": "image", "mimeType": "image/svg+xml", "data": "PHN2Zz4="}]}));
+        assert!(svg.images.is_empty());
+        assert_eq!(svg.text, "[image: image/svg+xml, 5 bytes; not shown: too large, too many or not a usual type]");
         assert!(!converted.is_error);
     }
 

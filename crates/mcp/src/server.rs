@@ -881,7 +881,7 @@ impl Tool for McpTool {
             if converted.is_error {
                 return Err(ToolError::Failed(converted.text));
             }
-            Ok(ToolOutput::text(converted.text))
+            Ok(ToolOutput::text(converted.text).with_images(converted.images))
         })
     }
 }

@@ -132,8 +132,15 @@ async fn the_everything_server_over_stdio_lists_calls_streams_progress_and_retur
         call(&server, "every__get-sum", json!({"a": 2, "b": 3.5})).await.unwrap(),
         "The sum of 2 and 3.5 is 5.5."
     );
-    let image = call(&server, "every__get-tiny-image", json!({})).await.unwrap();
-    assert!(image.contains("[image: image/png,") && image.contains("The image above is the MCP logo."), "{image}");
+    let image = tool(&server, "every__get-tiny-image").call(json!({}), ctx()).await.unwrap();
+    assert!(
+        image.text.contains("[image: image/png,") && image.text.contains("The image above is the MCP logo."),
+        "{}",
+        image.text
+    );
+    assert_eq!(image.images.len(), 1);
+    assert_eq!(image.images[0].mime_type, "image/png");
+    assert!(image.images[0].data.starts_with("iVBORw0KGgo"), "a PNG");
     let links = call(&server, "every__get-resource-links", json!({"count": 2})).await.unwrap();
     assert!(links.contains("[link: ") && links.contains("demo://resource/dynamic/"), "{links}");
     let structured = call(&server, "every__get-structured-content", json!({"location": "Chicago"})).await.unwrap();

@@ -259,7 +259,7 @@ pub fn request_body(request: &ProviderRequest) -> Value {
                     );
                 }
             }
-            Message::Tool { call_id, content, is_error, .. } => {
+            Message::Tool { call_id, content, is_error, images, .. } => {
                 let id = wire_call_id(call_id);
                 let mut content = content.clone();
                 if let Some(raw) = replaced.get(&id)
@@ -272,8 +272,20 @@ pub fn request_body(request: &ProviderRequest) -> Value {
                 }
                 let mut block = json!({"type": "tool_result", "tool_use_id": id});
                 // The API refuses an empty text block inside a result too; no content is allowed.
-                if !blank(&content) {
-                    block["content"] = json!(content);
+                if images.is_empty() {
+                    if !blank(&content) {
+                        block["content"] = json!(content);
+                    }
+                } else {
+                    // Images go back as image blocks of the result, after its text.
+                    let mut blocks: Vec<Value> = Vec::new();
+                    if !blank(&content) {
+                        blocks.push(json!({"type": "text", "text": content}));
+                    }
+                    blocks.extend(images.iter().map(|i| {
+                        json!({"type": "image", "source": {"type": "base64", "media_type": i.mime_type, "data": i.data}})
+                    }));
+                    block["content"] = Value::Array(blocks);
                 }
                 if *is_error {
                     block["is_error"] = json!(true);
@@ -1042,7 +1054,13 @@ mod tests {
     }
 
     fn result(id: &str, content: &str, is_error: bool) -> Message {
-        Message::Tool { call_id: id.into(), name: "t".into(), content: content.into(), is_error }
+        Message::Tool {
+            images: Default::default(),
+            call_id: id.into(),
+            name: "t".into(),
+            content: content.into(),
+            is_error,
+        }
     }
 
     #[test]
@@ -1129,6 +1147,31 @@ mod tests {
         );
         assert_eq!(m[2]["content"][1]["text"], "next");
         assert!(!body.to_string().contains(r#""text":"""#));
+    }
+
+    #[test]
+    fn images_of_a_result_become_image_blocks_after_its_text() {
+        let png = switchboard_core::ToolImage::checked("image/png", "iVBORw0KGgo=").unwrap();
+        let with_image = Message::Tool {
+            call_id: "c1".into(),
+            name: "t".into(),
+            content: "Here it is.".into(),
+            is_error: false,
+            images: vec![png],
+        };
+        let req = request(
+            vec![Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "t", "{}")] }, with_image],
+            vec![tool("t")],
+            ToolChoice::Auto,
+        );
+        let body = request_body(&req);
+        assert_eq!(
+            body["messages"][1]["content"][0]["content"],
+            json!([
+                {"type": "text", "text": "Here it is."},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+            ])
+        );
     }
 
     #[test]

@@ -268,8 +268,11 @@ pub fn request_body(request: &ProviderRequest, signature: &dyn Fn(&str) -> Optio
                 }
                 // The results that follow, in the order of the calls.
                 let mut results: Vec<(&str, &str, &str, bool)> = Vec::new();
-                while let Some(Message::Tool { call_id, name, content, is_error }) = messages.peek() {
+                // Images of the results follow the responses as inline data of the same turn.
+                let mut images: Vec<Value> = Vec::new();
+                while let Some(Message::Tool { call_id, name, content, is_error, images: returned }) = messages.peek() {
                     results.push((call_id, name, content, *is_error));
+                    images.extend(returned.iter().map(inline_data));
                     messages.next();
                 }
                 let mut responses = Vec::with_capacity(tool_calls.len());
@@ -287,10 +290,13 @@ pub fn request_body(request: &ProviderRequest, signature: &dyn Fn(&str) -> Optio
                 for (call_id, name, content, is_error) in results {
                     responses.push(function_response(call_id, name, content, is_error));
                 }
+                responses.extend(images);
                 push("user", responses);
             }
-            Message::Tool { call_id, name, content, is_error } => {
-                push("user", vec![function_response(call_id, name, content, *is_error)]);
+            Message::Tool { call_id, name, content, is_error, images } => {
+                let mut parts = vec![function_response(call_id, name, content, *is_error)];
+                parts.extend(images.iter().map(inline_data));
+                push("user", parts);
             }
         }
     }
@@ -352,6 +358,11 @@ fn args_object(arguments: &str) -> Value {
         Ok(v @ Value::Object(_)) => v,
         _ => json!({ "arguments": arguments }),
     }
+}
+
+/// An image as an inline-data part.
+fn inline_data(image: &switchboard_core::ToolImage) -> Value {
+    json!({"inlineData": {"mimeType": image.mime_type, "data": image.data}})
 }
 
 fn function_response(call_id: &str, name: &str, content: &str, is_error: bool) -> Value {
@@ -860,7 +871,39 @@ mod tests {
     }
 
     fn tool(call_id: &str, name: &str, content: &str, is_error: bool) -> Message {
-        Message::Tool { call_id: call_id.into(), name: name.into(), content: content.into(), is_error }
+        Message::Tool {
+            images: Default::default(),
+            call_id: call_id.into(),
+            name: name.into(),
+            content: content.into(),
+            is_error,
+        }
+    }
+
+    #[test]
+    fn images_of_results_follow_the_function_responses_as_inline_data() {
+        let png = switchboard_core::ToolImage::checked("image/png", "iVBORw0KGgo=").unwrap();
+        let req = ProviderRequest {
+            model: "m".into(),
+            system: None,
+            messages: vec![
+                Message::User { text: "draw".into() },
+                Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "snap", "{}")] },
+                Message::Tool {
+                    call_id: "c1".into(),
+                    name: "snap".into(),
+                    content: "[image: image/png]".into(),
+                    is_error: false,
+                    images: vec![png],
+                },
+            ],
+            tools: vec![],
+            tool_choice: ToolChoice::Auto,
+        };
+        let body = request_body(&req, &|_| None);
+        let parts = &body["contents"][2]["parts"];
+        assert!(parts[0].get("functionResponse").is_some(), "{parts}");
+        assert_eq!(parts[1], json!({"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}));
     }
 
     #[test]

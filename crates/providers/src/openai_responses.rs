@@ -853,12 +853,14 @@ mod tests {
                     ],
                 },
                 Message::Tool {
+                    images: Default::default(),
                     call_id: "call_1".into(),
                     name: "get_time".into(),
                     content: "noon".into(),
                     is_error: false,
                 },
                 Message::Tool {
+                    images: Default::default(),
                     call_id: "call_2".into(),
                     name: "get_time".into(),
                     content: "12:00".into(),

@@ -139,7 +139,13 @@ async fn the_request_carries_the_key_version_and_a_body_the_strict_mock_accepts(
             text: String::new(),
             tool_calls: vec![ToolCall { id: "toolu_1".into(), name: "get_time".into(), arguments: "{".into() }],
         },
-        Message::Tool { call_id: "toolu_1".into(), name: "get_time".into(), content: String::new(), is_error: true },
+        Message::Tool {
+            images: Default::default(),
+            call_id: "toolu_1".into(),
+            name: "get_time".into(),
+            content: String::new(),
+            is_error: true,
+        },
         Message::Assistant { text: " ".into(), tool_calls: vec![] },
         Message::User { text: "again".into() },
     ];

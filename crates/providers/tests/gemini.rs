@@ -111,7 +111,13 @@ async fn a_tool_round_streams_offsets_in_chars_and_sends_the_call_back_signed() 
     let history = vec![
         user,
         Message::Assistant { text: before.into(), tool_calls: vec![call.clone()] },
-        Message::Tool { call_id: call.id.clone(), name: "get_time".into(), content: "23:00".into(), is_error: false },
+        Message::Tool {
+            images: Default::default(),
+            call_id: call.id.clone(),
+            name: "get_time".into(),
+            content: "23:00".into(),
+            is_error: false,
+        },
     ];
     let events = run(&p, request(history)).await;
     assert!(matches!(events.last(), Some(Ok(ProviderEvent::Finish { reason: StopReason::Stop, .. }))), "{events:?}");

@@ -156,7 +156,13 @@ async fn the_request_carries_the_key_and_a_body_the_strict_mock_accepts() {
             text: String::new(),
             tool_calls: vec![ToolCall { id: "call_1".into(), name: "get_time".into(), arguments: "{".into() }],
         },
-        Message::Tool { call_id: "call_1".into(), name: "get_time".into(), content: "bad".into(), is_error: true },
+        Message::Tool {
+            images: Default::default(),
+            call_id: "call_1".into(),
+            name: "get_time".into(),
+            content: "bad".into(),
+            is_error: true,
+        },
         Message::Assistant { text: " ".into(), tool_calls: vec![] },
         Message::User { text: "again".into() },
     ];

@@ -213,6 +213,7 @@ mod tests {
                 status: switchboard_core::ToolStatus::Error,
                 output: format!("HTTP 401 for key {KEY}"),
                 duration_ms: 3,
+                images: None,
             },
         ];
         for e in events {

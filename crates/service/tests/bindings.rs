@@ -31,6 +31,7 @@ fn render() -> String {
         core::Usage,
         core::ToolSource,
         core::ApprovalPolicy,
+        core::ToolImage,
         core::ChatEvent,
         store::ConversationSummary,
         store::Role,

@@ -298,6 +298,10 @@ pub struct StoredToolResult {
     pub output: String,
     /// Wall time of the call.
     pub duration_ms: u64,
+    /// Images the tool returned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<Vec<switchboard_core::ToolImage>>"))]
+    pub images: Vec<switchboard_core::ToolImage>,
 }
 
 /// A provider profile: which API to talk to and where. The key lives in the keychain, never here.

@@ -172,19 +172,28 @@ impl Recorder {
         Ok(())
     }
 
-    fn tool_result(&self, call_id: &str, status: ToolStatus, output: &str, duration_ms: u64) -> Result<()> {
+    fn tool_result(
+        &self,
+        call_id: &str,
+        status: ToolStatus,
+        output: &str,
+        duration_ms: u64,
+        images: Option<&[switchboard_core::ToolImage]>,
+    ) -> Result<()> {
+        let images = images.filter(|i| !i.is_empty()).and_then(|i| serde_json::to_string(i).ok());
         let mut conn = self.store.conn();
         let tx = conn.transaction()?;
         // Keyed through the call row; a second result for the same call replaces the first rather
         // than failing, so a misbehaving caller cannot lose the latest result.
         let n = tx
             .prepare_cached(
-                "INSERT INTO tool_results (tool_call_id, status, output, duration_ms, created_at)
-                 SELECT id, ?3, ?4, ?5, ?6 FROM tool_calls WHERE message_id = ?1 AND call_id = ?2
+                "INSERT INTO tool_results (tool_call_id, status, output, duration_ms, created_at, images)
+                 SELECT id, ?3, ?4, ?5, ?6, ?7 FROM tool_calls WHERE message_id = ?1 AND call_id = ?2
                  ON CONFLICT (tool_call_id) DO UPDATE
-                 SET status = excluded.status, output = excluded.output, duration_ms = excluded.duration_ms",
+                 SET status = excluded.status, output = excluded.output, duration_ms = excluded.duration_ms,
+                     images = excluded.images",
             )?
-            .execute((&self.message_id, call_id, status.as_str(), output, duration_ms, now_millis()))?;
+            .execute((&self.message_id, call_id, status.as_str(), output, duration_ms, now_millis(), images))?;
         if n == 0 {
             return Err(Error::not_found("tool call", call_id));
         }
@@ -290,8 +299,8 @@ impl EventSink for Recorder {
                 ("tool call", self.tool_call(&id, &name, &source, &arguments, text_offset, iteration, index))
             }
             ChatEvent::ToolStarted { id } => ("tool start", self.tool_started(&id)),
-            ChatEvent::ToolResult { id, status, output, duration_ms } => {
-                ("tool result", self.tool_result(&id, status, &output, duration_ms))
+            ChatEvent::ToolResult { id, status, output, duration_ms, images } => {
+                ("tool result", self.tool_result(&id, status, &output, duration_ms, images.as_deref()))
             }
             ChatEvent::Usage { total, .. } => ("usage", self.usage(&total)),
             ChatEvent::Notice { kind, message } => ("notice", self.notice(&mut st, kind, message)),

@@ -99,6 +99,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE messages ADD COLUMN turn_options TEXT;
     "#,
+    // 3: images a tool returned (JSON: [{mimeType, data}]), shown on its card and given back to
+    // models that take images in tool results.
+    r#"
+    ALTER TABLE tool_results ADD COLUMN images TEXT;
+    "#,
 ];
 
 /// The schema version this build creates and understands.

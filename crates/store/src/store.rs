@@ -211,6 +211,7 @@ impl Store {
                         .tool_calls
                         .into_iter()
                         .map(|c| StoredCall {
+                            images: c.result.as_ref().map(|r| r.images.clone()).unwrap_or_default(),
                             id: c.call_id,
                             name: c.name,
                             arguments: c.arguments,
@@ -267,7 +268,7 @@ impl Store {
         {
             let mut stmt = tx.prepare_cached(
                 "SELECT tc.message_id, tc.call_id, tc.name, tc.source, tc.arguments, tc.text_offset,
-                        tc.iteration, tc.idx, tc.status, tr.status, tr.output, tr.duration_ms
+                        tc.iteration, tc.idx, tc.status, tr.status, tr.output, tr.duration_ms, tr.images
                  FROM tool_calls tc
                  JOIN messages m ON m.id = tc.message_id
                  LEFT JOIN tool_results tr ON tr.tool_call_id = tc.id
@@ -593,6 +594,11 @@ fn tool_call_from_row(r: &Row<'_>) -> rusqlite::Result<StoredToolCall> {
             status: switchboard_core::ToolStatus::parse(&s).ok_or_else(|| bad_value(9, "tool result status", &s))?,
             output: r.get(10)?,
             duration_ms: r.get(11)?,
+            // Images that cannot be read only cost the card its pictures.
+            images: r
+                .get::<_, Option<String>>(12)?
+                .and_then(|json| serde_json::from_str(&json).ok())
+                .unwrap_or_default(),
         }),
     };
     Ok(StoredToolCall {

@@ -31,7 +31,13 @@ fn deleting_a_conversation_cascades_to_messages_calls_and_results() {
         iteration: 1,
         index: 0,
     });
-    rec.emit(ChatEvent::ToolResult { id: "c".into(), status: ToolStatus::Ok, output: "now".into(), duration_ms: 1 });
+    rec.emit(ChatEvent::ToolResult {
+        images: Default::default(),
+        id: "c".into(),
+        status: ToolStatus::Ok,
+        output: "now".into(),
+        duration_ms: 1,
+    });
     rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 1 });
     assert!(rec.take_error().is_none());
 
@@ -231,6 +237,7 @@ fn a_conversation_reads_back_a_page_at_a_time_newest_first_with_its_tool_calls()
             index: 0,
         });
         rec.emit(ChatEvent::ToolResult {
+            images: Default::default(),
             id: format!("call-{turn}"),
             status: ToolStatus::Ok,
             output: "now".into(),

@@ -27,6 +27,11 @@ fn call(id: &str, offset: usize, iteration: u32, index: u32) -> ChatEvent {
     }
 }
 
+/// An image a tool returned: kept with its result and given back in the history.
+fn png() -> switchboard_core::ToolImage {
+    switchboard_core::ToolImage::checked("image/png", "iVBORw0KGgo=").unwrap()
+}
+
 fn usage(p: u64, c: u64) -> Usage {
     Usage { prompt_tokens: p, completion_tokens: c, reasoning_tokens: 3, cached_tokens: 4 }
 }
@@ -67,6 +72,7 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
             call("call_1", 6, 1, 0),
             ChatEvent::ToolStarted { id: "call_1".into() },
             ChatEvent::ToolResult {
+                images: Some(vec![png()]),
                 id: "call_1".into(),
                 status: ToolStatus::Ok,
                 output: "12:00".into(),
@@ -113,7 +119,10 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
     assert_eq!(c.arguments, r#"{"tz":"Europe/Paris"}"#);
     assert_eq!((c.text_offset, c.iteration, c.index), (6, 1, 0));
     assert_eq!(c.status, ToolCallStatus::Ok);
-    assert_eq!(c.result, Some(StoredToolResult { status: ToolStatus::Ok, output: "12:00".into(), duration_ms: 5 }));
+    assert_eq!(
+        c.result,
+        Some(StoredToolResult { images: vec![png()], status: ToolStatus::Ok, output: "12:00".into(), duration_ms: 5 })
+    );
     // The offset is in chars: the card sits after "Hé 👋 世" (12 bytes, 6 chars).
     assert_eq!(a.content.chars().take(c.text_offset).collect::<String>(), "Hé 👋 世");
 
@@ -133,6 +142,7 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
                 }],
             },
             Message::Tool {
+                images: vec![png()],
                 call_id: "call_1".into(),
                 name: "clock__now".into(),
                 content: "12:00".into(),
@@ -183,6 +193,7 @@ fn text_before_a_tool_call_and_each_result_are_durable_at_once_for_another_reade
     assert_eq!(assistant(&reader, &rows.conversation_id).tool_calls[0].status, ToolCallStatus::Running);
 
     rec.emit(ChatEvent::ToolResult {
+        images: Default::default(),
         id: "c1".into(),
         status: ToolStatus::Timeout,
         output: "took too long".into(),
@@ -245,6 +256,7 @@ fn a_turn_killed_mid_answer_becomes_interrupted_on_reopen_keeping_checkpointed_t
                 }],
             },
             Message::Tool {
+                images: Default::default(),
                 call_id: "c1".into(),
                 name: "clock__now".into(),
                 content: INTERRUPTED_RESULT.into(),
@@ -320,6 +332,7 @@ fn cancelled_turns_keep_their_text_and_status() {
     rec.emit(text("partial"));
     rec.emit(call("c1", 7, 1, 0));
     rec.emit(ChatEvent::ToolResult {
+        images: Default::default(),
         id: "c1".into(),
         status: ToolStatus::Cancelled,
         output: "Stopped".into(),
@@ -345,6 +358,7 @@ fn calls_are_ordered_by_iteration_then_index_and_a_repeated_result_replaces_the_
     rec.emit(call("y1", 4, 2, 0));
     for id in ["x1", "x2", "y1"] {
         rec.emit(ChatEvent::ToolResult {
+            images: Default::default(),
             id: id.into(),
             status: ToolStatus::Ok,
             output: format!("{id}-1"),
@@ -352,6 +366,7 @@ fn calls_are_ordered_by_iteration_then_index_and_a_repeated_result_replaces_the_
         });
     }
     rec.emit(ChatEvent::ToolResult {
+        images: Default::default(),
         id: "x1".into(),
         status: ToolStatus::Error,
         output: "x1-2".into(),
@@ -382,7 +397,13 @@ fn a_result_for_an_unknown_call_is_reported_not_panicked() {
     let store = Store::open_in_memory().unwrap();
     let rows = store.begin_turn(None, "q", "mock", "m").unwrap();
     let rec = store.recorder(&rows.message_id);
-    rec.emit(ChatEvent::ToolResult { id: "ghost".into(), status: ToolStatus::Ok, output: "?".into(), duration_ms: 1 });
+    rec.emit(ChatEvent::ToolResult {
+        images: Default::default(),
+        id: "ghost".into(),
+        status: ToolStatus::Ok,
+        output: "?".into(),
+        duration_ms: 1,
+    });
     let err = rec.take_error().expect("kept");
     assert!(err.to_string().contains("ghost"), "{err}");
     // The recorder keeps working after a failure.

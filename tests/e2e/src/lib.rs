@@ -783,6 +783,7 @@ pub fn write_conversation(store: &Store, turns: usize) -> Result<String> {
             status: ToolStatus::Ok,
             output: r#"{"date":"2026-11-22","iso":"2026-11-22T04:16:11+01:00","time":"04:16:11","timezone":"Europe/Paris","utcOffset":"+01:00","weekday":"Sunday"}"#.into(),
             duration_ms: 1,
+            images: None,
         });
         rec.emit(ChatEvent::TextDelta {
             text: format!(

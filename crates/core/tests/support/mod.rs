@@ -587,7 +587,7 @@ pub fn tool_messages(request: &ProviderRequest) -> Vec<ToolMsg> {
         .messages
         .iter()
         .filter_map(|m| match m {
-            Message::Tool { call_id, name, content, is_error } => Some(ToolMsg {
+            Message::Tool { call_id, name, content, is_error, .. } => Some(ToolMsg {
                 call_id: call_id.clone(),
                 name: name.clone(),
                 content: content.clone(),

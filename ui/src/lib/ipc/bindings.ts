@@ -39,6 +39,16 @@ document: string, } | { "kind": "agent" } | { "kind": "unknown" };
 
 export type ApprovalPolicy = "auto" | "ask" | "deny";
 
+export type ToolImage = { 
+/**
+ * `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+ */
+mimeType: string, 
+/**
+ * The bytes, base64 (standard alphabet).
+ */
+data: string, };
+
 export type ChatEvent = { "type": "started", 
 /**
  * The conversation (new or existing).
@@ -155,7 +165,11 @@ output: string,
 /**
  * Wall time of the call.
  */
-durationMs: number, } | { "type": "usage", 
+durationMs: number, 
+/**
+ * Images the tool returned.
+ */
+images?: Array<ToolImage>, } | { "type": "usage", 
 /**
  * This iteration's usage.
  */
@@ -237,7 +251,11 @@ output: string,
 /**
  * Wall time of the call.
  */
-durationMs: number, };
+durationMs: number, 
+/**
+ * Images the tool returned.
+ */
+images?: Array<ToolImage>, };
 
 export type StoredToolCall = { 
 /**
