@@ -9,12 +9,17 @@ import type {
   ConversationView,
   MessagePage,
   DataInfo,
+  ImportPreview,
+  ImportSource,
   KeychainStatus,
   KeyInfo,
   KeyMode,
+  McpOverview,
+  McpServerInfo,
   ProviderInfo,
   ProviderProfile,
   SendRequest,
+  ServerConfig,
   Settings,
   ToolInfo,
   TurnStarted,
@@ -67,6 +72,27 @@ export interface Backend {
   keychainStatus(): Promise<KeychainStatus>;
   /** The person's choice when the keychain cannot be used ("keychain" tries it again). */
   useKeyFallback(mode: KeyMode): Promise<KeychainStatus>;
+
+  // ---- MCP servers ---------------------------------------------------------------------------
+
+  /** The config file, its problem if any, and every server with its status. */
+  mcpServers(): Promise<McpOverview>;
+  /**
+   * Adds a server to the config file. A local command runs only once the person agrees in a native
+   * dialog the page cannot see; if they refuse, its status is `needsApproval`.
+   */
+  mcpAdd(name: string, config: ServerConfig): Promise<McpServerInfo>;
+  mcpRemove(name: string): Promise<McpOverview>;
+  mcpSetEnabled(name: string, enabled: boolean): Promise<McpServerInfo>;
+  /** Shows the command line in a native dialog and runs it if the person agrees. */
+  mcpApprove(name: string): Promise<McpServerInfo>;
+  mcpRestart(name: string): Promise<McpServerInfo>;
+  /** Lists the changed tools in a native dialog; rejects (kind "config") if the person refuses. */
+  mcpApproveTools(name: string): Promise<McpServerInfo>;
+  /** Claude Desktop and Cursor config files that exist. */
+  mcpImportSources(): Promise<ImportSource[]>;
+  mcpImportPreview(app: string): Promise<ImportPreview>;
+  mcpImport(app: string): Promise<ImportPreview>;
 
   // ---- data ------------------------------------------------------------------------------------
 

@@ -21,6 +21,9 @@ import type {
   ChatEvent,
   ConversationSummary,
   ConversationView,
+  ImportPreview,
+  ImportSource,
+  McpServerInfo,
   MessagePage,
   IpcError,
   KeychainStatus,
@@ -28,6 +31,8 @@ import type {
   KeyMode,
   ProviderProfile,
   SendRequest,
+  ServerConfig,
+  ServerDetail,
   Settings,
   StoredMessage,
   ToolInfo,
@@ -168,14 +173,77 @@ function tool(name: string, description: string, source: ToolSource, more: Parti
   return { name, description, source, enabled: true, disabledForChat: false, approval: 'auto', exclusive: false, takesControl: false, parameters: {}, ...more };
 }
 
-const TOOLS: ToolInfo[] = [
+const BUILTIN_TOOLS: ToolInfo[] = [
   tool('get_time', 'Current date and time in an IANA time zone (UTC by default).', { kind: 'builtin' }),
   tool('web_fetch', 'Fetches a web page and returns its readable text.', { kind: 'builtin' }, { approval: 'ask' }),
-  tool('files__read_file', 'Reads a file from the allowed directories.', { kind: 'mcp', server: 'files' }),
+];
+
+const OTHER_TOOLS: ToolInfo[] = [
   tool('weather', 'Current weather for a city (HTTP API tool).', { kind: 'http' }),
   tool('agent__Researcher', 'A research sub-agent that searches and summarizes.', { kind: 'agent' }, { exclusive: true }),
   tool('shell', 'Runs a shell command. Disabled in settings.', { kind: 'builtin' }, { enabled: false, approval: 'ask' }),
 ];
+
+// ---- MCP servers ---------------------------------------------------------------------------------
+
+export const FAKE_MCP_CONFIG = '/home/you/.config/switchboard/mcp.json';
+
+/** What each fake server offers once it runs: its tools (remote name, description, annotations). */
+const MCP_CATALOG: Record<string, { remote: string; description: string; annotations: Record<string, unknown> | null }[]> = {
+  files: [
+    { remote: 'read_file', description: 'Reads a file from the allowed directories.', annotations: { readOnlyHint: true, idempotentHint: true } },
+    { remote: 'write_file', description: 'Writes a file in the allowed directories.', annotations: { destructiveHint: true } },
+  ],
+  github: [{ remote: 'search_issues', description: 'Searches issues on GitHub.', annotations: { readOnlyHint: true, openWorldHint: true } }],
+};
+
+/** A fake server: its config entry and its state. */
+interface FakeMcp {
+  name: string;
+  config: ServerConfig;
+  detail: ServerDetail;
+}
+
+function mcpTarget(c: ServerConfig): { transport: string; target: string } {
+  if (c.url) return { transport: 'http', target: c.url };
+  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`);
+  return { transport: 'stdio', target: [c.command ?? '', ...(c.args ?? [])].map(quote).join(' ') };
+}
+
+function mcpServer(name: string, config: ServerConfig, status: ServerDetail['status']): FakeMcp {
+  const { transport, target } = mcpTarget(config);
+  return { name, config, detail: { name, transport, target, status, tools: [], skipped: [], held: [], stderr: [], serverInfo: null, restarts: 0 } };
+}
+
+/** The server runs: its tools are offered. */
+function mcpReady(s: FakeMcp): void {
+  s.detail.status = { state: 'ready' };
+  s.detail.tools = (MCP_CATALOG[s.name] ?? [{ remote: 'echo', description: 'Echoes its input.', annotations: null }]).map((t) => ({
+    name: `${s.name}__${t.remote}`,
+    remote: t.remote,
+    annotations: t.annotations,
+  }));
+  s.detail.serverInfo = `${s.name}-server 1.0.0`;
+  s.detail.stderr = [`${s.name}-server running on stdio`];
+}
+
+function mcpSeed(): FakeMcp[] {
+  const files = mcpServer('files', { type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/you/Documents'] }, { state: 'ready' });
+  mcpReady(files);
+  files.detail.held = [{ name: 'files__move_file', why: 'New since the server was approved.', description: 'Moves or renames a file or directory.' }];
+  const github = mcpServer(
+    'github',
+    { type: 'stdio', command: 'docker', args: ['run', '-i', '--rm', '-e', 'GITHUB_PERSONAL_ACCESS_TOKEN', 'ghcr.io/github/github-mcp-server'], env: { GITHUB_PERSONAL_ACCESS_TOKEN: '${secret:github}' } },
+    { state: 'needsApproval', reason: 'This command has not been approved to run on this computer.' },
+  );
+  return [files, github];
+}
+
+const MCP_TOOL_DESCRIPTIONS: Record<string, string> = Object.fromEntries(
+  Object.entries(MCP_CATALOG).flatMap(([server, tools]) => tools.map((t) => [`${server}__${t.remote}`, t.description])),
+);
+
+const IMPORT_SOURCES: ImportSource[] = [{ app: 'claude', path: '/home/you/.config/Claude/claude_desktop_config.json' }];
 
 const OPENAI = PROVIDER_KINDS[0];
 const PROVIDERS: ProviderProfile[] = [
@@ -260,9 +328,66 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     return [...conversations.values()].map((c) => ({ ...c.summary, messageCount: c.messages.length })).sort((a, b) => b.updatedAt - a.updatedAt);
   }
 
+  // ---- MCP servers ------------------------------------------------------------------------------
+
+  const mcp: FakeMcp[] = mcpSeed();
+  const imported = new Set<string>();
+
+  function mcpInfo(s: FakeMcp): McpServerInfo {
+    return structuredClone({ config: s.config, enabled: s.config.disabled !== true, detail: s.detail });
+  }
+
+  function mcpFind(name: string): FakeMcp {
+    const s = mcp.find((x) => x.name === name);
+    if (!s) throw err('config', `No MCP server '${name}'. Known servers: ${mcp.map((x) => x.name).join(', ') || 'none'}.`);
+    return s;
+  }
+
+  /** Starting takes a moment (so the page polls), then the server is ready. */
+  function mcpStart(s: FakeMcp): void {
+    if (s.config.disabled) {
+      s.detail.status = { state: 'stopped' };
+      s.detail.tools = [];
+      return;
+    }
+    s.detail.status = { state: 'starting' };
+    s.detail.tools = [];
+    setTimeout(() => {
+      if (mcp.includes(s) && s.detail.status.state === 'starting') mcpReady(s);
+    }, tick * 20);
+  }
+
+  function mcpOverview() {
+    const servers = [...mcp].sort((a, b) => a.name.localeCompare(b.name)).map(mcpInfo);
+    return { configPath: FAKE_MCP_CONFIG, problem: null, servers };
+  }
+
+  function importPreview(app: string): ImportPreview {
+    const source = IMPORT_SOURCES.find((x) => x.app === app);
+    if (!source) throw err('notFound', `No ${app} config file was found.`);
+    return {
+      path: source.path,
+      servers: [
+        { name: 'files', target: 'npx -y @modelcontextprotocol/server-filesystem /home/you', secrets: [], exists: mcp.some((s) => s.name === 'files') },
+        { name: 'brave-search', target: 'npx -y @modelcontextprotocol/server-brave-search', secrets: ['env BRAVE_API_KEY'], exists: imported.has('brave-search') || mcp.some((s) => s.name === 'brave-search') },
+      ],
+      notes: ['The global shortcut setting is not about MCP servers and was left behind.'],
+    };
+  }
+
+  function mcpTools(): ToolInfo[] {
+    return mcp
+      .filter((s) => s.config.disabled !== true && s.detail.status.state === 'ready')
+      .flatMap((s) => s.detail.tools.map((t) => tool(t.name, MCP_TOOL_DESCRIPTIONS[t.name] ?? '', { kind: 'mcp', server: s.name })));
+  }
+
+  function allTools(): ToolInfo[] {
+    return [...BUILTIN_TOOLS, ...mcpTools(), ...OTHER_TOOLS];
+  }
+
   function toolsFor(cid: string | null): ToolInfo[] {
     const conv = cid ? conversations.get(cid) : undefined;
-    return TOOLS.map((t) => ({
+    return allTools().map((t) => ({
       ...t,
       enabled: !settings.tools.disabled.includes(t.name),
       approval: settings.tools.approval[t.name] ?? t.approval,
@@ -482,7 +607,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     async setChatToolDisabled(cid, name, disabled) {
       const c = conversations.get(cid);
       if (!c) throw err('notFound', `No conversation ${cid}.`);
-      if (!TOOLS.some((t) => t.name === name)) throw err('notFound', `No tool ${name}.`);
+      if (!allTools().some((t) => t.name === name)) throw err('notFound', `No tool ${name}.`);
       if (disabled) c.disabled.add(name);
       else c.disabled.delete(name);
     },
@@ -575,6 +700,71 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
         keychain = { mode, problem: keychain.problem };
       }
       return { ...keychain };
+    },
+    async mcpServers() {
+      return mcpOverview();
+    },
+    async mcpAdd(name, config) {
+      if (!NAME_RE.test(name)) throw err('config', `invalid server name '${name}': use letters, digits, '-' and '_' (at most 64)`);
+      if (mcp.some((s) => s.name === name)) throw err('config', `An MCP server named '${name}' exists already.`);
+      const remote = config.type === 'http' || config.type === 'sse' || (!config.type && !!config.url);
+      if (remote && !isHttpUrl(config.url ?? '')) throw err('config', `the URL '${config.url ?? ''}' of '${name}' is not an http:// or https:// URL`);
+      if (!remote && !config.command?.trim()) throw err('config', `'${name}' has neither a command nor a URL`);
+      const s = mcpServer(name, structuredClone(config), { state: 'stopped' });
+      mcp.push(s);
+      // Like the shell: a local command waits for the person's yes in a native dialog; the fake says yes.
+      mcpStart(s);
+      return mcpInfo(s);
+    },
+    async mcpRemove(name) {
+      const s = mcpFind(name);
+      mcp.splice(mcp.indexOf(s), 1);
+      return mcpOverview();
+    },
+    async mcpSetEnabled(name, enabled) {
+      const s = mcpFind(name);
+      s.config = { ...s.config, disabled: !enabled };
+      if (!enabled) {
+        s.detail.status = { state: 'stopped' };
+        s.detail.tools = [];
+      } else if (s.detail.status.state !== 'needsApproval') {
+        mcpStart(s);
+      }
+      return mcpInfo(s);
+    },
+    async mcpApprove(name) {
+      const s = mcpFind(name);
+      mcpStart(s);
+      return mcpInfo(s);
+    },
+    async mcpRestart(name) {
+      const s = mcpFind(name);
+      if (s.detail.status.state === 'needsApproval') throw err('config', `'${name}' has not been approved to run yet.`);
+      s.detail.restarts = 0;
+      mcpStart(s);
+      return mcpInfo(s);
+    },
+    async mcpApproveTools(name) {
+      const s = mcpFind(name);
+      if (s.detail.held.length === 0) throw err('config', `No tools of '${name}' are waiting for approval.`);
+      s.detail.held = [];
+      return mcpInfo(s);
+    },
+    async mcpImportSources() {
+      return structuredClone(IMPORT_SOURCES);
+    },
+    async mcpImportPreview(app) {
+      return importPreview(app);
+    },
+    async mcpImport(app) {
+      const preview = importPreview(app);
+      for (const x of preview.servers) {
+        if (x.exists) continue;
+        imported.add(x.name);
+        const [command = '', ...args] = x.target.split(' ');
+        mcp.push(mcpServer(x.name, { type: 'stdio', command, args }, { state: 'needsApproval', reason: 'This command has not been approved to run on this computer.' }));
+      }
+      return preview;
     },
     async dataInfo() {
       return { dataDir: DATA_DIR, database: `${DATA_DIR}/switchboard.db` };
