@@ -164,7 +164,7 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
       return updateCall(m, e.id, (c) => ({
         ...c,
         status: e.status,
-        result: { status: e.status, output: e.output, durationMs: e.durationMs },
+        result: { status: e.status, output: e.output, durationMs: e.durationMs, ...(e.images?.length ? { images: e.images } : {}) },
         progress: [],
         awaitingApproval: false,
       }));

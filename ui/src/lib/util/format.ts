@@ -74,3 +74,12 @@ export function relativeDay(ms: number, now = Date.now()): string {
   if (days < 7) return d.toLocaleDateString(undefined, { weekday: 'short' });
   return d.toLocaleDateString(undefined, { month: 'short', day: 'numeric', ...(d.getFullYear() !== today.getFullYear() ? { year: 'numeric' } : {}) });
 }
+
+/** Image types a tool card shows (the engine accepts no others; checked again here). */
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+
+/** A `data:` URL for an image a tool returned, or `null` when it is not a plain base64 image of a usual type. */
+export function imageSrc(image: { mimeType: string; data: string }): string | null {
+  if (!IMAGE_TYPES.includes(image.mimeType) || !/^[A-Za-z0-9+/]+={0,2}$/.test(image.data)) return null;
+  return `data:${image.mimeType};base64,${image.data}`;
+}
