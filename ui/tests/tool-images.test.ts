@@ -30,15 +30,15 @@ describe('tool images', () => {
       { type: 'toolResult', id: 'c1', status: 'ok', output: '[image]', durationMs: 2, images: [png] },
     ];
     const m = reduceAll(pendingAssistant(), events);
-    expect(m.toolCalls[0].result?.images).toEqual([png]);
+    expect(m.toolCalls[0]?.result?.images).toEqual([png]);
   });
 
   it('the card shows each image from a data URL, and names the server', () => {
     render(ToolCard, { props: { call: call([png, png]), live: false } });
     const imgs = screen.getAllByRole('img');
     expect(imgs).toHaveLength(2);
-    expect(imgs[0].getAttribute('src')).toBe('data:image/png;base64,iVBORw0KGgo=');
-    expect(imgs[0].getAttribute('alt')).toBe('Image 1 returned by every__get-tiny-image');
+    expect(imgs[0]?.getAttribute('src')).toBe('data:image/png;base64,iVBORw0KGgo=');
+    expect(imgs[0]?.getAttribute('alt')).toBe('Image 1 returned by every__get-tiny-image');
     expect(screen.getByText('MCP: every')).toBeTruthy();
   });
 
