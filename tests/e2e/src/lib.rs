@@ -227,6 +227,19 @@ impl DataDir {
         Store::open(&self.db()).with_context(|| format!("opening {}", self.db().display()))
     }
 
+    /// Configures an MCP server as if the person had added it and allowed its command: its entry
+    /// in `mcp.json` (the config directory is the data directory the tests choose) and its
+    /// command line's fingerprint among the approvals in the database.
+    pub fn add_mcp_server(&self, name: &str, config: switchboard_mcp::ServerConfig) -> Result<()> {
+        let mut file = switchboard_mcp::McpConfig::default();
+        let fingerprint = config.command_fingerprint();
+        file.mcp_servers.insert(name.to_owned(), config);
+        file.save(&self.path().join(switchboard_mcp::config::CONFIG_FILE))?;
+        let trust = json!({ name: { "command": fingerprint, "tools": {} } });
+        self.open_store()?.set_setting("mcp.trust", &trust)?;
+        Ok(())
+    }
+
     /// The environment tauri-driver (and so the app) runs with.
     fn env(&self) -> Vec<(&'static str, OsString)> {
         let p = self.path();

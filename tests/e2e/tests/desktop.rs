@@ -620,3 +620,117 @@ async fn h_window_size_and_position_are_remembered() -> Result<()> {
     app.close().await?;
     Ok(())
 }
+
+// ----- i. an MCP server: ready in Settings, its tool in a chat, its image on the card ----------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i_mcp_server_tool_with_an_image() -> Result<()> {
+    let Some(pre) = Prereqs::require("i_mcp") else { return Ok(()) };
+    let mock = MockServer::start(Script::new(vec![
+        Reply::tool_call("call_logo", "every__get-tiny-image", "{}"),
+        Reply::text("That is the MCP logo."),
+    ]))
+    .await;
+    let data = DataDir::new(&mock.base_url())?;
+    let everything = switchboard_e2e::repo_root().join("node_modules/.bin/mcp-server-everything");
+    ensure!(everything.exists(), "{} is missing: run scripts/setup.sh", everything.display());
+    // The data dir as a last argument (the server ignores it) finds this test's server process.
+    let marker = data.path().display().to_string();
+    data.add_mcp_server(
+        "every",
+        switchboard_mcp::ServerConfig {
+            command: Some(everything.display().to_string()),
+            args: vec!["stdio".into(), marker.clone()],
+            ..Default::default()
+        },
+    )?;
+    let driver = Driver::start(&pre, &data).await?;
+    let rig = Rig { driver, data, mock };
+    let app = rig.driver.launch("i").await?;
+
+    // Settings -> MCP servers: the server started in the background and is ready with its tools.
+    app.click(&tid("open-settings")).await?;
+    app.wait_and_click(&tid("settings-nav-mcp"), LONG).await?;
+    app.wait_for(
+        "the MCP server to be ready",
+        &format!(
+            "return !!document.querySelector('{}[data-name=\"every\"][data-state=\"ready\"]');",
+            tid("mcp-server")
+        ),
+        LONG,
+    )
+    .await?;
+    let tools = app
+        .js(
+            &format!("return [...document.querySelectorAll('{}')].map(t => t.dataset.toolName);", tid("mcp-tool")),
+            vec![],
+        )
+        .await?;
+    ensure!(tools.as_array().is_some_and(|t| t.contains(&json!("every__get-tiny-image"))), "tools listed: {tools}");
+    app.screenshot("1-settings-mcp-ready").await?;
+    app.click(&tid("close-settings")).await?;
+
+    // A chat: the model calls the server's tool; the card names the server and shows the image.
+    app.send_message("Show me the MCP logo").await?;
+    app.wait_for(
+        "the image on the MCP tool card, decoded",
+        &format!(
+            "const img = document.querySelector('{}[data-tool-name=\"every__get-tiny-image\"][data-status=\"ok\"] {} img'); \
+             return !!img && img.complete && img.naturalWidth > 0;",
+            tid("tool-card"),
+            tid("tool-images")
+        ),
+        LONG,
+    )
+    .await?;
+    let status = wait_assistant_settled(&app, 1, LONG).await?;
+    ensure!(status == "complete", "the answer ended as {status}");
+    let label = app
+        .js(
+            &format!(
+                "return document.querySelector('{}[data-tool-name=\"every__get-tiny-image\"] .source').textContent;",
+                tid("tool-card")
+            ),
+            vec![],
+        )
+        .await?;
+    ensure!(label == json!("MCP: every"), "the card's source label: {label}");
+    app.screenshot("2-mcp-image-card").await?;
+    assert_not_blank(&app).await?;
+
+    let requests = rig.mock.requests();
+    ensure!(requests.len() == 2, "the mock got {} requests", requests.len());
+    let tool_msg = requests[1].messages().iter().find(|m| m["role"] == "tool").cloned().unwrap_or_default();
+    ensure!(
+        tool_msg["content"].as_str().is_some_and(|c| c.contains("[image: image/png")),
+        "the model is told about the image: {tool_msg}"
+    );
+
+    // Quitting the app stops the server: no process of it is left.
+    ensure!(!server_processes(&marker).is_empty(), "the server's process is not found while the app runs");
+    app.close().await?;
+    let closed = Instant::now();
+    let deadline = closed + Duration::from_secs(15);
+    let mut left = server_processes(&marker);
+    while !left.is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        left = server_processes(&marker);
+    }
+    ensure!(left.is_empty(), "the MCP server outlived the app: {left:?}");
+    Ok(())
+}
+
+/// Processes of the MCP server started with `marker` among its arguments (pid, state, command).
+fn server_processes(marker: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+        .filter_map(|e| {
+            let cmdline = String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).ok()?).replace('\0', " ");
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            (cmdline.contains("mcp-server-everything") && cmdline.contains(marker))
+                .then(|| format!("{stat} :: {cmdline}"))
+        })
+        .collect()
+}
