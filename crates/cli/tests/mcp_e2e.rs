@@ -65,13 +65,22 @@ async fn servers_added_from_the_cli_run_only_when_confirmed_and_their_tools_work
     assert!(stdout(&out).contains("tool time__get_current_time"), "{}", stdout(&out));
 
     // The loop calls the MCP tool with non-ASCII arguments and the model gets its result.
+    // MCP tools ask first; without a terminal nothing can answer, so the call is denied...
     let (out, events) = env.chat_json(&["Echo something"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let denied = of_type(&events, "toolResult");
+    assert_eq!(denied[0]["status"], "denied", "{events:?}");
+    assert!(stderr(&out).contains("--approve-all"), "{}", stderr(&out));
+    env.mock.push(Reply::tool_call("c1", "every__echo", r#"{"message":"grüße ✓ 日本"}"#));
+    env.mock.push(Reply::text("Done."));
+    // ... unless the person allows it.
+    let (out, events) = env.chat_json(&["--approve-all", "Echo something"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let result = of_type(&events, "toolResult");
     assert_eq!(result.len(), 1, "{events:?}");
     assert_eq!(result[0]["output"], "Echo: grüße ✓ 日本");
     let requests = env.mock.requests();
-    let first = &requests[0].body;
+    let first = &requests[2].body;
     let tools: Vec<&str> =
         first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
     assert!(tools.contains(&"every__echo") && tools.contains(&"time__get_current_time"), "{tools:?}");

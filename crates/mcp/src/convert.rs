@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
-use switchboard_core::{ToolDef, ToolImage, ToolSource};
+use switchboard_core::{ApprovalPolicy, ToolDef, ToolImage, ToolSource};
 
 /// The longest tool description kept; longer ones are cut (a server could fill the context).
 pub const MAX_DESCRIPTION: usize = 8 * 1024;
@@ -77,6 +77,9 @@ pub fn tools(server: &str, listed: &[Value]) -> (Vec<Listed>, Vec<String>) {
         let description = entry.get("description").and_then(Value::as_str).unwrap_or(title.unwrap_or(""));
         let mut def = ToolDef::new(tool_name(server, remote), cut(description, MAX_DESCRIPTION), parameters);
         def.source = ToolSource::Mcp { server: server.to_owned() };
+        // Another program's tool asks before it runs until the person says otherwise in
+        // Settings; its own hints (`readOnlyHint`, ...) are shown but never loosen that.
+        def.approval = ApprovalPolicy::Ask;
         let annotations = entry.get("annotations").filter(|a| a.is_object()).cloned();
         let fingerprint = fingerprint(entry);
         out.push(Listed { remote: remote.to_owned(), def, annotations, fingerprint });
@@ -208,6 +211,7 @@ mod tests {
         assert_eq!(tools[0].def.source, ToolSource::Mcp { server: "every".into() });
         assert_eq!(tools[0].remote, "echo");
         assert_eq!(tools[0].annotations, Some(json!({"readOnlyHint": true})));
+        assert_eq!(tools[0].def.approval, ApprovalPolicy::Ask, "a read-only hint does not make it run unasked");
         assert_eq!(tools[1].def.description, "Only a title");
         assert_eq!(tools[1].def.parameters, json!({"type": "object"}));
         assert_eq!(skipped.len(), 4, "{skipped:?}");

@@ -670,8 +670,17 @@ async fn i_mcp_server_tool_with_an_image() -> Result<()> {
     app.screenshot("1-settings-mcp-ready").await?;
     app.click(&tid("close-settings")).await?;
 
-    // A chat: the model calls the server's tool; the card names the server and shows the image.
+    // A chat: the model calls the server's tool, which asks first (another program's tool); the
+    // card names the server and shows the image.
     app.send_message("Show me the MCP logo").await?;
+    app.wait_for(
+        "the approval dialog for the MCP tool",
+        &format!("return !!document.querySelector('{} .btn.primary');", tid("approval-dialog")),
+        LONG,
+    )
+    .await?;
+    app.screenshot("2-mcp-approval").await?;
+    app.click(&format!("{} .btn.primary", tid("approval-dialog"))).await?;
     app.wait_for(
         "the image on the MCP tool card, decoded",
         &format!(
@@ -695,7 +704,7 @@ async fn i_mcp_server_tool_with_an_image() -> Result<()> {
         )
         .await?;
     ensure!(label == json!("MCP: every"), "the card's source label: {label}");
-    app.screenshot("2-mcp-image-card").await?;
+    app.screenshot("3-mcp-image-card").await?;
     assert_not_blank(&app).await?;
 
     let requests = rig.mock.requests();
