@@ -289,6 +289,9 @@ impl Service {
             Ok(_) => self.inner.mcp.problem.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         };
         let running = self.inner.mcp.lock().clone();
+        // What the registry refused (a schema that is not JSON Schema, a name taken by another
+        // source) is reported against the server too.
+        let states = self.inner.tools.catalog.states();
         let entries = config
             .map(|c| c.mcp_servers)
             .unwrap_or_else(|_| running.iter().map(|(name, server)| (name.clone(), server.config().clone())).collect());
@@ -301,6 +304,11 @@ impl Service {
                 };
                 if let Err(e) = config.spec(&name) {
                     detail.status = SourceStatus::Failed { reason: e.to_string() };
+                }
+                if let Some(state) = states.iter().find(|s| s.id == format!("mcp:{name}")) {
+                    let refused: Vec<&String> = state.skipped.iter().collect();
+                    detail.tools.retain(|t| !refused.iter().any(|why| why.contains(&format!("'{}'", t.name))));
+                    detail.skipped.extend(state.skipped.iter().cloned());
                 }
                 McpServerInfo { enabled: !config.disabled, config, detail }
             })
