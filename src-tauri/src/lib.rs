@@ -317,6 +317,28 @@ async fn mcp_approve_tools(
     blocking(move || s.mcp_approve_tools(&name, confirm.0.as_ref())).await
 }
 
+/// Opens a remote server's sign-in address in the person's browser (the engine checked that it
+/// is `https:` or loopback `http:` first).
+struct SystemBrowser(Opener);
+
+impl switchboard_service::mcp::Browser for SystemBrowser {
+    fn open(&self, url: &str) -> std::result::Result<(), String> {
+        (self.0.0)(url)
+    }
+}
+
+/// Signs in to a remote MCP server that asks for it; resolves once the person finished in the
+/// browser (or after five minutes).
+#[tauri::command]
+async fn mcp_sign_in(service: State<'_, Service>, opener: State<'_, Opener>, name: String) -> Result<McpServerInfo> {
+    service.mcp_sign_in(&name, &SystemBrowser(opener.inner().clone())).await.map_err(ipc)
+}
+
+#[tauri::command]
+async fn mcp_sign_out(service: State<'_, Service>, name: String) -> Result<McpServerInfo> {
+    service.mcp_sign_out(&name).await.map_err(ipc)
+}
+
 /// The other apps' MCP configs found on this computer (Claude Desktop, Cursor).
 #[tauri::command]
 async fn mcp_import_sources(service: State<'_, Service>) -> Result<Vec<ImportSource>> {
@@ -471,6 +493,8 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         mcp_import_sources,
         mcp_import_preview,
         mcp_import,
+        mcp_sign_in,
+        mcp_sign_out,
     ])
 }
 

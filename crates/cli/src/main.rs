@@ -343,7 +343,8 @@ fn start_tool_sources(service: &Service) {
     runtime().block_on(service.start_tool_sources());
     for source in service.tool_sources() {
         if let switchboard_core::SourceStatus::Failed { reason }
-        | switchboard_core::SourceStatus::NeedsApproval { reason } = &source.status
+        | switchboard_core::SourceStatus::NeedsApproval { reason }
+        | switchboard_core::SourceStatus::NeedsSignIn { reason } = &source.status
         {
             let first = reason.lines().next().unwrap_or_default();
             eprintln!("warning: {} is not available: {}", render::safe(&source.id), render::safe(first));

@@ -75,6 +75,16 @@ pub enum McpCmd {
         #[arg(long)]
         yes: bool,
     },
+    /// Sign in to a remote server that asks for it (OAuth): opens the address in your browser.
+    Login {
+        /// The server.
+        name: String,
+    },
+    /// Forget a remote server's sign-in.
+    Logout {
+        /// The server.
+        name: String,
+    },
     /// Offer a server's tools whose definitions changed since they were approved.
     ApproveTools {
         /// The server.
@@ -97,6 +107,29 @@ impl Confirm for Yes {
     }
 }
 
+/// Shows a sign-in address at the terminal and hands it to the desktop's opener when there is one.
+struct Terminal;
+
+impl switchboard_service::mcp::Browser for Terminal {
+    fn open(&self, url: &str) -> Result<(), String> {
+        eprintln!("Sign in at this address (it opens in your browser if one is available):\n{url}");
+        #[cfg(target_os = "linux")]
+        let opener = "xdg-open";
+        #[cfg(target_os = "macos")]
+        let opener = "open";
+        #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+        let opener = "explorer";
+        // The address is one argument (no shell); a missing opener only means the person copies it.
+        let _ = std::process::Command::new(opener)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        Ok(())
+    }
+}
+
 fn pairs(values: &[String], what: &str) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
     values
         .iter()
@@ -115,6 +148,7 @@ fn status_words(status: &SourceStatus) -> String {
         SourceStatus::Failed { reason } => format!("failed: {reason}"),
         SourceStatus::Stopped => "stopped".into(),
         SourceStatus::NeedsApproval { .. } => "needs approval (switchboard mcp approve NAME --yes)".into(),
+        SourceStatus::NeedsSignIn { .. } => "needs sign-in (switchboard mcp login NAME)".into(),
     }
 }
 
@@ -215,6 +249,16 @@ pub fn run(service: &Service, cmd: McpCmd) -> anyhow::Result<ExitCode> {
         McpCmd::Approve { name, yes } => {
             let info = rt.block_on(service.mcp_approve(&name, &Yes(yes)))?;
             print_server(&info, true);
+        }
+        McpCmd::Login { name } => {
+            rt.block_on(service.start_tool_sources());
+            let info = rt.block_on(service.mcp_sign_in(&name, &Terminal))?;
+            print_server(&info, false);
+        }
+        McpCmd::Logout { name } => {
+            rt.block_on(service.start_tool_sources());
+            let info = rt.block_on(service.mcp_sign_out(&name))?;
+            print_server(&info, false);
         }
         McpCmd::ApproveTools { name, yes } => {
             rt.block_on(service.start_tool_sources());

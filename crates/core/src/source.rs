@@ -39,6 +39,11 @@ pub enum SourceStatus {
         /// What the person is asked to approve, in words.
         reason: String,
     },
+    /// Waiting for the person to sign in (a remote server that wants OAuth); `reason` says so.
+    NeedsSignIn {
+        /// Why, in words.
+        reason: String,
+    },
 }
 
 /// A source as Settings lists it.

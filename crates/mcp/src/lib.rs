@@ -18,7 +18,9 @@
 
 pub mod config;
 pub mod convert;
+pub mod oauth;
 pub mod server;
 
 pub use config::{ConfigError, McpConfig, ServerConfig};
+pub use oauth::{Browser, TokenVault};
 pub use server::{Approvals, HeldTool, McpServer, OfferedTool, Options, ServerDetail};

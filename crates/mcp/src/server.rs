@@ -37,7 +37,7 @@ pub const STDERR_LINE_MAX: usize = 2048;
 pub const MAX_INSTRUCTIONS: usize = 8 * 1024;
 
 /// Timings and limits of a server's lifecycle.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Options {
     /// How long `initialize` may take.
     pub init_timeout: Duration,
@@ -51,6 +51,8 @@ pub struct Options {
     pub max_restarts: u32,
     /// Where a stdio server runs when its entry names no `cwd`.
     pub default_cwd: Option<PathBuf>,
+    /// Where a remote server's sign-in tokens are kept; without it no server can sign in.
+    pub tokens: Option<Arc<dyn crate::oauth::TokenVault>>,
 }
 
 impl Default for Options {
@@ -62,6 +64,7 @@ impl Default for Options {
             restart_delay_max: Duration::from_secs(60),
             max_restarts: 5,
             default_cwd: None,
+            tokens: None,
         }
     }
 }
@@ -301,6 +304,25 @@ impl McpServer {
         self.shared.start(on_change).await;
     }
 
+    /// Signs in to a remote server that asks for it (the person finishes in `browser`), keeps
+    /// the tokens and connects again.
+    pub async fn sign_in(&self, browser: &dyn crate::oauth::Browser) -> Result<(), String> {
+        let url = self.shared.config.url.clone().ok_or("only a remote server can sign in")?;
+        let vault = self.shared.options.tokens.clone().ok_or("there is no key store for sign-in tokens")?;
+        let key = crate::oauth::token_key(&self.shared.name);
+        crate::oauth::sign_in(&url, vault, &key, browser, http_client()?, crate::oauth::SIGN_IN_WAIT).await?;
+        self.restart().await;
+        Ok(())
+    }
+
+    /// Forgets the server's sign-in tokens and connects again (it will ask to sign in).
+    pub async fn sign_out(&self) {
+        if let Some(vault) = &self.shared.options.tokens {
+            vault.clear(&crate::oauth::token_key(&self.shared.name));
+        }
+        self.restart().await;
+    }
+
     /// Approves the tools held back (their definitions as listed now) and offers them.
     pub fn approve_tools(&self) {
         let fingerprints: BTreeMap<String, String> = {
@@ -390,6 +412,9 @@ impl Drop for McpServer {
 /// Why a connection could not be made.
 struct ConnectError(String);
 
+/// The marker of a connection refused for want of a sign-in.
+const SIGN_IN: &str = "the server requires signing in";
+
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -478,6 +503,13 @@ impl Shared {
             };
             let running = match connected {
                 Ok(running) => running,
+                Err(ConnectError(reason)) if reason.contains(SIGN_IN) => {
+                    self.set_status(SourceStatus::NeedsSignIn { reason });
+                    if let Some(tx) = first.take() {
+                        let _ = tx.send(());
+                    }
+                    break;
+                }
                 Err(ConnectError(reason)) => {
                     self.fail(&reason);
                     if let Some(tx) = first.take() {
@@ -647,17 +679,30 @@ impl Shared {
                     value.set_sensitive(secret_ref(v).is_some());
                     custom.insert(name, value);
                 }
-                // Redirects off: a header (a key) must never follow a request to another origin.
-                let client = reqwest::Client::builder()
-                    .redirect(reqwest::redirect::Policy::none())
-                    .connect_timeout(Duration::from_secs(10))
-                    .user_agent(concat!("Switchboard/", env!("CARGO_PKG_VERSION")))
-                    .build()
-                    .map_err(|e| ConnectError(format!("could not set up HTTP: {e}")))?;
+                let client = http_client().map_err(ConnectError)?;
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                let served = tokio::time::timeout(timeout, handler.serve(transport)).await.map_err(|_| timed_out())?;
-                let running = served.map_err(|e| ConnectError(format!("{url}: {}", plain(&e.to_string()))))?;
+                let signed_in = match &self.options.tokens {
+                    Some(vault) => {
+                        let key = crate::oauth::token_key(&self.name);
+                        crate::oauth::authorized_client(&url, Arc::clone(vault), &key, client.clone())
+                            .await
+                            .map_err(ConnectError)?
+                    }
+                    None => None,
+                };
+                let served = match signed_in {
+                    Some(auth) => {
+                        let transport = StreamableHttpClientTransport::with_client(auth, config);
+                        tokio::time::timeout(timeout, handler.serve(transport)).await
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        tokio::time::timeout(timeout, handler.serve(transport)).await
+                    }
+                };
+                let running = served
+                    .map_err(|_| timed_out())?
+                    .map_err(|e| ConnectError(format!("{url}: {}", plain(&e.to_string()))))?;
                 self.introduced(&running);
                 Ok(running)
             }
@@ -755,12 +800,21 @@ impl Shared {
     }
 }
 
+/// The HTTP client of remote servers. Redirects off: a header (a key, a token) must never
+/// follow a request to another origin.
+fn http_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(10))
+        .user_agent(concat!("Switchboard/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("could not set up HTTP: {e}"))
+}
+
 /// An rmcp error in words a person can act on (its transport errors name Rust types).
 fn plain(error: &str) -> String {
     if error.contains("Auth required") || error.contains("401") {
-        return "the server requires signing in (OAuth), which this version of Switchboard cannot do yet; \
-                if it accepts a token in a header, add it under headers"
-            .to_owned();
+        return format!("{SIGN_IN} (OAuth): sign in from Settings or with `switchboard mcp login`");
     }
     match error.rsplit_once("] error: ") {
         Some((_, inner)) => inner.to_owned(),
@@ -922,6 +976,7 @@ mod tests {
     fn transport_errors_are_put_in_words() {
         let auth = "Transport send error: Transport [rmcp::transport::worker::WorkerTransport<X>] error: Auth required";
         assert!(plain(auth).starts_with("the server requires signing in (OAuth)"));
+        assert!(plain(auth).contains(SIGN_IN));
         let other =
             "Transport send error: Transport [rmcp::transport::worker::WorkerTransport<X>] error: connection refused";
         assert_eq!(plain(other), "connection refused");

@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex, Weak};
 use switchboard_core::tool::SecretValue;
 use switchboard_core::{ErrorKind, Secrets, Source, SourceStatus};
 use switchboard_mcp::config::{CONFIG_FILE, check_name};
-use switchboard_mcp::{Approvals, McpConfig, McpServer, Options};
-pub use switchboard_mcp::{HeldTool, OfferedTool, ServerConfig, ServerDetail};
+use switchboard_mcp::{Approvals, McpConfig, McpServer, Options, TokenVault};
+pub use switchboard_mcp::{Browser, HeldTool, OfferedTool, ServerConfig, ServerDetail};
 
 /// The database key of what the person approved.
 const TRUST: &str = "mcp.trust";
@@ -136,6 +136,36 @@ impl Secrets for LiveKeys {
     }
 }
 
+/// Sign-in tokens of remote servers, in the key store (one entry per server, JSON).
+struct KeyVault(Weak<Inner>);
+
+impl KeyVault {
+    fn keys(&self) -> Option<Arc<dyn switchboard_secrets::SecretStore>> {
+        let inner = self.0.upgrade()?;
+        Some(Arc::clone(&inner.keys.read().unwrap_or_else(|p| p.into_inner()).store))
+    }
+}
+
+impl TokenVault for KeyVault {
+    fn load(&self, key: &str) -> Option<String> {
+        let value = self.keys()?.get(key).ok().flatten()?;
+        Some(value.expose().to_owned())
+    }
+
+    fn save(&self, key: &str, value: &str) -> std::result::Result<(), String> {
+        let keys = self.keys().ok_or("the app is closing")?;
+        keys.set(key, &SecretValue::new(value)).map_err(|e| format!("the sign-in could not be kept: {e}"))
+    }
+
+    fn clear(&self, key: &str) {
+        if let Some(keys) = self.keys()
+            && let Err(e) = keys.delete(key)
+        {
+            tracing::warn!("a sign-in could not be forgotten: {e}");
+        }
+    }
+}
+
 /// The approvals in the database.
 struct StoredApprovals(Weak<Inner>);
 
@@ -207,7 +237,11 @@ impl Service {
     /// Options for a server: the tool timeout comes from the entry, the working directory
     /// defaults to the config directory.
     fn mcp_options(&self) -> Options {
-        Options { default_cwd: self.mcp_path().ok().and_then(Path::parent).map(Path::to_owned), ..Options::default() }
+        Options {
+            default_cwd: self.mcp_path().ok().and_then(Path::parent).map(Path::to_owned),
+            tokens: Some(Arc::new(KeyVault(Arc::downgrade(&self.inner)))),
+            ..Options::default()
+        }
     }
 
     /// Whether `config` may run without asking: a remote server, or a command line the person
@@ -435,6 +469,21 @@ impl Service {
         self.mcp_info(name)
     }
 
+    /// Signs in to a remote server that asks for it: the person finishes in `browser` (within
+    /// five minutes); the tokens go to the key store and the server connects again.
+    pub async fn mcp_sign_in(&self, name: &str, browser: &dyn Browser) -> Result<McpServerInfo> {
+        self.require_writable_keys()?;
+        let server = self.mcp_server(name)?;
+        server.sign_in(browser).await.map_err(|e| Error::new(ErrorKind::Auth, format!("'{name}': {e}")))?;
+        self.mcp_info(name)
+    }
+
+    /// Forgets a remote server's sign-in and connects again.
+    pub async fn mcp_sign_out(&self, name: &str) -> Result<McpServerInfo> {
+        self.mcp_server(name)?.sign_out().await;
+        self.mcp_info(name)
+    }
+
     /// The last lines a server wrote to stderr.
     pub fn mcp_logs(&self, name: &str) -> Result<Vec<String>> {
         Ok(self.mcp_server(name)?.stderr())
@@ -515,5 +564,24 @@ impl Service {
             .collect();
         futures::future::join_all(starts).await;
         Ok(preview)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sign_in_tokens_live_in_the_key_store_under_the_servers_entry() {
+        let service = Service::in_memory().unwrap();
+        let vault = KeyVault(Arc::downgrade(&service.inner));
+        let key = switchboard_mcp::oauth::token_key("docs");
+        assert_eq!(key, "mcp-docs-oauth");
+        assert_eq!(vault.load(&key), None);
+        vault.save(&key, r#"{"client_id":"c","token_response":null}"#).unwrap();
+        assert_eq!(vault.load(&key).as_deref(), Some(r#"{"client_id":"c","token_response":null}"#));
+        assert!(service.keys().get(&key).unwrap().is_some(), "in the key store, not a file");
+        vault.clear(&key);
+        assert_eq!(vault.load(&key), None);
     }
 }

@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::Mutex;
 use switchboard_core::tool::NoSecrets;
 use switchboard_core::{Source, SourceStatus, ToolContext};
-use switchboard_mcp::{Approvals, McpServer, Options, ServerConfig};
+use switchboard_mcp::{Approvals, Browser, McpServer, Options, ServerConfig, TokenVault};
 
 struct Remember;
 
@@ -19,6 +20,41 @@ impl Approvals for Remember {
     fn record_tools(&self, _: &str, _: &BTreeMap<String, String>) {}
 }
 
+/// Tokens in memory, for one run.
+#[derive(Default)]
+struct Memory(Mutex<BTreeMap<String, String>>);
+
+impl TokenVault for Memory {
+    fn load(&self, key: &str) -> Option<String> {
+        self.0.lock().unwrap().get(key).cloned()
+    }
+    fn save(&self, key: &str, value: &str) -> Result<(), String> {
+        self.0.lock().unwrap().insert(key.to_owned(), value.to_owned());
+        Ok(())
+    }
+    fn clear(&self, key: &str) {
+        self.0.lock().unwrap().remove(key);
+    }
+}
+
+/// The suite's authorization servers approve at once with a redirect: a "browser" that requests
+/// the page and follows the redirect to the client's loopback listener.
+struct Headless;
+
+impl Browser for Headless {
+    fn open(&self, url: &str) -> Result<(), String> {
+        let url = url.to_owned();
+        tokio::spawn(async move {
+            let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+            let Ok(page) = client.get(&url).send().await else { return };
+            if let Some(next) = page.headers().get("location").and_then(|l| l.to_str().ok()) {
+                let _ = client.get(next).send().await;
+            }
+        });
+        Ok(())
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let Some(url) = std::env::args().nth(1) else {
@@ -27,9 +63,15 @@ async fn main() -> ExitCode {
     };
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let config = ServerConfig { url: Some(url), ..Default::default() };
-    let options = Options { max_restarts: 0, ..Options::default() };
+    let options = Options { max_restarts: 0, tokens: Some(Arc::new(Memory::default())), ..Options::default() };
     let server = McpServer::new("conformance", config, options, Arc::new(NoSecrets), Arc::new(Remember), true);
     server.start(Arc::new(|| {})).await;
+    if let SourceStatus::NeedsSignIn { .. } = server.status()
+        && let Err(e) = server.sign_in(&Headless).await
+    {
+        eprintln!("{e}");
+        return ExitCode::FAILURE;
+    }
     if let SourceStatus::Failed { reason } = server.status() {
         eprintln!("{reason}");
         return ExitCode::FAILURE;
@@ -38,6 +80,7 @@ async fn main() -> ExitCode {
         "initialize" => Ok(()),
         "tools_call" => call(&server, "add_numbers", serde_json::json!({"a": 1, "b": 2})).await.map(drop),
         "sse-retry" => call(&server, "test_reconnection", serde_json::json!({})).await.map(drop),
+        auth if auth.starts_with("auth/") => call(&server, "test-tool", serde_json::json!({})).await.map(drop),
         other => Err(format!("scenario '{other}' is not supported by this client")),
     };
     server.stop().await;

@@ -89,6 +89,10 @@ export interface Backend {
   mcpRestart(name: string): Promise<McpServerInfo>;
   /** Lists the changed tools in a native dialog; rejects (kind "config") if the person refuses. */
   mcpApproveTools(name: string): Promise<McpServerInfo>;
+  /** Opens the server's sign-in page in the browser; resolves when the person finished there. */
+  mcpSignIn(name: string): Promise<McpServerInfo>;
+  /** Forgets the server's sign-in. */
+  mcpSignOut(name: string): Promise<McpServerInfo>;
   /** Claude Desktop and Cursor config files that exist. */
   mcpImportSources(): Promise<ImportSource[]>;
   mcpImportPreview(app: string): Promise<ImportPreview>;

@@ -765,6 +765,10 @@ reason: string, } | { "state": "stopped" } | { "state": "needsApproval",
 /**
  * What the person is asked to approve, in words.
  */
+reason: string, } | { "state": "needsSignIn", 
+/**
+ * Why, in words.
+ */
 reason: string, };
 
 export type ServerConfig = { 

@@ -34,6 +34,8 @@ export interface Commands {
   mcp_approve: { args: { name: string }; result: McpServerInfo };
   mcp_restart: { args: { name: string }; result: McpServerInfo };
   mcp_approve_tools: { args: { name: string }; result: McpServerInfo };
+  mcp_sign_in: { args: { name: string }; result: McpServerInfo };
+  mcp_sign_out: { args: { name: string }; result: McpServerInfo };
   mcp_import_sources: { args: Record<string, never>; result: ImportSource[] };
   mcp_import_preview: { args: { app: string }; result: ImportPreview };
   mcp_import: { args: { app: string }; result: ImportPreview };
@@ -76,6 +78,8 @@ export const COMMANDS = {
   mcp_approve: ['name'],
   mcp_restart: ['name'],
   mcp_approve_tools: ['name'],
+  mcp_sign_in: ['name'],
+  mcp_sign_out: ['name'],
   mcp_import_sources: [],
   mcp_import_preview: ['app'],
   mcp_import: ['app'],

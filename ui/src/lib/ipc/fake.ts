@@ -744,6 +744,18 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       mcpStart(s);
       return mcpInfo(s);
     },
+    async mcpSignIn(name) {
+      const s = mcpFind(name);
+      if (s.detail.status.state !== 'needsSignIn') throw err('config', `'${name}' does not ask to sign in.`);
+      mcpStart(s);
+      return mcpInfo(s);
+    },
+    async mcpSignOut(name) {
+      const s = mcpFind(name);
+      s.detail.status = { state: 'needsSignIn', reason: 'the server requires signing in (OAuth)' };
+      s.detail.tools = [];
+      return mcpInfo(s);
+    },
     async mcpApproveTools(name) {
       const s = mcpFind(name);
       if (s.detail.held.length === 0) throw err('config', `No tools of '${name}' are waiting for approval.`);

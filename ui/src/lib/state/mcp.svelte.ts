@@ -116,6 +116,10 @@ export class McpModel {
     return this.act(name, () => this.api.mcpApproveTools(name));
   }
 
+  signIn(name: string): Promise<boolean> {
+    return this.act(name, () => this.api.mcpSignIn(name));
+  }
+
   async remove(name: string): Promise<void> {
     this.setStatus(name, { state: 'saving' });
     try {

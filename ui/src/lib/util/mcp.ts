@@ -121,6 +121,8 @@ export function serverBadge(s: McpServerInfo): { label: string; tone: Tone; busy
       return { label: 'Stopped', tone: '', busy: false };
     case 'needsApproval':
       return { label: 'Needs approval', tone: 'warn', busy: false };
+    case 'needsSignIn':
+      return { label: 'Sign-in needed', tone: 'warn', busy: false };
   }
 }
 

@@ -112,6 +112,19 @@ describe('the MCP servers section', () => {
     expect(servers.mock.calls.length).toBeGreaterThanOrEqual(2);
   });
 
+  it('a remote server that wants a sign-in says so, and “Sign in…” calls mcp_sign_in', async () => {
+    const { backend } = await start();
+    await backend.mcpSignOut('files');
+    const signIn = vi.spyOn(backend, 'mcpSignIn');
+    await openMcp();
+    const r = await row('files');
+    expect(within(r).getByTestId('mcp-status').textContent).toBe('Sign-in needed');
+    expect(within(r).getByTestId('mcp-reason').textContent).toContain('requires signing in');
+    await fireEvent.click(within(r).getByTestId('mcp-sign-in-files'));
+    expect(signIn).toHaveBeenCalledWith('files');
+    await waitFor(async () => expect(within(await row('files')).getByTestId('mcp-status').textContent).toMatch(/^Ready/), { timeout: 3000 });
+  });
+
   it('shows a refused approval next to the server', async () => {
     await start({ mcpApproveTools: () => Promise.reject({ kind: 'config', message: 'The changed tools were not approved.', retryable: false }) });
     await openMcp();
