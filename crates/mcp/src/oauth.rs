@@ -105,6 +105,7 @@ pub(crate) async fn sign_in(
     key: &str,
     browser: &dyn Browser,
     http: reqwest::Client,
+    challenge: Option<String>,
     wait: Duration,
 ) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -117,7 +118,10 @@ pub(crate) async fn sign_in(
     if let OAuthState::Unauthorized(manager) = &mut state {
         manager.set_credential_store(VaultStore { vault: Arc::clone(&vault), key: key.to_owned() });
     }
-    let request = AuthorizationRequest::new(redirect).with_client_name("Switchboard");
+    let mut request = AuthorizationRequest::new(redirect).with_client_name("Switchboard");
+    if let Some(challenge) = challenge {
+        request = request.with_challenge(challenge);
+    }
     state.start_authorization(request).await.map_err(|e| format!("sign-in could not start: {e}"))?;
     let url = state.get_authorization_url().await.map_err(|e| e.to_string())?;
     check_authorization_url(&url)?;

@@ -193,6 +193,8 @@ struct State {
     restarts: u32,
     /// The process id of a running stdio server.
     pid: Option<u32>,
+    /// The `WWW-Authenticate` header of the last 401, for the next sign-in.
+    challenge: Option<String>,
 }
 
 /// One live connection.
@@ -310,7 +312,9 @@ impl McpServer {
         let url = self.shared.config.url.clone().ok_or("only a remote server can sign in")?;
         let vault = self.shared.options.tokens.clone().ok_or("there is no key store for sign-in tokens")?;
         let key = crate::oauth::token_key(&self.shared.name);
-        crate::oauth::sign_in(&url, vault, &key, browser, http_client()?, crate::oauth::SIGN_IN_WAIT).await?;
+        let challenge = self.shared.lock().challenge.clone();
+        crate::oauth::sign_in(&url, vault, &key, browser, http_client()?, challenge, crate::oauth::SIGN_IN_WAIT)
+            .await?;
         self.restart().await;
         Ok(())
     }
@@ -700,9 +704,11 @@ impl Shared {
                         tokio::time::timeout(timeout, handler.serve(transport)).await
                     }
                 };
-                let running = served
-                    .map_err(|_| timed_out())?
-                    .map_err(|e| ConnectError(format!("{url}: {}", plain(&e.to_string()))))?;
+                let running = served.map_err(|_| timed_out())?.map_err(|e| {
+                    // A 401's WWW-Authenticate header seeds the sign-in's discovery and scopes.
+                    self.lock().challenge = auth_challenge(&e);
+                    ConnectError(format!("{url}: {}", plain(&e.to_string())))
+                })?;
                 self.introduced(&running);
                 Ok(running)
             }
@@ -798,6 +804,18 @@ impl Shared {
         }
         self.changed();
     }
+}
+
+/// The `WWW-Authenticate` header of the 401 somewhere in `error`'s chain, if there is one.
+fn auth_challenge(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if let Some(auth) = e.downcast_ref::<rmcp::transport::streamable_http_client::AuthRequiredError>() {
+            return Some(auth.www_authenticate_header.clone()).filter(|h| !h.trim().is_empty());
+        }
+        next = e.source();
+    }
+    None
 }
 
 /// The HTTP client of remote servers. Redirects off: a header (a key, a token) must never
