@@ -98,7 +98,7 @@ pub fn fingerprint(entry: &Value) -> String {
         "outputSchema": entry.get("outputSchema"),
         "annotations": entry.get("annotations"),
     });
-    crate::config::hex(&Sha256::digest(seen.to_string().as_bytes()))[..16].to_owned()
+    crate::config::hex(&Sha256::digest(seen.to_string().as_bytes()))
 }
 
 /// A `tools/call` result in the core's terms.

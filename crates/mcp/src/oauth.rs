@@ -126,15 +126,16 @@ pub(crate) async fn sign_in(
     let url = state.get_authorization_url().await.map_err(|e| e.to_string())?;
     check_authorization_url(&url)?;
     browser.open(&url)?;
-    let (code, csrf) = tokio::time::timeout(wait, callback(&listener))
+    let answer = tokio::time::timeout(wait, callback(&listener, port))
         .await
         .map_err(|_| format!("no answer from the sign-in within {} s", wait.as_secs()))??;
-    state.handle_callback(&code, &csrf).await.map_err(|e| format!("the sign-in was not accepted: {e}"))?;
+    // The whole redirect, so its `iss` (RFC 9207) is checked against the server's metadata.
+    state.handle_callback_url(&answer).await.map_err(|e| format!("the sign-in was not accepted: {e}"))?;
     Ok(())
 }
 
-/// The authorization code and state of the first request to the redirect URI that has them.
-async fn callback(listener: &tokio::net::TcpListener) -> Result<(String, String), String> {
+/// The full redirect URL of the first request to the redirect URI with a code and a state.
+async fn callback(listener: &tokio::net::TcpListener, port: u16) -> Result<String, String> {
     loop {
         let (mut stream, _) = listener.accept().await.map_err(|e| e.to_string())?;
         let mut buf = vec![0u8; 8192];
@@ -148,13 +149,14 @@ async fn callback(listener: &tokio::net::TcpListener) -> Result<(String, String)
         }
         let head = String::from_utf8_lossy(&buf[..read]);
         let target = head.lines().next().and_then(|l| l.split_whitespace().nth(1)).unwrap_or_default().to_owned();
-        let parsed = reqwest::Url::parse(&format!("http://127.0.0.1{target}")).ok();
+        let full = format!("http://127.0.0.1:{port}{target}");
+        let parsed = reqwest::Url::parse(&full).ok();
         let param = |name: &str| {
             parsed.as_ref().and_then(|u| u.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned()))
         };
         let (body, found) = match (param("code"), param("state"), param("error")) {
-            (Some(code), Some(state), _) => {
-                ("You are signed in. You can close this tab and go back to Switchboard.", Some(Ok((code, state))))
+            (Some(_), Some(_), _) => {
+                ("You are signed in. You can close this tab and go back to Switchboard.", Some(Ok(full.clone())))
             }
             (_, _, Some(error)) => (
                 "Signing in did not work. You can close this tab.",
@@ -193,7 +195,7 @@ mod tests {
     async fn the_callback_takes_code_and_state_and_says_so_in_the_page() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let waiting = tokio::spawn(async move { callback(&listener).await });
+        let waiting = tokio::spawn(async move { callback(&listener, port).await });
         let mut probe = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         probe.write_all(b"GET /favicon.ico HTTP/1.1\r\n\r\n").await.unwrap();
         let mut page = String::new();
@@ -204,6 +206,6 @@ mod tests {
         let mut page = String::new();
         answer.read_to_string(&mut page).await.unwrap();
         assert!(page.contains("You are signed in"));
-        assert_eq!(waiting.await.unwrap().unwrap(), ("abc d".to_owned(), "xyz".to_owned()));
+        assert_eq!(waiting.await.unwrap().unwrap(), format!("http://127.0.0.1:{port}/callback?code=abc%20d&state=xyz"));
     }
 }

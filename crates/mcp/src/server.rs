@@ -13,8 +13,8 @@ use crate::convert::{self, Listed};
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam, ClientCapabilities,
-    ClientNotification, ClientRequest, Implementation, InitializeRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ServerResult,
+    ClientNotification, ClientRequest, Implementation, InitializeRequestParams, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceExt as _};
 use rmcp::transport::TokioChildProcess;
@@ -35,6 +35,16 @@ pub const STDERR_LINE_MAX: usize = 2048;
 
 /// The longest `instructions` text offered to the model.
 pub const MAX_INSTRUCTIONS: usize = 8 * 1024;
+
+/// The most `tools/list` pages read (a server that repeats its cursor ends here).
+pub const MAX_LIST_PAGES: usize = 50;
+
+/// The most tools taken from one server.
+pub const MAX_TOOLS: usize = 500;
+
+/// How long a connection must have lived for a crash to count as a new first failure (the
+/// restart delay and count start over); a server that dies sooner keeps backing off.
+const STABLE: Duration = Duration::from_secs(60);
 
 /// Timings and limits of a server's lifecycle.
 #[derive(Clone)]
@@ -73,10 +83,11 @@ impl Default for Options {
 /// database). A definition is approved by its fingerprint; a tool whose definition changed
 /// since is held back until approved again.
 pub trait Approvals: Send + Sync {
-    /// The approved fingerprints by tool name; `None` when this server's tools were never seen.
-    fn approved_tools(&self, server: &str) -> Option<BTreeMap<String, String>>;
-    /// Records `fingerprints` as approved (replacing what was there).
-    fn record_tools(&self, server: &str, fingerprints: &BTreeMap<String, String>);
+    /// The approved fingerprints by tool name (empty when the server's tools were never seen);
+    /// `Err` when they cannot be read, and then no tool is offered.
+    fn approved_tools(&self, server: &str) -> Result<BTreeMap<String, String>, String>;
+    /// Records `fingerprints` as this server's approved definitions (replacing what was there).
+    fn record_tools(&self, server: &str, fingerprints: &BTreeMap<String, String>) -> Result<(), String>;
 }
 
 /// A tool held back: its definition changed (or it is new) since the person approved the
@@ -91,6 +102,8 @@ pub struct HeldTool {
     pub why: String,
     /// Its description now, for the person to read before approving.
     pub description: String,
+    /// The fingerprint of the definition shown; approving it approves exactly that definition.
+    pub fingerprint: String,
 }
 
 /// What Settings shows of a server beyond the catalog's state.
@@ -171,6 +184,8 @@ struct Shared {
     approvals: Arc<dyn Approvals>,
     state: Mutex<State>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Held while starting or stopping, so a restart never overlaps another.
+    lifecycle: tokio::sync::Mutex<()>,
     weak: Weak<Shared>,
 }
 
@@ -182,6 +197,8 @@ struct State {
     on_change: Option<OnChange>,
     /// Cancels the running supervisor.
     stop: Option<CancellationToken>,
+    /// The running supervisor, awaited before another starts: never two connections at once.
+    supervisor: Option<tokio::task::JoinHandle<()>>,
     conn: Option<Arc<Conn>>,
     listed: Vec<Listed>,
     skipped: Vec<String>,
@@ -276,6 +293,7 @@ impl McpServer {
             approvals,
             state: Mutex::new(State { approved, ..State::default() }),
             stderr: Arc::default(),
+            lifecycle: tokio::sync::Mutex::new(()),
             weak: weak.clone(),
         });
         McpServer { shared }
@@ -299,7 +317,6 @@ impl McpServer {
 
     /// Stops it (if running) and starts it again, resetting the restart count.
     pub async fn restart(&self) {
-        self.shared.stop().await;
         let on_change = self.shared.lock().on_change.clone();
         let on_change = on_change.unwrap_or_else(|| Arc::new(|| {}));
         self.shared.lock().restarts = 0;
@@ -327,14 +344,21 @@ impl McpServer {
         self.restart().await;
     }
 
-    /// Approves the tools held back (their definitions as listed now) and offers them.
-    pub fn approve_tools(&self) {
-        let fingerprints: BTreeMap<String, String> = {
+    /// Approves the held-back definitions the person was shown (`shown`, as [`McpServer::detail`]
+    /// gave them) and offers those tools. A definition that changed again since is not approved.
+    pub fn approve_tools(&self, shown: &[HeldTool]) -> Result<(), String> {
+        let mut approved = self.shared.approvals.approved_tools(&self.shared.name)?;
+        {
             let state = self.shared.lock();
-            state.listed.iter().map(|l| (l.remote.clone(), l.fingerprint.clone())).collect()
-        };
-        self.shared.approvals.record_tools(&self.shared.name, &fingerprints);
+            for l in &state.listed {
+                if shown.iter().any(|h| h.name == l.def.name && h.fingerprint == l.fingerprint) {
+                    approved.insert(l.remote.clone(), l.fingerprint.clone());
+                }
+            }
+        }
+        self.shared.approvals.record_tools(&self.shared.name, &approved)?;
         self.shared.offer();
+        Ok(())
     }
 
     /// What Settings shows.
@@ -454,8 +478,11 @@ impl Shared {
         }
     }
 
-    /// Starts the supervisor; returns once the first attempt is ready or has failed.
+    /// Starts the supervisor (after the previous one ended); returns once the first attempt is
+    /// ready or has failed.
     async fn start(&self, on_change: OnChange) {
+        let _one_at_a_time = self.lifecycle.lock().await;
+        self.halt().await;
         let stop = CancellationToken::new();
         {
             let mut state = self.lock();
@@ -463,34 +490,43 @@ impl Shared {
             if !state.approved && self.config.command.is_some() {
                 return;
             }
-            if let Some(old) = state.stop.replace(stop.clone()) {
-                old.cancel();
-            }
+            state.stop = Some(stop.clone());
             state.status = Some(SourceStatus::Starting);
         }
         self.changed();
         let (first_tx, first_rx) = tokio::sync::oneshot::channel();
         let Some(me) = self.weak.upgrade() else { return };
-        tokio::spawn(async move { me.supervise(stop, first_tx).await });
+        let handle = tokio::spawn(async move { me.supervise(stop, first_tx).await });
+        self.lock().supervisor = Some(handle);
         let _ = first_rx.await;
     }
 
-    async fn stop(&self) {
-        let stop = self.lock().stop.take();
+    /// Ends the supervisor, if one runs, and waits for it: it closes the connection (stdin,
+    /// then SIGTERM, then kill, within the transport's grace periods); one that takes longer
+    /// than ten seconds is aborted, which kills the process.
+    async fn halt(&self) {
+        let (stop, handle) = {
+            let mut state = self.lock();
+            (state.stop.take(), state.supervisor.take())
+        };
         if let Some(stop) = stop {
             stop.cancel();
-            // The supervisor closes the connection (stdin, then SIGTERM, then kill) and then
-            // marks the server stopped; wait for that, within the transport's own grace periods.
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-            while self.lock().conn.is_some() && tokio::time::Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
         }
+        if let Some(mut handle) = handle
+            && tokio::time::timeout(Duration::from_secs(10), &mut handle).await.is_err()
         {
-            let mut state = self.lock();
-            state.conn = None;
-            state.offered.clear();
-            state.status = Some(SourceStatus::Stopped);
+            handle.abort();
+        }
+        let mut state = self.lock();
+        state.conn = None;
+        state.offered.clear();
+    }
+
+    async fn stop(&self) {
+        {
+            let _one_at_a_time = self.lifecycle.lock().await;
+            self.halt().await;
+            self.lock().status = Some(SourceStatus::Stopped);
         }
         self.changed();
     }
@@ -525,18 +561,25 @@ impl Shared {
                     continue;
                 }
             };
+            let connected_at = tokio::time::Instant::now();
             let peer = running.peer().clone();
             self.lock().conn = Some(Arc::new(Conn { peer: peer.clone(), progress }));
-            self.list(&peer).await;
+            let mut listed = self.list(&peer).await;
             if let Some(tx) = first.take() {
                 let _ = tx.send(());
             }
             let ct = running.cancellation_token();
             let mut waiting = std::pin::pin!(running.waiting());
+            // A server whose tools cannot be listed is of no use: it is ended and restarted.
             let crashed = loop {
+                if !listed {
+                    ct.cancel();
+                    let _ = waiting.as_mut().await;
+                    break true;
+                }
                 tokio::select! {
                     _ = &mut waiting => break true,
-                    () = list_changed.notified() => self.list(&peer).await,
+                    () = list_changed.notified() => listed = self.list(&peer).await,
                     () = stop.cancelled() => {
                         ct.cancel();
                         let _ = waiting.as_mut().await;
@@ -552,9 +595,14 @@ impl Shared {
             if !crashed {
                 break;
             }
-            delay = self.options.restart_delay;
-            let tail = self.stderr_tail(5);
-            self.fail(&format!("the server stopped unexpectedly{tail}"));
+            if connected_at.elapsed() >= STABLE {
+                delay = self.options.restart_delay;
+                self.lock().restarts = 0;
+            }
+            if listed {
+                let tail = self.stderr_tail(5);
+                self.fail(&format!("the server stopped unexpectedly{tail}"));
+            }
             if !self.wait_to_restart(&stop, &mut delay).await {
                 break;
             }
@@ -737,26 +785,54 @@ impl Shared {
         state.prompt = prompt;
     }
 
-    /// Lists every page of tools and offers the approved ones.
-    async fn list(&self, peer: &Peer<RoleClient>) {
-        let listed = tokio::time::timeout(self.options.list_timeout * 4, peer.list_all_tools()).await;
-        let tools = match listed {
-            Ok(Ok(tools)) => tools,
-            Ok(Err(e)) => return self.fail(&format!("tools/list failed: {}", plain(&e.to_string()))),
-            Err(_) => return self.fail("tools/list did not answer in time"),
-        };
-        let values: Vec<serde_json::Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
-        let (listed, skipped) = convert::tools(&self.name, &values);
-        for reason in &skipped {
+    /// Lists every page of tools (at most [`MAX_LIST_PAGES`] pages and [`MAX_TOOLS`] tools) and
+    /// offers the approved ones; `false` (after marking the server failed) when it could not.
+    async fn list(&self, peer: &Peer<RoleClient>) -> bool {
+        let mut values: Vec<serde_json::Value> = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut skipped = Vec::new();
+        for page in 0.. {
+            if page == MAX_LIST_PAGES {
+                skipped.push(format!("the list went on past {MAX_LIST_PAGES} pages; the rest was not read"));
+                break;
+            }
+            let params = cursor.take().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+            let result = match tokio::time::timeout(self.options.list_timeout, peer.list_tools(params)).await {
+                Ok(Ok(result)) => serde_json::to_value(&result).unwrap_or_default(),
+                Ok(Err(e)) => {
+                    self.fail(&format!("tools/list failed: {}", plain(&e.to_string())));
+                    return false;
+                }
+                Err(_) => {
+                    self.fail("tools/list did not answer in time");
+                    return false;
+                }
+            };
+            if let Some(tools) = result.get("tools").and_then(serde_json::Value::as_array) {
+                values.extend(tools.iter().cloned());
+            }
+            if values.len() > MAX_TOOLS {
+                skipped.push(format!("more than {MAX_TOOLS} tools; the rest were left out"));
+                values.truncate(MAX_TOOLS);
+                break;
+            }
+            match result.get("nextCursor").and_then(serde_json::Value::as_str) {
+                Some(next) if !next.is_empty() => cursor = Some(next.to_owned()),
+                _ => break,
+            }
+        }
+        let (listed, mut left_out) = convert::tools(&self.name, &values);
+        left_out.append(&mut skipped);
+        for reason in &left_out {
             tracing::warn!(server = %self.name, "tool skipped: {reason}");
         }
         {
             let mut state = self.lock();
             state.listed = listed;
-            state.skipped = skipped;
-            state.restarts = 0;
+            state.skipped = left_out;
         }
         self.offer();
+        true
     }
 
     /// Offers the listed tools whose definitions are approved; holds back the rest.
@@ -766,14 +842,23 @@ impl Shared {
         // approved as first seen. What is held back is a tool whose definition changed after it
         // was approved (a description rewritten to steer the model, a schema that now asks for
         // more): the person looks at the change first.
-        let mut approved = self.approvals.approved_tools(&self.name).unwrap_or_default();
+        let mut approved = match self.approvals.approved_tools(&self.name) {
+            Ok(approved) => approved,
+            Err(e) => {
+                // Without the approvals nothing can be told apart from a changed tool.
+                self.fail(&format!("the approvals of its tools could not be read: {e}"));
+                return;
+            }
+        };
         let new: Vec<&Listed> = listed.iter().filter(|l| !approved.contains_key(&l.remote)).collect();
         if !new.is_empty() {
             for l in &new {
                 tracing::info!(server = %self.name, tool = %l.remote, "tool approved as first seen");
                 approved.insert(l.remote.clone(), l.fingerprint.clone());
             }
-            self.approvals.record_tools(&self.name, &approved);
+            if let Err(e) = self.approvals.record_tools(&self.name, &approved) {
+                tracing::warn!(server = %self.name, "approvals not saved: {e}");
+            }
         }
         let prompt = self.lock().prompt.clone();
         let mut offered: Vec<Arc<dyn Tool>> = Vec::new();
@@ -790,6 +875,7 @@ impl Shared {
                     name: l.def.name.clone(),
                     why: "its definition changed since you approved it".to_owned(),
                     description: l.def.description.clone(),
+                    fingerprint: l.fingerprint.clone(),
                 }),
             }
         }
@@ -831,7 +917,7 @@ fn http_client() -> Result<reqwest::Client, String> {
 
 /// An rmcp error in words a person can act on (its transport errors name Rust types).
 fn plain(error: &str) -> String {
-    if error.contains("Auth required") || error.contains("401") {
+    if error.contains("Auth required") {
         return format!("{SIGN_IN} (OAuth): sign in from Settings or with `switchboard mcp login`");
     }
     match error.rsplit_once("] error: ") {

@@ -51,11 +51,12 @@ fn stdio(command: &str, args: &[&str]) -> ServerConfig {
 struct MemApprovals(Mutex<HashMap<String, BTreeMap<String, String>>>);
 
 impl Approvals for MemApprovals {
-    fn approved_tools(&self, server: &str) -> Option<BTreeMap<String, String>> {
-        self.0.lock().unwrap().get(server).cloned()
+    fn approved_tools(&self, server: &str) -> Result<BTreeMap<String, String>, String> {
+        Ok(self.0.lock().unwrap().get(server).cloned().unwrap_or_default())
     }
-    fn record_tools(&self, server: &str, fingerprints: &BTreeMap<String, String>) {
+    fn record_tools(&self, server: &str, fingerprints: &BTreeMap<String, String>) -> Result<(), String> {
         self.0.lock().unwrap().insert(server.to_owned(), fingerprints.clone());
+        Ok(())
     }
 }
 
@@ -312,7 +313,12 @@ async fn a_tool_whose_definition_changed_is_held_back_until_approved_again() {
     assert!(held[0].why.contains("changed"), "{}", held[0].why);
     assert!(held[0].description.contains("id_rsa"), "the person sees what changed");
 
-    server.approve_tools();
+    // A definition that changes again after it was shown is not approved with it.
+    let mut stale = held.clone();
+    stale[0].fingerprint = "0".repeat(64);
+    server.approve_tools(&stale).unwrap();
+    assert_eq!(names(&server), ["fx__wait_forever"], "what was shown no longer matches: still held");
+    server.approve_tools(&held).unwrap();
     assert!(names(&server).contains(&"fx__hello".to_owned()));
     assert!(server.detail().held.is_empty());
     assert_eq!(call_hello(&server, "fx").await, "Hello, Zoë!");

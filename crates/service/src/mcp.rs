@@ -176,23 +176,33 @@ impl StoredApprovals {
 }
 
 impl Approvals for StoredApprovals {
-    fn approved_tools(&self, server: &str) -> Option<BTreeMap<String, String>> {
-        self.with(|store| trust(store).remove(server).map(|t| t.tools)).flatten()
+    fn approved_tools(&self, server: &str) -> std::result::Result<BTreeMap<String, String>, String> {
+        let all = self.with(trust).ok_or("the app is closing")?.map_err(|e| e.message)?;
+        Ok(all.get(server).map(|t| t.tools.clone()).unwrap_or_default())
     }
 
-    fn record_tools(&self, server: &str, fingerprints: &BTreeMap<String, String>) {
+    fn record_tools(&self, server: &str, fingerprints: &BTreeMap<String, String>) -> std::result::Result<(), String> {
         self.with(|store| {
-            let mut all = trust(store);
-            all.entry(server.to_owned()).or_default().tools.clone_from(fingerprints);
-            if let Err(e) = store.set_setting(TRUST, &all) {
-                tracing::warn!(server, "tool approvals not saved: {e}");
-            }
-        });
+            update_trust(store, |all| all.entry(server.to_owned()).or_default().tools.clone_from(fingerprints))
+        })
+        .ok_or("the app is closing")?
+        .map_err(|e| e.message)
     }
 }
 
-fn trust(store: &switchboard_store::Store) -> BTreeMap<String, Trust> {
-    store.setting(TRUST).ok().flatten().unwrap_or_default()
+/// What the person approved, read; an unreadable record is an error, never "nothing approved".
+fn trust(store: &switchboard_store::Store) -> Result<BTreeMap<String, Trust>> {
+    Ok(store.setting(TRUST)?.unwrap_or_default())
+}
+
+/// Changes the approvals record: read, change and write one at a time in this process (every
+/// server records its tools as it starts, together).
+fn update_trust(store: &switchboard_store::Store, change: impl FnOnce(&mut BTreeMap<String, Trust>)) -> Result<()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut all = trust(store)?;
+    change(&mut all);
+    Ok(store.set_setting(TRUST, &all)?)
 }
 
 /// Where Claude Desktop and Cursor keep their MCP configs on this system.
@@ -249,15 +259,16 @@ impl Service {
     fn mcp_approved(&self, name: &str, config: &ServerConfig) -> bool {
         match config.command_fingerprint() {
             None => true,
-            Some(fp) => trust(&self.inner.store).get(name).and_then(|t| t.command.as_deref()) == Some(fp.as_str()),
+            // An unreadable record approves nothing.
+            Some(fp) => trust(&self.inner.store)
+                .is_ok_and(|all| all.get(name).and_then(|t| t.command.as_deref()) == Some(fp.as_str())),
         }
     }
 
     fn record_command(&self, name: &str, config: &ServerConfig) -> Result<()> {
-        let mut all = trust(&self.inner.store);
-        let entry = all.entry(name.to_owned()).or_default();
-        entry.command = config.command_fingerprint();
-        Ok(self.inner.store.set_setting(TRUST, &all)?)
+        update_trust(&self.inner.store, |all| {
+            all.entry(name.to_owned()).or_default().command = config.command_fingerprint()
+        })
     }
 
     /// Reads the config file and adds a tool source per enabled server (not started: shells
@@ -411,11 +422,9 @@ impl Service {
         }
         self.save_mcp_config(&file)?;
         self.remove_mcp_source(name).await;
-        let mut all = trust(&self.inner.store);
-        if all.remove(name).is_some() {
-            self.inner.store.set_setting(TRUST, &all)?;
-        }
-        Ok(())
+        update_trust(&self.inner.store, |all| {
+            all.remove(name);
+        })
     }
 
     /// Enables (starting it, if its command is approved or `confirm` agrees) or disables
@@ -460,12 +469,13 @@ impl Service {
         }
         let change = Widening::ChangedTools {
             server: name.to_owned(),
-            tools: held.into_iter().map(|h| (h.name, h.description)).collect(),
+            tools: held.iter().map(|h| (h.name.clone(), h.description.clone())).collect(),
         };
         if !confirm.confirm(std::slice::from_ref(&change)) {
             return Err(Error::config(format!("Not changed: {}", change.describe())));
         }
-        server.approve_tools();
+        // Exactly the definitions shown: one that changed again while the dialog was open stays held.
+        server.approve_tools(&held).map_err(|e| Error::new(ErrorKind::Storage, e))?;
         self.mcp_info(name)
     }
 

@@ -14,10 +14,12 @@ use switchboard_mcp::{Approvals, Browser, McpServer, Options, ServerConfig, Toke
 struct Remember;
 
 impl Approvals for Remember {
-    fn approved_tools(&self, _: &str) -> Option<BTreeMap<String, String>> {
-        None
+    fn approved_tools(&self, _: &str) -> Result<BTreeMap<String, String>, String> {
+        Ok(BTreeMap::new())
     }
-    fn record_tools(&self, _: &str, _: &BTreeMap<String, String>) {}
+    fn record_tools(&self, _: &str, _: &BTreeMap<String, String>) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Tokens in memory, for one run.

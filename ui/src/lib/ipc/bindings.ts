@@ -835,7 +835,11 @@ why: string,
 /**
  * Its description now, for the person to read before approving.
  */
-description: string, };
+description: string, 
+/**
+ * The fingerprint of the definition shown; approving it approves exactly that definition.
+ */
+fingerprint: string, };
 
 export type ServerDetail = { 
 /**

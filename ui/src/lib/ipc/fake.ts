@@ -230,7 +230,7 @@ function mcpReady(s: FakeMcp): void {
 function mcpSeed(): FakeMcp[] {
   const files = mcpServer('files', { type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/you/Documents'] }, { state: 'ready' });
   mcpReady(files);
-  files.detail.held = [{ name: 'files__move_file', why: 'New since the server was approved.', description: 'Moves or renames a file or directory.' }];
+  files.detail.held = [{ name: 'files__move_file', why: 'its definition changed since you approved it', description: 'Moves or renames a file or directory.', fingerprint: 'f00d' }];
   const github = mcpServer(
     'github',
     { type: 'stdio', command: 'docker', args: ['run', '-i', '--rm', '-e', 'GITHUB_PERSONAL_ACCESS_TOKEN', 'ghcr.io/github/github-mcp-server'], env: { GITHUB_PERSONAL_ACCESS_TOKEN: '${secret:github}' } },
