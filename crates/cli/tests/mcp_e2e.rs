@@ -22,10 +22,14 @@ fn everything() -> String {
     installed(repo().join("node_modules/.bin/mcp-server-everything"))
 }
 
-fn time_server() -> String {
+fn venv_bin(name: &str) -> String {
     let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("target"));
     let target = if target.is_absolute() { target } else { repo().join(target) };
-    installed(target.join("mcp-venv/bin/mcp-server-time"))
+    installed(target.join("mcp-venv/bin").join(name))
+}
+
+fn time_server() -> String {
+    venv_bin("mcp-server-time")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -166,4 +170,26 @@ async fn importing_a_claude_desktop_config_shows_what_it_adds_and_asks_before_ru
     assert!(stdout(&out).contains("needs approval"), "{}", stdout(&out));
     let out = env.run(&["mcp", "import", claude.to_str().unwrap(), "--yes"]).await;
     assert!(stdout(&out).contains("kept as it is"), "{}", stdout(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_whose_schema_is_not_json_schema_is_left_out_and_its_server_says_why() {
+    let env = Env::new(Script::default()).await;
+    let fixture_dir = tempfile::tempdir().unwrap();
+    let script = repo().join("crates/mcp/tests/fixtures/fixture_server.py");
+    let dir_env = format!("FIXTURE_DIR={}", fixture_dir.path().display());
+    let out = env
+        .run(&["mcp", "add", "fx", "--yes", "--env", &dir_env, "--", &venv_bin("python"), script.to_str().unwrap()])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.run(&["mcp", "status"]).await;
+    let status = stdout(&out);
+    assert!(status.contains("tool fx__hello"), "the other tools load: {status}");
+    assert!(!status.contains("tool fx__broken_schema"), "{status}");
+    assert!(
+        status.contains("skipped tool 'fx__broken_schema' has an invalid parameter schema"),
+        "the reason is listed under its server: {status}"
+    );
+    let out = env.run(&["tools", "list"]).await;
+    assert!(stdout(&out).contains("fx__hello") && !stdout(&out).contains("fx__broken_schema"), "{}", stdout(&out));
 }

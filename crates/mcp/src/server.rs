@@ -309,10 +309,9 @@ impl McpServer {
         &self.shared.config
     }
 
-    /// The person approved what it runs: it may start now.
-    pub async fn approve(&self) {
+    /// The person approved what it runs: it may start now ([`Source::start`]).
+    pub fn approve(&self) {
         self.shared.lock().approved = true;
-        self.restart().await;
     }
 
     /// Stops it (if running) and starts it again, resetting the restart count.

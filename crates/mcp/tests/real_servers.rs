@@ -306,7 +306,11 @@ async fn a_tool_whose_definition_changed_is_held_back_until_approved_again() {
         .unwrap();
     server.restart().await;
     assert_eq!(server.status(), SourceStatus::Ready);
-    assert_eq!(names(&server), ["fx__wait_forever"], "the changed tool is held back, the unchanged one works");
+    assert_eq!(
+        names(&server),
+        ["fx__wait_forever", "fx__broken_schema"],
+        "the changed tool is held back, the unchanged one works"
+    );
     let held = server.detail().held;
     assert_eq!(held.len(), 1);
     assert_eq!(held[0].name, "fx__hello");
@@ -317,7 +321,11 @@ async fn a_tool_whose_definition_changed_is_held_back_until_approved_again() {
     let mut stale = held.clone();
     stale[0].fingerprint = "0".repeat(64);
     server.approve_tools(&stale).unwrap();
-    assert_eq!(names(&server), ["fx__wait_forever"], "what was shown no longer matches: still held");
+    assert_eq!(
+        names(&server),
+        ["fx__wait_forever", "fx__broken_schema"],
+        "what was shown no longer matches: still held"
+    );
     server.approve_tools(&held).unwrap();
     assert!(names(&server).contains(&"fx__hello".to_owned()));
     assert!(server.detail().held.is_empty());

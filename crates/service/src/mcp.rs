@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use switchboard_core::tool::SecretValue;
-use switchboard_core::{ErrorKind, Secrets, Source, SourceStatus};
+use switchboard_core::{ErrorKind, Secrets, Source, SourceStatus, ToolSource};
 use switchboard_mcp::config::{CONFIG_FILE, check_name};
 use switchboard_mcp::{Approvals, McpConfig, McpServer, Options, TokenVault};
 pub use switchboard_mcp::{Browser, HeldTool, OfferedTool, ServerConfig, ServerDetail};
@@ -205,6 +205,21 @@ fn update_trust(store: &switchboard_store::Store, change: impl FnOnce(&mut BTree
     Ok(store.set_setting(TRUST, &all)?)
 }
 
+/// What importing `imported` (read from `path`) into `existing` adds, keeps and moves to the keychain.
+fn import_preview(path: &Path, imported: &McpConfig, notes: Vec<String>, existing: &McpConfig) -> ImportPreview {
+    let servers = imported
+        .mcp_servers
+        .iter()
+        .map(|(name, config)| {
+            let mut config = config.clone();
+            let secrets = config.extract_secrets(name).into_iter().map(|s| s.location).collect();
+            let target = config.command_line().or_else(|| config.url.clone()).unwrap_or_default();
+            ImportedServer { exists: existing.mcp_servers.contains_key(name), name: name.clone(), target, secrets }
+        })
+        .collect();
+    ImportPreview { path: path.display().to_string(), servers, notes }
+}
+
 /// Where Claude Desktop and Cursor keep their MCP configs on this system.
 fn import_sources() -> Vec<ImportSource> {
     let mut out = Vec::new();
@@ -335,8 +350,9 @@ impl Service {
         };
         let running = self.inner.mcp.lock().clone();
         // What the registry refused (a schema that is not JSON Schema, a name taken by another
-        // source) is reported against the server too.
+        // source) is reported against the server, and only what it offers is listed as offered.
         let states = self.inner.tools.catalog.states();
+        let registry = self.inner.tools.catalog.registry();
         let entries = config
             .map(|c| c.mcp_servers)
             .unwrap_or_else(|_| running.iter().map(|(name, server)| (name.clone(), server.config().clone())).collect());
@@ -351,8 +367,8 @@ impl Service {
                     detail.status = SourceStatus::Failed { reason: e.to_string() };
                 }
                 if let Some(state) = states.iter().find(|s| s.id == format!("mcp:{name}")) {
-                    let refused: Vec<&String> = state.skipped.iter().collect();
-                    detail.tools.retain(|t| !refused.iter().any(|why| why.contains(&format!("'{}'", t.name))));
+                    let source = ToolSource::Mcp { server: name.clone() };
+                    detail.tools.retain(|t| registry.get(&t.name).is_some_and(|tool| tool.def().source == source));
                     detail.skipped.extend(state.skipped.iter().cloned());
                 }
                 McpServerInfo { enabled: !config.disabled, config, detail }
@@ -367,13 +383,7 @@ impl Service {
     pub async fn mcp_add(&self, name: &str, mut config: ServerConfig, confirm: &dyn Confirm) -> Result<McpServerInfo> {
         check_name(name).map_err(|e| Error::config(e.to_string()))?;
         config.spec(name).map_err(|e| Error::config(e.to_string()))?;
-        let secrets = config.extract_secrets(name);
-        if !secrets.is_empty() {
-            self.require_writable_keys()?;
-            for s in &secrets {
-                self.set_key(&s.name, &s.value)?;
-            }
-        }
+        self.move_secrets_to_keys(name, &mut config)?;
         let mut file = self.mcp_config()?;
         file.mcp_servers.insert(name.to_owned(), config.clone());
         self.save_mcp_config(&file)?;
@@ -383,6 +393,18 @@ impl Service {
             self.start_mcp_server(&server, confirm).await;
         }
         self.mcp_info(name)
+    }
+
+    /// Moves the plain credentials of `config` to the key store; the entry keeps references.
+    fn move_secrets_to_keys(&self, name: &str, config: &mut ServerConfig) -> Result<()> {
+        let secrets = config.extract_secrets(name);
+        if !secrets.is_empty() {
+            self.require_writable_keys()?;
+            for s in &secrets {
+                self.set_key(&s.name, &s.value)?;
+            }
+        }
+        Ok(())
     }
 
     /// Asks about the server's command line when it is not approved as it is, and starts it
@@ -400,8 +422,7 @@ impl Service {
                 tracing::warn!(server = %name, "approval not saved: {e}");
                 return;
             }
-            server.approve().await;
-            return;
+            server.approve();
         }
         server.start(self.inner.tools.catalog.on_change()).await;
     }
@@ -513,37 +534,21 @@ impl Service {
     /// What importing `path` (Claude Desktop's or Cursor's config) would add.
     pub fn mcp_import_preview(&self, path: &Path) -> Result<ImportPreview> {
         let (imported, notes) = self.read_import(path)?;
-        let existing = self.mcp_config()?;
-        let servers = imported
-            .mcp_servers
-            .into_iter()
-            .map(|(name, mut config)| {
-                let secrets = config.extract_secrets(&name).into_iter().map(|s| s.location).collect();
-                let target = config.command_line().or_else(|| config.url.clone()).unwrap_or_default();
-                ImportedServer { exists: existing.mcp_servers.contains_key(&name), name, target, secrets }
-            })
-            .collect();
-        Ok(ImportPreview { path: path.display().to_string(), servers, notes })
+        Ok(import_preview(path, &imported, notes, &self.mcp_config()?))
     }
 
     /// Imports the servers of `path` that do not exist here yet. Their commands are shown to
     /// `confirm` together; those it agrees to start, the rest wait for approval.
     pub async fn mcp_import(&self, path: &Path, confirm: &dyn Confirm) -> Result<ImportPreview> {
-        let preview = self.mcp_import_preview(path)?;
-        let (imported, _) = self.read_import(path)?;
+        let (imported, notes) = self.read_import(path)?;
         let mut file = self.mcp_config()?;
+        let preview = import_preview(path, &imported, notes, &file);
         let mut added = Vec::new();
         for (name, mut config) in imported.mcp_servers {
             if file.mcp_servers.contains_key(&name) {
                 continue;
             }
-            let secrets = config.extract_secrets(&name);
-            if !secrets.is_empty() {
-                self.require_writable_keys()?;
-                for s in &secrets {
-                    self.set_key(&s.name, &s.value)?;
-                }
-            }
+            self.move_secrets_to_keys(&name, &mut config)?;
             file.mcp_servers.insert(name.clone(), config.clone());
             added.push((name, config));
         }
