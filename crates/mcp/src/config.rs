@@ -226,7 +226,7 @@ pub fn secret_name(server: &str, key: &str) -> String {
         cleaned
     } else {
         let hash = Sha256::digest(raw.as_bytes());
-        format!("{}-{:02x}{:02x}{:02x}{:02x}", &cleaned[..55], hash[0], hash[1], hash[2], hash[3])
+        format!("{}-{}", &cleaned[..55], hex(&hash[..4]))
     }
 }
 
