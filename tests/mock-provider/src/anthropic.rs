@@ -8,7 +8,11 @@
 //! counts there are cumulative, so clients must read them anyway).
 //!
 //! Requests are checked like the real API does where that is cheap: no `anthropic-version`
-//! header, no `max_tokens`, or an empty text block is a 400 in Anthropic's error shape.
+//! header, no `max_tokens`, an empty text block, a `thinking` block whose signature is not the one
+//! the mock gave its text (see [`crate::signatures::thinking_signature`]), a `redacted_thinking`
+//! block without `data`, an invalid `thinking` parameter, and, with thinking enabled, a
+//! `tool_choice` forcing tool use or a final assistant message with tool calls that does not
+//! start with a thinking block, is a 400 in Anthropic's error shape.
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -20,6 +24,7 @@ use serde_json::{Value, json};
 
 use crate::api::{Assembled, ConversationTail, ErrorKind, ResponseContext, Usage, WireApi};
 use crate::script::{Step, StreamOptions};
+use crate::signatures::thinking_signature;
 use crate::sse::{Events, StepEncoder};
 
 /// Tool-input fragment size when the script does not set one, as for OpenAI Chat.
@@ -79,6 +84,7 @@ impl WireApi for Anthropic {
             ctx,
             started: false,
             open: None,
+            thinking: String::new(),
             next_index: 0,
             called: false,
             finish: None,
@@ -89,10 +95,11 @@ impl WireApi for Anthropic {
         }
     }
 
-    fn completion(ctx: &ResponseContext, reply: &Assembled) -> Value {
+    fn completion(ctx: &ResponseContext, reply: &Assembled, _options: &StreamOptions) -> Value {
         let mut content = Vec::new();
         if !reply.reasoning.is_empty() {
-            content.push(json!({"type": "thinking", "thinking": reply.reasoning, "signature": "mock-signature"}));
+            let signature = thinking_signature(&reply.reasoning);
+            content.push(json!({"type": "thinking", "thinking": reply.reasoning, "signature": signature}));
         }
         if !reply.text.is_empty() {
             content.push(json!({"type": "text", "text": reply.text}));
@@ -120,9 +127,37 @@ impl WireApi for Anthropic {
     fn error_body(kind: ErrorKind, message: &str, code: Option<&str>) -> Value {
         let kind = code.unwrap_or(match kind {
             ErrorKind::Server => "api_error",
-            ErrorKind::InvalidRequest => "invalid_request_error",
+            ErrorKind::InvalidRequest | ErrorKind::ContextLength => "invalid_request_error",
+            ErrorKind::Auth => "authentication_error",
+            ErrorKind::Permission => "permission_error",
+            ErrorKind::RateLimit => "rate_limit_error",
+            ErrorKind::Overloaded => "overloaded_error",
         });
         json!({"type": "error", "error": {"type": kind, "message": message}})
+    }
+
+    fn error_status(kind: ErrorKind) -> u16 {
+        match kind {
+            ErrorKind::InvalidRequest | ErrorKind::ContextLength => 400,
+            ErrorKind::Auth => 401,
+            ErrorKind::Permission => 403,
+            ErrorKind::RateLimit => 429,
+            ErrorKind::Overloaded => 529,
+            ErrorKind::Server => 500,
+        }
+    }
+
+    fn error_message(kind: ErrorKind) -> String {
+        match kind {
+            ErrorKind::Server => "Internal server error",
+            ErrorKind::InvalidRequest => "Invalid request.",
+            ErrorKind::Auth => "invalid x-api-key",
+            ErrorKind::Permission => "Your API key does not have permission to use the specified resource.",
+            ErrorKind::RateLimit => "Number of request tokens has exceeded your per-minute rate limit.",
+            ErrorKind::Overloaded => "Overloaded",
+            ErrorKind::ContextLength => "prompt is too long: 210000 tokens > 200000 maximum",
+        }
+        .to_owned()
     }
 
     fn conversation_tail(body: &Value) -> ConversationTail {
@@ -187,6 +222,81 @@ fn refusal(headers: &axum::http::HeaderMap, body: &Value) -> Option<String> {
             return Some(format!("messages.{i}: text content blocks must contain non-whitespace text"));
         }
     }
+    signature_refusal(&messages).or_else(|| thinking_refusal(body, &messages))
+}
+
+/// Thinking blocks must come back exactly as issued: a `thinking` block with the signature the
+/// mock gave its text, a `redacted_thinking` block with its `data`.
+fn signature_refusal(messages: &[Value]) -> Option<String> {
+    for (i, message) in messages.iter().enumerate() {
+        for (j, block) in blocks(message).iter().enumerate() {
+            match block["type"].as_str() {
+                Some("thinking") => {
+                    let Some(signature) = block["signature"].as_str() else {
+                        return Some(format!("messages.{i}.content.{j}.thinking.signature: Field required"));
+                    };
+                    let thinking = block["thinking"].as_str().unwrap_or("");
+                    if signature != thinking_signature(thinking) {
+                        return Some(format!("messages.{i}.content.{j}: Invalid `signature` in `thinking` block"));
+                    }
+                }
+                Some("redacted_thinking") if block["data"].as_str().is_none_or(str::is_empty) => {
+                    return Some(format!("messages.{i}.content.{j}.redacted_thinking.data: Field required"));
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// The `thinking` parameter, and what enabling it demands of `tool_choice` and of the final
+/// assistant message.
+fn thinking_refusal(body: &Value, messages: &[Value]) -> Option<String> {
+    let thinking = body.get("thinking")?;
+    match thinking["type"].as_str() {
+        Some("disabled") => return None,
+        Some("enabled") => {}
+        other => {
+            let tag = other.unwrap_or("");
+            return Some(format!(
+                "thinking: Input tag '{tag}' found using 'type' does not match any of the expected tags: 'disabled', 'enabled'"
+            ));
+        }
+    }
+    if let Some(extra) =
+        thinking.as_object().into_iter().flatten().map(|(k, _)| k).find(|k| *k != "type" && *k != "budget_tokens")
+    {
+        return Some(format!("thinking.enabled.{extra}: Extra inputs are not permitted"));
+    }
+    let budget = match thinking.get("budget_tokens") {
+        None => return Some("thinking.enabled.budget_tokens: Field required".to_owned()),
+        Some(b) => match b.as_u64() {
+            Some(b) => b,
+            None if b.as_i64().is_some() => 0,
+            None => return Some("thinking.enabled.budget_tokens: Input should be a valid integer".to_owned()),
+        },
+    };
+    if budget < 1024 {
+        return Some("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024".to_owned());
+    }
+    if body["max_tokens"].as_u64().is_some_and(|max| budget >= max) {
+        return Some("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size".to_owned());
+    }
+    if matches!(body["tool_choice"]["type"].as_str(), Some("any" | "tool")) {
+        return Some("Thinking may not be enabled when tool_choice forces tool use.".to_owned());
+    }
+    let last_assistant = messages.iter().enumerate().rev().find(|(_, m)| m["role"] == "assistant");
+    if let Some((i, message)) = last_assistant {
+        let content = blocks(message);
+        let first = content.first().and_then(|b| b["type"].as_str()).unwrap_or("");
+        let calls = content.iter().any(|b| b["type"] == "tool_use");
+        if calls && first != "thinking" && first != "redacted_thinking" {
+            return Some(format!(
+                "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{first}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+            ));
+        }
+    }
     None
 }
 
@@ -223,6 +333,8 @@ pub(crate) struct EventEncoder {
     started: bool,
     /// The text or thinking block being written, and its index.
     open: Option<(Open, usize)>,
+    /// The text of the open thinking block so far, which its signature signs.
+    thinking: String,
     next_index: usize,
     called: bool,
     /// The finish reason in Anthropic's words, once scripted.
@@ -257,7 +369,7 @@ impl EventEncoder {
     fn close(&mut self, events: &mut Events) {
         if let Some((kind, index)) = self.open.take() {
             if kind == Open::Thinking {
-                let signature = format!("mock-signature-{}", self.ctx.request_number);
+                let signature = thinking_signature(&std::mem::take(&mut self.thinking));
                 event(
                     events,
                     &json!({"type": "content_block_delta", "index": index,
@@ -288,6 +400,9 @@ impl EventEncoder {
                 index
             }
         };
+        if kind == Open::Thinking {
+            self.thinking.push_str(text);
+        }
         for piece in char_chunks(text, self.text_chunk_chars) {
             let delta = match kind {
                 Open::Text => json!({"type": "text_delta", "text": piece}),

@@ -7,7 +7,8 @@
 
 use serde_json::Value;
 
-use crate::script::Step;
+use crate::openai_responses::ResponseStore;
+use crate::script::{ErrorCategory, Step, StreamOptions};
 use crate::sse::StepEncoder;
 
 /// What a wire format needs to know about the request it is answering.
@@ -19,6 +20,9 @@ pub(crate) struct ResponseContext {
     pub created: u64,
     /// The model name to report.
     pub model: String,
+    /// Whether the request asked for reasoning items' `encrypted_content` (the Responses API's
+    /// `"include": ["reasoning.encrypted_content"]`).
+    pub encrypted_reasoning: bool,
 }
 
 /// The broad category of an error, mapped by each API onto its own error `type` strings.
@@ -26,6 +30,51 @@ pub(crate) struct ResponseContext {
 pub(crate) enum ErrorKind {
     Server,
     InvalidRequest,
+    Auth,
+    Permission,
+    RateLimit,
+    Overloaded,
+    ContextLength,
+}
+
+impl From<ErrorCategory> for ErrorKind {
+    fn from(category: ErrorCategory) -> Self {
+        match category {
+            ErrorCategory::Auth => ErrorKind::Auth,
+            ErrorCategory::Permission => ErrorKind::Permission,
+            ErrorCategory::RateLimit => ErrorKind::RateLimit,
+            ErrorCategory::Overloaded => ErrorKind::Overloaded,
+            ErrorCategory::ContextLength => ErrorKind::ContextLength,
+            ErrorCategory::InvalidRequest => ErrorKind::InvalidRequest,
+            ErrorCategory::Server => ErrorKind::Server,
+        }
+    }
+}
+
+/// OpenAI's error `type` and `code` for `kind` (Chat Completions and Responses share them).
+pub(crate) fn openai_error_type(kind: ErrorKind) -> (&'static str, Option<&'static str>) {
+    match kind {
+        ErrorKind::Server | ErrorKind::Overloaded => ("server_error", None),
+        ErrorKind::InvalidRequest => ("invalid_request_error", None),
+        ErrorKind::Auth => ("invalid_request_error", Some("invalid_api_key")),
+        ErrorKind::Permission => ("permission_error", None),
+        ErrorKind::RateLimit => ("requests", Some("rate_limit_exceeded")),
+        ErrorKind::ContextLength => ("invalid_request_error", Some("context_length_exceeded")),
+    }
+}
+
+/// OpenAI's own words for an error of `kind`.
+pub(crate) fn openai_error_message(kind: ErrorKind) -> String {
+    match kind {
+        ErrorKind::Server => "The server had an error while processing your request. Sorry about that!",
+        ErrorKind::InvalidRequest => "Invalid request.",
+        ErrorKind::Auth => "Incorrect API key provided: sk-mock****. You can find your API key at https://platform.openai.com/account/api-keys.",
+        ErrorKind::Permission => "You are not allowed to sample from this model.",
+        ErrorKind::RateLimit => "Rate limit reached for requests per min (RPM) on mock-model.",
+        ErrorKind::Overloaded => "The server is overloaded or not ready yet.",
+        ErrorKind::ContextLength => "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages.",
+    }
+    .to_owned()
 }
 
 /// The end of a conversation as the echo mode sees it, independent of the message format.
@@ -106,14 +155,49 @@ pub(crate) trait WireApi: Send + Sync + 'static {
     fn requested_model(body: &Value) -> Option<&str>;
 
     /// The streaming encoder for a response in `ctx`.
-    fn encoder(ctx: ResponseContext, options: &crate::script::StreamOptions) -> Self::Encoder;
+    fn encoder(ctx: ResponseContext, options: &StreamOptions) -> Self::Encoder;
 
     /// The complete non-streamed response body.
-    fn completion(ctx: &ResponseContext, reply: &Assembled) -> Value;
+    fn completion(ctx: &ResponseContext, reply: &Assembled, options: &StreamOptions) -> Value;
 
     /// An error body in this API's shape.
     fn error_body(kind: ErrorKind, message: &str, code: Option<&str>) -> Value;
 
+    /// The HTTP status this API answers an error of `kind` with ([`crate::Reply::ApiError`]).
+    fn error_status(kind: ErrorKind) -> u16 {
+        match kind {
+            ErrorKind::InvalidRequest | ErrorKind::ContextLength => 400,
+            ErrorKind::Auth => 401,
+            ErrorKind::Permission => 403,
+            ErrorKind::RateLimit => 429,
+            ErrorKind::Overloaded => 503,
+            ErrorKind::Server => 500,
+        }
+    }
+
+    /// This API's own words for an error of `kind` ([`crate::Reply::ApiError`] without a message).
+    fn error_message(kind: ErrorKind) -> String {
+        openai_error_message(kind)
+    }
+
+    /// Tells the client to wait `secs` seconds before retrying, as this API does: by default a
+    /// `retry-after` header.
+    fn retry_hint(secs: u64, headers: &mut Vec<(String, String)>, _body: &mut Value) {
+        headers.push(("retry-after".to_owned(), secs.to_string()));
+    }
+
     /// The end of the conversation in the request, for echo mode.
     fn conversation_tail(body: &Value) -> ConversationTail;
+
+    /// Called when a scripted stream reply (`steps`, `options`) is about to answer `body` in
+    /// `ctx`. An API whose server keeps state between requests (the Responses API) remembers the
+    /// response in `store`; the others have nothing to do.
+    fn remember(
+        _store: &ResponseStore,
+        _ctx: &ResponseContext,
+        _body: &Value,
+        _steps: &[Step],
+        _options: &StreamOptions,
+    ) {
+    }
 }

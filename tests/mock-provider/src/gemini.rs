@@ -2,18 +2,21 @@
 //!
 //! Streams one `GenerateContentResponse` per `data:` event, with no end sentinel: text parts,
 //! reasoning as `thought: true` text parts, each tool call as one whole `functionCall` part (no
-//! id, as the Gemini API sends them; the first call of a reply carries a `thoughtSignature`,
-//! `mock-signature-N`, so clients can be checked to send it back), a usage-only chunk with
-//! `usageMetadata`, and the finish reason in Gemini's words. An error object is
-//! `{"error":{"code","message","status"}}`.
+//! id, as the Gemini API sends them; the first call of a reply carries a `thoughtSignature` that
+//! signs it, [`crate::signatures::function_call_signature`]), a usage-only chunk with
+//! `usageMetadata`, and the finish reason in Gemini's words. A reply with thoughts and text but no
+//! call ends with an empty text part carrying [`crate::signatures::text_signature`] of its whole
+//! text. An error object is `{"error":{"code","message","status"}}`.
 //!
 //! Requests are checked like the real API does where that is cheap (see [`refusal`]): a schema
 //! keyword outside Gemini's subset (`additionalProperties`, `$schema`, `$ref`, a type array,
 //! `enum` on a non-string, an unsupported string `format`), an object root without properties,
 //! an array without `items`, a `required` name that is no property, an empty part or content,
-//! `allowedFunctionNames` that are not declared or not with mode `ANY`, and function responses
-//! that do not match the preceding turn's calls in number are refused with a 400 in Gemini's
-//! shape, before the request is recorded or consumes a reply.
+//! `allowedFunctionNames` that are not declared or not with mode `ANY`, function responses that do
+//! not match the preceding turn's calls in number, a thought signature missing from a call of the
+//! current tool loop or not exactly where and as the mock issued it, and a `generationConfig` with
+//! an unknown field, a `maxOutputTokens` that is not positive or an invalid `thinkingConfig` are
+//! refused with a 400 in Gemini's shape, before the request is recorded or consumes a reply.
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -25,6 +28,7 @@ use serde_json::{Map, Value, json};
 
 use crate::api::{Assembled, ConversationTail, ErrorKind, ResponseContext, Usage, WireApi};
 use crate::script::{Step, StreamOptions};
+use crate::signatures::{function_call_signature, text_signature};
 use crate::sse::{Events, StepEncoder};
 
 /// Marker type for the Gemini API.
@@ -128,19 +132,35 @@ impl WireApi for Gemini {
     }
 
     fn encoder(ctx: ResponseContext, options: &StreamOptions) -> ChunkEncoder {
-        ChunkEncoder { ctx, signed: false, text_chunk_chars: options.text_chunk_chars }
+        ChunkEncoder {
+            ctx,
+            signed: false,
+            thought: false,
+            text: String::new(),
+            text_signed: false,
+            text_chunk_chars: options.text_chunk_chars,
+        }
     }
 
-    fn completion(ctx: &ResponseContext, reply: &Assembled) -> Value {
+    fn completion(ctx: &ResponseContext, reply: &Assembled, _options: &StreamOptions) -> Value {
         let mut parts = Vec::new();
         if !reply.reasoning.is_empty() {
             parts.push(json!({"text": reply.reasoning, "thought": true}));
         }
         if !reply.text.is_empty() {
-            parts.push(json!({"text": reply.text}));
+            let mut part = json!({"text": reply.text});
+            if !reply.reasoning.is_empty() && reply.tool_calls.is_empty() {
+                part["thoughtSignature"] = json!(text_signature(&reply.text));
+            }
+            parts.push(part);
         }
-        for (_, name, arguments) in &reply.tool_calls {
-            parts.push(json!({"functionCall": {"name": name, "args": args_object(arguments)}}));
+        for (i, (_, name, arguments)) in reply.tool_calls.iter().enumerate() {
+            let args = args_object(arguments);
+            let mut part = json!({"functionCall": {"name": name, "args": args}});
+            if i == 0 {
+                part["thoughtSignature"] = json!(function_call_signature(name, &args));
+            }
+            parts.push(part);
         }
         let mut out = json!({
             "candidates": [{
@@ -160,9 +180,39 @@ impl WireApi for Gemini {
     fn error_body(kind: ErrorKind, message: &str, code: Option<&str>) -> Value {
         let status = code.unwrap_or(match kind {
             ErrorKind::Server => "INTERNAL",
-            ErrorKind::InvalidRequest => "INVALID_ARGUMENT",
+            ErrorKind::InvalidRequest | ErrorKind::ContextLength => "INVALID_ARGUMENT",
+            ErrorKind::Auth => "UNAUTHENTICATED",
+            ErrorKind::Permission => "PERMISSION_DENIED",
+            ErrorKind::RateLimit => "RESOURCE_EXHAUSTED",
+            ErrorKind::Overloaded => "UNAVAILABLE",
         });
         json!({"error": {"code": status_code(status), "message": message, "status": status}})
+    }
+
+    fn error_message(kind: ErrorKind) -> String {
+        match kind {
+            ErrorKind::Server => {
+                "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
+            }
+            ErrorKind::InvalidRequest => "Request contains an invalid argument.",
+            ErrorKind::Auth => "Request had invalid authentication credentials.",
+            ErrorKind::Permission => "The caller does not have permission",
+            ErrorKind::RateLimit => "Resource has been exhausted (e.g. check quota).",
+            ErrorKind::Overloaded => "The model is overloaded. Please try again later.",
+            ErrorKind::ContextLength => {
+                "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."
+            }
+        }
+        .to_owned()
+    }
+
+    /// Gemini sends no `retry-after` header: the wait is a `RetryInfo` detail of the error.
+    fn retry_hint(secs: u64, _headers: &mut Vec<(String, String)>, body: &mut Value) {
+        let detail = json!({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": format!("{secs}s")});
+        match body["error"]["details"].as_array_mut() {
+            Some(details) => details.push(detail),
+            None => body["error"]["details"] = json!([detail]),
+        }
     }
 
     fn conversation_tail(body: &Value) -> ConversationTail {
@@ -248,7 +298,10 @@ pub(crate) fn refusal(body: &Value) -> Option<String> {
             }
         }
     }
-    if let Some(problem) = unmatched_responses(contents) {
+    if let Some(problem) = unmatched_responses(contents).or_else(|| signature_refusal(contents)) {
+        return Some(problem);
+    }
+    if let Some(problem) = generation_config_refusal(body) {
         return Some(problem);
     }
     if let Some(system) = body.get("systemInstruction")
@@ -314,6 +367,189 @@ fn unmatched_responses(contents: &[Value]) -> Option<String> {
         }
     }
     None
+}
+
+/// Thought signatures must come back exactly where and as the mock issued them (see
+/// [`crate::signatures`]): on the first call of a model turn, signing that call, or on the last
+/// text part of a model turn with thoughts and no call, signing its whole text. The turns of the
+/// current tool loop (after the last user content with text) must carry their calls' signatures;
+/// earlier model turns may come without any.
+fn signature_refusal(contents: &[Value]) -> Option<String> {
+    const CORRUPTED: &str = "Corrupted thought signature.";
+    let loop_start = contents
+        .iter()
+        .rposition(|c| {
+            c["role"] == "user" && c["parts"].as_array().is_some_and(|p| p.iter().any(|p| p["text"].is_string()))
+        })
+        .map_or(0, |i| i + 1);
+    for (i, c) in contents.iter().enumerate() {
+        let parts = c["parts"].as_array().map_or(&[][..], Vec::as_slice);
+        let model = c["role"] == "model";
+        let first_call = parts.iter().position(|p| p.get("functionCall").is_some());
+        let is_text = |p: &Value| p["text"].is_string() && p["thought"] != true;
+        let last_text = parts.iter().rposition(is_text);
+        for (j, part) in parts.iter().enumerate() {
+            let Some(signature) = part.get("thoughtSignature") else { continue };
+            let expected = if !model {
+                None
+            } else if let Some(call) = part.get("functionCall") {
+                (first_call == Some(j)).then(|| {
+                    // A call without `args` is a call with no arguments, as the mock sent it.
+                    let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
+                    function_call_signature(call["name"].as_str().unwrap_or(""), &args)
+                })
+            } else if is_text(part) && first_call.is_none() && last_text == Some(j) {
+                let text: String = parts.iter().filter(|p| is_text(p)).filter_map(|p| p["text"].as_str()).collect();
+                Some(text_signature(&text))
+            } else {
+                None
+            };
+            if expected.is_none_or(|expected| signature.as_str() != Some(expected.as_str())) {
+                return Some(CORRUPTED.to_owned());
+            }
+        }
+        if let Some(j) = first_call
+            && model
+            && i >= loop_start
+            && parts[j].get("thoughtSignature").is_none()
+        {
+            let name = parts[j]["functionCall"]["name"].as_str().unwrap_or("");
+            return Some(format!(
+                "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:{name}` , position {}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
+                i + 1
+            ));
+        }
+    }
+    None
+}
+
+/// The `GenerationConfig` fields the API takes (camelCase); any other is "Unknown name".
+const GENERATION_CONFIG_KEYS: &[&str] = &[
+    "stopSequences",
+    "responseMimeType",
+    "responseSchema",
+    "responseJsonSchema",
+    "responseModalities",
+    "candidateCount",
+    "maxOutputTokens",
+    "temperature",
+    "topP",
+    "topK",
+    "seed",
+    "presencePenalty",
+    "frequencyPenalty",
+    "responseLogprobs",
+    "logprobs",
+    "enableEnhancedCivicAnswers",
+    "speechConfig",
+    "thinkingConfig",
+    "imageConfig",
+    "mediaResolution",
+];
+
+/// `generationConfig`: known fields only, a positive `maxOutputTokens`, and a `thinkingConfig` of
+/// `includeThoughts` (boolean) and `thinkingBudget` (-1, 0 or 128..=32768) or `thinkingLevel`.
+fn generation_config_refusal(body: &Value) -> Option<String> {
+    let config = body.get("generationConfig")?;
+    let Some(config) = config.as_object() else {
+        return Some(format!("Invalid JSON payload received. Invalid value at 'generation_config', {config}"));
+    };
+    let unknown = |key: &str, at: &str| {
+        format!("Invalid JSON payload received. Unknown name \"{key}\" at '{at}': Cannot find field.")
+    };
+    if let Some(key) = config.keys().find(|k| !GENERATION_CONFIG_KEYS.contains(&k.as_str())) {
+        return Some(unknown(key, "generation_config"));
+    }
+    if let Some(max) = config.get("maxOutputTokens") {
+        match max.as_i64() {
+            Some(n) if n >= 1 => {}
+            Some(_) => {
+                return Some(
+                    "* GenerateContentRequest.generation_config.max_output_tokens: max_output_tokens must be positive."
+                        .to_owned(),
+                );
+            }
+            None => {
+                return Some(format!(
+                    "Invalid JSON payload received. Invalid value at 'generation_config.max_output_tokens' (TYPE_INT32), {max}"
+                ));
+            }
+        }
+    }
+    let thinking = config.get("thinkingConfig")?;
+    let Some(thinking) = thinking.as_object() else {
+        return Some(format!(
+            "Invalid JSON payload received. Invalid value at 'generation_config.thinking_config', {thinking}"
+        ));
+    };
+    let at = "generation_config.thinking_config";
+    if let Some(key) =
+        thinking.keys().find(|k| !["includeThoughts", "thinkingBudget", "thinkingLevel"].contains(&k.as_str()))
+    {
+        return Some(unknown(key, at));
+    }
+    if let Some(include) = thinking.get("includeThoughts")
+        && !include.is_boolean()
+    {
+        return Some(format!(
+            "Invalid JSON payload received. Invalid value at '{at}.include_thoughts' (TYPE_BOOL), {include}"
+        ));
+    }
+    if let Some(budget) = thinking.get("thinkingBudget") {
+        let Some(n) = budget.as_i64() else {
+            return Some(format!(
+                "Invalid JSON payload received. Invalid value at '{at}.thinking_budget' (TYPE_INT32), {budget}"
+            ));
+        };
+        if !(n == -1 || n == 0 || (128..=32768).contains(&n)) {
+            return Some(format!(
+                "The thinking budget {n} is invalid. Please choose a value between 128 and 32768, or 0 to turn thinking off, or -1 for a dynamic budget."
+            ));
+        }
+    }
+    if let Some(level) = thinking.get("thinkingLevel") {
+        let known = ["minimal", "low", "medium", "high"];
+        if !level.as_str().is_some_and(|l| known.contains(&l.to_ascii_lowercase().as_str())) {
+            return Some(format!(
+                "Invalid JSON payload received. Invalid value at '{at}.thinking_level' (type.googleapis.com/google.ai.generativelanguage.v1beta.ThinkingConfig.ThinkingLevel), {level}"
+            ));
+        }
+        if thinking.contains_key("thinkingBudget") {
+            return Some("You can only set one of thinking budget and thinking level.".to_owned());
+        }
+    }
+    None
+}
+
+/// `GET /v1beta/models`: one page listing the mock's models in Gemini's shape. The key is read
+/// from `x-goog-api-key` (or a `key` query parameter); without one the API answers 403.
+pub(crate) async fn models(headers: axum::http::HeaderMap, uri: Uri) -> Response {
+    let in_query =
+        uri.query().unwrap_or("").split('&').any(|kv| kv.strip_prefix("key=").is_some_and(|k| !k.is_empty()));
+    let in_header = headers.get("x-goog-api-key").is_some_and(|k| !k.is_empty());
+    if !in_query && !in_header {
+        let message = "Method doesn't allow unregistered callers (callers without established identity). Please use API key or other form of API consumer identity to call this API.";
+        let body = Gemini::error_body(ErrorKind::InvalidRequest, message, Some("PERMISSION_DENIED"));
+        return (StatusCode::FORBIDDEN, axum::Json(body)).into_response();
+    }
+    let model = |name: &str, display: &str, methods: &[&str]| {
+        json!({
+            "name": format!("models/{name}"),
+            "version": "001",
+            "displayName": display,
+            "description": "A model of the Switchboard mock provider.",
+            "inputTokenLimit": 1_048_576,
+            "outputTokenLimit": 65_536,
+            "supportedGenerationMethods": methods,
+        })
+    };
+    let generate = ["generateContent", "streamGenerateContent", "countTokens"];
+    axum::Json(json!({"models": [
+        model("mock-model", "Mock Model", &generate),
+        model("mock-reasoner", "Mock Reasoner", &generate),
+        model("mock-embedding", "Mock Embedding", &["embedContent"]),
+    ]}))
+    .into_response()
 }
 
 /// Why the real API would refuse this schema node (at `path`), or `None`.
@@ -392,6 +628,11 @@ pub(crate) struct ChunkEncoder {
     ctx: ResponseContext,
     /// Whether a call of this reply already carried the thought signature.
     signed: bool,
+    /// Whether the reply had thoughts, and its (non-thought) text so far: a reply with both and
+    /// no call gets a text signature at its end.
+    thought: bool,
+    text: String,
+    text_signed: bool,
     text_chunk_chars: Option<usize>,
 }
 
@@ -412,11 +653,21 @@ impl ChunkEncoder {
     }
 
     fn call_part(&mut self, name: &str, arguments: &str) -> Value {
-        let mut part = json!({"functionCall": {"name": name, "args": args_object(arguments)}});
-        if !std::mem::replace(&mut self.signed, true) {
-            part["thoughtSignature"] = json!(format!("mock-signature-{}", self.ctx.request_number));
+        let args = args_object(arguments);
+        let signature = (!std::mem::replace(&mut self.signed, true)).then(|| function_call_signature(name, &args));
+        let mut part = json!({"functionCall": {"name": name, "args": args}});
+        if let Some(signature) = signature {
+            part["thoughtSignature"] = json!(signature);
         }
         part
+    }
+
+    /// The empty text part carrying the signature of a reply with thoughts and text but no call,
+    /// once, at its end (the signature covers the whole text, so it cannot come earlier).
+    fn text_signature_part(&mut self) -> Option<Value> {
+        let due = self.thought && !self.text.is_empty() && !self.signed && !self.text_signed;
+        self.text_signed |= due;
+        due.then(|| json!({"text": "", "thoughtSignature": text_signature(&self.text)}))
     }
 }
 
@@ -424,11 +675,13 @@ impl StepEncoder for ChunkEncoder {
     fn encode(&mut self, step: &Step, events: &mut Events) {
         match step {
             Step::Text { text } => {
+                self.text.push_str(text);
                 for piece in char_chunks(text, self.text_chunk_chars) {
                     self.parts(events, vec![json!({"text": piece})]);
                 }
             }
             Step::Reasoning { text } => {
+                self.thought |= !text.is_empty();
                 for piece in char_chunks(text, self.text_chunk_chars) {
                     self.parts(events, vec![json!({"text": piece, "thought": true})]);
                 }
@@ -452,11 +705,19 @@ impl StepEncoder for ChunkEncoder {
                 self.chunk(events, None, Some(usage_json(usage)));
             }
             Step::Finish { reason } => {
-                let candidate = json!({"finishReason": finish_reason(reason), "index": 0});
+                let mut candidate = json!({"finishReason": finish_reason(reason), "index": 0});
+                if let Some(part) = self.text_signature_part() {
+                    candidate["content"] = json!({"role": "model", "parts": [part]});
+                }
                 self.chunk(events, Some(candidate), None);
             }
-            // Gemini's stream has no end marker: the body just ends.
-            Step::Done => {}
+            // Gemini's stream has no end marker: the body just ends (after the text signature, if
+            // no finish carried it).
+            Step::Done => {
+                if let Some(part) = self.text_signature_part() {
+                    self.parts(events, vec![part]);
+                }
+            }
             Step::ErrorObject { message, code } => {
                 events.data_json(&Gemini::error_body(ErrorKind::Server, message, code.as_deref()));
             }
@@ -536,7 +797,8 @@ mod tests {
         assert_eq!(parts(2), json!([{"text": " 👋"}]));
         assert_eq!(
             parts(3),
-            json!([{"functionCall": {"name": "get_time", "args": {"timezone": "UTC"}}, "thoughtSignature": "mock-signature-1"}]),
+            json!([{"functionCall": {"name": "get_time", "args": {"timezone": "UTC"}},
+                "thoughtSignature": function_call_signature("get_time", &json!({"timezone": "UTC"}))}]),
             "no id, as Gemini sends calls; the first call is signed"
         );
         assert_eq!(

@@ -31,7 +31,8 @@ mod openai_chat;
 mod openai_responses;
 mod script;
 mod server;
+pub mod signatures;
 mod sse;
 
-pub use script::{Reply, Script, Step, StreamOptions};
+pub use script::{ErrorCategory, ReasoningField, Reply, Script, Step, StreamOptions};
 pub use server::{MockServer, RecordedRequest};

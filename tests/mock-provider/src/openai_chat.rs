@@ -2,12 +2,23 @@
 //!
 //! Streams `chat.completion.chunk` objects as `data: {...}\n\n` events ending with
 //! `data: [DONE]`, or one `chat.completion` object when the request does not ask to stream.
+//!
+//! Requests are checked like OpenAI does where that is cheap: a `reasoning_effort` that is not
+//! `minimal`, `low`, `medium` or `high`, a `max_tokens` or `max_completion_tokens` that is not a
+//! positive integer, or both of them at once, is a 400 in OpenAI's error shape (with `param`),
+//! before the request is recorded or consumes a reply.
 
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::MethodRouter;
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::api::{Assembled, ConversationTail, ErrorKind, ResponseContext, Usage, WireApi};
-use crate::script::{Step, StreamOptions};
+use crate::script::{ReasoningField, Step, StreamOptions};
 use crate::sse::{Events, StepEncoder};
 
 /// Tool-call arguments fragment size when the script does not set one: small enough that every
@@ -34,19 +45,24 @@ impl WireApi for OpenAiChat {
             id: completion_id(&ctx),
             ctx,
             role_sent: false,
+            reasoning_field: options.reasoning_field.unwrap_or_default(),
             next_tool_index: 0,
             text_chunk_chars: options.text_chunk_chars,
             args_chunk_chars: options.args_chunk_chars.unwrap_or(DEFAULT_ARGS_CHUNK_CHARS),
         }
     }
 
-    fn completion(ctx: &ResponseContext, reply: &Assembled) -> Value {
+    fn completion(ctx: &ResponseContext, reply: &Assembled, options: &StreamOptions) -> Value {
         let mut message = json!({
             "role": "assistant",
             "content": (!reply.text.is_empty()).then_some(reply.text.as_str()),
         });
         if !reply.reasoning.is_empty() {
-            message["reasoning_content"] = json!(reply.reasoning);
+            let field = match options.reasoning_field.unwrap_or_default() {
+                ReasoningField::ReasoningContent => "reasoning_content",
+                ReasoningField::Reasoning => "reasoning",
+            };
+            message[field] = json!(reply.reasoning);
         }
         if !reply.tool_calls.is_empty() {
             message["tool_calls"] = reply
@@ -77,12 +93,9 @@ impl WireApi for OpenAiChat {
     }
 
     fn error_body(kind: ErrorKind, message: &str, code: Option<&str>) -> Value {
-        let kind = match kind {
-            ErrorKind::Server => "server_error",
-            ErrorKind::InvalidRequest => "invalid_request_error",
-        };
+        let (kind, kind_code) = crate::api::openai_error_type(kind);
         let mut error = json!({ "message": message, "type": kind });
-        if let Some(code) = code {
+        if let Some(code) = code.or(kind_code) {
             error["code"] = json!(code);
         }
         json!({ "error": error })
@@ -107,6 +120,65 @@ impl WireApi for OpenAiChat {
             .find(|message| role(message) == Some("user"))
             .map_or(ConversationTail::Empty, |message| ConversationTail::User(content_text(message)))
     }
+}
+
+/// The reasoning efforts OpenAI takes.
+const EFFORTS: &[&str] = &["minimal", "low", "medium", "high"];
+
+/// What OpenAI would refuse before answering: (message, param, code).
+fn refusal(body: &Value) -> Option<(String, &'static str, Option<&'static str>)> {
+    if let Some(effort) = body.get("reasoning_effort")
+        && !effort.as_str().is_some_and(|e| EFFORTS.contains(&e))
+    {
+        let shown = effort.as_str().map_or_else(|| effort.to_string(), |e| format!("'{e}'"));
+        let message = format!("Invalid value: {shown}. Supported values are: 'minimal', 'low', 'medium', and 'high'.");
+        return Some((message, "reasoning_effort", Some("invalid_value")));
+    }
+    for param in ["max_tokens", "max_completion_tokens"] {
+        match body.get(param).filter(|v| !v.is_null()) {
+            None => {}
+            Some(v) => match v.as_i64() {
+                Some(n) if n >= 1 => {}
+                Some(n) => {
+                    let message = format!(
+                        "Invalid '{param}': integer below minimum value. Expected a value >= 1, but got {n} instead."
+                    );
+                    return Some((message, param, Some("integer_below_min_value")));
+                }
+                None => {
+                    let message = format!("Invalid type for '{param}': expected an integer, but got {v} instead.");
+                    return Some((message, param, Some("invalid_type")));
+                }
+            },
+        }
+    }
+    let set = |param: &str| body.get(param).is_some_and(|v| !v.is_null());
+    if set("max_tokens") && set("max_completion_tokens") {
+        let message = "max_tokens and max_completion_tokens cannot both be set. Use max_completion_tokens.";
+        return Some((message.to_owned(), "max_tokens", None));
+    }
+    None
+}
+
+/// `route`, refusing what OpenAI refuses (see the module docs) with its error shape, before the
+/// request is recorded or consumes a reply; a body that is not JSON is left to the handler.
+pub(crate) fn strict<S: Clone + Send + Sync + 'static>(route: MethodRouter<S>) -> MethodRouter<S> {
+    route.layer(axum::middleware::from_fn(refuse))
+}
+
+async fn refuse(request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    if let Ok(json) = serde_json::from_slice::<Value>(&bytes)
+        && let Some((message, param, code)) = refusal(&json)
+    {
+        let body =
+            json!({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}});
+        return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
 }
 
 fn completion_id(ctx: &ResponseContext) -> String {
@@ -147,6 +219,7 @@ pub(crate) struct ChunkEncoder {
     ctx: ResponseContext,
     id: String,
     role_sent: bool,
+    reasoning_field: ReasoningField,
     next_tool_index: usize,
     text_chunk_chars: Option<usize>,
     args_chunk_chars: usize,
@@ -198,7 +271,12 @@ impl StepEncoder for ChunkEncoder {
             }
             Step::Reasoning { text } => {
                 for piece in char_chunks(text, self.text_chunk_chars) {
-                    let delta = DeltaJson { reasoning_content: Some(piece), ..DeltaJson::default() };
+                    let delta = match self.reasoning_field {
+                        ReasoningField::ReasoningContent => {
+                            DeltaJson { reasoning_content: Some(piece), ..DeltaJson::default() }
+                        }
+                        ReasoningField::Reasoning => DeltaJson { reasoning: Some(piece), ..DeltaJson::default() },
+                    };
                     self.delta(events, delta);
                 }
             }
@@ -306,6 +384,8 @@ struct DeltaJson<'a> {
     content: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_calls: Option<[ToolCallJson<'a>; 1]>,
 }

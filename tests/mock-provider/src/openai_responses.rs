@@ -9,12 +9,20 @@
 //! event: `response.completed`, or `response.incomplete` when the scripted finish was `length`
 //! (`max_output_tokens`) or `content_filter`. Usage goes in the terminal event's response.
 //!
-//! Requests are checked like the real API does where that is cheap: no `model`, an empty input
-//! text, or a `function_call_output` whose `call_id` no earlier `function_call` has is a 400 in
-//! OpenAI's error shape.
+//! Requests are checked like the real API does where that is cheap, with what the server
+//! remembers of the responses it issued ([`ResponseStore`]): no `model`, an invalid
+//! `reasoning.effort` or `max_output_tokens`, an empty input text, a `previous_response_id` that
+//! names no stored response, a `function_call_output` whose `call_id` no earlier `function_call`
+//! item and no response of the chain has, and a `reasoning` item without an id, with an
+//! `encrypted_content` the mock did not issue for it (see
+//! [`crate::signatures::encrypted_content`]) or, without one, that no stored response output is a
+//! 400 in OpenAI's error shape.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::body::Body;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -23,6 +31,7 @@ use serde_json::{Value, json};
 
 use crate::api::{Assembled, ConversationTail, ErrorKind, ResponseContext, Usage, WireApi};
 use crate::script::{Step, StreamOptions};
+use crate::signatures::encrypted_content;
 use crate::sse::{Events, StepEncoder};
 
 /// Argument fragment size when the script does not set one, as for OpenAI Chat.
@@ -31,6 +40,56 @@ const DEFAULT_ARGS_CHUNK_CHARS: usize = 8;
 /// Marker type for the Responses API.
 #[derive(Debug)]
 pub(crate) struct Responses;
+
+/// What the server remembers of the responses it issued, as the real API stores them: enough to
+/// check `previous_response_id`, the `function_call_output`s answering calls of that chain, and
+/// reasoning items sent back by id only.
+#[derive(Debug, Default)]
+pub(crate) struct ResponseStore {
+    responses: Mutex<HashMap<String, Issued>>,
+}
+
+/// One issued response.
+#[derive(Clone, Debug)]
+struct Issued {
+    /// False when the request had `"store": false`: the response cannot be chained onto and its
+    /// items cannot be referenced by id.
+    stored: bool,
+    /// The request's `previous_response_id`.
+    previous: Option<String>,
+    /// The `call_id`s of its `function_call` items.
+    call_ids: Vec<String>,
+    /// The ids of its `reasoning` items.
+    reasoning_ids: Vec<String>,
+}
+
+impl ResponseStore {
+    /// A panicking test thread must not take the server down with a poisoned lock.
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Issued>> {
+        self.responses.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The call ids output by `id` and the responses it chains onto, or `None` when `id` is
+    /// unknown or was not stored.
+    fn chain_call_ids(&self, id: &str) -> Option<Vec<String>> {
+        let responses = self.lock();
+        let first = responses.get(id).filter(|r| r.stored)?;
+        let mut ids = first.call_ids.clone();
+        let mut next = first.previous.clone();
+        // A chain cannot loop (a response only names an earlier one), but the bound costs nothing.
+        for _ in 0..responses.len() {
+            let Some(response) = next.and_then(|previous| responses.get(&previous)) else { break };
+            ids.extend(response.call_ids.iter().cloned());
+            next = response.previous.clone();
+        }
+        Some(ids)
+    }
+
+    /// Whether `id` is a reasoning item of a stored response.
+    fn stored_reasoning(&self, id: &str) -> bool {
+        self.lock().values().any(|r| r.stored && r.reasoning_ids.iter().any(|i| i == id))
+    }
+}
 
 fn response_id(ctx: &ResponseContext) -> String {
     format!("resp_mock_{}", ctx.request_number)
@@ -80,9 +139,14 @@ fn message_item(id: &str, text: &str, status: &str) -> Value {
     json!({"type": "message", "id": id, "status": status, "role": "assistant", "content": content})
 }
 
-fn reasoning_item(id: &str, summary: &str) -> Value {
-    let summary = if summary.is_empty() { json!([]) } else { json!([{"type": "summary_text", "text": summary}]) };
-    json!({"type": "reasoning", "id": id, "summary": summary})
+/// A reasoning item; with `encrypted`, finished items carry their `encrypted_content`.
+fn reasoning_item(id: &str, summary: &str, encrypted: bool) -> Value {
+    let parts = if summary.is_empty() { json!([]) } else { json!([{"type": "summary_text", "text": summary}]) };
+    let mut item = json!({"type": "reasoning", "id": id, "summary": parts});
+    if encrypted {
+        item["encrypted_content"] = json!(encrypted_content(id, summary));
+    }
+    item
 }
 
 fn call_item(item_id: &str, call_id: &str, name: &str, arguments: &str, status: &str) -> Value {
@@ -114,11 +178,11 @@ impl WireApi for Responses {
         }
     }
 
-    fn completion(ctx: &ResponseContext, reply: &Assembled) -> Value {
+    fn completion(ctx: &ResponseContext, reply: &Assembled, _options: &StreamOptions) -> Value {
         let n = ctx.request_number;
         let mut output = Vec::new();
         if !reply.reasoning.is_empty() {
-            output.push(reasoning_item(&format!("rs_mock_{n}_0"), &reply.reasoning));
+            output.push(reasoning_item(&format!("rs_mock_{n}_0"), &reply.reasoning, ctx.encrypted_reasoning));
         }
         if !reply.text.is_empty() {
             output.push(message_item(&format!("msg_mock_{n}_1"), &reply.text, "completed"));
@@ -130,11 +194,33 @@ impl WireApi for Responses {
     }
 
     fn error_body(kind: ErrorKind, message: &str, code: Option<&str>) -> Value {
-        let kind = match kind {
-            ErrorKind::Server => "server_error",
-            ErrorKind::InvalidRequest => "invalid_request_error",
+        let (kind, kind_code) = crate::api::openai_error_type(kind);
+        json!({"error": {"message": message, "type": kind, "param": null, "code": code.or(kind_code)}})
+    }
+
+    fn remember(store: &ResponseStore, ctx: &ResponseContext, body: &Value, steps: &[Step], options: &StreamOptions) {
+        // A failed or cut response is not something a client can chain onto.
+        if steps.iter().any(|s| matches!(s, Step::ErrorObject { .. } | Step::Drop | Step::Stall)) {
+            return;
+        }
+        let output = if Self::wants_stream(body) {
+            streamed_output(ctx, options, steps)
+        } else {
+            Self::completion(ctx, &Assembled::from_steps(steps), options)["output"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
         };
-        json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
+        let ids = |kind: &str, key: &str| -> Vec<String> {
+            output.iter().filter(|i| i["type"] == kind).filter_map(|i| i[key].as_str().map(str::to_owned)).collect()
+        };
+        let issued = Issued {
+            stored: body.get("store") != Some(&Value::Bool(false)),
+            previous: body.get("previous_response_id").and_then(Value::as_str).map(str::to_owned),
+            call_ids: ids("function_call", "call_id"),
+            reasoning_ids: ids("reasoning", "id"),
+        };
+        store.lock().insert(response_id(ctx), issued);
     }
 
     fn conversation_tail(body: &Value) -> ConversationTail {
@@ -167,30 +253,126 @@ fn texts(content: &Value) -> Vec<&str> {
     }
 }
 
-/// What the real API would refuse before answering, cheaply checked: (message, param).
-fn refusal(body: &Value) -> Option<(String, String)> {
+/// Why the real API would refuse a request, in its words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Refusal {
+    message: String,
+    param: Option<String>,
+    code: Option<&'static str>,
+}
+
+impl Refusal {
+    fn new(message: impl Into<String>, param: impl Into<String>) -> Self {
+        Self { message: message.into(), param: Some(param.into()), code: None }
+    }
+
+    fn code(mut self, code: &'static str) -> Self {
+        self.code = Some(code);
+        self
+    }
+}
+
+/// The reasoning efforts the API takes.
+const EFFORTS: &[&str] = &["minimal", "low", "medium", "high"];
+
+/// What the real API would refuse before answering, checked against what the server remembers of
+/// the responses it issued.
+fn refusal(body: &Value, store: &ResponseStore) -> Option<Refusal> {
     if !body.get("model").is_some_and(Value::is_string) {
-        return Some(("Missing required parameter: 'model'.".to_owned(), "model".to_owned()));
+        return Some(Refusal::new("Missing required parameter: 'model'.", "model").code("missing_required_parameter"));
+    }
+    if let Some(effort) = body.pointer("/reasoning/effort")
+        && !effort.as_str().is_some_and(|e| EFFORTS.contains(&e))
+    {
+        let shown = effort.as_str().map_or_else(|| effort.to_string(), |e| format!("'{e}'"));
+        return Some(
+            Refusal::new(
+                format!("Invalid value: {shown}. Supported values are: 'minimal', 'low', 'medium', and 'high'."),
+                "reasoning.effort",
+            )
+            .code("invalid_value"),
+        );
+    }
+    if let Some(max) = body.get("max_output_tokens") {
+        match max.as_i64() {
+            Some(n) if n >= 16 => {}
+            Some(n) => {
+                return Some(
+                    Refusal::new(
+                        format!(
+                            "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got {n} instead."
+                        ),
+                        "max_output_tokens",
+                    )
+                    .code("integer_below_min_value"),
+                );
+            }
+            None => {
+                return Some(
+                    Refusal::new("Invalid type for 'max_output_tokens': expected an integer.", "max_output_tokens")
+                        .code("invalid_type"),
+                );
+            }
+        }
+    }
+    let mut calls: Vec<String> = Vec::new();
+    if let Some(previous) = body.get("previous_response_id").filter(|p| !p.is_null()) {
+        let id = previous.as_str().unwrap_or("");
+        let Some(chain) = store.chain_call_ids(id) else {
+            return Some(
+                Refusal::new(format!("Previous response with id '{id}' not found."), "previous_response_id")
+                    .code("previous_response_not_found"),
+            );
+        };
+        calls = chain;
     }
     let items = body.get("input").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
-    let mut calls: Vec<&str> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         match item["type"].as_str() {
-            Some("function_call") => calls.extend(item["call_id"].as_str()),
+            Some("function_call") => calls.extend(item["call_id"].as_str().map(str::to_owned)),
             Some("function_call_output") => {
                 let id = item["call_id"].as_str().unwrap_or("");
-                if !calls.contains(&id) {
-                    return Some((
+                if !calls.iter().any(|c| c == id) {
+                    return Some(Refusal::new(
                         format!("No tool call found for function call output with call_id {id}."),
-                        format!("input[{i}]"),
+                        "input",
                     ));
+                }
+            }
+            Some("reasoning") => {
+                let Some(id) = item["id"].as_str() else {
+                    return Some(
+                        Refusal::new(format!("Missing required parameter: 'input[{i}].id'."), format!("input[{i}].id"))
+                            .code("missing_required_parameter"),
+                    );
+                };
+                match item.get("encrypted_content").filter(|e| !e.is_null()) {
+                    Some(content) => {
+                        let summary = texts(&item["summary"]).concat();
+                        if content.as_str() != Some(encrypted_content(id, &summary).as_str()) {
+                            return Some(Refusal {
+                                message: format!("The encrypted content for item {id} could not be verified."),
+                                param: None,
+                                code: Some("invalid_encrypted_content"),
+                            });
+                        }
+                    }
+                    None if !store.stored_reasoning(id) => {
+                        return Some(Refusal::new(
+                            format!(
+                                "Item with id '{id}' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."
+                            ),
+                            "input",
+                        ));
+                    }
+                    None => {}
                 }
             }
             _ if item.get("role").is_some() => {
                 if let Value::Array(parts) = &item["content"] {
                     for (j, part) in parts.iter().enumerate() {
                         if part["text"].as_str().is_some_and(str::is_empty) {
-                            return Some((
+                            return Some(Refusal::new(
                                 format!(
                                     "Invalid 'input[{i}].content[{j}].text': empty string. Expected a string with minimum length 1, but got an empty string instead."
                                 ),
@@ -199,7 +381,7 @@ fn refusal(body: &Value) -> Option<(String, String)> {
                         }
                     }
                 } else if item["content"].as_str().is_some_and(str::is_empty) {
-                    return Some((
+                    return Some(Refusal::new(
                         format!("Invalid 'input[{i}].content': empty string."),
                         format!("input[{i}].content"),
                     ));
@@ -213,23 +395,39 @@ fn refusal(body: &Value) -> Option<(String, String)> {
 
 /// `route`, refusing what the real API refuses (see the module docs) with its error shape, before
 /// the request is recorded or consumes a reply; a body that is not JSON is left to the handler.
-pub(crate) fn strict<S: Clone + Send + Sync + 'static>(route: MethodRouter<S>) -> MethodRouter<S> {
-    route.layer(axum::middleware::from_fn(refuse))
+/// `store` is the server's memory of the responses it issued.
+pub(crate) fn strict<S: Clone + Send + Sync + 'static>(
+    store: Arc<ResponseStore>,
+    route: MethodRouter<S>,
+) -> MethodRouter<S> {
+    route.layer(axum::middleware::from_fn_with_state(store, refuse))
 }
 
-async fn refuse(request: Request, next: Next) -> Response {
+async fn refuse(State(store): State<Arc<ResponseStore>>, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
         return StatusCode::BAD_REQUEST.into_response();
     };
     if let Ok(json) = serde_json::from_slice::<Value>(&bytes)
-        && let Some((message, param)) = refusal(&json)
+        && let Some(Refusal { message, param, code }) = refusal(&json, &store)
     {
-        let mut body = Responses::error_body(ErrorKind::InvalidRequest, &message, None);
+        let mut body = Responses::error_body(ErrorKind::InvalidRequest, &message, code);
         body["error"]["param"] = json!(param);
         return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
     }
     next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// The output items a streamed reply of `steps` ends with, as the encoder writes them.
+fn streamed_output(ctx: &ResponseContext, options: &StreamOptions, steps: &[Step]) -> Vec<Value> {
+    let mut encoder = Responses::encoder(ctx.clone(), options);
+    let mut scratch = Events::default();
+    // `Done` would hand the items to the terminal event; closing the open item is enough.
+    for step in steps.iter().filter(|s| !matches!(s, Step::Done)) {
+        encoder.encode(step, &mut scratch);
+    }
+    encoder.close(&mut scratch);
+    encoder.output
 }
 
 /// The message or reasoning item being written: its kind, output index, item id and text so far.
@@ -282,7 +480,7 @@ impl EventEncoder {
                 json!({"type": "response.reasoning_summary_text.done", "item_id": id, "output_index": index,
                     "summary_index": 0, "text": text}),
             );
-            reasoning_item(&id, &text)
+            reasoning_item(&id, &text, self.ctx.encrypted_reasoning)
         } else {
             self.event(
                 events,
@@ -306,7 +504,7 @@ impl EventEncoder {
             let index = self.output.len();
             let n = self.ctx.request_number;
             let id = if reasoning { format!("rs_mock_{n}_{index}") } else { format!("msg_mock_{n}_{index}") };
-            let item = if reasoning { reasoning_item(&id, "") } else { message_item(&id, "", "in_progress") };
+            let item = if reasoning { reasoning_item(&id, "", false) } else { message_item(&id, "", "in_progress") };
             self.event(events, json!({"type": "response.output_item.added", "output_index": index, "item": item}));
             self.open = Some(OpenItem { reasoning, index, id, text: String::new() });
         }
@@ -535,19 +733,21 @@ mod tests {
 
     #[test]
     fn requests_the_real_api_refuses_are_refused() {
+        let store = ResponseStore::default();
+        let refusal = |body: &Value| refusal(body, &store);
         let user = |t: &str| json!({"role":"user","content":[{"type":"input_text","text":t}]});
         let ok = json!({"model":"m","input":[user("hi"),
             {"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},
             {"type":"function_call_output","call_id":"c1","output":""}]});
         assert_eq!(refusal(&ok), None);
-        assert!(refusal(&json!({"input":[user("hi")]})).unwrap().0.contains("'model'"));
-        assert!(refusal(&json!({"model":"m","input":[user("")]})).unwrap().0.contains("empty string"));
+        assert!(refusal(&json!({"input":[user("hi")]})).unwrap().message.contains("'model'"));
+        assert!(refusal(&json!({"model":"m","input":[user("")]})).unwrap().message.contains("empty string"));
         let orphan =
             json!({"model":"m","input":[user("hi"),{"type":"function_call_output","call_id":"c9","output":"x"}]});
-        assert_eq!(refusal(&orphan).unwrap().1, "input[1]");
+        assert_eq!(refusal(&orphan).unwrap().param.as_deref(), Some("input"));
         let late = json!({"model":"m","input":[{"type":"function_call_output","call_id":"c1","output":"x"},
             {"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]});
-        assert!(refusal(&late).unwrap().0.contains("c1"), "the call must come before its output");
+        assert!(refusal(&late).unwrap().message.contains("c1"), "the call must come before its output");
     }
 
     #[test]

@@ -76,6 +76,57 @@ pub enum Reply {
         /// The response body, sent verbatim.
         body: String,
     },
+    /// An HTTP error in the answering API's own shape: each API renders `category` with its own
+    /// status, error type and body (see [`ErrorCategory`]), so one script fails the same way on
+    /// every API.
+    ApiError {
+        /// What went wrong.
+        category: ErrorCategory,
+        /// The HTTP status; `None` uses the API's own for `category`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        /// The error message; `None` uses the API's own words for `category` (a context length
+        /// error needs them: clients recognize it by its wording).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        /// Ask the client to wait this many seconds, as the API does: a `retry-after` header
+        /// (OpenAI, Anthropic) or a `RetryInfo` detail in the body (Gemini).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_secs: Option<u64>,
+        /// Extra response headers as (name, value) pairs, sent on every API.
+        #[serde(default)]
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// The category of a [`Reply::ApiError`], and how each API spells it.
+///
+/// | Category | OpenAI (Chat, Responses): status, `type`, `code` | Anthropic: status, `error.type` | Gemini: status, `error.status` |
+/// | --- | --- | --- | --- |
+/// | `auth` | 401 `invalid_request_error` `invalid_api_key` | 401 `authentication_error` | 401 `UNAUTHENTICATED` |
+/// | `permission` | 403 `permission_error` null | 403 `permission_error` | 403 `PERMISSION_DENIED` |
+/// | `rate_limit` | 429 `requests` `rate_limit_exceeded` | 429 `rate_limit_error` | 429 `RESOURCE_EXHAUSTED` |
+/// | `overloaded` | 503 `server_error` null | 529 `overloaded_error` | 503 `UNAVAILABLE` |
+/// | `context_length` | 400 `invalid_request_error` `context_length_exceeded` | 400 `invalid_request_error` ("prompt is too long: ...") | 400 `INVALID_ARGUMENT` ("The input token count ... exceeds the maximum ...") |
+/// | `invalid_request` | 400 `invalid_request_error` null | 400 `invalid_request_error` | 400 `INVALID_ARGUMENT` |
+/// | `server` | 500 `server_error` null | 500 `api_error` | 500 `INTERNAL` |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCategory {
+    /// The key was rejected.
+    Auth,
+    /// The key may not use this model or feature.
+    Permission,
+    /// Too many requests.
+    RateLimit,
+    /// The service is overloaded.
+    Overloaded,
+    /// The prompt is longer than the model's context window.
+    ContextLength,
+    /// Any other malformed request.
+    InvalidRequest,
+    /// An internal server error.
+    Server,
 }
 
 impl Reply {
@@ -190,6 +241,52 @@ impl Reply {
         }
     }
 
+    /// An HTTP error of `category` in the answering API's own shape, status and words (see
+    /// [`ErrorCategory`]); refine it with [`Reply::with_status`], [`Reply::with_message`],
+    /// [`Reply::with_retry_after`] and [`Reply::with_header`].
+    pub fn api_error(category: ErrorCategory) -> Self {
+        Self::ApiError { category, status: None, message: None, retry_after_secs: None, headers: Vec::new() }
+    }
+
+    /// Sets the HTTP status of a [`Reply::ApiError`] or [`Reply::Http`]; a no-op for a stream.
+    #[must_use]
+    pub fn with_status(mut self, new_status: u16) -> Self {
+        match &mut self {
+            Self::ApiError { status, .. } => *status = Some(new_status),
+            Self::Http { status, .. } => *status = new_status,
+            Self::Stream { .. } => {}
+        }
+        self
+    }
+
+    /// Sets the message of a [`Reply::ApiError`]; a no-op for the other replies.
+    #[must_use]
+    pub fn with_message(mut self, new_message: impl Into<String>) -> Self {
+        if let Self::ApiError { message, .. } = &mut self {
+            *message = Some(new_message.into());
+        }
+        self
+    }
+
+    /// Makes a [`Reply::ApiError`] ask the client to wait `secs` seconds, the way the answering
+    /// API says it; a no-op for the other replies.
+    #[must_use]
+    pub fn with_retry_after(mut self, secs: u64) -> Self {
+        if let Self::ApiError { retry_after_secs, .. } = &mut self {
+            *retry_after_secs = Some(secs);
+        }
+        self
+    }
+
+    /// Adds a response header to a [`Reply::ApiError`] or [`Reply::Http`]; a no-op for a stream.
+    #[must_use]
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Self::ApiError { headers, .. } | Self::Http { headers, .. } = &mut self {
+            headers.push((name.into(), value.into()));
+        }
+        self
+    }
+
     /// Replaces the stream options; a no-op for [`Reply::Http`], which has none.
     #[must_use]
     pub fn with_options(mut self, new_options: StreamOptions) -> Self {
@@ -211,7 +308,8 @@ pub enum Step {
         text: String,
     },
     /// Reasoning text, sent as `delta.reasoning_content` (what DeepSeek, vLLM and llama.cpp
-    /// send); chunked like [`Step::Text`].
+    /// send) or, with [`StreamOptions::reasoning_field`], `delta.reasoning` (OpenRouter,
+    /// Ollama); chunked like [`Step::Text`].
     Reasoning {
         /// The reasoning text.
         text: String,
@@ -340,4 +438,18 @@ pub struct StreamOptions {
     /// The `model` field of every chunk; `None` echoes the request's model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The OpenAI Chat field reasoning is sent in; `None` means `reasoning_content`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_field: Option<ReasoningField>,
+}
+
+/// Where OpenAI-compatible servers put reasoning text in a Chat Completions delta or message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningField {
+    /// `reasoning_content`, as DeepSeek, vLLM and llama.cpp send it.
+    #[default]
+    ReasoningContent,
+    /// `reasoning`, as OpenRouter and Ollama send it.
+    Reasoning,
 }

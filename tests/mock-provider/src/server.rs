@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::api::{Assembled, ErrorKind, ResponseContext, WireApi};
 use crate::echo;
 use crate::openai_chat::OpenAiChat;
+use crate::openai_responses::ResponseStore;
 use crate::script::{Reply, Script, Step, StreamOptions};
 use crate::sse::{self, Pacing};
 
@@ -146,11 +147,23 @@ impl RecordedRequest {
     pub fn messages(&self) -> &[Value] {
         self.body.get("messages").and_then(Value::as_array).map_or(&[], Vec::as_slice)
     }
+
+    /// The Responses API's input items (`body.input` when it is an array), empty otherwise.
+    pub fn input(&self) -> &[Value] {
+        self.body.get("input").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    }
+
+    /// The Responses API's `previous_response_id`, if the request chains onto a response.
+    pub fn previous_response_id(&self) -> Option<&str> {
+        self.body.get("previous_response_id").and_then(Value::as_str)
+    }
 }
 
 #[derive(Debug)]
 struct AppState {
     queue: Mutex<Queue>,
+    /// The Responses API's memory of the responses issued (chaining, stored reasoning items).
+    responses: Arc<ResponseStore>,
     echo_when_empty: bool,
     chunk_delay_ms: u64,
     shutdown: CancellationToken,
@@ -166,6 +179,7 @@ impl AppState {
     fn new(script: Script) -> Self {
         Self {
             queue: Mutex::new(Queue { replies: script.replies.into(), requests: Vec::new() }),
+            responses: Arc::default(),
             echo_when_empty: script.echo_when_empty,
             chunk_delay_ms: script.chunk_delay_ms,
             shutdown: CancellationToken::new(),
@@ -189,13 +203,17 @@ impl AppState {
 
 fn router(state: Arc<AppState>) -> Router {
     Router::new()
-        .route("/v1/chat/completions", post(handle_chat::<OpenAiChat>))
+        .route("/v1/chat/completions", crate::openai_chat::strict(post(handle_chat::<OpenAiChat>)))
         .route("/v1/messages", crate::anthropic::strict(post(handle_chat::<crate::anthropic::Anthropic>)))
         .route(
             "/v1/responses",
-            crate::openai_responses::strict(post(handle_chat::<crate::openai_responses::Responses>)),
+            crate::openai_responses::strict(
+                Arc::clone(&state.responses),
+                post(handle_chat::<crate::openai_responses::Responses>),
+            ),
         )
         .route("/v1/models", get(models))
+        .route("/v1beta/models", get(crate::gemini::models))
         .route("/v1beta/models/{model_and_method}", crate::gemini::strict(post(handle_chat::<crate::gemini::Gemini>)))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -246,6 +264,9 @@ async fn handle_chat<A: WireApi>(
 
     match reply {
         Reply::Http { status, headers, body } => http_reply(status, &headers, body),
+        Reply::ApiError { category, status, message, retry_after_secs, headers } => {
+            api_error_reply::<A>(category.into(), status, message, retry_after_secs, headers)
+        }
         Reply::Stream { steps, options } => {
             let ctx = ResponseContext {
                 request_number: number,
@@ -255,11 +276,15 @@ async fn handle_chat<A: WireApi>(
                     .clone()
                     .or_else(|| A::requested_model(&body).map(str::to_owned))
                     .unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+                encrypted_reasoning: body["include"]
+                    .as_array()
+                    .is_some_and(|include| include.iter().any(|i| i == "reasoning.encrypted_content")),
             };
+            A::remember(&state.responses, &ctx, &body, &steps, &options);
             if A::wants_stream(&body) {
                 stream_reply::<A>(&state, ctx, steps, &options)
             } else {
-                complete_reply::<A>(&state, ctx, &steps).await
+                complete_reply::<A>(&state, ctx, &steps, &options).await
             }
         }
     }
@@ -288,7 +313,12 @@ fn stream_reply<A: WireApi>(
 
 /// Answers a non-streaming request. Faults still apply in order: delays wait, a stall never
 /// answers, a drop cuts the body and an error object becomes an HTTP 500.
-async fn complete_reply<A: WireApi>(state: &AppState, ctx: ResponseContext, steps: &[Step]) -> Response {
+async fn complete_reply<A: WireApi>(
+    state: &AppState,
+    ctx: ResponseContext,
+    steps: &[Step],
+    options: &StreamOptions,
+) -> Response {
     for step in steps {
         match step {
             Step::Delay { ms } => tokio::time::sleep(Duration::from_millis(*ms)).await,
@@ -304,7 +334,7 @@ async fn complete_reply<A: WireApi>(state: &AppState, ctx: ResponseContext, step
             _ => {}
         }
     }
-    axum::Json(A::completion(&ctx, &Assembled::from_steps(steps))).into_response()
+    axum::Json(A::completion(&ctx, &Assembled::from_steps(steps), options)).into_response()
 }
 
 /// A 200 whose body is cut right after the head.
@@ -330,6 +360,22 @@ fn http_reply(status: u16, headers: &[(String, String)], body: String) -> Respon
         header_map.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     }
     (status, header_map, body).into_response()
+}
+
+/// A [`Reply::ApiError`] in `A`'s shape: its status, body and way of asking for a wait.
+fn api_error_reply<A: WireApi>(
+    kind: ErrorKind,
+    status: Option<u16>,
+    message: Option<String>,
+    retry_after_secs: Option<u64>,
+    mut headers: Vec<(String, String)>,
+) -> Response {
+    let message = message.unwrap_or_else(|| A::error_message(kind));
+    let mut body = A::error_body(kind, &message, None);
+    if let Some(secs) = retry_after_secs {
+        A::retry_hint(secs, &mut headers, &mut body);
+    }
+    http_reply(status.unwrap_or_else(|| A::error_status(kind)), &headers, body.to_string())
 }
 
 fn script_error(message: &str) -> Response {
