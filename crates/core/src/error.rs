@@ -111,12 +111,15 @@ pub struct ProviderError {
     pub retry_after: Option<Duration>,
     /// The HTTP status, when there was one.
     pub status: Option<u16>,
+    /// The API refused the request because the model takes no tools ("does not support tools"):
+    /// the loop asks again without them.
+    pub tools_unsupported: bool,
 }
 
 impl ProviderError {
     /// An error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into(), retry_after: None, status: None }
+        Self { kind, message: message.into(), retry_after: None, status: None, tools_unsupported: false }
     }
 
     /// Sets the HTTP status.
@@ -128,6 +131,12 @@ impl ProviderError {
     /// Sets the provider's requested retry delay.
     pub fn with_retry_after(mut self, delay: Option<Duration>) -> Self {
         self.retry_after = delay;
+        self
+    }
+
+    /// Marks a refusal because the model takes no tools.
+    pub fn with_tools_unsupported(mut self) -> Self {
+        self.tools_unsupported = true;
         self
     }
 

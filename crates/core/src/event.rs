@@ -105,6 +105,8 @@ pub enum NoticeKind {
     ToolUnavailable,
     /// Tools were requested but the dry-run switch made them return example output.
     DryRun,
+    /// A provider's content filter ended the answer.
+    Filtered,
 }
 
 /// One thing that happened during a turn. camelCase on the wire, tagged by `type`.
@@ -203,6 +205,14 @@ pub enum ChatEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "ts", ts(optional))]
         images: Option<Vec<crate::tool::ToolImage>>,
+    },
+    /// Provider-specific data of an iteration's response (signed thinking, a response id), kept
+    /// with the message so a later request can send it back. For the store; shells ignore it.
+    ProviderState {
+        /// 1-based loop iteration, as in `toolCall`.
+        iteration: u32,
+        /// The data, tagged with the API and endpoint that made it.
+        state: crate::types::ProviderState,
     },
     /// Usage after an iteration.
     Usage {

@@ -7,7 +7,7 @@
 
 use crate::event::ToolStatus;
 use crate::tool::ToolImage;
-use crate::types::{Message, ToolCall};
+use crate::types::{Message, ProviderState, ToolCall};
 
 /// A stored tool call with its result, as the store hands it over.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,13 +37,17 @@ pub fn byte_index(text: &str, chars: usize) -> usize {
     text.char_indices().nth(chars).map_or(text.len(), |(i, _)| i)
 }
 
-/// Turns one stored assistant message into the canonical messages it stood for.
-pub fn assistant_messages(text: &str, calls: &[StoredCall]) -> Vec<Message> {
+/// Turns one stored assistant message into the canonical messages it stood for. `states` are the
+/// provider states of its iterations, by 1-based iteration; each goes back on its iteration's
+/// assistant message.
+pub fn assistant_messages(text: &str, calls: &[StoredCall], states: &[(u32, ProviderState)]) -> Vec<Message> {
+    let state_of = |iteration: u32| states.iter().find(|(i, _)| *i == iteration).map(|(_, s)| s.clone());
     let mut calls: Vec<&StoredCall> = calls.iter().collect();
     calls.sort_by_key(|c| c.iteration);
     let mut out = Vec::new();
     let mut start = 0usize; // byte index where the next iteration's text begins
     let mut i = 0;
+    let mut last_iteration = 0;
     while i < calls.len() {
         let iteration = calls[i].iteration;
         let group: Vec<&StoredCall> = calls[i..].iter().take_while(|c| c.iteration == iteration).copied().collect();
@@ -56,6 +60,7 @@ pub fn assistant_messages(text: &str, calls: &[StoredCall]) -> Vec<Message> {
                 .iter()
                 .map(|c| ToolCall { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
                 .collect(),
+            state: state_of(iteration),
         });
         for c in group {
             let (status, content) = c.result.clone().unwrap_or((ToolStatus::Cancelled, INTERRUPTED_RESULT.to_owned()));
@@ -68,9 +73,14 @@ pub fn assistant_messages(text: &str, calls: &[StoredCall]) -> Vec<Message> {
             });
         }
         start = end;
+        last_iteration = iteration;
     }
     if start < text.len() {
-        out.push(Message::Assistant { text: text[start..].to_owned(), tool_calls: Vec::new() });
+        out.push(Message::Assistant {
+            text: text[start..].to_owned(),
+            tool_calls: Vec::new(),
+            state: state_of(last_iteration + 1),
+        });
     }
     out
 }
@@ -93,8 +103,8 @@ mod tests {
 
     #[test]
     fn text_only_is_one_assistant_message() {
-        let msgs = assistant_messages("hello", &[]);
-        assert_eq!(msgs, vec![Message::Assistant { text: "hello".into(), tool_calls: vec![] }]);
+        let msgs = assistant_messages("hello", &[], &[]);
+        assert_eq!(msgs, vec![Message::assistant("hello", vec![])]);
     }
 
     #[test]
@@ -102,37 +112,60 @@ mod tests {
         // "héllo 👋 " is 8 chars but 12 bytes; CJK follows in iteration 2.
         let text = "héllo 👋 世界。done";
         let calls = [sc("a", 8, 1, Some("r1")), sc("b", 8, 1, Some("r2")), sc("c", 11, 2, Some("r3"))];
-        let msgs = assistant_messages(text, &calls);
+        let msgs = assistant_messages(text, &calls, &[]);
         assert_eq!(msgs.len(), 6);
         assert_eq!(
             msgs[0],
-            Message::Assistant {
-                text: "héllo 👋 ".into(),
-                tool_calls: vec![
+            Message::assistant(
+                "héllo 👋 ",
+                vec![
                     ToolCall { id: "a".into(), name: "get_time".into(), arguments: "{}".into() },
                     ToolCall { id: "b".into(), name: "get_time".into(), arguments: "{}".into() },
                 ],
-            }
+            )
         );
         assert!(
             matches!(&msgs[1], Message::Tool { call_id, content, is_error: false, .. } if call_id == "a" && content == "r1")
         );
         assert!(
-            matches!(&msgs[3], Message::Assistant { text, tool_calls } if text == "世界。" && tool_calls.len() == 1)
+            matches!(&msgs[3], Message::Assistant { text, tool_calls, .. } if text == "世界。" && tool_calls.len() == 1)
         );
-        assert_eq!(msgs[5], Message::Assistant { text: "done".into(), tool_calls: vec![] });
+        assert_eq!(msgs[5], Message::assistant("done", vec![]));
     }
 
     #[test]
     fn a_call_without_result_is_answered_as_interrupted() {
-        let msgs = assistant_messages("x", &[sc("a", 1, 1, None)]);
+        let msgs = assistant_messages("x", &[sc("a", 1, 1, None)], &[]);
         assert!(matches!(&msgs[1], Message::Tool { content, is_error: true, .. } if content == INTERRUPTED_RESULT));
         assert_eq!(msgs.len(), 2, "no empty trailing assistant message");
     }
 
     #[test]
     fn offsets_past_the_end_are_clamped() {
-        let msgs = assistant_messages("ab", &[sc("a", 99, 1, Some("r"))]);
+        let msgs = assistant_messages("ab", &[sc("a", 99, 1, Some("r"))], &[]);
         assert!(matches!(&msgs[0], Message::Assistant { text, .. } if text == "ab"));
+    }
+
+    #[test]
+    fn each_iterations_provider_state_goes_back_on_its_own_assistant_message() {
+        let state = |n: u32| ProviderState {
+            api: "anthropic".into(),
+            origin: "https://api.anthropic.com".into(),
+            data: serde_json::json!({ "n": n }),
+        };
+        let calls = [sc("a", 2, 1, Some("r1")), sc("b", 4, 2, Some("r2"))];
+        let msgs = assistant_messages("abcdef", &calls, &[(3, state(3)), (1, state(1))]);
+        let states: Vec<Option<&ProviderState>> = msgs
+            .iter()
+            .filter_map(|m| match m {
+                Message::Assistant { state, .. } => Some(state.as_ref()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            states,
+            [Some(&state(1)), None, Some(&state(3))],
+            "iteration 2 had none; the final text is iteration 3"
+        );
     }
 }

@@ -27,7 +27,9 @@ pub mod types;
 pub use coalesce::Coalescing;
 pub use error::{ErrorKind, ProviderError};
 pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
-pub use provider::{Provider, ProviderEvent, ProviderRequest, ProviderStream, ToolChoice};
+pub use provider::{
+    GenerationOptions, Provider, ProviderEvent, ProviderRequest, ProviderStream, ReasoningEffort, ToolChoice,
+};
 pub use registry::{RegistryError, ToolRegistry};
 pub use source::{Catalog, CatalogError, OnChange, Source, SourceState, SourceStatus};
 pub use tool::{
@@ -36,7 +38,7 @@ pub use tool::{
 pub use turn::{
     ApprovalDecision, ApprovalRequest, Approver, Engine, EngineConfig, TurnInput, TurnOptions, TurnOutcome,
 };
-pub use types::{Message, ToolCall, Usage};
+pub use types::{Message, ProviderState, ToolCall, Usage};
 
 /// Cancellation of a turn or a tool call (the stop button).
 pub use tokio_util::sync::CancellationToken;

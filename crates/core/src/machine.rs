@@ -17,11 +17,11 @@ use crate::error::{ErrorKind, ProviderError};
 use crate::event::{ChatEvent, FinishReason, NoticeKind, ToolStatus};
 use crate::names::NameMap;
 use crate::policy::{self, Forcing, Offer, Selection, ToolSettings};
-use crate::provider::{ProviderEvent, ProviderRequest, StopReason, ToolChoice, ToolSpec};
+use crate::provider::{GenerationOptions, ProviderEvent, ProviderRequest, StopReason, ToolChoice, ToolSpec};
 use crate::registry::ToolRegistry;
 use crate::round::{self, Plan};
 use crate::tool::{ApprovalPolicy, ToolError, ToolImage, ToolOutput, ToolSource};
-use crate::types::{Message, ToolCall, Usage, char_len};
+use crate::types::{Message, ProviderState, ToolCall, Usage, char_len};
 use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 
@@ -62,6 +62,9 @@ impl Default for EngineConfig {
     }
 }
 
+/// What the person is told when a provider's filter ended an answer without saying why.
+const FILTERED: &str = "The provider's content filter stopped this answer; what arrived before it is kept. Rephrase the request or ask for something else.";
+
 /// The person's choices for one turn.
 #[derive(Clone, Debug)]
 pub struct TurnOptions {
@@ -77,6 +80,10 @@ pub struct TurnOptions {
     pub max_iterations: Option<u32>,
     /// `ask` tools already approved for this chat or always.
     pub approved_tools: HashSet<String>,
+    /// Output limit and reasoning controls for every request of the turn.
+    pub generation: GenerationOptions,
+    /// Set when the model is known to take no tools: none are offered, and this is said once.
+    pub tools_unsupported: Option<String>,
 }
 
 impl Default for TurnOptions {
@@ -88,6 +95,8 @@ impl Default for TurnOptions {
             dry_run: false,
             max_iterations: None,
             approved_tools: HashSet::new(),
+            generation: GenerationOptions::default(),
+            tools_unsupported: None,
         }
     }
 }
@@ -273,6 +282,8 @@ struct Iteration {
     stop: Option<StopReason>,
     /// Text, reasoning or a call arrived: no retry from here on.
     output_started: bool,
+    /// What the API wants back with this response.
+    state: Option<ProviderState>,
 }
 
 enum StreamEnd {
@@ -341,6 +352,8 @@ pub struct Machine<'a> {
     /// State of the retry jitter's generator (xorshift); 0: no jitter. Seeded by the driver, so
     /// the machine stays free of clocks and randomness and its tests stay exact.
     jitter: u64,
+    /// The API refused tools for this model: the rest of the turn offers none.
+    tools_refused: bool,
     it: Iteration,
     round: Round,
 }
@@ -398,6 +411,7 @@ impl<'a> Machine<'a> {
             retries: 0,
             malformed: Vec::new(),
             jitter: 0,
+            tools_refused: false,
             it: Iteration::default(),
             round: Round::default(),
         }
@@ -544,6 +558,14 @@ impl<'a> Machine<'a> {
                 out,
             );
             Offer { tools: Vec::new(), forcing: Forcing::None, unavailable: Vec::new() }
+        } else if self.tools_refused || self.options.tools_unsupported.is_some() {
+            if self.iteration == 1
+                && let Some(why) = &self.options.tools_unsupported
+                && self.options.use_tools
+            {
+                Self::notice(NoticeKind::ToolUnavailable, why.clone(), out);
+            }
+            Offer::none()
         } else {
             let sel = Selection {
                 use_tools: self.options.use_tools,
@@ -634,6 +656,7 @@ impl<'a> Machine<'a> {
             messages: self.history.iter().map(|m| with_safe_names(m, names)).collect(),
             tools,
             tool_choice,
+            options: self.options.generation,
         }
     }
 
@@ -679,6 +702,7 @@ impl<'a> Machine<'a> {
                 self.it.calls.push(call);
             }
             ProviderEvent::Usage(usage) => self.it.usage = usage,
+            ProviderEvent::State(state) => self.it.state = Some(state),
             // The driver already reset its idle deadline on this item; it is not output.
             ProviderEvent::KeepAlive => {}
             ProviderEvent::Finish { reason, .. } => {
@@ -690,6 +714,25 @@ impl<'a> Machine<'a> {
 
     /// A response ended: retried while nothing was output, else the iteration ends.
     fn end_stream(&mut self, end: StreamEnd, out: &mut Vec<Effect>) {
+        if let StreamEnd::Failed(error) = &end
+            && error.tools_unsupported
+            && !self.it.output_started
+            && !self.offer.tools.is_empty()
+        {
+            // Asking again without tools costs one request and answers the person; an error
+            // would only tell them to turn tools off by hand.
+            self.tools_refused = true;
+            self.offer = Offer::none();
+            Self::notice(
+                NoticeKind::ToolUnavailable,
+                format!(
+                    "{} does not take tools, so it is answering without them. To stop offering them, set \"Tools\" to off in the profile.",
+                    self.model
+                ),
+                out,
+            );
+            return self.start_attempt(out);
+        }
         if let StreamEnd::Failed(error) = &end
             && !self.it.output_started
             && error.is_retryable()
@@ -742,7 +785,11 @@ impl<'a> Machine<'a> {
             }
         }
         let text = std::mem::take(&mut self.it.text);
-        self.history.push(Message::Assistant { text, tool_calls: calls.clone() });
+        let state = self.it.state.take();
+        if let Some(state) = &state {
+            out.push(Effect::Emit(ChatEvent::ProviderState { iteration: self.iteration_no, state: state.clone() }));
+        }
+        self.history.push(Message::Assistant { text, tool_calls: calls.clone(), state });
 
         if calls.is_empty() || self.last_call {
             if self.last_call && !calls.is_empty() {
@@ -752,9 +799,16 @@ impl<'a> Machine<'a> {
             let reason = if self.last_call {
                 FinishReason::MaxIterations
             } else {
-                match self.it.stop {
+                match self.it.stop.take() {
                     Some(StopReason::Length) => FinishReason::Length,
-                    Some(StopReason::ContentFilter) => FinishReason::ContentFilter,
+                    Some(StopReason::ContentFilter) => {
+                        Self::notice(NoticeKind::Filtered, FILTERED.to_owned(), out);
+                        FinishReason::ContentFilter
+                    }
+                    Some(StopReason::Filtered(why)) => {
+                        Self::notice(NoticeKind::Filtered, why, out);
+                        FinishReason::ContentFilter
+                    }
                     _ => FinishReason::Stop,
                 }
             };

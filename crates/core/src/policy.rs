@@ -52,7 +52,8 @@ pub struct Offer {
 }
 
 impl Offer {
-    fn none() -> Self {
+    /// No tools.
+    pub fn none() -> Self {
         Offer { tools: Vec::new(), forcing: Forcing::None, unavailable: Vec::new() }
     }
 }

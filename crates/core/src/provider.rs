@@ -4,7 +4,7 @@
 //! live in each provider's module in `switchboard-providers`; the loop sees only these types.
 
 use crate::error::ProviderError;
-use crate::types::{Message, ToolCall, Usage};
+use crate::types::{Message, ProviderState, ToolCall, Usage};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
@@ -21,10 +21,11 @@ pub struct ToolSpec {
 }
 
 /// Which tool the model must (or must not) call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ToolChoice {
     /// The model decides.
+    #[default]
     Auto,
     /// No tool calls.
     None,
@@ -36,8 +37,69 @@ pub enum ToolChoice {
     OneOf(Vec<String>),
 }
 
+/// How hard a reasoning model thinks before it answers.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ReasoningEffort {
+    /// Little or no reasoning: fastest.
+    Low,
+    /// The APIs' usual default.
+    Medium,
+    /// The most reasoning.
+    High,
+}
+
+impl ReasoningEffort {
+    /// The word the OpenAI APIs use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
+    }
+
+    /// A thinking budget in tokens for APIs that take a budget rather than an effort.
+    pub fn budget_tokens(self) -> u32 {
+        match self {
+            ReasoningEffort::Low => 2048,
+            ReasoningEffort::Medium => 8192,
+            ReasoningEffort::High => 24576,
+        }
+    }
+}
+
+/// Generation settings a profile (or a chat) sets for every request; `None` leaves the API's
+/// default. Each provider maps them to its API's fields and leaves out what its API lacks.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GenerationOptions {
+    /// The most tokens one response may produce (reasoning included where the API counts it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub max_output_tokens: Option<u32>,
+    /// Reasoning effort (OpenAI `reasoning_effort` / `reasoning.effort`; a budget elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Thinking budget in tokens (Anthropic extended thinking, Gemini `thinkingBudget`); wins over
+    /// the effort for those APIs. 0 turns thinking off where the API allows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub thinking_budget: Option<u32>,
+}
+
+impl GenerationOptions {
+    /// The thinking budget to ask for: the budget set, else the effort's, else none.
+    pub fn budget(&self) -> Option<u32> {
+        self.thinking_budget.or(self.reasoning_effort.map(ReasoningEffort::budget_tokens))
+    }
+}
+
 /// One request to a model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProviderRequest {
     /// Model id.
     pub model: String,
@@ -49,6 +111,9 @@ pub struct ProviderRequest {
     pub tools: Vec<ToolSpec>,
     /// Forcing for this iteration.
     pub tool_choice: ToolChoice,
+    /// Output limit and reasoning controls.
+    #[serde(default)]
+    pub options: GenerationOptions,
 }
 
 /// Why one model response ended, as the provider said it.
@@ -63,6 +128,9 @@ pub enum StopReason {
     Length,
     /// Filtered.
     ContentFilter,
+    /// Filtered, with the provider's reason in words for a person ("its safety filters flagged
+    /// it (harassment)").
+    Filtered(String),
     /// Anything else the provider said.
     Other(String),
 }
@@ -95,6 +163,9 @@ pub enum ProviderEvent {
     },
     /// Token usage of this response.
     Usage(Usage),
+    /// What the API wants back unchanged with this response in later requests (see
+    /// [`ProviderState`]); at most one per response, before `Finish`.
+    State(ProviderState),
     /// The server showed it is alive without saying anything (an event-stream comment such as
     /// `: keep-alive`, sent while a model thinks). It resets the loop's idle timeout and nothing
     /// else: it is not output, so a later failure may still be retried.
@@ -106,6 +177,49 @@ pub enum ProviderEvent {
         /// Provider response id, for APIs that chain responses.
         response_id: Option<String>,
     },
+}
+
+/// What a model can do; `None` where nothing is known.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCapabilities {
+    /// Takes tool definitions and calls tools.
+    pub tools: Option<bool>,
+    /// Takes images in messages.
+    pub images: Option<bool>,
+    /// Takes reasoning controls (effort, thinking budget).
+    pub reasoning: Option<bool>,
+}
+
+impl ModelCapabilities {
+    /// `self` where it knows, else `fallback`.
+    #[must_use]
+    pub fn or(self, fallback: ModelCapabilities) -> ModelCapabilities {
+        ModelCapabilities {
+            tools: self.tools.or(fallback.tools),
+            images: self.images.or(fallback.images),
+            reasoning: self.reasoning.or(fallback.reasoning),
+        }
+    }
+}
+
+/// A model as an API lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    /// The id requests name.
+    pub id: String,
+    /// What the listing says it can do.
+    pub capabilities: ModelCapabilities,
+}
+
+impl ModelInfo {
+    /// A listed model the listing says nothing more about.
+    pub fn id(id: impl Into<String>) -> ModelInfo {
+        ModelInfo { id: id.into(), capabilities: ModelCapabilities::default() }
+    }
 }
 
 /// The stream a provider returns. It ends after `Finish` or after the first error.
@@ -129,5 +243,11 @@ pub trait Provider: Send + Sync {
                 format!("The {kind} API does not list its models; type the model's name."),
             ))
         })
+    }
+
+    /// The models the API lists with what the listing says they can do; APIs whose listing says
+    /// nothing about capabilities list the ids alone.
+    fn list_model_infos(&self) -> BoxFuture<'_, Result<Vec<ModelInfo>, ProviderError>> {
+        Box::pin(async move { Ok(self.list_models().await?.into_iter().map(ModelInfo::id).collect()) })
     }
 }

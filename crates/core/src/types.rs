@@ -30,6 +30,11 @@ pub enum Message {
         /// Tool calls of this iteration, in the order the model made them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
+        /// What the API that produced this response wants back unchanged (signed thinking,
+        /// thought signatures, reasoning items, the response id to chain from); every other API
+        /// and endpoint leaves it out.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<ProviderState>,
     },
     /// The result of one tool call, sent back to the model.
     Tool {
@@ -45,6 +50,43 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<crate::tool::ToolImage>,
     },
+}
+
+impl Message {
+    /// An assistant message without provider state.
+    pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Message {
+        Message::Assistant { text: text.into(), tool_calls, state: None }
+    }
+}
+
+/// Provider-specific data of one response that only its own API can use, kept opaque by the loop
+/// and the store: Anthropic's signed `thinking` blocks, Gemini's thought signatures, the
+/// Responses API's reasoning items and response id. It is tagged with the API kind and the
+/// endpoint's origin, and a provider sends it back only when both are its own: after a switch to
+/// another API (or another server speaking the same one) it is dropped, never sent where it would
+/// be refused.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderState {
+    /// The provider kind that produced it (`anthropic`, `gemini`, `openai-responses`, ...).
+    pub api: String,
+    /// The origin (`scheme://host:port`) of the endpoint that produced it.
+    pub origin: String,
+    /// The API's own data, as its provider module wrote it.
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+    pub data: serde_json::Value,
+}
+
+impl ProviderState {
+    /// The data, when it was made by `api` at `origin`.
+    pub fn for_endpoint<'a>(
+        state: Option<&'a ProviderState>,
+        api: &str,
+        origin: &str,
+    ) -> Option<&'a serde_json::Value> {
+        state.filter(|s| s.api == api && s.origin == origin).map(|s| &s.data)
+    }
 }
 
 /// Token usage, summed over a turn's iterations.

@@ -8,9 +8,9 @@ use std::time::Duration;
 use switchboard_core::machine::{Effect, Input, Machine, Phase, ToolEnd, ToolFinished, ToolRun};
 use switchboard_core::provider::{StopReason, ToolChoice};
 use switchboard_core::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRequest, ChatEvent, EngineConfig, ErrorKind, FinishReason, Message,
-    NoticeKind, ProviderError, ProviderEvent, Tool, ToolCall, ToolContext, ToolDef, ToolError, ToolOutput,
-    ToolRegistry, ToolSource, ToolStatus, TurnInput, TurnOptions, TurnOutcome, Usage,
+    ApprovalDecision, ApprovalPolicy, ApprovalRequest, ChatEvent, EngineConfig, ErrorKind, FinishReason,
+    GenerationOptions, Message, NoticeKind, ProviderError, ProviderEvent, ProviderState, Tool, ToolCall, ToolContext,
+    ToolDef, ToolError, ToolOutput, ToolRegistry, ToolSource, ToolStatus, TurnInput, TurnOptions, TurnOutcome, Usage,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -239,7 +239,7 @@ fn text_then_finish_ends_with_done_stop() {
     expected.extend(done(FinishReason::Stop, USAGE, 0));
     assert_eq!(step(&mut m, finish(StopReason::Stop)), expected);
     assert_eq!(m.phase(), Phase::Finished);
-    assert_eq!(m.history().last(), Some(&Message::Assistant { text: "Hel".into(), tool_calls: vec![] }));
+    assert_eq!(m.history().last(), Some(&Message::Assistant { text: "Hel".into(), tool_calls: vec![], state: None }));
 }
 
 #[test]
@@ -251,7 +251,10 @@ fn length_and_content_filter_stops_become_finish_reasons() {
     ] {
         let (config, registry) = (config(), registry());
         let mut m = started(&config, &registry, TurnOptions::default());
-        assert_eq!(step(&mut m, finish(stop)), done(reason, Usage::default(), 0));
+        let mut out = step(&mut m, finish(stop));
+        // A filtered answer also says why (see the test of that below).
+        out.retain(|e| !matches!(e, Effect::Emit(ChatEvent::Notice { kind: NoticeKind::Filtered, .. })));
+        assert_eq!(out, done(reason, Usage::default(), 0));
     }
 }
 
@@ -461,7 +464,10 @@ fn names_are_sent_provider_safe_and_mapped_back() {
     let mut registry = ToolRegistry::new();
     registry.register(Arc::new(Fake(def("my tool.v2", |_| {})))).unwrap();
     let mut turn = input(TurnOptions::default());
-    turn.history.insert(0, Message::Assistant { text: String::new(), tool_calls: vec![call("old", "gone.v1", "{}")] });
+    turn.history.insert(
+        0,
+        Message::Assistant { text: String::new(), tool_calls: vec![call("old", "gone.v1", "{}")], state: None },
+    );
     let mut m = Machine::new(&config, &registry, turn);
     let out = step(&mut m, Input::Start);
     let req = request(&out);
@@ -823,7 +829,7 @@ fn usage_is_summed_and_history_grows_per_iteration() {
     assert_eq!(
         request(&out).messages[1..],
         [
-            Message::Assistant { text: String::new(), tool_calls: vec![call("e", "echo", "{}")] },
+            Message::Assistant { text: String::new(), tool_calls: vec![call("e", "echo", "{}")], state: None },
             Message::Tool {
                 images: Default::default(),
                 call_id: "e".into(),
@@ -925,4 +931,92 @@ fn retry_backoff_is_jittered_by_the_seed_within_half_and_the_cap() {
     step(&mut m, Input::Start);
     let asked = ProviderError::new(ErrorKind::RateLimited, "Slow.").with_retry_after(Some(Duration::from_secs(5)));
     assert_eq!(step(&mut m, fail(asked)).last(), Some(&Effect::WaitRetry { delay: Duration::from_secs(5) }));
+}
+
+#[test]
+fn a_providers_state_is_announced_for_the_store_and_sent_back_with_the_next_request() {
+    let (config, registry) = (config(), registry());
+    let options = TurnOptions {
+        generation: GenerationOptions { max_output_tokens: Some(512), ..Default::default() },
+        ..TurnOptions::default()
+    };
+    let mut m = Machine::new(&config, &registry, input(options));
+    let first = step(&mut m, Input::Start);
+    assert_eq!(request(&first).options.max_output_tokens, Some(512), "the options reach every request");
+    let state = ProviderState {
+        api: "anthropic".into(),
+        origin: "https://api.anthropic.com".into(),
+        data: json!({"blocks": [{"type": "thinking", "thinking": "hm", "signature": "s"}]}),
+    };
+    step(&mut m, Input::Stream(Ok(ProviderEvent::State(state.clone()))));
+    step(&mut m, tool_call("c1", "echo", "{}", 0));
+    let out = step(&mut m, finish(StopReason::ToolCalls));
+    assert!(out.contains(&emit(ChatEvent::ProviderState { iteration: 1, state: state.clone() })), "{out:#?}");
+    let out = step(&mut m, ok(0, "ran"));
+    let next = request(&out);
+    assert!(
+        matches!(&next.messages[1], Message::Assistant { state: Some(s), .. } if s == &state),
+        "the state goes back on its own response: {:#?}",
+        next.messages
+    );
+    assert_eq!(next.options.max_output_tokens, Some(512));
+}
+
+#[test]
+fn a_model_that_refuses_tools_is_asked_again_without_them_and_the_person_is_told() {
+    let (config, registry) = (config(), registry());
+    let mut m = Machine::new(&config, &registry, input(TurnOptions::default()));
+    let first = step(&mut m, Input::Start);
+    assert!(!request(&first).tools.is_empty());
+    let refused = ProviderError::new(ErrorKind::BadRequest, "model does not support tools").with_tools_unsupported();
+    let out = step(&mut m, fail(refused.clone()));
+    let again = request(&out);
+    assert!(again.tools.is_empty() && again.tool_choice == ToolChoice::None, "asked again at once, without tools");
+    assert!(
+        out.iter().any(|e| matches!(e, Effect::Emit(ChatEvent::Notice { kind: NoticeKind::ToolUnavailable, message })
+        if message.starts_with("model does not take tools"))),
+        "{out:#?}"
+    );
+    // A second refusal is an error like any other: no loop.
+    let out = step(&mut m, fail(refused));
+    assert!(
+        out.iter().any(|e| matches!(e, Effect::Emit(ChatEvent::Error { kind: ErrorKind::BadRequest, .. }))),
+        "{out:#?}"
+    );
+}
+
+#[test]
+fn a_model_known_to_take_no_tools_is_offered_none_and_the_person_is_told_once() {
+    let (config, registry) = (config(), registry());
+    let options = TurnOptions { tools_unsupported: Some("o1-mini takes no tools.".into()), ..TurnOptions::default() };
+    let mut m = Machine::new(&config, &registry, input(options));
+    let out = step(&mut m, Input::Start);
+    assert!(request(&out).tools.is_empty());
+    assert!(out.contains(&emit(ChatEvent::Notice {
+        kind: NoticeKind::ToolUnavailable,
+        message: "o1-mini takes no tools.".into()
+    })));
+}
+
+#[test]
+fn a_filtered_answer_ends_as_content_filter_and_says_why() {
+    let (config, registry) = (config(), registry());
+    for (stop, said) in [
+        (StopReason::ContentFilter, "The provider's content filter stopped this answer"),
+        (
+            StopReason::Filtered("Gemini blocked the answer: recitation.".into()),
+            "Gemini blocked the answer: recitation.",
+        ),
+    ] {
+        let mut m = Machine::new(&config, &registry, input(TurnOptions::default()));
+        step(&mut m, Input::Start);
+        step(&mut m, text("Part"));
+        let out = step(&mut m, finish(stop));
+        let filtered = notices(&out, NoticeKind::Filtered);
+        assert!(filtered.len() == 1 && filtered[0].starts_with(said), "{out:#?}");
+        assert!(
+            out.iter()
+                .any(|e| matches!(e, Effect::Emit(ChatEvent::Done { finish_reason: FinishReason::ContentFilter, .. })))
+        );
+    }
 }

@@ -108,7 +108,11 @@ async fn tool_call_offsets_count_chars_of_the_whole_turn_and_history_carries_cal
         ran.requests[1].messages,
         vec![
             user.clone(),
-            Message::Assistant { text: first_text.into(), tool_calls: vec![call("c1", "echo", r#"{"text":"one"}"#)] },
+            Message::Assistant {
+                text: first_text.into(),
+                tool_calls: vec![call("c1", "echo", r#"{"text":"one"}"#)],
+                state: None
+            },
             Message::Tool {
                 images: Default::default(),
                 call_id: "c1".into(),
@@ -125,6 +129,7 @@ async fn tool_call_offsets_count_chars_of_the_whole_turn_and_history_carries_cal
             Message::Assistant {
                 text: second_text.into(),
                 tool_calls: vec![call("c2", "echo", r#"{"text":"two"}"#), call("c3", "count", r#"{"n":3}"#)],
+                state: None
             },
             Message::Tool {
                 images: Default::default(),
@@ -1312,7 +1317,11 @@ async fn tools_are_offered_under_provider_safe_names_and_run_under_their_own() {
         assert_eq!(
             second.messages[1..],
             [
-                Message::Assistant { text: String::new(), tool_calls: vec![call("o", &safe, r#"{"text":"hi"}"#)] },
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![call("o", &safe, r#"{"text":"hi"}"#)],
+                    state: None
+                },
                 Message::Tool {
                     images: Default::default(),
                     call_id: "o".into(),
@@ -1333,7 +1342,11 @@ async fn tool_names_in_earlier_history_are_sent_provider_safe_even_when_not_offe
     let mut h = Harness::new(&kit);
     h.history = vec![
         Message::User { text: "before".into() },
-        Message::Assistant { text: "Using it.".into(), tool_calls: vec![call("old", "gone tool.v1", "{}")] },
+        Message::Assistant {
+            text: "Using it.".into(),
+            tool_calls: vec![call("old", "gone tool.v1", "{}")],
+            state: None,
+        },
         Message::Tool {
             images: Default::default(),
             call_id: "old".into(),
@@ -1341,7 +1354,7 @@ async fn tool_names_in_earlier_history_are_sent_provider_safe_even_when_not_offe
             content: "r".into(),
             is_error: false,
         },
-        Message::Assistant { text: "Done before.".into(), tool_calls: vec![] },
+        Message::Assistant { text: "Done before.".into(), tool_calls: vec![], state: None },
         Message::User { text: USER_TEXT.into() },
     ];
     for use_tools in [true, false] {

@@ -238,6 +238,11 @@ pub struct StoredMessage {
     pub updated_at: i64,
     /// The turn's tool calls, ordered by (iteration, index).
     pub tool_calls: Vec<StoredToolCall>,
+    /// What each iteration's API wants back unchanged, by 1-based iteration: rebuilt into the
+    /// history for that API only, never shown.
+    #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub provider_states: Vec<(u32, switchboard_core::ProviderState)>,
 }
 
 /// The error that ended a turn.
@@ -317,4 +322,28 @@ pub struct ProviderProfile {
     pub base_url: String,
     /// Default model for new turns.
     pub model: Option<String>,
+    /// Generation settings and capability overrides.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<ProfileOptions>"))]
+    pub options: ProfileOptions,
+}
+
+/// A profile's generation settings, and what the person says its model can do where the
+/// capability table guesses wrong.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileOptions {
+    /// Output limit and reasoning controls sent with every request.
+    #[serde(default)]
+    pub generation: switchboard_core::GenerationOptions,
+    /// Whether the model takes tools; `None` leaves it to the capability table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub tools: Option<bool>,
+    /// Responses API only: whether the provider keeps responses (`store`), which continuing
+    /// from the previous response needs; `None` is the API's default (kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub store: Option<bool>,
 }

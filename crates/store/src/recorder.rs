@@ -10,7 +10,9 @@ use crate::model::{MessageStatus, StoredNotice};
 use crate::store::{Store, now_millis};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use switchboard_core::{ChatEvent, ErrorKind, EventSink, FinishReason, NoticeKind, ToolSource, ToolStatus, Usage};
+use switchboard_core::{
+    ChatEvent, ErrorKind, EventSink, FinishReason, NoticeKind, ProviderState, ToolSource, ToolStatus, Usage,
+};
 
 /// How long buffered text may stay unwritten while deltas keep arriving.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
@@ -35,6 +37,8 @@ struct State {
     last_checkpoint: Instant,
     /// The whole list is rewritten on each notice; there are a handful per turn at most.
     notices: Vec<StoredNotice>,
+    /// Each iteration's provider state; rewritten whole, like the notices.
+    provider_states: Vec<(u32, ProviderState)>,
     error: Option<Error>,
 }
 
@@ -50,6 +54,7 @@ impl Recorder {
                 dirty: false,
                 last_checkpoint: Instant::now(),
                 notices: Vec::new(),
+                provider_states: Vec::new(),
                 error: None,
             }),
         }
@@ -232,6 +237,16 @@ impl Recorder {
         )
     }
 
+    fn provider_state(&self, st: &mut State, iteration: u32, state: ProviderState) -> Result<()> {
+        st.provider_states.push((iteration, state));
+        let json = serde_json::to_string(&st.provider_states)
+            .map_err(|source| Error::Json { what: "provider state".to_owned(), source })?;
+        self.update_message(
+            "UPDATE messages SET provider_state = ?2, updated_at = ?3 WHERE id = ?1",
+            (&self.message_id, json, now_millis()),
+        )
+    }
+
     fn error(&self, kind: ErrorKind, message: &str) -> Result<()> {
         self.update_message(
             "UPDATE messages SET error_kind = ?2, error_message = ?3, updated_at = ?4 WHERE id = ?1",
@@ -304,6 +319,9 @@ impl EventSink for Recorder {
             }
             ChatEvent::Usage { total, .. } => ("usage", self.usage(&total)),
             ChatEvent::Notice { kind, message } => ("notice", self.notice(&mut st, kind, message)),
+            ChatEvent::ProviderState { iteration, state } => {
+                ("provider state", self.provider_state(&mut st, iteration, state))
+            }
             ChatEvent::Error { kind, message, .. } => ("error", self.error(kind, &message)),
             ChatEvent::Done { finish_reason, usage, tool_calls_made } => {
                 ("end of the turn", self.done(&mut st, finish_reason, &usage, tool_calls_made))

@@ -104,6 +104,13 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE tool_results ADD COLUMN images TEXT;
     "#,
+    // 4: what each response's API wants back unchanged (signed thinking, thought signatures,
+    // reasoning items, response ids; JSON: [[iteration, {api, origin, data}]]), and a profile's
+    // generation settings and capability overrides (JSON).
+    r#"
+    ALTER TABLE messages ADD COLUMN provider_state TEXT;
+    ALTER TABLE providers ADD COLUMN options TEXT;
+    "#,
 ];
 
 /// The schema version this build creates and understands.

@@ -2,8 +2,8 @@
 
 use crate::error::{Error, Result};
 use crate::model::{
-    ConversationSummary, MessagePage, MessageStatus, ProviderProfile, Role, StoredError, StoredMessage, StoredNotice,
-    StoredToolCall, StoredToolResult, TakenTurn, ToolCallStatus, TurnRows,
+    ConversationSummary, MessagePage, MessageStatus, ProfileOptions, ProviderProfile, Role, StoredError, StoredMessage,
+    StoredNotice, StoredToolCall, StoredToolResult, TakenTurn, ToolCallStatus, TurnRows,
 };
 use crate::recorder::Recorder;
 use crate::schema;
@@ -220,7 +220,7 @@ impl Store {
                             result: c.result.map(|r| (r.status, r.output)),
                         })
                         .collect();
-                    out.extend(assistant_messages(&m.content, &calls));
+                    out.extend(assistant_messages(&m.content, &calls, &m.provider_states));
                 }
             }
         }
@@ -288,7 +288,8 @@ impl Store {
             let mut stmt = tx.prepare_cached(
                 "SELECT id, role, content, reasoning, status, provider, model, finish_reason,
                         prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, tool_calls_made,
-                        error_kind, error_message, notices, provider_response_id, created_at, updated_at
+                        error_kind, error_message, notices, provider_response_id, created_at, updated_at,
+                        provider_state
                  FROM messages WHERE conversation_id = ?1 AND seq >= ?2 AND seq < ?3 ORDER BY seq",
             )?;
             for row in stmt.query_map(rusqlite::params![conversation_id, first, end], message_from_row)? {
@@ -442,9 +443,10 @@ impl Store {
     /// Creates or replaces the profile named `profile.name`.
     pub fn upsert_provider(&self, profile: &ProviderProfile) -> Result<()> {
         self.conn().execute(
-            "INSERT INTO providers (name, kind, base_url, model, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, base_url = excluded.base_url, model = excluded.model",
-            (&profile.name, &profile.kind, &profile.base_url, &profile.model, now_millis()),
+            "INSERT INTO providers (name, kind, base_url, model, options, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, base_url = excluded.base_url, model = excluded.model,
+                                              options = excluded.options",
+            (&profile.name, &profile.kind, &profile.base_url, &profile.model, options_json(&profile.options), now_millis()),
         )?;
         Ok(())
     }
@@ -452,7 +454,8 @@ impl Store {
     /// All provider profiles, by name.
     pub fn providers(&self) -> Result<Vec<ProviderProfile>> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached("SELECT name, kind, base_url, model FROM providers ORDER BY name")?;
+        let mut stmt =
+            conn.prepare_cached("SELECT name, kind, base_url, model, options FROM providers ORDER BY name")?;
         let rows = stmt.query_map([], provider_from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -461,7 +464,7 @@ impl Store {
     pub fn provider(&self, name: &str) -> Result<Option<ProviderProfile>> {
         Ok(self
             .conn()
-            .prepare_cached("SELECT name, kind, base_url, model FROM providers WHERE name = ?1")?
+            .prepare_cached("SELECT name, kind, base_url, model, options FROM providers WHERE name = ?1")?
             .query_row([name], provider_from_row)
             .optional()?)
     }
@@ -538,7 +541,21 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<ConversationSummary> {
 }
 
 fn provider_from_row(r: &Row<'_>) -> rusqlite::Result<ProviderProfile> {
-    Ok(ProviderProfile { name: r.get(0)?, kind: r.get(1)?, base_url: r.get(2)?, model: r.get(3)? })
+    let options: Option<String> = r.get(4)?;
+    Ok(ProviderProfile {
+        name: r.get(0)?,
+        kind: r.get(1)?,
+        base_url: r.get(2)?,
+        model: r.get(3)?,
+        // Options written by a newer version and not understood here fall back to the defaults
+        // rather than hiding the profile.
+        options: options.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default(),
+    })
+}
+
+/// A profile's options as stored: `NULL` when they are all defaults.
+fn options_json(options: &ProfileOptions) -> Option<String> {
+    (*options != ProfileOptions::default()).then(|| serde_json::to_string(options).unwrap_or_default())
 }
 
 fn message_from_row(r: &Row<'_>) -> rusqlite::Result<StoredMessage> {
@@ -580,6 +597,11 @@ fn message_from_row(r: &Row<'_>) -> rusqlite::Result<StoredMessage> {
         created_at: r.get(17)?,
         updated_at: r.get(18)?,
         tool_calls: Vec::new(),
+        // State that cannot be read only costs the next request its continuation data.
+        provider_states: r
+            .get::<_, Option<String>>(19)?
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default(),
     })
 }
 

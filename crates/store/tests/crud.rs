@@ -176,12 +176,14 @@ fn provider_profiles_round_trip_without_secrets() {
         kind: "openaiChat".into(),
         base_url: "https://api.openai.com/v1".into(),
         model: Some("gpt-4.1".into()),
+        options: Default::default(),
     };
     let local = ProviderProfile {
         name: "local".into(),
         kind: "openaiChat".into(),
         base_url: "http://127.0.0.1:8080/v1".into(),
         model: None,
+        options: Default::default(),
     };
     store.upsert_provider(&openai).unwrap();
     store.upsert_provider(&local).unwrap();

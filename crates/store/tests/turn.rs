@@ -140,6 +140,7 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
                     name: "clock__now".into(),
                     arguments: r#"{"tz":"Europe/Paris"}"#.into(),
                 }],
+                state: None
             },
             Message::Tool {
                 images: vec![png()],
@@ -148,7 +149,7 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
                 content: "12:00".into(),
                 is_error: false
             },
-            Message::Assistant { text: "界 It is noon.".into(), tool_calls: vec![] },
+            Message::Assistant { text: "界 It is noon.".into(), tool_calls: vec![], state: None },
         ]
     );
 
@@ -254,6 +255,7 @@ fn a_turn_killed_mid_answer_becomes_interrupted_on_reopen_keeping_checkpointed_t
                     name: "clock__now".into(),
                     arguments: r#"{"tz":"Europe/Paris"}"#.into()
                 }],
+                state: None
             },
             Message::Tool {
                 images: Default::default(),
@@ -385,7 +387,7 @@ fn calls_are_ordered_by_iteration_then_index_and_a_repeated_result_replaces_the_
         .iter()
         .map(|m| match m {
             Message::User { .. } => "user".to_owned(),
-            Message::Assistant { text, tool_calls } => format!("a:{text}:{}", tool_calls.len()),
+            Message::Assistant { text, tool_calls, .. } => format!("a:{text}:{}", tool_calls.len()),
             Message::Tool { call_id, .. } => format!("t:{call_id}"),
         })
         .collect();
