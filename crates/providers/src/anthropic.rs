@@ -22,9 +22,16 @@
 //! - A history that holds tool calls must declare tools; when an iteration offers none (the last
 //!   answer with tools off), the tools the history used are declared with an empty schema and
 //!   `tool_choice: none`.
-//! - Extended thinking is not requested: a signed thinking block would have to be sent back
-//!   unchanged on the next iteration, and the canonical history has no place for it yet. Thinking
-//!   a server sends anyway is shown as reasoning; its signature is dropped.
+//! - `max_tokens` is the profile's output limit when it sets one.
+//! - Extended thinking (`thinking: {type: enabled, budget_tokens}`) is asked for when the profile
+//!   sets a thinking budget or a reasoning effort (mapped to a budget; at least 1024, and
+//!   `max_tokens` raised above it). Thinking text is shown as reasoning. The signed `thinking`
+//!   and `redacted_thinking` blocks are kept as the response's [`ProviderState`] (`{"blocks":
+//!   [...]}`, exactly as received) and sent back unchanged, first in that assistant message, to
+//!   this API at this origin only. Thinking is left off for a request that forces a tool (the
+//!   API refuses the two together) and for one whose last assistant message called tools without
+//!   thinking blocks of its own (the API demands that such a message start with them, which a
+//!   forced first iteration or a history from another API cannot).
 
 use crate::http_client::{self, ReqwestTransport};
 use crate::sse;
@@ -35,9 +42,15 @@ use switchboard_core::provider::StopReason;
 use switchboard_core::tool::SecretValue;
 use switchboard_core::types::char_len;
 use switchboard_core::{
-    ErrorKind, Message, Provider, ProviderError, ProviderEvent, ProviderRequest, ProviderStream, ToolCall, ToolChoice,
-    Usage,
+    ErrorKind, Message, Provider, ProviderError, ProviderEvent, ProviderRequest, ProviderState, ProviderStream,
+    ToolCall, ToolChoice, Usage,
 };
+
+/// The kind id this module's state is tagged with.
+const API: &str = "anthropic";
+
+/// The smallest thinking budget the API takes.
+pub const MIN_THINKING_BUDGET: u32 = 1024;
 
 /// The API version every request names (`anthropic-version`).
 pub const API_VERSION: &str = "2023-06-01";
@@ -66,6 +79,7 @@ pub struct Anthropic {
     config: AnthropicConfig,
     client: reqwest::Client,
     who: String,
+    origin: String,
 }
 
 impl std::fmt::Debug for Anthropic {
@@ -79,7 +93,8 @@ impl Anthropic {
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
         let (base, client) = http_client::endpoint(&config.base_url)?;
         let who = format!("The provider at {base}");
-        Ok(Self { config: AnthropicConfig { base_url: base, ..config }, client, who })
+        let origin = http_client::origin(&base);
+        Ok(Self { config: AnthropicConfig { base_url: base, ..config }, client, who, origin })
     }
 
     fn url(&self, path: &str) -> String {
@@ -150,7 +165,7 @@ impl Provider for Anthropic {
     }
 
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
-        let body = request_body(&request).to_string();
+        let body = request_body(&request, &self.origin).to_string();
         let mut headers = vec![
             ("content-type", "application/json"),
             ("accept", "text/event-stream"),
@@ -167,7 +182,7 @@ impl Provider for Anthropic {
             body,
         );
         let model = request.model;
-        sse::parse(events, self.who.clone(), EventParser::new())
+        sse::parse(events, self.who.clone(), EventParser::for_origin(&self.origin))
             .map(move |item| item.map_err(|e| with_model(e, &model)))
             .boxed()
     }
@@ -226,8 +241,37 @@ fn push_block(messages: &mut Vec<(&'static str, Vec<Value>)>, role: &'static str
     }
 }
 
-/// The JSON body of a streamed Messages request.
-pub fn request_body(request: &ProviderRequest) -> Value {
+/// The kept thinking blocks of an assistant message made by this API at `origin`.
+fn thinking_blocks<'a>(state: Option<&'a ProviderState>, origin: &str) -> &'a [Value] {
+    ProviderState::for_endpoint(state, API, origin)
+        .and_then(|data| data["blocks"].as_array())
+        .map_or(&[], Vec::as_slice)
+}
+
+/// `thinking` for this request, or `None` to leave thinking off (see the module docs).
+fn thinking(request: &ProviderRequest, origin: &str) -> Option<u32> {
+    let budget = request.options.budget().filter(|b| *b > 0)?;
+    if matches!(request.tool_choice, ToolChoice::Required | ToolChoice::OneOf(_) | ToolChoice::Named(_))
+        && !request.tools.is_empty()
+    {
+        return None;
+    }
+    let last_assistant = request.messages.iter().rev().find_map(|m| match m {
+        Message::Assistant { tool_calls, state, .. } => Some((tool_calls, state)),
+        _ => None,
+    });
+    if let Some((calls, state)) = last_assistant
+        && !calls.is_empty()
+        && thinking_blocks(state.as_ref(), origin).is_empty()
+    {
+        return None;
+    }
+    Some(budget.max(MIN_THINKING_BUDGET))
+}
+
+/// The JSON body of a streamed Messages request to the endpoint at `origin` (whose kept thinking
+/// blocks go back; any other endpoint's are dropped).
+pub fn request_body(request: &ProviderRequest, origin: &str) -> Value {
     // Tool-call arguments that had to be replaced by `{}`, by wire id: their tool results say so.
     let mut replaced: BTreeMap<String, &str> = BTreeMap::new();
     let mut used_tools: Vec<&str> = Vec::new();
@@ -239,7 +283,10 @@ pub fn request_body(request: &ProviderRequest) -> Value {
                     push_block(&mut messages, "user", json!({"type": "text", "text": text}));
                 }
             }
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant { text, tool_calls, state } => {
+                for block in thinking_blocks(state.as_ref(), origin) {
+                    push_block(&mut messages, "assistant", block.clone());
+                }
                 if !blank(text) {
                     push_block(&mut messages, "assistant", json!({"type": "text", "text": text}));
                 }
@@ -304,15 +351,24 @@ pub fn request_body(request: &ProviderRequest) -> Value {
     if let Some(last) = messages.last_mut().and_then(|(_, blocks)| blocks.last_mut()) {
         last["cache_control"] = ephemeral();
     }
+    let mut max_tokens = request.options.max_output_tokens.map_or_else(|| max_tokens_for(&request.model), u64::from);
+    let thinking = thinking(request, origin);
+    if let Some(budget) = thinking {
+        // The budget is part of max_tokens and must stay below it.
+        max_tokens = max_tokens.max(u64::from(budget) + max_tokens_for(&request.model).min(4096));
+    }
     let mut body = json!({
         "model": request.model,
-        "max_tokens": max_tokens_for(&request.model),
+        "max_tokens": max_tokens,
         "stream": true,
         "messages": messages
             .into_iter()
             .map(|(role, content)| json!({"role": role, "content": content}))
             .collect::<Vec<_>>(),
     });
+    if let Some(budget) = thinking {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    }
     if let Some(system) = request.system.as_deref().filter(|s| !blank(s)) {
         body["system"] = json!([{"type": "text", "text": system, "cache_control": ephemeral()}]);
     }
@@ -372,7 +428,13 @@ pub fn request_body(request: &ProviderRequest) -> Value {
 /// One content block of the response being assembled, by its index.
 enum Block {
     Text,
-    Thinking,
+    /// Thinking text and its signature, kept to be sent back.
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    /// Redacted thinking: opaque, kept to be sent back.
+    Redacted(Value),
     ToolUse {
         id: String,
         name: String,
@@ -382,7 +444,7 @@ enum Block {
         got_delta: bool,
         text_chars_before: usize,
     },
-    /// Redacted thinking, server tools and block types this module does not know.
+    /// Server tools and block types this module does not know.
     Other,
 }
 
@@ -404,6 +466,10 @@ pub struct EventParser {
     saw_usage: bool,
     stop: Option<StopReason>,
     message_id: Option<String>,
+    /// Signed thinking blocks, by index, to be sent back.
+    kept: BTreeMap<u64, Value>,
+    /// The endpoint's origin, which the kept blocks are tagged with.
+    origin: String,
     done: bool,
 }
 
@@ -411,6 +477,11 @@ impl EventParser {
     /// A parser for one response.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A parser for one response from the endpoint at `origin`.
+    pub fn for_origin(origin: &str) -> Self {
+        Self { origin: origin.to_owned(), ..Self::default() }
     }
 
     /// Whether the response is complete (no more events are needed).
@@ -469,7 +540,7 @@ impl EventParser {
                 if let Some(index) = v["index"].as_u64()
                     && let Some(block) = self.blocks.remove(&index)
                 {
-                    self.close(block, out);
+                    self.close(index, block, out);
                 }
             }
             "message_delta" => {
@@ -517,7 +588,11 @@ impl EventParser {
         let b = &v["content_block"];
         let block = match b["type"].as_str().unwrap_or("") {
             "text" => Block::Text,
-            "thinking" => Block::Thinking,
+            "thinking" => Block::Thinking {
+                thinking: b["thinking"].as_str().unwrap_or("").to_owned(),
+                signature: b["signature"].as_str().unwrap_or("").to_owned(),
+            },
+            "redacted_thinking" => Block::Redacted(b.clone()),
             "tool_use" => Block::ToolUse {
                 id: b["id"].as_str().unwrap_or("").to_owned(),
                 name: b["name"].as_str().unwrap_or("").to_owned(),
@@ -531,7 +606,7 @@ impl EventParser {
         // A block may start with content of its own (the API sends it empty, others may not).
         let start_text = match &block {
             Block::Text => b["text"].as_str(),
-            Block::Thinking => b["thinking"].as_str(),
+            Block::Thinking { .. } => b["thinking"].as_str(),
             _ => None,
         };
         if let Some(text) = start_text.filter(|t| !t.is_empty()) {
@@ -559,22 +634,48 @@ impl EventParser {
                     self.emit_text(true, text, out);
                 }
             }
-            ("thinking_delta", Some(Block::Thinking) | None) => {
+            ("thinking_delta", Some(Block::Thinking { thinking, .. })) => {
+                if let Some(text) = piece("thinking") {
+                    thinking.push_str(&text);
+                    self.emit_text(false, text, out);
+                }
+            }
+            ("thinking_delta", None) => {
                 if let Some(text) = piece("thinking") {
                     self.emit_text(false, text, out);
                 }
+            }
+            ("signature_delta", Some(Block::Thinking { signature, .. })) => {
+                signature.push_str(d["signature"].as_str().unwrap_or(""));
             }
             ("input_json_delta", Some(Block::ToolUse { json, got_delta, .. })) => {
                 *got_delta = true;
                 json.push_str(d["partial_json"].as_str().unwrap_or(""));
             }
-            // Signatures need a place in the canonical history before they can be kept.
             _ => {}
         }
     }
 
-    fn close(&mut self, block: Block, out: &mut VecDeque<Result<ProviderEvent, ProviderError>>) {
-        let Block::ToolUse { id, name, start_input, json, got_delta, text_chars_before } = block else { return };
+    fn close(&mut self, index: u64, block: Block, out: &mut VecDeque<Result<ProviderEvent, ProviderError>>) {
+        let (id, name, start_input, json, got_delta, text_chars_before) = match block {
+            Block::ToolUse { id, name, start_input, json, got_delta, text_chars_before } => {
+                (id, name, start_input, json, got_delta, text_chars_before)
+            }
+            // Unsigned thinking cannot be sent back (the API would refuse it); it stays reasoning.
+            Block::Thinking { thinking, signature } => {
+                if !signature.is_empty() {
+                    self.kept.insert(index, json!({"type": "thinking", "thinking": thinking, "signature": signature}));
+                }
+                return;
+            }
+            Block::Redacted(block) => {
+                if block["data"].as_str().is_some_and(|d| !d.is_empty()) {
+                    self.kept.insert(index, json!({"type": "redacted_thinking", "data": block["data"]}));
+                }
+                return;
+            }
+            Block::Text | Block::Other => return,
+        };
         let mut problem = None;
         let arguments = if got_delta {
             if blank(&json) { "{}".to_owned() } else { json }
@@ -611,11 +712,19 @@ impl EventParser {
     fn finish_into(&mut self, out: &mut VecDeque<Result<ProviderEvent, ProviderError>>) {
         self.done = true;
         // Blocks that never saw their stop event are complete as far as the message is.
-        for (_, block) in std::mem::take(&mut self.blocks) {
-            self.close(block, out);
+        for (index, block) in std::mem::take(&mut self.blocks) {
+            self.close(index, block, out);
         }
         if self.saw_usage {
             out.push_back(Ok(ProviderEvent::Usage(self.usage)));
+        }
+        if !self.kept.is_empty() {
+            let blocks: Vec<Value> = std::mem::take(&mut self.kept).into_values().collect();
+            out.push_back(Ok(ProviderEvent::State(ProviderState {
+                api: API.to_owned(),
+                origin: self.origin.clone(),
+                data: json!({ "blocks": blocks }),
+            })));
         }
         let reason = match self.stop.take() {
             Some(StopReason::Stop) | None if self.calls > 0 => StopReason::ToolCalls,
@@ -691,6 +800,7 @@ impl sse::Parser for EventParser {
 mod tests {
     use super::*;
     use switchboard_core::provider::ToolSpec;
+    use switchboard_core::{GenerationOptions, ReasoningEffort};
 
     type Out = Vec<Result<ProviderEvent, ProviderError>>;
 
@@ -952,8 +1062,30 @@ mod tests {
         ]));
         assert_eq!(out[0], ProviderEvent::ReasoningDelta("Hmm, 考え".into()));
         assert_eq!(out[1], ProviderEvent::TextDelta("Answer".into()));
+        // The signed blocks are kept, in order and unchanged, just before the finish.
+        let ProviderEvent::State(state) = &out[3] else { panic!("{out:?}") };
+        assert_eq!((state.api.as_str(), state.origin.as_str()), ("anthropic", ""));
+        assert_eq!(
+            state.data,
+            json!({"blocks": [
+                {"type": "thinking", "thinking": "Hmm, 考え", "signature": "EqQBCgIYAh"},
+                {"type": "redacted_thinking", "data": "abc"},
+            ]})
+        );
         assert!(matches!(out.last(), Some(ProviderEvent::Finish { reason: StopReason::Stop, .. })));
-        assert_eq!(out.len(), 4, "{out:?}");
+        assert_eq!(out.len(), 5, "{out:?}");
+    }
+
+    #[test]
+    fn unsigned_thinking_is_shown_but_never_kept() {
+        let out = ok(feed(&[
+            ev(json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"so"}})),
+            stop(0),
+            message_delta("end_turn", 1),
+            message_stop(),
+        ]));
+        assert_eq!(out[0], ProviderEvent::ReasoningDelta("so".into()));
+        assert!(!out.iter().any(|e| matches!(e, ProviderEvent::State(_))), "{out:?}");
     }
 
     #[test]
@@ -1038,7 +1170,14 @@ mod tests {
     }
 
     fn request(messages: Vec<Message>, tools: Vec<ToolSpec>, tool_choice: ToolChoice) -> ProviderRequest {
-        ProviderRequest { model: "claude-sonnet-4-5".into(), system: Some("sys".into()), messages, tools, tool_choice }
+        ProviderRequest {
+            model: "claude-sonnet-4-5".into(),
+            system: Some("sys".into()),
+            messages,
+            tools,
+            tool_choice,
+            options: Default::default(),
+        }
     }
 
     fn tool(name: &str) -> ToolSpec {
@@ -1071,16 +1210,17 @@ mod tests {
                 Message::Assistant {
                     text: "Checking.".into(),
                     tool_calls: vec![call("toolu_1", "a", r#"{"x":1}"#), call("toolu_2", "b", "")],
+                    state: None,
                 },
                 result("toolu_1", "one", false),
                 result("toolu_2", "boom", true),
-                Message::Assistant { text: "Done.".into(), tool_calls: vec![] },
+                Message::Assistant { text: "Done.".into(), tool_calls: vec![], state: None },
                 Message::User { text: "again".into() },
             ],
             vec![tool("a"), tool("b")],
             ToolChoice::Auto,
         );
-        let body = request_body(&req);
+        let body = request_body(&req, ORIGIN);
         assert_eq!(body["max_tokens"], 8192);
         assert_eq!(body["stream"], true);
         assert_eq!(body["system"], json!([{"type":"text","text":"sys","cache_control":{"type":"ephemeral"}}]));
@@ -1125,9 +1265,9 @@ mod tests {
             vec![
                 Message::User { text: "a".into() },
                 Message::User { text: "  ".into() },
-                Message::Assistant { text: String::new(), tool_calls: vec![] },
+                Message::Assistant { text: String::new(), tool_calls: vec![], state: None },
                 Message::User { text: "b".into() },
-                Message::Assistant { text: " \n".into(), tool_calls: vec![call("c1", "t", "{}")] },
+                Message::Assistant { text: " \n".into(), tool_calls: vec![call("c1", "t", "{}")], state: None },
                 result("c1", "", false),
                 // A question asked after an interrupted round joins the results, after them.
                 Message::User { text: "next".into() },
@@ -1135,7 +1275,7 @@ mod tests {
             vec![tool("t")],
             ToolChoice::Auto,
         );
-        let body = request_body(&req);
+        let body = request_body(&req, ORIGIN);
         let m = body["messages"].as_array().unwrap();
         assert_eq!(m.len(), 3, "{m:#?}");
         assert_eq!(m[0], json!({"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}));
@@ -1160,11 +1300,14 @@ mod tests {
             images: vec![png],
         };
         let req = request(
-            vec![Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "t", "{}")] }, with_image],
+            vec![
+                Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "t", "{}")], state: None },
+                with_image,
+            ],
             vec![tool("t")],
             ToolChoice::Auto,
         );
-        let body = request_body(&req);
+        let body = request_body(&req, ORIGIN);
         assert_eq!(
             body["messages"][1]["content"][0]["content"],
             json!([
@@ -1178,14 +1321,14 @@ mod tests {
     fn tool_results_lead_their_user_message_even_if_text_came_first() {
         let req = request(
             vec![
-                Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "t", "{}")] },
+                Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "t", "{}")], state: None },
                 Message::User { text: "hm".into() },
                 result("c1", "r", false),
             ],
             vec![tool("t")],
             ToolChoice::Auto,
         );
-        let body = request_body(&req);
+        let body = request_body(&req, ORIGIN);
         assert_eq!(body["messages"][1]["content"][0]["type"], "tool_result");
         assert_eq!(body["messages"][1]["content"][1]["type"], "text");
     }
@@ -1198,6 +1341,7 @@ mod tests {
                 Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![call("c1", "t", "[1, 2"), call("c2", "t", "[3]")],
+                    state: None,
                 },
                 result("c1", "Invalid JSON arguments for 't'. Arguments received: [1, 2.", true),
                 result("c2", "Invalid arguments for 't': not an object.", true),
@@ -1205,7 +1349,7 @@ mod tests {
             vec![tool("t")],
             ToolChoice::Auto,
         );
-        let body = request_body(&req);
+        let body = request_body(&req, ORIGIN);
         assert_eq!(body["messages"][1]["content"][0]["input"], json!({}));
         assert_eq!(body["messages"][1]["content"][1]["input"], json!({}));
         let results = &body["messages"][2]["content"];
@@ -1227,6 +1371,7 @@ mod tests {
                 Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![call("fc/1.a", "t", "{}"), call("fc/1:a", "t", "{}")],
+                    state: None,
                 },
                 result("fc/1.a", "r1", false),
                 result("fc/1:a", "r2", false),
@@ -1234,7 +1379,7 @@ mod tests {
             vec![tool("t")],
             ToolChoice::Auto,
         );
-        let body = request_body(&req);
+        let body = request_body(&req, ORIGIN);
         let a = body["messages"][0]["content"][0]["id"].as_str().unwrap();
         let b = body["messages"][0]["content"][1]["id"].as_str().unwrap();
         assert_ne!(a, b, "two ids never become one");
@@ -1255,12 +1400,12 @@ mod tests {
             (ToolChoice::Named("a".into()), json!({"type":"tool","name":"a","disable_parallel_tool_use":true})),
         ] {
             req.tool_choice = choice;
-            let body = request_body(&req);
+            let body = request_body(&req, ORIGIN);
             assert_eq!(body["tool_choice"], wire);
             assert_eq!(body["tools"].as_array().unwrap().len(), 2, "tools stay declared");
         }
         req.tools.clear();
-        let body = request_body(&req);
+        let body = request_body(&req, ORIGIN);
         assert!(body.get("tools").is_none() && body.get("tool_choice").is_none(), "no tools, no tool_choice");
     }
 
@@ -1269,13 +1414,13 @@ mod tests {
         let req = request(
             vec![
                 Message::User { text: "q".into() },
-                Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "get_time", "{}")] },
+                Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "get_time", "{}")], state: None },
                 result("c1", "noon", false),
             ],
             vec![],
             ToolChoice::None,
         );
-        let body = request_body(&req);
+        let body = request_body(&req, ORIGIN);
         assert_eq!(body["tools"][0]["name"], "get_time");
         assert_eq!(body["tools"][0]["input_schema"], json!({"type":"object"}));
         assert_eq!(body["tool_choice"], json!({"type":"none"}));
@@ -1288,7 +1433,7 @@ mod tests {
         t.description = String::new();
         let mut req = request(vec![Message::User { text: "q".into() }], vec![t], ToolChoice::Auto);
         req.system = Some("   ".into());
-        let body = request_body(&req);
+        let body = request_body(&req, ORIGIN);
         assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
         assert!(body["tools"][0].get("description").is_none());
         assert!(body.get("system").is_none(), "a blank system prompt is not sent");
@@ -1303,5 +1448,75 @@ mod tests {
         assert!(with_model(e, "claude-x").message.contains("'claude-x'"));
         let e = ProviderError::new(ErrorKind::Server, "boom").with_status(500);
         assert_eq!(with_model(e, "claude-x").message, "boom");
+    }
+
+    const ORIGIN: &str = "https://api.anthropic.com";
+
+    fn signed(thinking: &str, origin: &str) -> Option<ProviderState> {
+        Some(ProviderState {
+            api: "anthropic".into(),
+            origin: origin.into(),
+            data: json!({"blocks": [{"type": "thinking", "thinking": thinking, "signature": "sig"}]}),
+        })
+    }
+
+    fn thinking_request(messages: Vec<Message>, tool_choice: ToolChoice) -> ProviderRequest {
+        let mut req = request(messages, vec![tool("t")], tool_choice);
+        req.model = "claude-sonnet-4-5".into();
+        req.options.thinking_budget = Some(4000);
+        req
+    }
+
+    #[test]
+    fn kept_thinking_goes_back_first_and_only_to_its_own_endpoint() {
+        let round = |origin: &str| {
+            vec![
+                Message::User { text: "go".into() },
+                Message::Assistant {
+                    text: "Let me check.".into(),
+                    tool_calls: vec![call("toolu_1", "t", "{}")],
+                    state: signed("I should call t.", origin),
+                },
+                result("toolu_1", "ok", false),
+            ]
+        };
+        let body = request_body(&thinking_request(round(ORIGIN), ToolChoice::Auto), ORIGIN);
+        let content = &body["messages"][1]["content"];
+        assert_eq!(content[0], json!({"type": "thinking", "thinking": "I should call t.", "signature": "sig"}));
+        assert_eq!(content[1]["type"], "text");
+        assert_eq!(content[2]["type"], "tool_use");
+        assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 4000}));
+        assert!(body["max_tokens"].as_u64().unwrap() > 4000, "max_tokens stays above the budget");
+
+        // Another endpoint's blocks are dropped, and then thinking must stay off: the API demands
+        // that an assistant message with tool calls start with thinking when it is on.
+        let body = request_body(&thinking_request(round("https://gateway.example"), ToolChoice::Auto), ORIGIN);
+        assert_eq!(body["messages"][1]["content"][0]["type"], "text");
+        assert!(body.get("thinking").is_none(), "{body:#}");
+    }
+
+    #[test]
+    fn thinking_is_off_when_a_tool_is_forced_and_follows_the_profiles_limits() {
+        let first = vec![Message::User { text: "go".into() }];
+        let body = request_body(&thinking_request(first.clone(), ToolChoice::Named("t".into())), ORIGIN);
+        assert!(body.get("thinking").is_none(), "the API refuses thinking with a forced tool");
+        let body = request_body(&thinking_request(first.clone(), ToolChoice::OneOf(vec!["t".into()])), ORIGIN);
+        assert!(body.get("thinking").is_none());
+
+        // An effort maps to a budget; a small budget is raised to the API's minimum.
+        let mut req = thinking_request(first.clone(), ToolChoice::Auto);
+        req.options = GenerationOptions { reasoning_effort: Some(ReasoningEffort::High), ..Default::default() };
+        assert_eq!(request_body(&req, ORIGIN)["thinking"]["budget_tokens"], 24576);
+        req.options =
+            GenerationOptions { thinking_budget: Some(10), max_output_tokens: Some(500), ..Default::default() };
+        let body = request_body(&req, ORIGIN);
+        assert_eq!(body["thinking"]["budget_tokens"], 1024);
+        assert!(body["max_tokens"].as_u64().unwrap() > 1024);
+        // A budget of 0 is thinking off; the output limit alone is max_tokens.
+        req.options =
+            GenerationOptions { thinking_budget: Some(0), max_output_tokens: Some(500), ..Default::default() };
+        let body = request_body(&req, ORIGIN);
+        assert!(body.get("thinking").is_none());
+        assert_eq!(body["max_tokens"], 500);
     }
 }

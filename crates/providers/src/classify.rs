@@ -52,8 +52,35 @@ fn shorten(text: &str, max_chars: usize) -> String {
     out
 }
 
-/// Classifies a non-success HTTP response. `who` names the provider endpoint in messages.
+/// Classifies a non-success HTTP response. `who` names the provider endpoint in messages. A
+/// refusal because the model takes no tools is marked so the loop can ask again without them.
 pub fn http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &str) -> ProviderError {
+    let error = classify_http(who, status, retry_after, body);
+    if matches!(status, 400 | 404 | 422) && refuses_tools(body) { error.with_tools_unsupported() } else { error }
+}
+
+/// Whether an error body says the model (or the server as configured) cannot take tools:
+/// Ollama's "does not support tools", OpenRouter's "No endpoints found that support tool use",
+/// OpenAI's "'tools' is not supported with this model", vLLM without its tool parser, llama.cpp
+/// without `--jinja`, Gemini's "Function calling is not enabled".
+pub fn refuses_tools(body: &str) -> bool {
+    let lower = body.to_ascii_lowercase();
+    [
+        "does not support tools",
+        "support tool use",
+        "'tools' is not supported",
+        "tools is not supported",
+        "tools are not supported",
+        "does not support function calling",
+        "function calling is not enabled",
+        "enable-auto-tool-choice",
+        "tools param requires --jinja",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
+}
+
+fn classify_http(who: &str, status: u16, retry_after: Option<Duration>, body: &str) -> ProviderError {
     if let Some(error) = anthropic_http_error(who, status, retry_after, body) {
         return error;
     }
@@ -645,5 +672,38 @@ mod tests {
         // An OpenAI body that happens to carry a numeric code is not Google's.
         let e = http_error("X", 429, None, r#"{"error":{"message":"You exceeded your current quota","code":429}}"#);
         assert!(e.message.contains("quota is used up"), "{}", e.message);
+    }
+
+    #[test]
+    fn refusals_of_tools_are_marked_and_other_errors_are_not() {
+        for (status, body) in [
+            (
+                400,
+                r#"{"error":{"message":"registry.ollama.ai/library/gemma:2b does not support tools","type":"api_error"}}"#,
+            ),
+            (
+                404,
+                r#"{"error":{"message":"No endpoints found that support tool use. Try disabling \"get_time\".","code":404}}"#,
+            ),
+            (
+                400,
+                r#"{"error":{"message":"Unsupported parameter: 'tools' is not supported with this model.","type":"invalid_request_error"}}"#,
+            ),
+            (
+                400,
+                r#"{"object":"error","message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set"}"#,
+            ),
+            (
+                400,
+                r#"{"error":{"code":400,"message":"Function calling is not enabled for models/gemma-3-27b-it","status":"INVALID_ARGUMENT"}}"#,
+            ),
+        ] {
+            let e = http_error("The provider at http://x", status, None, body);
+            assert!(e.tools_unsupported, "{status} {body}");
+        }
+        let e = http_error("The provider at http://x", 400, None, r#"{"error":{"message":"bad tool schema"}}"#);
+        assert!(!e.tools_unsupported);
+        let e = http_error("The provider at http://x", 500, None, "does not support tools");
+        assert!(!e.tools_unsupported, "a server error is not a refusal");
     }
 }

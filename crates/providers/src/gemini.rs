@@ -16,29 +16,57 @@
 //! Streaming ([`StreamParser`]): every event is a whole `GenerateContentResponse`; function calls
 //! arrive whole, usually without an id (one is generated, unique across requests); there is no
 //! end sentinel, so the end of the body after a `finishReason` is the end of the answer.
-//! Blocked prompts and answers (`promptFeedback.blockReason`, `finishReason` SAFETY, RECITATION,
-//! ...) are errors that say what was blocked and why; what streamed before is kept by the loop.
+//! A blocked prompt (`promptFeedback.blockReason`) is an error that says what was blocked and why.
+//! A blocked answer (`finishReason` SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, ...)
+//! ends like a filtered answer of the other APIs, [`StopReason::Filtered`] with what was blocked
+//! and why (usage kept); MALFORMED_FUNCTION_CALL is an error that says to ask again. What streamed
+//! before is kept by the loop.
+//! MAX_TOKENS is a [`StopReason::Length`] stop.
 //!
-//! Thought signatures: Gemini 3 models sign each function call (`thoughtSignature` on the part)
-//! and refuse the next request of the same turn if the signature does not come back with the
-//! call. Canonical messages have no place for provider data yet, so this provider remembers the
-//! signatures of the calls it generated ids for, and puts them back on those calls. That covers
-//! the loop within one turn (a provider lives for one turn); earlier turns are sent unsigned,
-//! which Gemini accepts for turns before the current one.
+//! Generation options ([`generation_config`]): `generationConfig.maxOutputTokens` is the
+//! profile's output limit; `thinkingConfig` is sent only when the profile sets a thinking budget
+//! or a reasoning effort (mapped to a budget): `thinkingBudget` is that budget (0 turns thinking
+//! off; others are clamped into 128..=32768, the range the thinking models take) with
+//! `includeThoughts: true` when it is not 0, so thought summaries stream as reasoning. With
+//! neither set, the model's default thinking applies and no `generationConfig` field is sent for
+//! it.
+//!
+//! Thought signatures: thinking models put an opaque `thoughtSignature` on parts of a response
+//! (Gemini 3 on the first `functionCall` part of every step that calls functions, and on the last
+//! part of one that does not, possibly an empty text part at the end of the stream; 2.5 models
+//! on any part, thought parts included), and want each one back unchanged, on the part it came
+//! with, when the history is sent again; Gemini 3 refuses a request whose current turn has a
+//! function call without its signature. The parser keeps them as the response's
+//! [`ProviderState`] (tagged `gemini` and the endpoint's origin), which the loop stores on that
+//! iteration's assistant message, in this shape:
+//! `{"calls": {"<call id>": "<sig>"}, "text": "<sig>", "thoughts": [{"text": "...", "signature":
+//! "<sig>"}]}` (each key only when there is one). `calls` is keyed by the canonical call id this
+//! parser gave the call (Gemini's own `id`, or a generated one), so the signature goes back on
+//! exactly that `functionCall` part; `text` goes on the message's one text part (the response's
+//! text parts, joined); each signed run of thought text goes back as a `thought: true` part with
+//! that text, before the rest, as Gemini sent it (thought text is never sent back as visible
+//! text, and an unsigned run is not sent at all). State made by another API or another endpoint
+//! is ignored: its signatures would be refused there. A text signature whose message has no text
+//! and a thought signature on a run without text have no part to go on and are left out.
 
 use crate::http_client::{self, ReqwestTransport};
 use crate::sse;
 use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use switchboard_core::provider::StopReason;
+use switchboard_core::provider::{GenerationOptions, StopReason};
 use switchboard_core::tool::SecretValue;
 use switchboard_core::types::char_len;
 use switchboard_core::{
-    ErrorKind, Message, Provider, ProviderError, ProviderEvent, ProviderRequest, ProviderStream, ToolCall, ToolChoice,
-    Usage,
+    ErrorKind, Message, Provider, ProviderError, ProviderEvent, ProviderRequest, ProviderState, ProviderStream,
+    ToolCall, ToolChoice, Usage,
 };
+
+/// The kind id this module's state is tagged with.
+const API: &str = "gemini";
+
+/// The smallest and largest thinking budgets sent (0, thinking off, is sent as is).
+pub const THINKING_BUDGET_RANGE: std::ops::RangeInclusive<u32> = 128..=32768;
 
 /// Ids this provider makes up for calls Gemini sent without one start with this; such ids are
 /// never sent back to Gemini (it would not know them).
@@ -47,9 +75,6 @@ pub const GENERATED_ID_PREFIX: &str = "gemini-call-";
 /// At most this many model-list pages are read (a server that always has a next page would
 /// otherwise keep the listing going forever).
 const MAX_MODEL_PAGES: usize = 20;
-
-/// At most this many thought signatures are remembered (one turn needs a handful).
-const MAX_SIGNATURES: usize = 1024;
 
 /// Configuration of one Gemini endpoint.
 #[derive(Clone, Debug)]
@@ -60,33 +85,13 @@ pub struct GeminiConfig {
     pub api_key: Option<SecretValue>,
 }
 
-/// Thought signatures by call id, oldest first for eviction.
-#[derive(Default)]
-struct Signatures {
-    by_id: HashMap<String, String>,
-    order: VecDeque<String>,
-}
-
-impl Signatures {
-    fn insert(&mut self, id: String, signature: String) {
-        if self.by_id.insert(id.clone(), signature).is_none() {
-            self.order.push_back(id);
-        }
-        while self.order.len() > MAX_SIGNATURES {
-            if let Some(old) = self.order.pop_front() {
-                self.by_id.remove(&old);
-            }
-        }
-    }
-}
-
 /// The Gemini provider.
 pub struct Gemini {
     base_url: String,
     api_key: Option<SecretValue>,
     client: reqwest::Client,
     who: String,
-    signatures: Arc<Mutex<Signatures>>,
+    origin: String,
 }
 
 impl std::fmt::Debug for Gemini {
@@ -100,7 +105,8 @@ impl Gemini {
     pub fn new(config: GeminiConfig) -> Result<Self, ProviderError> {
         let (base, client) = http_client::endpoint(&config.base_url)?;
         let who = format!("The Gemini API at {base}");
-        Ok(Self { base_url: base, api_key: config.api_key, client, who, signatures: Arc::default() })
+        let origin = http_client::origin(&base);
+        Ok(Self { base_url: base, api_key: config.api_key, client, who, origin })
     }
 
     fn stream_url(&self, model: &str) -> String {
@@ -212,10 +218,7 @@ impl Provider for Gemini {
     }
 
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
-        let body = {
-            let signatures = self.signatures.lock().unwrap_or_else(PoisonError::into_inner);
-            request_body(&request, &|id| signatures.by_id.get(id).cloned())
-        };
+        let body = request_body(&request, &self.origin);
         let mut headers = vec![("Content-Type", "application/json"), ("Accept", "text/event-stream")];
         if let Some(key) = &self.api_key {
             headers.push(("x-goog-api-key", key.expose()));
@@ -227,14 +230,13 @@ impl Provider for Gemini {
             &headers,
             body.to_string(),
         );
-        let parser = Signing { parser: StreamParser::new(id_prefix()), signatures: Arc::clone(&self.signatures) };
-        sse::parse(events, self.who.clone(), parser)
+        sse::parse(events, self.who.clone(), StreamParser::new(id_prefix(), &self.origin))
     }
 }
 
-/// The JSON body of a `streamGenerateContent` request. `signature` gives the thought signature
-/// remembered for a call id, if any.
-pub fn request_body(request: &ProviderRequest, signature: &dyn Fn(&str) -> Option<String>) -> Value {
+/// The JSON body of a `streamGenerateContent` request to the endpoint at `origin` (whose own
+/// thought signatures, and only those, go back on their parts).
+pub fn request_body(request: &ProviderRequest, origin: &str) -> Value {
     let mut contents: Vec<(&'static str, Vec<Value>)> = Vec::new();
     let mut push = |role: &'static str, parts: Vec<Value>| {
         if parts.is_empty() {
@@ -249,17 +251,35 @@ pub fn request_body(request: &ProviderRequest, signature: &dyn Fn(&str) -> Optio
     while let Some(m) = messages.next() {
         match m {
             Message::User { text } => push("user", text_part(text).into_iter().collect()),
-            Message::Assistant { text, tool_calls } => {
-                let mut parts: Vec<Value> = text_part(text).into_iter().collect();
+            Message::Assistant { text, tool_calls, state } => {
+                let signed = ProviderState::for_endpoint(state.as_ref(), API, origin).unwrap_or(&Value::Null);
+                let signature = |part: &mut Value, sig: &Value| {
+                    if let Some(sig) = sig.as_str().filter(|s| !s.is_empty()) {
+                        part["thoughtSignature"] = json!(sig);
+                    }
+                };
+                // Signed thoughts first, where Gemini sent them; unsigned ones are not sent back.
+                let mut parts: Vec<Value> = signed["thoughts"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| {
+                        let text = t["text"].as_str().filter(|t| !t.is_empty())?;
+                        let sig = t["signature"].as_str().filter(|s| !s.is_empty())?;
+                        Some(json!({"text": text, "thought": true, "thoughtSignature": sig}))
+                    })
+                    .collect();
+                if let Some(mut part) = text_part(text) {
+                    signature(&mut part, &signed["text"]);
+                    parts.push(part);
+                }
                 for call in tool_calls {
                     let mut fc = json!({"name": call.name, "args": args_object(&call.arguments)});
                     if let Some(id) = sent_id(&call.id) {
                         fc["id"] = json!(id);
                     }
                     let mut part = json!({"functionCall": fc});
-                    if let Some(sig) = signature(&call.id) {
-                        part["thoughtSignature"] = json!(sig);
-                    }
+                    signature(&mut part, &signed["calls"][call.id.as_str()]);
                     parts.push(part);
                 }
                 push("model", parts);
@@ -324,7 +344,29 @@ pub fn request_body(request: &ProviderRequest, signature: &dyn Fn(&str) -> Optio
         body["tools"] = json!([{ "functionDeclarations": declarations }]);
         body["toolConfig"] = json!({ "functionCallingConfig": calling_config(&request.tool_choice) });
     }
+    if let Some(config) = generation_config(&request.options) {
+        body["generationConfig"] = config;
+    }
     body
+}
+
+/// `generationConfig` for the profile's options, or `None` when they leave everything to the
+/// model (see the module docs).
+pub fn generation_config(options: &GenerationOptions) -> Option<Value> {
+    let mut config = serde_json::Map::new();
+    if let Some(max) = options.max_output_tokens {
+        config.insert("maxOutputTokens".into(), json!(max));
+    }
+    if let Some(budget) = options.budget() {
+        let thinking = if budget == 0 {
+            json!({"thinkingBudget": 0})
+        } else {
+            let budget = budget.clamp(*THINKING_BUDGET_RANGE.start(), *THINKING_BUDGET_RANGE.end());
+            json!({"thinkingBudget": budget, "includeThoughts": true})
+        };
+        config.insert("thinkingConfig".into(), thinking);
+    }
+    (!config.is_empty()).then_some(Value::Object(config))
 }
 
 /// `functionCallingConfig` for a tool choice.
@@ -377,28 +419,41 @@ fn function_response(call_id: &str, name: &str, content: &str, is_error: bool) -
 /// Turns a Gemini event stream into canonical events. Pure: fed one SSE `data` at a time.
 pub struct StreamParser {
     id_prefix: String,
+    origin: String,
     text_chars: usize,
     calls: usize,
     ids: HashSet<String>,
     finish: Option<StopReason>,
     usage: Option<Usage>,
     response_id: Option<String>,
-    signatures: Vec<(String, String)>,
+    /// Thought signatures of function calls, by canonical call id.
+    call_signatures: serde_json::Map<String, Value>,
+    /// The thought signature of the visible text (the last one, if several parts had one).
+    text_signature: Option<String>,
+    /// Thought text since the last signed thought part.
+    thought_run: String,
+    /// Signed runs of thought text: `{"text", "signature"}`.
+    thoughts: Vec<Value>,
     done: bool,
 }
 
 impl StreamParser {
-    /// A parser for one response; generated call ids are `{id_prefix}{n}`.
-    pub fn new(id_prefix: impl Into<String>) -> Self {
+    /// A parser for one response from the endpoint at `origin` (what its state is tagged with);
+    /// generated call ids are `{id_prefix}{n}`.
+    pub fn new(id_prefix: impl Into<String>, origin: &str) -> Self {
         Self {
             id_prefix: id_prefix.into(),
+            origin: origin.to_owned(),
             text_chars: 0,
             calls: 0,
             ids: HashSet::new(),
             finish: None,
             usage: None,
             response_id: None,
-            signatures: Vec::new(),
+            call_signatures: serde_json::Map::new(),
+            text_signature: None,
+            thought_run: String::new(),
+            thoughts: Vec::new(),
             done: false,
         }
     }
@@ -408,9 +463,23 @@ impl StreamParser {
         self.done
     }
 
-    /// The thought signatures seen so far, by call id (taken: each is returned once).
-    pub fn take_signatures(&mut self) -> Vec<(String, String)> {
-        std::mem::take(&mut self.signatures)
+    /// The response's thought signatures as its state (see the module docs), if it had any.
+    fn state(&mut self) -> Option<ProviderState> {
+        let mut data = serde_json::Map::new();
+        if !self.call_signatures.is_empty() {
+            data.insert("calls".into(), Value::Object(std::mem::take(&mut self.call_signatures)));
+        }
+        if let Some(sig) = self.text_signature.take() {
+            data.insert("text".into(), json!(sig));
+        }
+        if !self.thoughts.is_empty() {
+            data.insert("thoughts".into(), Value::Array(std::mem::take(&mut self.thoughts)));
+        }
+        (!data.is_empty()).then(|| ProviderState {
+            api: API.to_owned(),
+            origin: self.origin.clone(),
+            data: Value::Object(data),
+        })
     }
 
     /// Handles one event's data, pushing what it completes to `out`.
@@ -461,12 +530,29 @@ impl StreamParser {
     }
 
     fn part(&mut self, part: &Value, out: &mut VecDeque<Result<ProviderEvent, ProviderError>>) {
-        if let Some(text) = part["text"].as_str().filter(|t| !t.is_empty()) {
-            if part["thought"] == Value::Bool(true) {
+        let signature = part["thoughtSignature"].as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+        let thought = part["thought"] == Value::Bool(true);
+        let text = part["text"].as_str();
+        if thought && part.get("functionCall").is_none() {
+            // A signed thought part (possibly one with only the signature) closes a run.
+            if let Some(text) = text.filter(|t| !t.is_empty()) {
+                self.thought_run.push_str(text);
                 out.push_back(Ok(ProviderEvent::ReasoningDelta(text.to_owned())));
-            } else {
+            }
+            if let Some(sig) = &signature {
+                let text = std::mem::take(&mut self.thought_run);
+                self.thoughts.push(json!({"text": text, "signature": sig}));
+            }
+            return;
+        }
+        if let Some(text) = text {
+            if !text.is_empty() {
                 self.text_chars += char_len(text);
                 out.push_back(Ok(ProviderEvent::TextDelta(text.to_owned())));
+            }
+            // Often on an empty text part that ends the stream.
+            if signature.is_some() {
+                self.text_signature.clone_from(&signature);
             }
         }
         let Some(fc) = part.get("functionCall").filter(|f| f.is_object()) else { return };
@@ -476,8 +562,8 @@ impl StreamParser {
         };
         self.calls += 1;
         self.ids.insert(id.clone());
-        if let Some(sig) = part["thoughtSignature"].as_str().filter(|s| !s.is_empty()) {
-            self.signatures.push((id.clone(), sig.to_owned()));
+        if let Some(sig) = signature {
+            self.call_signatures.insert(id.clone(), json!(sig));
         }
         let name = fc["name"].as_str().unwrap_or_default().to_owned();
         let arguments = match &fc["args"] {
@@ -502,6 +588,9 @@ impl StreamParser {
         self.done = true;
         if let Some(u) = self.usage.take() {
             out.push_back(Ok(ProviderEvent::Usage(u)));
+        }
+        if let Some(state) = self.state() {
+            out.push_back(Ok(ProviderEvent::State(state)));
         }
         // Gemini says STOP after function calls too.
         let reason = match self.finish.take() {
@@ -538,13 +627,11 @@ fn finish_reason(who: &str, reason: &str, candidate: &Value) -> Result<Option<St
         .as_str()
         .map(|m| format!(" Gemini said: {}", m.chars().take(300).collect::<String>()))
         .unwrap_or_default();
+    // A filtered answer ends like one the other APIs filtered (usage kept), with the reason.
     let blocked = |why: String| {
-        Err(ProviderError::new(
-            ErrorKind::BadRequest,
-            format!(
-                "{who} blocked the answer: {why} (finish reason {reason}). What arrived before is kept; rephrase the request or ask for something else.{said}"
-            ),
-        ))
+        Ok(Some(StopReason::Filtered(format!(
+            "{who} blocked the answer: {why} (finish reason {reason}). What arrived before is kept; rephrase the request or ask for something else.{said}"
+        ))))
     };
     match reason {
         "STOP" => Ok(Some(StopReason::Stop)),
@@ -617,35 +704,22 @@ fn stream_error(who: &str, chunk: &Value) -> ProviderError {
     }
 }
 
-/// The parser of one response, keeping the thought signatures it reads for later requests.
-struct Signing {
-    parser: StreamParser,
-    signatures: Arc<Mutex<Signatures>>,
-}
-
-impl sse::Parser for Signing {
+impl sse::Parser for StreamParser {
     fn push(&mut self, who: &str, _event: &str, data: &str, out: &mut sse::Decided) {
-        self.parser.push(who, data, out);
-        let new = self.parser.take_signatures();
-        if !new.is_empty() {
-            let mut known = self.signatures.lock().unwrap_or_else(PoisonError::into_inner);
-            for (id, sig) in new {
-                known.insert(id, sig);
-            }
-        }
+        StreamParser::push(self, who, data, out);
     }
     fn end(&mut self, who: &str, out: &mut sse::Decided) {
-        self.parser.end(who, out);
+        StreamParser::end(self, who, out);
     }
     fn is_done(&self) -> bool {
-        self.parser.is_done()
+        self.done
     }
     // The finish reason and usage may precede a cut; a cut after them loses nothing.
     fn has_finished(&self) -> bool {
-        self.parser.finish.is_some()
+        self.finish.is_some()
     }
     fn fail(&mut self) {
-        self.parser.done = true;
+        self.done = true;
     }
 }
 
@@ -656,8 +730,14 @@ mod tests {
 
     type Out = Vec<Result<ProviderEvent, ProviderError>>;
 
+    const ORIGIN: &str = "https://generativelanguage.googleapis.com";
+
+    fn state(data: Value) -> ProviderState {
+        ProviderState { api: "gemini".into(), origin: ORIGIN.into(), data }
+    }
+
     fn feed(datas: &[&str]) -> Out {
-        let mut p = StreamParser::new("g-");
+        let mut p = StreamParser::new("g-", ORIGIN);
         let mut out = VecDeque::new();
         for d in datas {
             p.push("G", d, &mut out);
@@ -737,6 +817,7 @@ mod tests {
                 reasoning_tokens: 4,
                 cached_tokens: 2,
             }),
+            ProviderEvent::State(state(json!({"calls": {"g-0": "c2ln"}}))),
             ProviderEvent::Finish { reason: StopReason::ToolCalls, response_id: Some("resp-1".into()) },
         ];
         for at in 0..=body.len() {
@@ -759,7 +840,7 @@ mod tests {
 
     #[test]
     fn two_calls_in_one_chunk_get_unique_ids_and_gemini_ids_are_kept() {
-        let mut p = StreamParser::new("g-");
+        let mut p = StreamParser::new("g-", ORIGIN);
         let mut out = VecDeque::new();
         p.push(
             "G",
@@ -774,8 +855,12 @@ mod tests {
         );
         p.push("G", &finish_chunk("STOP", json!({})), &mut out);
         p.end("G", &mut out);
-        assert_eq!(p.take_signatures(), [("g-0".to_owned(), "sig-a".to_owned())]);
         let events = ok(out.into_iter().collect());
+        assert_eq!(
+            events[events.len() - 2],
+            ProviderEvent::State(state(json!({"calls": {"g-0": "sig-a"}}))),
+            "the signature is keyed by the id the call was given"
+        );
         let calls: Vec<(&str, &str, &str, bool)> = events
             .iter()
             .filter_map(|e| match e {
@@ -817,27 +902,35 @@ mod tests {
                 "{reason}"
             );
         }
-        for (reason, kind, needle) in [
-            ("SAFETY", ErrorKind::BadRequest, "blocked the answer: its safety filters flagged it (dangerous content)"),
-            ("RECITATION", ErrorKind::BadRequest, "repeated existing material"),
-            ("BLOCKLIST", ErrorKind::BadRequest, "blocklist"),
-            ("PROHIBITED_CONTENT", ErrorKind::BadRequest, "prohibited content"),
-            ("SPII", ErrorKind::BadRequest, "sensitive personal information"),
-            ("MALFORMED_FUNCTION_CALL", ErrorKind::Protocol, "malformed function call"),
+        let details = json!([
+            {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": true},
+            {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}
+        ]);
+        let last = |reason: &str| {
+            json!({"candidates": [{"finishReason": reason, "finishMessage": "details here", "safetyRatings": details}],
+                   "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 2}})
+            .to_string()
+        };
+        // A filtered answer ends as the other APIs end one (its usage kept), with the reason.
+        for (reason, needle) in [
+            ("SAFETY", "blocked the answer: its safety filters flagged it (dangerous content)"),
+            ("RECITATION", "repeated existing material"),
+            ("BLOCKLIST", "blocklist"),
+            ("PROHIBITED_CONTENT", "prohibited content"),
+            ("SPII", "sensitive personal information"),
         ] {
-            let last =
-                json!({"candidates": [{"finishReason": reason, "finishMessage": "details here", "safetyRatings": [
-                    {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": true},
-                    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}
-                ]}]})
-                .to_string();
-            let out = feed(&[&text, &last]);
-            assert_eq!(out[0], Ok(ProviderEvent::TextDelta("partial".into())), "text before is kept");
-            let e = out.last().unwrap().clone().unwrap_err();
-            assert_eq!((e.kind, out.len()), (kind, 2), "{reason}");
-            assert!(e.message.contains(needle) && e.message.contains(reason), "{reason}: {}", e.message);
-            assert!(e.message.contains("details here"), "{}", e.message);
+            let out = ok(feed(&[&text, &last(reason)]));
+            assert_eq!(out[0], ProviderEvent::TextDelta("partial".into()), "text before is kept");
+            assert!(out.iter().any(|e| matches!(e, ProviderEvent::Usage(u) if u.prompt_tokens == 3)), "{out:?}");
+            let Some(ProviderEvent::Finish { reason: StopReason::Filtered(why), .. }) = out.last() else {
+                panic!("{reason}: {out:?}")
+            };
+            assert!(why.contains(needle) && why.contains(reason) && why.contains("details here"), "{reason}: {why}");
         }
+        let out = feed(&[&text, &last("MALFORMED_FUNCTION_CALL")]);
+        let e = out.last().unwrap().clone().unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Protocol);
+        assert!(e.message.contains("malformed function call") && e.message.contains("details here"), "{}", e.message);
     }
 
     #[test]
@@ -888,7 +981,7 @@ mod tests {
             system: None,
             messages: vec![
                 Message::User { text: "draw".into() },
-                Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "snap", "{}")] },
+                Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "snap", "{}")], state: None },
                 Message::Tool {
                     call_id: "c1".into(),
                     name: "snap".into(),
@@ -899,8 +992,9 @@ mod tests {
             ],
             tools: vec![],
             tool_choice: ToolChoice::Auto,
+            options: Default::default(),
         };
-        let body = request_body(&req, &|_| None);
+        let body = request_body(&req, ORIGIN);
         let parts = &body["contents"][2]["parts"];
         assert!(parts[0].get("functionResponse").is_some(), "{parts}");
         assert_eq!(parts[1], json!({"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}));
@@ -920,19 +1014,29 @@ mod tests {
                         call("srv-7", "b", ""),
                         call("gemini-call-x-2", "c", "not json"),
                     ],
+                    state: Some(state(json!({"calls": {"gemini-call-x-0": "sig"}}))),
                 },
                 // Results arrive out of order; one call has none.
                 tool("srv-7", "b", "B failed", true),
                 tool("gemini-call-x-0", "a", "A", false),
                 Message::User { text: "and?".into() },
-                Message::Assistant { text: String::new(), tool_calls: vec![] },
-                Message::Assistant { text: "Done.".into(), tool_calls: vec![] },
+                // A text signature without text has no part to go on.
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![],
+                    state: Some(state(json!({"text": "lost"}))),
+                },
+                Message::Assistant {
+                    text: "Done.".into(),
+                    tool_calls: vec![],
+                    state: Some(state(json!({"text": "sig-done"}))),
+                },
             ],
             tools: vec![],
             tool_choice: ToolChoice::Auto,
+            options: Default::default(),
         };
-        let sigs = |id: &str| (id == "gemini-call-x-0").then(|| "sig".to_owned());
-        let body = request_body(&req, &sigs);
+        let body = request_body(&req, ORIGIN);
         assert_eq!(body["systemInstruction"], json!({"parts": [{"text": "sys"}]}));
         assert_eq!(
             body["contents"],
@@ -950,7 +1054,7 @@ mod tests {
                     {"functionResponse": {"name": "c", "response": {"error": "No result was recorded for this call."}}},
                     {"text": "and?"}
                 ]},
-                {"role": "model", "parts": [{"text": "Done."}]}
+                {"role": "model", "parts": [{"text": "Done.", "thoughtSignature": "sig-done"}]}
             ])
         );
         assert!(body.get("tools").is_none() && body.get("toolConfig").is_none(), "no tools, no config");
@@ -975,8 +1079,9 @@ mod tests {
                 },
             ],
             tool_choice: ToolChoice::Auto,
+            options: Default::default(),
         };
-        let body = request_body(&req, &|_| None);
+        let body = request_body(&req, ORIGIN);
         assert!(body.get("systemInstruction").is_none());
         assert_eq!(
             body["tools"],
@@ -996,8 +1101,189 @@ mod tests {
             ),
         ] {
             req.tool_choice = choice;
-            assert_eq!(request_body(&req, &|_| None)["toolConfig"], json!({"functionCallingConfig": config}));
+            assert_eq!(request_body(&req, ORIGIN)["toolConfig"], json!({"functionCallingConfig": config}));
         }
+    }
+
+    /// A response with every kind of signed part: a signed thought run closed by a signature-only
+    /// thought part, an unsigned thought, text whose signature comes on the empty part that ends
+    /// the stream, and parallel calls (the first signed, one with Gemini's own id, signed too).
+    fn signed_response() -> Vec<String> {
+        vec![
+            chunk(json!([{"text": "Plan: ", "thought": true}])),
+            chunk(
+                json!([{"text": "call both.", "thought": true}, {"thought": true, "thoughtSignature": "sig-thought"}]),
+            ),
+            chunk(json!([{"text": "unsigned musing", "thought": true}])),
+            chunk(json!([{"text": "Calling "}, {"text": "👋 both."}])),
+            chunk(json!([
+                {"functionCall": {"name": "a", "args": {"x": 1}}, "thoughtSignature": "sig-a"},
+                {"functionCall": {"name": "b", "args": {}}},
+                {"functionCall": {"id": "srv-9", "name": "c", "args": {"y": [true]}}, "thoughtSignature": "sig-c"}
+            ])),
+            chunk(json!([{"text": "", "thoughtSignature": "sig-text"}])),
+            finish_chunk("STOP", json!({"promptTokenCount": 3, "candidatesTokenCount": 2})),
+        ]
+    }
+
+    #[test]
+    fn signatures_become_one_state_before_finish_at_every_split_point() {
+        let body: String = signed_response().iter().map(|c| format!("data: {c}\r\n\r\n")).collect();
+        let expected_state = state(json!({
+            "calls": {"g-0": "sig-a", "srv-9": "sig-c"},
+            "text": "sig-text",
+            "thoughts": [{"text": "Plan: call both.", "signature": "sig-thought"}]
+        }));
+        for at in 0..=body.len() {
+            let events = ok(feed_body_split(&body, at));
+            let states: Vec<usize> = events
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| matches!(e, ProviderEvent::State(_)))
+                .map(|(i, _)| i)
+                .collect();
+            assert_eq!(states, [events.len() - 2], "one State, right before Finish (split at byte {at})");
+            assert_eq!(events[events.len() - 2], ProviderEvent::State(expected_state.clone()), "split at byte {at}");
+            assert!(matches!(events[events.len() - 3], ProviderEvent::Usage(_)), "split at byte {at}");
+            assert!(matches!(events.last(), Some(ProviderEvent::Finish { reason: StopReason::ToolCalls, .. })));
+            let reasoning: String = events
+                .iter()
+                .filter_map(|e| match e {
+                    ProviderEvent::ReasoningDelta(t) => Some(t.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(reasoning, "Plan: call both.unsigned musing", "thoughts stay reasoning");
+        }
+        // No signature, no state.
+        let events = ok(feed(&[&chunk(json!([{"text": "hi"}])), &finish_chunk("STOP", json!({}))]));
+        assert!(!events.iter().any(|e| matches!(e, ProviderEvent::State(_))), "{events:?}");
+        // A signature on a part this API does not send back is not kept.
+        let events = ok(feed(&[
+            &chunk(json!([{"inlineData": {"mimeType": "image/png", "data": "AA=="}, "thoughtSignature": "x"}])),
+            &finish_chunk("STOP", json!({})),
+        ]));
+        assert!(!events.iter().any(|e| matches!(e, ProviderEvent::State(_))), "{events:?}");
+    }
+
+    /// The assistant message the loop makes of a response's events.
+    fn assistant_of(events: &[ProviderEvent]) -> Message {
+        let mut text = String::new();
+        let mut tool_calls = Vec::new();
+        let mut kept = None;
+        for e in events {
+            match e {
+                ProviderEvent::TextDelta(t) => text.push_str(t),
+                ProviderEvent::ToolCall { call, .. } => tool_calls.push(call.clone()),
+                ProviderEvent::State(s) => kept = Some(s.clone()),
+                _ => {}
+            }
+        }
+        Message::Assistant { text, tool_calls, state: kept }
+    }
+
+    fn history_request(assistant: Message) -> ProviderRequest {
+        let mut messages = vec![Message::User { text: "go".into() }];
+        if let Message::Assistant { tool_calls, .. } = &assistant {
+            let results: Vec<Message> = tool_calls.iter().map(|c| tool(&c.id, &c.name, "ok", false)).collect();
+            messages.push(assistant);
+            messages.extend(results);
+        }
+        ProviderRequest { model: "m".into(), messages, ..Default::default() }
+    }
+
+    #[test]
+    fn signatures_go_back_on_the_parts_they_came_with_only_to_their_endpoint() {
+        // Ids are generated as the provider generates them (never sent back to Gemini).
+        let mut p = StreamParser::new(format!("{GENERATED_ID_PREFIX}t-"), ORIGIN);
+        let mut out = VecDeque::new();
+        for data in signed_response() {
+            p.push("G", &data, &mut out);
+        }
+        p.end("G", &mut out);
+        let assistant = assistant_of(&ok(out.into_iter().collect()));
+        let body = request_body(&history_request(assistant.clone()), ORIGIN);
+        assert_eq!(
+            body["contents"][1],
+            json!({"role": "model", "parts": [
+                {"text": "Plan: call both.", "thought": true, "thoughtSignature": "sig-thought"},
+                {"text": "Calling 👋 both.", "thoughtSignature": "sig-text"},
+                {"functionCall": {"name": "a", "args": {"x": 1}}, "thoughtSignature": "sig-a"},
+                {"functionCall": {"name": "b", "args": {}}},
+                {"functionCall": {"name": "c", "args": {"y": [true]}, "id": "srv-9"}, "thoughtSignature": "sig-c"}
+            ]}),
+            "unchanged, each on its own part; the unsigned thought is not sent"
+        );
+        // State from another API, or from another server speaking this one, is left out.
+        let unsigned = json!({"role": "model", "parts": [
+            {"text": "Calling 👋 both."},
+            {"functionCall": {"name": "a", "args": {"x": 1}}},
+            {"functionCall": {"name": "b", "args": {}}},
+            {"functionCall": {"name": "c", "args": {"y": [true]}, "id": "srv-9"}}
+        ]});
+        let Message::Assistant { text, tool_calls, state: Some(kept) } = assistant else { panic!("no state") };
+        for (api, origin) in [("anthropic", ORIGIN), ("openai-responses", ORIGIN), ("gemini", "http://127.0.0.1:8080")]
+        {
+            let moved = ProviderState { api: api.into(), origin: origin.into(), data: kept.data.clone() };
+            let m = Message::Assistant { text: text.clone(), tool_calls: tool_calls.clone(), state: Some(moved) };
+            let body = request_body(&history_request(m), ORIGIN);
+            assert_eq!(body["contents"][1], unsigned, "{api} at {origin}");
+            assert!(!body.to_string().contains("sig-"), "{api} at {origin}: {body}");
+        }
+        // Malformed data from a store is ignored, not sent.
+        let m = Message::Assistant {
+            text: text.clone(),
+            tool_calls: tool_calls.clone(),
+            state: Some(state(json!({"calls": [1], "text": 7, "thoughts": {"x": 1}}))),
+        };
+        assert_eq!(request_body(&history_request(m), ORIGIN)["contents"][1], unsigned);
+    }
+
+    #[test]
+    fn generation_config_takes_the_output_limit_and_the_thinking_budget() {
+        use switchboard_core::provider::{GenerationOptions, ReasoningEffort};
+        let body = |options: GenerationOptions| {
+            let req = ProviderRequest {
+                model: "m".into(),
+                messages: vec![Message::User { text: "hi".into() }],
+                options,
+                ..Default::default()
+            };
+            request_body(&req, ORIGIN).get("generationConfig").cloned()
+        };
+        assert_eq!(body(GenerationOptions::default()), None, "the model's defaults");
+        let o = |max: Option<u32>, effort: Option<ReasoningEffort>, budget: Option<u32>| GenerationOptions {
+            max_output_tokens: max,
+            reasoning_effort: effort,
+            thinking_budget: budget,
+        };
+        assert_eq!(body(o(Some(4096), None, None)), Some(json!({"maxOutputTokens": 4096})), "no thinkingConfig");
+        assert_eq!(
+            body(o(Some(4096), None, Some(2000))),
+            Some(json!({"maxOutputTokens": 4096, "thinkingConfig": {"thinkingBudget": 2000, "includeThoughts": true}}))
+        );
+        assert_eq!(
+            body(o(None, None, Some(0))),
+            Some(json!({"thinkingConfig": {"thinkingBudget": 0}})),
+            "0 turns thinking off, with no thoughts to include"
+        );
+        assert_eq!(
+            body(o(None, Some(ReasoningEffort::High), Some(0))),
+            Some(json!({"thinkingConfig": {"thinkingBudget": 0}})),
+            "the budget wins over the effort"
+        );
+        assert_eq!(
+            body(o(None, Some(ReasoningEffort::Medium), None)),
+            Some(json!({"thinkingConfig": {"thinkingBudget": 8192, "includeThoughts": true}}))
+        );
+        assert_eq!(
+            body(o(None, None, Some(5))),
+            Some(json!({"thinkingConfig": {"thinkingBudget": 128, "includeThoughts": true}}))
+        );
+        assert_eq!(
+            body(o(None, None, Some(1_000_000))),
+            Some(json!({"thinkingConfig": {"thinkingBudget": 32768, "includeThoughts": true}}))
+        );
     }
 
     #[test]

@@ -74,3 +74,26 @@ pub fn endpoint(base_url: &str) -> Result<(String, reqwest::Client), switchboard
         .map_err(|e| ProviderError::new(ErrorKind::Internal, format!("Cannot set up HTTP: {e}")))?;
     Ok((base, client))
 }
+
+/// The origin (`scheme://host[:port]`, lower-case, default ports left out) of a base URL: what
+/// provider state is tagged with, so it only goes back to the server that made it. A URL that
+/// does not parse is its own origin.
+pub fn origin(base_url: &str) -> String {
+    match reqwest::Url::parse(base_url) {
+        Ok(url) => url.origin().ascii_serialization(),
+        Err(_) => base_url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::origin;
+
+    #[test]
+    fn an_origin_is_scheme_host_and_port_without_the_path() {
+        assert_eq!(origin("https://api.anthropic.com/v1"), "https://api.anthropic.com");
+        assert_eq!(origin("https://API.anthropic.com:443/v1/"), "https://api.anthropic.com");
+        assert_eq!(origin("http://127.0.0.1:11434/v1"), "http://127.0.0.1:11434");
+        assert_ne!(origin("http://127.0.0.1:11434/v1"), origin("http://127.0.0.1:1234/v1"));
+    }
+}

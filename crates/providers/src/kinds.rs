@@ -31,6 +31,9 @@ pub struct ProviderSettings {
     pub base_url: String,
     /// The key, if the profile has one (local servers often need none).
     pub api_key: Option<SecretValue>,
+    /// Responses API: whether the provider keeps responses (`store`); `None` is the API's
+    /// default (kept). Other kinds ignore it.
+    pub store: Option<bool>,
 }
 
 /// One model API.
@@ -73,10 +76,13 @@ pub static KINDS: &[ProviderKind] = &[
         // Forcing one of several is `required` with only those offered, as in Chat.
         capabilities: Capabilities { tools: true, forced_subset: false, lists_models: true },
         build: |s| {
-            Ok(Box::new(crate::openai_responses::OpenAiResponses::new(OpenAiConfig {
-                base_url: s.base_url,
-                api_key: s.api_key,
-            })?))
+            Ok(Box::new(
+                crate::openai_responses::OpenAiResponses::new(OpenAiConfig {
+                    base_url: s.base_url,
+                    api_key: s.api_key,
+                })?
+                .with_store(s.store),
+            ))
         },
     },
     ProviderKind {
@@ -156,7 +162,9 @@ mod tests {
     #[test]
     fn every_kind_builds_a_provider_for_its_default_base_url() {
         for k in KINDS {
-            let p = k.provider(ProviderSettings { base_url: k.default_base_url.into(), api_key: None }).unwrap();
+            let p = k
+                .provider(ProviderSettings { base_url: k.default_base_url.into(), api_key: None, store: None })
+                .unwrap();
             assert_eq!(p.kind(), k.id);
             assert!(k.default_base_url.starts_with("https://"), "{}", k.id);
         }

@@ -16,10 +16,12 @@ pub mod gemini;
 pub mod gemini_schema;
 pub mod http_client;
 pub mod kinds;
+pub mod models;
 pub mod openai;
 pub mod openai_responses;
 pub mod retry_hint;
 pub mod sse;
 
 pub use kinds::{Capabilities, KINDS, ProviderKind, ProviderSettings};
+pub use models::{ModelCapabilities, ModelInfo, capabilities as model_capabilities};
 pub use openai::{OpenAiChat, OpenAiConfig};

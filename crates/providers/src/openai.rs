@@ -11,7 +11,7 @@ use crate::sse;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, VecDeque};
-use switchboard_core::provider::StopReason;
+use switchboard_core::provider::{ModelCapabilities, ModelInfo, StopReason};
 use switchboard_core::tool::SecretValue;
 use switchboard_core::types::char_len;
 use switchboard_core::{
@@ -66,6 +66,30 @@ pub(crate) async fn list_models(
     config: &OpenAiConfig,
     who: &str,
 ) -> Result<Vec<String>, ProviderError> {
+    Ok(list_model_infos(client, config, who).await?.into_iter().map(|m| m.id).collect())
+}
+
+/// What one entry of an OpenAI-style listing says a model can do. OpenAI says nothing;
+/// OpenRouter lists `supported_parameters` (`tools`, `reasoning`) and
+/// `architecture.input_modalities` (`image`).
+fn listed_capabilities(entry: &Value) -> ModelCapabilities {
+    let params: Option<Vec<&str>> =
+        entry["supported_parameters"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect());
+    let inputs: Option<Vec<&str>> =
+        entry["architecture"]["input_modalities"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect());
+    ModelCapabilities {
+        tools: params.as_ref().map(|p| p.contains(&"tools")),
+        images: inputs.as_ref().map(|i| i.contains(&"image")),
+        reasoning: params.as_ref().map(|p| p.contains(&"reasoning") || p.contains(&"include_reasoning")),
+    }
+}
+
+/// [`list_models`] with what the listing says about each model.
+pub(crate) async fn list_model_infos(
+    client: &reqwest::Client,
+    config: &OpenAiConfig,
+    who: &str,
+) -> Result<Vec<ModelInfo>, ProviderError> {
     let mut req = client.get(format!("{}/models", config.base_url));
     if let Some(key) = &config.api_key {
         req = req.bearer_auth(key.expose());
@@ -82,10 +106,14 @@ pub(crate) async fn list_models(
     let v: Value = serde_json::from_str(&text).map_err(|_| {
         ProviderError::new(ErrorKind::Protocol, format!("{who} returned a model list that is not JSON."))
     })?;
-    let mut ids: Vec<String> =
-        v["data"].as_array().into_iter().flatten().filter_map(|m| m["id"].as_str().map(str::to_owned)).collect();
-    ids.sort();
-    Ok(ids)
+    let mut models: Vec<ModelInfo> = v["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| Some(ModelInfo { id: m["id"].as_str()?.to_owned(), capabilities: listed_capabilities(m) }))
+        .collect();
+    models.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(models)
 }
 
 impl Provider for OpenAiChat {
@@ -97,8 +125,20 @@ impl Provider for OpenAiChat {
         Box::pin(self.models())
     }
 
+    fn list_model_infos(&self) -> futures::future::BoxFuture<'_, Result<Vec<ModelInfo>, ProviderError>> {
+        Box::pin(list_model_infos(&self.client, &self.config, &self.who))
+    }
+
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
-        let body = request_body(&request).to_string();
+        let mut body = request_body(&request);
+        if is_openai(&self.config.base_url)
+            && let Some(limit) = body.as_object_mut().and_then(|b| b.remove("max_tokens"))
+        {
+            // OpenAI's own API wants the newer name (its reasoning models refuse the old one);
+            // compatible servers know the old one best.
+            body["max_completion_tokens"] = limit;
+        }
+        let body = body.to_string();
         let auth = self.config.api_key.as_ref().map(|k| format!("Bearer {}", k.expose()));
         let mut headers = vec![("Content-Type", "application/json"), ("Accept", "text/event-stream")];
         if let Some(auth) = &auth {
@@ -115,7 +155,14 @@ impl Provider for OpenAiChat {
     }
 }
 
-/// The JSON body of a streamed Chat Completions request.
+/// Whether `base_url` is OpenAI's own API (not a compatible server).
+fn is_openai(base_url: &str) -> bool {
+    crate::http_client::origin(base_url) == "https://api.openai.com"
+}
+
+/// The JSON body of a streamed Chat Completions request. The output limit is `max_tokens`, the
+/// name compatible servers take (the provider renames it for OpenAI's own API); reasoning effort
+/// is `reasoning_effort`, sent only when the profile sets it (models without reasoning refuse it).
 pub fn request_body(request: &ProviderRequest) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if let Some(system) = &request.system {
@@ -124,10 +171,10 @@ pub fn request_body(request: &ProviderRequest) -> Value {
     for m in &request.messages {
         messages.push(match m {
             Message::User { text } => json!({"role": "user", "content": text}),
-            Message::Assistant { text, tool_calls } if tool_calls.is_empty() => {
+            Message::Assistant { text, tool_calls, .. } if tool_calls.is_empty() => {
                 json!({"role": "assistant", "content": text})
             }
-            Message::Assistant { text, tool_calls } => json!({
+            Message::Assistant { text, tool_calls, .. } => json!({
                 "role": "assistant",
                 // Some compatible servers reject "" next to tool calls; null is the spec's "none".
                 "content": if text.is_empty() { Value::Null } else { Value::String(text.clone()) },
@@ -148,6 +195,12 @@ pub fn request_body(request: &ProviderRequest) -> Value {
         "stream": true,
         "stream_options": {"include_usage": true},
     });
+    if let Some(limit) = request.options.max_output_tokens {
+        body["max_tokens"] = json!(limit);
+    }
+    if let Some(effort) = request.options.reasoning_effort {
+        body["reasoning_effort"] = json!(effort.as_str());
+    }
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools
@@ -653,6 +706,7 @@ mod tests {
                 Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![ToolCall { id: "c1".into(), name: "t".into(), arguments: String::new() }],
+                    state: None,
                 },
                 Message::Tool {
                     images: Default::default(),
@@ -664,6 +718,7 @@ mod tests {
             ],
             tools: vec![ToolSpec { name: "t".into(), description: "d".into(), parameters: json!({"type":"object"}) }],
             tool_choice: ToolChoice::Named("t".into()),
+            options: Default::default(),
         };
         let body = request_body(&req);
         assert_eq!(body["messages"][0], json!({"role":"system","content":"sys"}));
@@ -683,5 +738,37 @@ mod tests {
         }
         req.tools.clear();
         assert!(request_body(&req).get("tools").is_none(), "no tools, no tool_choice");
+    }
+
+    #[test]
+    fn options_are_sent_only_when_set() {
+        let mut req = ProviderRequest { model: "m".into(), ..Default::default() };
+        let body = request_body(&req);
+        assert!(body.get("max_tokens").is_none() && body.get("reasoning_effort").is_none(), "{body}");
+        req.options = switchboard_core::GenerationOptions {
+            max_output_tokens: Some(300),
+            reasoning_effort: Some(switchboard_core::ReasoningEffort::Low),
+            thinking_budget: Some(9000),
+        };
+        let body = request_body(&req);
+        assert_eq!((body["max_tokens"].clone(), body["reasoning_effort"].clone()), (json!(300), json!("low")));
+        assert!(is_openai("https://api.openai.com/v1") && !is_openai("http://localhost:11434/v1"));
+    }
+
+    #[test]
+    fn a_listing_that_says_what_a_model_takes_is_read_and_one_that_does_not_is_unknown() {
+        let openrouter = json!({
+            "id": "google/gemma-2-9b-it",
+            "supported_parameters": ["max_tokens", "temperature"],
+            "architecture": {"input_modalities": ["text"]},
+        });
+        assert_eq!(
+            listed_capabilities(&openrouter),
+            ModelCapabilities { tools: Some(false), images: Some(false), reasoning: Some(false) }
+        );
+        let tools = json!({"id": "x", "supported_parameters": ["tools", "reasoning"]});
+        assert_eq!(listed_capabilities(&tools).tools, Some(true));
+        assert_eq!(listed_capabilities(&tools).reasoning, Some(true));
+        assert_eq!(listed_capabilities(&json!({"id": "gpt-4o", "owned_by": "openai"})), ModelCapabilities::default());
     }
 }

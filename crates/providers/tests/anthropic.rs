@@ -26,6 +26,7 @@ fn request(messages: Vec<Message>) -> ProviderRequest {
             parameters: json!({"type":"object","properties":{"timezone":{"type":"string"}}}),
         }],
         tool_choice: ToolChoice::Auto,
+        options: Default::default(),
     }
 }
 
@@ -47,7 +48,8 @@ fn canonical(items: Vec<Result<ProviderEvent, ProviderError>>) -> Vec<Result<Pro
     let mut out: Vec<Result<ProviderEvent, ProviderError>> = Vec::new();
     for item in items {
         match item {
-            Ok(ProviderEvent::KeepAlive) => {}
+            // Each API's own continuation data; checked on its own below.
+            Ok(ProviderEvent::KeepAlive | ProviderEvent::State(_)) => {}
             Ok(ProviderEvent::Finish { reason, .. }) => {
                 out.push(Ok(ProviderEvent::Finish { reason, response_id: None }))
             }
@@ -125,8 +127,19 @@ async fn the_same_script_gives_the_same_events_as_the_openai_provider_at_every_b
 
     for split in [None, Some(1), Some(2), Some(3), Some(5), Some(7), Some(64)] {
         let server = MockServer::start(Script::new([reply(split)])).await;
-        let got = canonical(run_anthropic(&server, request(question())).await);
-        assert_eq!(got, expected, "split {split:?}");
+        let items = run_anthropic(&server, request(question())).await;
+        // The signed thinking block is kept whole, whatever the split.
+        let state = items.iter().find_map(|i| match i {
+            Ok(ProviderEvent::State(s)) => Some(s.data["blocks"][0].clone()),
+            _ => None,
+        });
+        let signature = switchboard_mock_provider::signatures::thinking_signature("The person is in 東京.");
+        assert_eq!(
+            state,
+            Some(serde_json::json!({"type": "thinking", "thinking": "The person is in 東京.", "signature": signature})),
+            "split {split:?}"
+        );
+        assert_eq!(canonical(items), expected, "split {split:?}");
     }
 }
 
@@ -138,6 +151,7 @@ async fn the_request_carries_the_key_version_and_a_body_the_strict_mock_accepts(
         Message::Assistant {
             text: String::new(),
             tool_calls: vec![ToolCall { id: "toolu_1".into(), name: "get_time".into(), arguments: "{".into() }],
+            state: None,
         },
         Message::Tool {
             images: Default::default(),
@@ -146,7 +160,7 @@ async fn the_request_carries_the_key_version_and_a_body_the_strict_mock_accepts(
             content: String::new(),
             is_error: true,
         },
-        Message::Assistant { text: " ".into(), tool_calls: vec![] },
+        Message::Assistant { text: " ".into(), tool_calls: vec![], state: None },
         Message::User { text: "again".into() },
     ];
     let items = run_anthropic(&server, request(history)).await;

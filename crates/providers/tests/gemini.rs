@@ -1,15 +1,19 @@
 //! The Gemini provider over loopback HTTP against the mock's Gemini wire format: the request it
-//! sends (key only in a header, converted schemas the strict mock accepts), a tool round with
-//! the thought signature sent back, errors in Google's shape, and paged model listing.
+//! sends (key only in a header, converted schemas the strict mock accepts), tool rounds with the
+//! thought signatures kept as provider state and sent back on their parts (which the strict mock
+//! checks), state from another API or endpoint left out, generation options, errors in Google's
+//! shape, and paged model listing.
 
 use futures::StreamExt;
 use serde_json::json;
 use std::io::{BufRead, BufReader, Write};
-use switchboard_core::provider::{StopReason, ToolSpec};
+use switchboard_core::provider::{GenerationOptions, ReasoningEffort, StopReason, ToolSpec};
 use switchboard_core::tool::SecretValue;
 use switchboard_core::{
-    ErrorKind, Message, Provider, ProviderError, ProviderEvent, ProviderRequest, ToolChoice, Usage,
+    ErrorKind, Message, Provider, ProviderError, ProviderEvent, ProviderRequest, ProviderState, ToolCall, ToolChoice,
+    Usage,
 };
+use switchboard_mock_provider::signatures::{function_call_signature, text_signature};
 use switchboard_mock_provider::{MockServer, Reply, Script, Step, StreamOptions};
 use switchboard_providers::gemini::{Gemini, GeminiConfig};
 
@@ -56,11 +60,45 @@ fn request(messages: Vec<Message>) -> ProviderRequest {
         messages,
         tools: vec![get_time(), mcp_tool()],
         tool_choice: ToolChoice::Auto,
+        options: GenerationOptions::default(),
     }
 }
 
 async fn run(p: &Gemini, req: ProviderRequest) -> Vec<Result<ProviderEvent, ProviderError>> {
     p.stream(req).filter(|e| futures::future::ready(!matches!(e, Ok(ProviderEvent::KeepAlive)))).collect().await
+}
+
+/// The origin the provider tags its state with for `server`.
+fn origin(server: &MockServer) -> String {
+    format!("http://{}", server.addr())
+}
+
+/// The assistant message the loop makes of one response, state included, and its calls.
+fn assistant(events: &[Result<ProviderEvent, ProviderError>]) -> (Message, Vec<ToolCall>) {
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    let mut state = None;
+    for e in events {
+        match e.as_ref().unwrap_or_else(|e| panic!("error: {e}")) {
+            ProviderEvent::TextDelta(t) => text.push_str(t),
+            ProviderEvent::ToolCall { call, .. } => calls.push(call.clone()),
+            ProviderEvent::State(s) => {
+                assert!(state.replace(s.clone()).is_none(), "at most one State per response");
+            }
+            _ => {}
+        }
+    }
+    (Message::Assistant { text, tool_calls: calls.clone(), state }, calls)
+}
+
+fn result(call: &ToolCall, content: &str) -> Message {
+    Message::Tool {
+        images: Default::default(),
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        content: content.into(),
+        is_error: false,
+    }
 }
 
 #[tokio::test]
@@ -94,8 +132,14 @@ async fn a_tool_round_streams_offsets_in_chars_and_sends_the_call_back_signed() 
     assert_eq!((call.name.as_str(), call.arguments.as_str()), ("get_time", r#"{"timezone":"Asia/Tokyo"}"#));
     assert_eq!(offset, before.chars().count(), "chars, not bytes or UTF-16 units");
     assert!(call.id.starts_with("gemini-call-"), "{}", call.id);
+    let signature = function_call_signature("get_time", &json!({"timezone": "Asia/Tokyo"}));
+    let state = ProviderState {
+        api: "gemini".into(),
+        origin: origin(&server),
+        data: json!({"calls": {call.id.clone(): signature.clone()}}),
+    };
     assert_eq!(
-        &events[events.len() - 2..],
+        &events[events.len() - 3..],
         [
             ProviderEvent::Usage(Usage {
                 prompt_tokens: 10,
@@ -103,14 +147,16 @@ async fn a_tool_round_streams_offsets_in_chars_and_sends_the_call_back_signed() 
                 reasoning_tokens: 0,
                 cached_tokens: 0
             }),
+            ProviderEvent::State(state.clone()),
             ProviderEvent::Finish { reason: StopReason::ToolCalls, response_id: Some("mock-response-1".into()) },
-        ]
+        ],
+        "the signature, keyed by the call's id, as state before the finish"
     );
 
-    // The next request of the turn: the call, signed as Gemini signed it, and its result.
+    // The next request of the turn: the call with the state the loop kept, and its result.
     let history = vec![
         user,
-        Message::Assistant { text: before.into(), tool_calls: vec![call.clone()] },
+        Message::Assistant { text: before.into(), tool_calls: vec![call.clone()], state: Some(state) },
         Message::Tool {
             images: Default::default(),
             call_id: call.id.clone(),
@@ -123,7 +169,7 @@ async fn a_tool_round_streams_offsets_in_chars_and_sends_the_call_back_signed() 
     assert!(matches!(events.last(), Some(Ok(ProviderEvent::Finish { reason: StopReason::Stop, .. }))), "{events:?}");
 
     let requests = server.requests();
-    assert_eq!(requests.len(), 2, "the strict mock accepted both (converted schemas included)");
+    assert_eq!(requests.len(), 2, "the strict mock accepted both (converted schemas, the signature)");
     let first = &requests[0];
     assert_eq!(first.path, "/v1beta/models/gemini-test:streamGenerateContent");
     assert_eq!(first.header("x-goog-api-key"), Some(KEY));
@@ -133,18 +179,166 @@ async fn a_tool_round_streams_offsets_in_chars_and_sends_the_call_back_signed() 
     );
     assert_eq!(first.body["systemInstruction"], json!({"parts": [{"text": "Be brief."}]}));
     assert_eq!(first.body["toolConfig"], json!({"functionCallingConfig": {"mode": "AUTO"}}));
+    assert!(first.body.get("generationConfig").is_none(), "no options, the model's defaults");
     let second = &requests[1].body["contents"];
     assert_eq!(
         second[1],
         json!({"role": "model", "parts": [
             {"text": before},
-            {"functionCall": {"name": "get_time", "args": {"timezone": "Asia/Tokyo"}}, "thoughtSignature": "mock-signature-1"}
+            {"functionCall": {"name": "get_time", "args": {"timezone": "Asia/Tokyo"}}, "thoughtSignature": signature}
         ]})
     );
     assert_eq!(
         second[2],
         json!({"role": "user", "parts": [{"functionResponse": {"name": "get_time", "response": {"content": "23:00"}}}]})
     );
+}
+
+#[tokio::test]
+async fn every_step_of_a_turn_goes_back_signed_and_an_unsigned_call_is_refused() {
+    let server = MockServer::start(Script::new([
+        Reply::parallel_tool_calls(&[("x", "get_time", r#"{"timezone":"UTC"}"#), ("y", "get_time", "{}")]),
+        Reply::tool_call("z", "get_time", r#"{"timezone":"Europe/Paris"}"#),
+        Reply::text("Done."),
+    ]))
+    .await;
+    let p = provider(&server);
+    let mut history = vec![Message::User { text: "times?".into() }];
+    for _ in 0..2 {
+        let (message, calls) = assistant(&run(&p, request(history.clone())).await);
+        history.push(message);
+        history.extend(calls.iter().map(|c| result(c, "12:00")));
+    }
+    let last = run(&p, request(history.clone())).await;
+    assert!(matches!(last.last(), Some(Ok(ProviderEvent::Finish { reason: StopReason::Stop, .. }))), "{last:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "the strict mock accepted every step");
+    let contents = &requests[2].body["contents"];
+    assert_eq!(
+        contents[1]["parts"],
+        json!([
+            {"functionCall": {"name": "get_time", "args": {"timezone": "UTC"}},
+                "thoughtSignature": function_call_signature("get_time", &json!({"timezone": "UTC"}))},
+            {"functionCall": {"name": "get_time", "args": {}}}
+        ]),
+        "parallel calls: only the first is signed, as Gemini signed them"
+    );
+    assert_eq!(
+        contents[3]["parts"],
+        json!([{"functionCall": {"name": "get_time", "args": {"timezone": "Europe/Paris"}},
+            "thoughtSignature": function_call_signature("get_time", &json!({"timezone": "Europe/Paris"}))}])
+    );
+
+    // The same turn without the state (as if it came from elsewhere) is what Gemini 3 refuses;
+    // the strict mock does too, so the rounds above show the signatures came back.
+    let server = MockServer::start(Script::new([Reply::text("unused")])).await;
+    let p = provider(&server);
+    let stripped: Vec<Message> = history
+        .into_iter()
+        .map(|m| match m {
+            Message::Assistant { text, tool_calls, .. } => Message::Assistant { text, tool_calls, state: None },
+            other => other,
+        })
+        .collect();
+    let e = run(&p, request(stripped)).await.pop().unwrap().unwrap_err();
+    assert_eq!(e.kind, ErrorKind::BadRequest, "{}", e.message);
+    assert!(e.message.contains("thought_signature"), "{}", e.message);
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_text_signature_goes_back_on_the_text_in_a_later_turn() {
+    let server = MockServer::start(Script::new([
+        Reply::reasoning_then_text("Weighing it.", "Hello there."),
+        Reply::text("Again."),
+    ]))
+    .await;
+    let p = provider(&server);
+    let user = Message::User { text: "hi".into() };
+    let events = run(&p, request(vec![user.clone()])).await;
+    assert!(events.contains(&Ok(ProviderEvent::ReasoningDelta("Weighing it.".into()))), "{events:?}");
+    let (message, _) = assistant(&events);
+    let Message::Assistant { text, state, .. } = &message else { unreachable!() };
+    assert_eq!(text, "Hello there.", "thoughts are not text");
+    let signature = text_signature("Hello there.");
+    assert_eq!(state.as_ref().map(|s| &s.data), Some(&json!({"text": signature})));
+    let events = run(&p, request(vec![user, message, Message::User { text: "more".into() }])).await;
+    assert!(matches!(events.last(), Some(Ok(ProviderEvent::Finish { .. }))), "{events:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the strict mock accepted the signed text");
+    assert_eq!(
+        requests[1].body["contents"][1],
+        json!({"role": "model", "parts": [{"text": "Hello there.", "thoughtSignature": signature}]}),
+        "the thought text is not sent back"
+    );
+}
+
+#[tokio::test]
+async fn state_from_another_api_or_endpoint_sends_no_signature() {
+    let server = MockServer::start(Script::new([Reply::text("a"), Reply::text("b"), Reply::text("c")])).await;
+    let p = provider(&server);
+    let call = ToolCall { id: "gemini-call-1-0-0".into(), name: "get_time".into(), arguments: "{}".into() };
+    let data = json!({"calls": {call.id.clone(): "sig-from-elsewhere"}, "text": "text-sig-from-elsewhere"});
+    for (api, origin) in [
+        ("anthropic", origin(&server)),
+        ("openai-responses", origin(&server)),
+        ("gemini", "https://generativelanguage.googleapis.com".to_owned()),
+    ] {
+        let state = ProviderState { api: api.into(), origin: origin.clone(), data: data.clone() };
+        let history = vec![
+            Message::User { text: "time?".into() },
+            Message::Assistant { text: String::new(), tool_calls: vec![call.clone()], state: Some(state.clone()) },
+            result(&call, "12:00"),
+            Message::Assistant { text: "Noon.".into(), tool_calls: vec![], state: Some(state) },
+            Message::User { text: "thanks".into() },
+        ];
+        let events = run(&p, request(history)).await;
+        assert!(matches!(events.last(), Some(Ok(ProviderEvent::Finish { .. }))), "{api} at {origin}: {events:?}");
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "the strict mock accepted all (earlier turns may be unsigned)");
+    for r in &requests {
+        assert!(!r.body.to_string().contains("thoughtSignature"), "{}", r.body);
+        assert_eq!(
+            r.body["contents"][1],
+            json!({"role": "model", "parts": [{"functionCall": {"name": "get_time", "args": {}}}]})
+        );
+    }
+}
+
+#[tokio::test]
+async fn options_become_the_generation_config_the_strict_mock_accepts() {
+    let server = MockServer::start(Script::new([Reply::text("a"), Reply::text("b"), Reply::text("c")])).await;
+    let p = provider(&server);
+    let cases = [
+        (
+            GenerationOptions {
+                max_output_tokens: Some(2048),
+                reasoning_effort: Some(ReasoningEffort::High),
+                thinking_budget: None,
+            },
+            json!({"maxOutputTokens": 2048, "thinkingConfig": {"thinkingBudget": 24576, "includeThoughts": true}}),
+        ),
+        (
+            GenerationOptions { thinking_budget: Some(0), ..Default::default() },
+            json!({"thinkingConfig": {"thinkingBudget": 0}}),
+        ),
+        (
+            GenerationOptions { thinking_budget: Some(64), ..Default::default() },
+            json!({"thinkingConfig": {"thinkingBudget": 128, "includeThoughts": true}}),
+        ),
+    ];
+    for (options, _) in &cases {
+        let mut req = request(vec![Message::User { text: "hi".into() }]);
+        req.options = *options;
+        let events = run(&p, req).await;
+        assert!(events.iter().all(Result::is_ok), "{options:?}: {events:?}");
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), cases.len(), "the strict mock accepted every config");
+    for ((options, want), r) in cases.iter().zip(&requests) {
+        assert_eq!(r.body["generationConfig"], *want, "{options:?}");
+    }
 }
 
 #[tokio::test]

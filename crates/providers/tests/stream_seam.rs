@@ -14,6 +14,7 @@ fn request() -> ProviderRequest {
         messages: vec![Message::User { text: "hi".into() }],
         tools: Vec::new(),
         tool_choice: ToolChoice::Auto,
+        options: Default::default(),
     }
 }
 

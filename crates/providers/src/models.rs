@@ -1,0 +1,133 @@
+//! What a model can do: tools, images, reasoning controls.
+//!
+//! Three sources, strongest first: what the person set on the profile (the service applies
+//! that), what the API's model listing says where it says anything ([`ModelInfo`]; OpenRouter's
+//! `supported_parameters`, Gemini's `thinking`), and the small table in [`capabilities`], which
+//! knows the families whose answer is "no" (a tool-less model would otherwise get a provider
+//! error instead of an answer). A model nobody knows is assumed to take tools and reasoning
+//! controls the person chose; if the API refuses tools anyway, the loop asks again without them.
+
+pub use switchboard_core::provider::{ModelCapabilities, ModelInfo};
+
+const NONE: Option<bool> = Some(false);
+const YES: Option<bool> = Some(true);
+const UNKNOWN: Option<bool> = None;
+
+/// One row of [`TABLE`]: `(prefix of the model's own name, tools, images, reasoning)`.
+type Row = (&'static str, Option<bool>, Option<bool>, Option<bool>);
+
+/// `(prefix of the model's own name, tools, images, reasoning)`, first match wins. The name is
+/// compared lower-case, without a vendor or `models/` prefix (`openai/o1-mini` is `o1-mini`) and
+/// without an Ollama tag (`gemma2:9b` is `gemma2`).
+const TABLE: &[Row] = &[
+    // Not chat models at all.
+    ("text-embedding", NONE, NONE, NONE),
+    ("embedding", NONE, NONE, NONE),
+    ("whisper", NONE, NONE, NONE),
+    ("tts", NONE, NONE, NONE),
+    ("dall-e", NONE, NONE, NONE),
+    ("gpt-image", NONE, NONE, NONE),
+    ("omni-moderation", NONE, NONE, NONE),
+    ("text-moderation", NONE, NONE, NONE),
+    ("babbage", NONE, NONE, NONE),
+    ("davinci", NONE, NONE, NONE),
+    ("gpt-3.5-turbo-instruct", NONE, NONE, NONE),
+    ("imagen", NONE, NONE, NONE),
+    ("veo", NONE, NONE, NONE),
+    ("aqa", NONE, NONE, NONE),
+    // OpenAI.
+    ("o1-mini", NONE, NONE, YES),
+    ("o1-preview", NONE, NONE, YES),
+    ("o1", YES, YES, YES),
+    ("o3", YES, YES, YES),
+    ("o4", YES, YES, YES),
+    ("gpt-5-chat", YES, YES, NONE),
+    ("gpt-5", YES, YES, YES),
+    ("gpt-4o", YES, YES, NONE),
+    ("gpt-4.1", YES, YES, NONE),
+    ("gpt-4-turbo", YES, YES, NONE),
+    ("gpt-4", YES, NONE, NONE),
+    ("gpt-3.5-turbo", YES, NONE, NONE),
+    // Anthropic: extended thinking from 3.7 on.
+    ("claude-3-7", YES, YES, YES),
+    ("claude-3", YES, YES, NONE),
+    ("claude", YES, YES, YES),
+    // Google.
+    ("gemini-2.0-flash-thinking", YES, YES, YES),
+    ("gemini-1", YES, YES, NONE),
+    ("gemini-2.0", YES, YES, NONE),
+    ("gemini", YES, YES, YES),
+    // Open models served by Ollama, LM Studio, vLLM, OpenRouter.
+    ("gemma", NONE, UNKNOWN, NONE),
+    ("llama2", NONE, NONE, NONE),
+    ("codellama", NONE, NONE, NONE),
+    ("tinyllama", NONE, NONE, NONE),
+    ("llava", NONE, YES, NONE),
+    ("starcoder", NONE, NONE, NONE),
+    ("deepseek-coder", NONE, NONE, NONE),
+    ("phi3", NONE, UNKNOWN, NONE),
+    ("deepseek-reasoner", UNKNOWN, NONE, YES),
+    ("deepseek-r1", UNKNOWN, NONE, YES),
+    ("qwq", UNKNOWN, NONE, YES),
+];
+
+/// The model's own name: lower-case, without vendor/`models/` prefix or Ollama tag.
+fn own_name(model: &str) -> String {
+    let lower = model.trim().to_ascii_lowercase();
+    let last = lower.rsplit('/').next().unwrap_or(&lower);
+    last.split(':').next().unwrap_or(last).to_owned()
+}
+
+/// What the table knows about `model`. The kind is not needed today (names are distinct across
+/// APIs) but is taken so a kind-specific exception stays a one-line change.
+pub fn capabilities(_kind: &str, model: &str) -> ModelCapabilities {
+    let name = own_name(model);
+    TABLE
+        .iter()
+        .find(|(prefix, ..)| name.starts_with(prefix))
+        .map(|&(_, tools, images, reasoning)| ModelCapabilities { tools, images, reasoning })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools(model: &str) -> Option<bool> {
+        capabilities("openai", model).tools
+    }
+
+    #[test]
+    fn the_table_knows_the_families_that_take_no_tools() {
+        for model in ["o1-mini", "openai/o1-mini", "gemma2:9b", "gemma3", "llama2:13b", "text-embedding-3-small"] {
+            assert_eq!(tools(model), Some(false), "{model}");
+        }
+        for model in ["gpt-4o-mini", "o3-mini", "gpt-5", "claude-sonnet-4-5", "models/gemini-2.5-flash"] {
+            assert_eq!(tools(model), Some(true), "{model}");
+        }
+        assert_eq!(tools("my-finetune"), None, "unknown is unknown, not no");
+        assert_eq!(tools("qwen2.5:7b"), None);
+    }
+
+    #[test]
+    fn reasoning_controls_are_known_where_a_model_refuses_them() {
+        let reasoning = |m: &str| capabilities("any", m).reasoning;
+        assert_eq!(reasoning("gpt-4o"), Some(false));
+        assert_eq!(reasoning("gpt-5-chat-latest"), Some(false));
+        assert_eq!(reasoning("gpt-5-mini"), Some(true));
+        assert_eq!(reasoning("claude-3-5-haiku-latest"), Some(false));
+        assert_eq!(reasoning("claude-3-7-sonnet-latest"), Some(true));
+        assert_eq!(reasoning("claude-opus-4-1"), Some(true));
+        assert_eq!(reasoning("gemini-2.0-flash"), Some(false));
+        assert_eq!(reasoning("gemini-2.5-pro"), Some(true));
+        assert_eq!(reasoning("deepseek-r1:14b"), Some(true));
+    }
+
+    #[test]
+    fn what_a_listing_says_wins_over_the_table() {
+        let listed = ModelCapabilities { tools: Some(true), ..Default::default() };
+        let table = capabilities("openai", "gemma2");
+        assert_eq!(listed.or(table).tools, Some(true));
+        assert_eq!(listed.or(table).reasoning, Some(false));
+    }
+}
