@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use switchboard_core::{ChatEvent, Coalescing, ErrorKind, EventSink, coalesce};
 use switchboard_service::ipc::{
-    ApprovalChoice, ConversationSummary, ConversationView, DataInfo, IpcError, KeyInfo, KeyMode, KeychainStatus,
-    MessagePage, ProviderInfo, ProviderProfile, SendRequest, ToolInfo, TurnChoices, TurnStarted,
+    ApprovalChoice, ConnectionReport, ConversationSummary, ConversationView, DataInfo, IpcError, KeyInfo, KeyMode,
+    KeychainStatus, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ToolInfo, TurnChoices, TurnStarted,
 };
 use switchboard_service::mcp::{ImportPreview, ImportSource, McpOverview, McpServerInfo, ServerConfig};
 use switchboard_service::settings::Settings;
@@ -196,6 +196,11 @@ async fn list_providers(service: State<'_, Service>) -> Result<Vec<ProviderInfo>
 #[tauri::command]
 async fn list_models(service: State<'_, Service>, provider: Option<String>) -> Result<Vec<String>> {
     service.models(provider.as_deref()).await.map_err(ipc)
+}
+
+#[tauri::command]
+async fn test_provider(service: State<'_, Service>, provider: Option<String>) -> Result<ConnectionReport> {
+    service.test_provider(provider.as_deref()).await.map_err(ipc)
 }
 
 #[tauri::command]
@@ -470,6 +475,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         set_chat_tool_disabled,
         list_providers,
         list_models,
+        test_provider,
         resolve_approval,
         get_settings,
         update_settings,

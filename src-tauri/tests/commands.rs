@@ -167,6 +167,7 @@ fn providers_are_listed_without_keys() {
         kind: "openai".into(),
         base_url: "http://127.0.0.1:9/v1".into(),
         model: Some("m".into()),
+        options: Default::default(),
     };
     service.add_provider(&profile, true).unwrap();
     let providers = invoke(&webview, "list_providers", json!({})).unwrap();
@@ -201,6 +202,7 @@ fn a_key_set_through_ipc_never_comes_back() {
                 kind: "openai".into(),
                 base_url: mock.base_url(),
                 model: Some("m".into()),
+                options: Default::default(),
             },
             true,
         )

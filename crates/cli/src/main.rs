@@ -12,8 +12,8 @@ use std::io::IsTerminal as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use switchboard_core::ErrorKind;
-use switchboard_service::ipc::ProviderProfile;
+use switchboard_core::{ErrorKind, GenerationOptions, ReasoningEffort};
+use switchboard_service::ipc::{ProfileOptions, ProviderProfile};
 use switchboard_service::{KeychainAccess, ProviderKind, Service};
 
 /// A failure with the kind the shells report (`error[kind]: message` on stderr).
@@ -134,6 +134,49 @@ enum SettingsCmd {
     },
 }
 
+/// A profile's generation settings and capability overrides.
+#[derive(clap::Args, Debug)]
+struct ProfileFlags {
+    /// Most tokens one response may produce (default: the API's or model's).
+    #[arg(long, value_name = "TOKENS")]
+    max_output_tokens: Option<u32>,
+    /// Reasoning effort for models that reason: low, medium or high.
+    #[arg(long, value_parser = ["low", "medium", "high"])]
+    reasoning_effort: Option<String>,
+    /// Thinking budget in tokens (Anthropic, Gemini); 0 turns thinking off.
+    #[arg(long, value_name = "TOKENS")]
+    thinking_budget: Option<u32>,
+    /// Whether the model takes tools: auto (the capability table and the API decide), on, off.
+    #[arg(long, value_parser = ["auto", "on", "off"], default_value = "auto")]
+    tools: String,
+    /// Responses API: whether OpenAI keeps responses (needed to continue from the last one).
+    #[arg(long, value_name = "BOOL")]
+    store: Option<bool>,
+}
+
+impl ProfileFlags {
+    fn options(&self) -> ProfileOptions {
+        let effort = self.reasoning_effort.as_deref().map(|e| match e {
+            "low" => ReasoningEffort::Low,
+            "high" => ReasoningEffort::High,
+            _ => ReasoningEffort::Medium,
+        });
+        ProfileOptions {
+            generation: GenerationOptions {
+                max_output_tokens: self.max_output_tokens,
+                reasoning_effort: effort,
+                thinking_budget: self.thinking_budget,
+            },
+            tools: match self.tools.as_str() {
+                "on" => Some(true),
+                "off" => Some(false),
+                _ => None,
+            },
+            store: self.store,
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum ProvidersCmd {
     /// Add or replace a provider profile.
@@ -156,6 +199,17 @@ enum ProvidersCmd {
         /// the one it was saved for.
         #[arg(long)]
         allow_key_to_new_origin: bool,
+        #[command(flatten)]
+        options: ProfileFlags,
+    },
+    /// Make one tiny request with a profile and say what works: the address, the key, the
+    /// model, tools.
+    Test {
+        /// Profile name (default: the default profile).
+        name: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// List provider profiles.
     List {
@@ -399,9 +453,15 @@ fn describe_key(k: &switchboard_service::ipc::KeyInfo) -> String {
 
 fn providers(service: &Service, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
     match cmd {
-        ProvidersCmd::Add { name, kind, base_url, model, default, allow_key_to_new_origin } => {
+        ProvidersCmd::Add { name, kind, base_url, model, default, allow_key_to_new_origin, options } => {
             let parsed = ProviderKind::parse(&kind)?;
-            let profile = ProviderProfile { name: name.clone(), kind, base_url: base_url.unwrap_or_default(), model };
+            let profile = ProviderProfile {
+                name: name.clone(),
+                kind,
+                base_url: base_url.unwrap_or_default(),
+                model,
+                options: options.options(),
+            };
             let flag = Flag::new(allow_key_to_new_origin, "--allow-key-to-new-origin");
             flag.check(service.add_provider_confirmed(&profile, default, &flag))?;
             println!("Saved provider '{name}' ({}). {}", parsed.label, service.key_hint(&name));
@@ -434,6 +494,20 @@ fn providers(service: &Service, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
         ProvidersCmd::Models { name } => {
             for id in runtime().block_on(service.models(name.as_deref()))? {
                 println!("{}", render::safe(&id));
+            }
+        }
+        ProvidersCmd::Test { name, json } => {
+            let report = runtime().block_on(service.test_provider(name.as_deref()))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                println!("{}", render::safe(&report.summary));
+                if let Some(detail) = report.detail.as_deref().filter(|d| *d != report.summary) {
+                    eprintln!("Details: {}", render::safe(detail));
+                }
+            }
+            if !report.ok {
+                return Ok(ExitCode::FAILURE);
             }
         }
     }

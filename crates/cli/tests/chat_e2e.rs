@@ -317,3 +317,58 @@ async fn settings_written_from_the_cli_are_checked_like_the_apps() {
     let out = env.run(&["settings", "get", "web"]).await;
     assert_eq!(stdout(&out).trim(), "null", "nothing was written");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_profiles_options_reach_the_request_and_providers_test_says_what_works() {
+    let env = Env::new(Script::new([Reply::text("OK"), Reply::text("Fine.")])).await;
+    let base = env.mock.base_url();
+    let args = [
+        "providers",
+        "add",
+        "tuned",
+        "--base-url",
+        &base,
+        "--model",
+        "o4-mini",
+        "--max-output-tokens",
+        "900",
+        "--reasoning-effort",
+        "high",
+        "--tools",
+        "off",
+    ];
+    let out = env.run(&args).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.run(&["providers", "list", "--json"]).await;
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tuned = list.as_array().unwrap().iter().find(|p| p["name"] == "tuned").unwrap();
+    assert_eq!(
+        tuned["options"],
+        json!({"generation": {"maxOutputTokens": 900, "reasoningEffort": "high"}, "tools": false})
+    );
+
+    // One line on stdout, success.
+    let out = env.run(&["providers", "test", "tuned"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        "Connected, 2 models; 'o4-mini' answered and takes tools (it is not in the list, but it works)."
+    );
+
+    let (out, events) = env.chat_json(&["--provider", "tuned", "hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let notice = of_type(&events, "notice");
+    assert!(notice[0]["message"].as_str().unwrap().contains("does not take tools"), "{notice:?}");
+    let body = &env.mock.requests()[1].body;
+    assert_eq!((body["max_tokens"].clone(), body["reasoning_effort"].clone()), (json!(900), json!("high")));
+    assert!(body.get("tools").is_none(), "tools off for this profile");
+
+    // A server that is not running: one line that says so, a failure exit, the detail on stderr.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let out = env.run(&["providers", "add", "dead", "--base-url", &format!("http://{dead}/v1"), "--model", "m"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.run(&["providers", "test", "dead"]).await;
+    assert!(!out.status.success());
+    assert!(stdout(&out).starts_with(&format!("Couldn't connect to {dead}")), "{}", stdout(&out));
+    assert!(stderr(&out).contains("Details:"), "{}", stderr(&out));
+}

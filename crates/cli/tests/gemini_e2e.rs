@@ -95,7 +95,11 @@ async fn a_tool_round_through_gemini_streams_and_stores_what_the_openai_path_doe
         .collect();
     assert!(declared.contains(&"get_time") && declared.contains(&"web_fetch"), "{declared:?}");
     let contents = &requests[1].body["contents"];
-    assert_eq!(contents[1]["parts"][1]["thoughtSignature"], "mock-signature-1");
+    let signed = switchboard_mock_provider::signatures::function_call_signature(
+        "get_time",
+        &serde_json::json!({"timezone": "Asia/Tokyo"}),
+    );
+    assert_eq!(contents[1]["parts"][1]["thoughtSignature"], signed.as_str());
     assert_eq!(contents[2]["parts"][0]["functionResponse"]["name"], "get_time");
     assert!(
         contents[2]["parts"][0]["functionResponse"]["response"]["content"].as_str().unwrap().contains("+09:00"),

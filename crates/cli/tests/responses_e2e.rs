@@ -51,24 +51,23 @@ async fn a_tool_round_through_responses_streams_and_stores_what_the_chat_path_do
     assert_eq!(call["textOffset"], before.chars().count(), "offset counts chars, not bytes");
     assert_eq!(of_type(&events, "toolResult")[0]["status"], "ok");
 
-    // Both requests went to the Responses API with the bearer key; the second carried the text,
-    // the call and its output back as input items, in that order.
+    // Both requests went to the Responses API with the bearer key; the second continued from the
+    // first response (kept by the API, its default) and sent only the call's output.
     let requests = env.mock.requests();
     assert_eq!(requests.len(), 2, "the strict mock accepted both bodies");
     for r in &requests {
         assert_eq!(r.path, "/v1/responses");
         assert_eq!(r.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
-        assert_eq!(r.body["store"], false);
+        assert!(r.body.get("store").is_none(), "the profile leaves store to the API");
         assert!(r.body["tools"].as_array().is_some_and(|t| !t.is_empty()), "the built-ins are offered");
     }
-    let input = requests[1].body["input"].as_array().unwrap().clone();
-    assert_eq!(input.len(), 4, "{input:#?}");
-    assert_eq!(input[0]["role"], "user");
-    assert_eq!(input[1]["content"][0], serde_json::json!({"type": "output_text", "text": before}));
-    assert_eq!(input[2]["type"], "function_call");
-    assert_eq!((&input[2]["call_id"], &input[2]["name"]), (&"call_1".into(), &"get_time".into()));
-    assert_eq!(input[3]["type"], "function_call_output");
-    assert_eq!(input[3]["call_id"], "call_1");
+    assert_eq!(requests[0].previous_response_id(), None);
+    assert_eq!(requests[0].input()[0]["role"], "user");
+    assert_eq!(requests[1].previous_response_id(), Some("resp_mock_1"));
+    let input = requests[1].input();
+    assert_eq!(input.len(), 1, "{input:#?}");
+    assert_eq!(input[0]["type"], "function_call_output");
+    assert_eq!(input[0]["call_id"], "call_1");
 
     // What was stored is what the Chat path stored, offsets and usage included.
     let stored = env.show_json(&conversation_id(&events)).await;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use switchboard_core::{ApprovalPolicy, ErrorKind, ToolSource};
 
 /// Stored types the shells pass through unchanged.
-pub use switchboard_store::{ConversationSummary, MessagePage, ProviderProfile, Role, StoredMessage};
+pub use switchboard_store::{ConversationSummary, MessagePage, ProfileOptions, ProviderProfile, Role, StoredMessage};
 
 /// A message to send.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -176,6 +176,31 @@ pub struct ProviderInfo {
     pub model: Option<String>,
     /// Whether it is the default profile.
     pub is_default: bool,
+    /// Generation settings and capability overrides.
+    pub options: switchboard_store::ProfileOptions,
+}
+
+/// What "Test connection" found, step by step, and one line that says it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionReport {
+    /// Everything needed for a turn works.
+    pub ok: bool,
+    /// One line for a person: what works, or what is wrong and what to do.
+    pub summary: String,
+    /// Whether the key was accepted; `None` when the server was not reached.
+    pub key_accepted: Option<bool>,
+    /// How many models the API listed; `None` when it lists none or the listing failed.
+    pub models: Option<u32>,
+    /// Whether the profile's model is in the listing; `None` when unknown.
+    pub model_listed: Option<bool>,
+    /// Whether the model took a tool definition in a tiny request; `None` when not tried.
+    pub tools: Option<bool>,
+    /// The failure's classification, when something failed.
+    pub error_kind: Option<switchboard_core::ErrorKind>,
+    /// The failure's full message, for "Details".
+    pub detail: Option<String>,
 }
 
 /// The person's answer to an approval request.

@@ -16,6 +16,7 @@
 //! settings validated) lives here, so every shell behaves the same.
 
 pub mod confirm;
+mod connection;
 pub mod contract;
 pub mod conversations;
 pub mod ipc;
@@ -120,6 +121,8 @@ pub(crate) struct Inner {
     pub(crate) tools: tools::Tools,
     pub(crate) mcp: mcp::Mcp,
     pub(crate) turns: turns::Running,
+    /// What each profile's model listing said about its models, from the last listing.
+    pub(crate) listed: Mutex<std::collections::HashMap<String, Vec<switchboard_providers::ModelInfo>>>,
 }
 
 /// The engine, the store and the keys, for one person's data directory.
@@ -190,6 +193,7 @@ impl Service {
                 store,
                 keys: RwLock::new(keys::Keys { store: keys, mode, problem }),
                 turns: turns::Running::default(),
+                listed: Mutex::default(),
             }),
         };
         service.load_mcp();

@@ -3,11 +3,11 @@
 //! kind table ([`switchboard_providers::KINDS`]).
 
 use crate::confirm::{self, Confirm, Refuse, Widening};
-use crate::ipc::{ProviderInfo, TurnChoices};
+use crate::ipc::{ConnectionReport, ProviderInfo, TurnChoices};
 use crate::keys::KeyFrom;
-use crate::{Error, Result, Service, settings};
+use crate::{Error, Result, Service, lock, settings};
 use switchboard_core::Provider;
-use switchboard_providers::{ProviderKind, ProviderSettings};
+use switchboard_providers::{ModelCapabilities, ProviderKind, ProviderSettings};
 use switchboard_store::ProviderProfile;
 
 /// A profile resolved for a turn: the profile, the model, and the provider to call.
@@ -74,7 +74,11 @@ impl ProviderFactory {
                 ),
             ));
         }
-        Ok(kind.provider(ProviderSettings { base_url: profile.base_url.clone(), api_key })?)
+        Ok(kind.provider(ProviderSettings {
+            base_url: profile.base_url.clone(),
+            api_key,
+            store: profile.options.store,
+        })?)
     }
 }
 
@@ -98,6 +102,7 @@ impl Service {
                 kind: p.kind,
                 base_url: p.base_url,
                 model: p.model,
+                options: p.options,
             })
             .collect())
     }
@@ -224,15 +229,42 @@ impl Service {
         })
     }
 
-    /// The models a provider lists, through its API's own listing.
+    /// The models a provider lists, through its API's own listing. What the listing says about
+    /// each model is remembered for [`Service::model_capabilities`].
     pub async fn models(&self, provider: Option<&str>) -> Result<Vec<String>> {
         let profile = self.profile(provider)?;
         let provider = self.provider_factory().provider(&profile)?;
         // The server's error text may quote the key back.
-        provider.list_models().await.map_err(|e| {
-            let mut e = Error::from(e);
-            e.message = self.redactor().redact(&e.message).into_owned();
-            e
-        })
+        let listed = provider.list_model_infos().await.map_err(|e| self.redacted(e))?;
+        let ids = listed.iter().map(|m| m.id.clone()).collect();
+        lock(&self.inner.listed).insert(profile.name, listed);
+        Ok(ids)
+    }
+
+    fn redacted(&self, e: switchboard_core::ProviderError) -> Error {
+        let mut e = Error::from(e);
+        e.message = self.redactor().redact(&e.message).into_owned();
+        e
+    }
+
+    /// What `model` of `profile` can do: the profile's override, else what its API's listing
+    /// said (when it was listed in this session), else the capability table.
+    pub fn model_capabilities(&self, profile: &ProviderProfile, model: &str) -> ModelCapabilities {
+        let listed = lock(&self.inner.listed)
+            .get(&profile.name)
+            .and_then(|models| models.iter().find(|m| m.id == model))
+            .map(|m| m.capabilities)
+            .unwrap_or_default();
+        let set = ModelCapabilities { tools: profile.options.tools, ..Default::default() };
+        set.or(listed).or(switchboard_providers::model_capabilities(&profile.kind, model))
+    }
+
+    /// Makes one tiny request with the profile (and lists its models) and says in one line what
+    /// works and what does not: the address, the key, the model, tools.
+    pub async fn test_provider(&self, name: Option<&str>) -> Result<ConnectionReport> {
+        let profile = self.profile(name)?;
+        let provider = self.provider_factory().provider(&profile)?;
+        let kind = ProviderKind::parse(&profile.kind)?;
+        Ok(crate::connection::test(&profile, kind, provider.as_ref(), &|e| self.redacted(e)).await)
     }
 }

@@ -79,7 +79,8 @@ pub struct TurnReport {
 }
 
 /// Known secret values masked (a server may quote a key back in an error or a tool result),
-/// then the recorder (durability), then the shell's sink.
+/// then the recorder (durability), then the shell's sink. Provider state is for the store only:
+/// no shell shows it, and a page has no use for a response's signed or encrypted data.
 struct Fanout {
     redactor: Redactor,
     recorder: Recorder,
@@ -99,7 +100,9 @@ impl EventSink for Fanout {
             self.recorder.flush();
             self.inner.turns.deregister(&self.message_id);
         }
-        self.shell.emit(event);
+        if !matches!(event, ChatEvent::ProviderState { .. }) {
+            self.shell.emit(event);
+        }
     }
 
     fn tick(&self) {
@@ -219,6 +222,19 @@ impl Service {
             set.extend(disable_for_chat.iter().cloned());
             store.set_disabled_tools(&rows.conversation_id, &set)?;
         }
+        let caps = self.model_capabilities(&profile, &model);
+        let tools_unsupported = (caps.tools == Some(false)).then(|| {
+            format!(
+                "{model} does not take tools, so none are offered. If it does, set Tools to on in the profile '{}'.",
+                profile.name
+            )
+        });
+        let mut generation = profile.options.generation;
+        if caps.reasoning == Some(false) {
+            // Models without reasoning refuse its controls.
+            generation.reasoning_effort = None;
+            generation.thinking_budget = None;
+        }
         let input = TurnInput {
             conversation_id: rows.conversation_id.clone(),
             user_message_id: rows.user_message_id.clone(),
@@ -234,6 +250,8 @@ impl Service {
                 dry_run: choices.dry_run,
                 max_iterations: choices.max_iterations,
                 approved_tools: store.approved_tools(&rows.conversation_id)?,
+                generation,
+                tools_unsupported,
             },
         };
         let cancel = CancellationToken::new();

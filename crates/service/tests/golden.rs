@@ -54,6 +54,7 @@ async fn capture(s: Scenario) -> Value {
         kind: "openai".into(),
         base_url: mock.base_url(),
         model: Some("m".into()),
+        options: Default::default(),
     };
     service.add_provider(&profile, true).unwrap();
     if let Some(tool) = s.ask_for {

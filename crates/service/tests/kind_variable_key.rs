@@ -17,6 +17,7 @@ fn a_new_profile_using_the_kinds_variable_elsewhere_needs_confirmation() {
         kind: "openai".into(),
         base_url: url.into(),
         model: Some("m".into()),
+        options: Default::default(),
     };
     // At the kind's own API (the default base URL), nothing to ask.
     service.add_provider(&p("openai", ""), true).unwrap();

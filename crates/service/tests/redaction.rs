@@ -47,6 +47,7 @@ async fn a_key_quoted_back_by_a_server_or_a_tool_is_redacted_everywhere() {
         kind: "openai".into(),
         base_url: mock.base_url(),
         model: Some("m".into()),
+        options: Default::default(),
     };
     service.add_provider(&profile, true).unwrap();
     service.set_key("mock", KEY).unwrap();
@@ -127,7 +128,13 @@ async fn echoing_server() -> String {
 async fn a_model_listing_error_echoing_the_authorization_header_is_redacted() {
     let base_url = echoing_server().await;
     let service = Service::new(Store::open_in_memory().unwrap(), Arc::new(MemoryStore::new())).unwrap();
-    let profile = ProviderProfile { name: "mock".into(), kind: "openai".into(), base_url, model: Some("m".into()) };
+    let profile = ProviderProfile {
+        name: "mock".into(),
+        kind: "openai".into(),
+        base_url,
+        model: Some("m".into()),
+        options: Default::default(),
+    };
     service.add_provider(&profile, true).unwrap();
     service.set_key("mock", KEY).unwrap();
     let err = service.models(None).await.unwrap_err();

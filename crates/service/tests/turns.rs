@@ -28,6 +28,7 @@ async fn setup(script: Script) -> (Service, MockServer) {
         kind: "openai".into(),
         base_url: mock.base_url(),
         model: Some("m".into()),
+        options: Default::default(),
     };
     service.add_provider(&profile, true).unwrap();
     (service, mock)

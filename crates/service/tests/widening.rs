@@ -34,7 +34,13 @@ impl Confirm for Recording {
 }
 
 fn profile(name: &str, base_url: &str) -> ProviderProfile {
-    ProviderProfile { name: name.into(), kind: "openai".into(), base_url: base_url.into(), model: Some("m".into()) }
+    ProviderProfile {
+        name: name.into(),
+        kind: "openai".into(),
+        base_url: base_url.into(),
+        model: Some("m".into()),
+        options: Default::default(),
+    }
 }
 
 fn base_url(service: &Service, name: &str) -> String {

@@ -207,6 +207,7 @@ impl DataDir {
             kind: "openai".to_owned(),
             base_url: base_url.to_owned(),
             model: Some(MODEL.to_owned()),
+            options: Default::default(),
         })?;
         store.set_setting("defaultProvider", PROVIDER)?;
         Ok(this)

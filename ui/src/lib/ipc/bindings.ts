@@ -7,7 +7,7 @@ export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "skipped" | "ca
 
 export type FinishReason = "stop" | "length" | "contentFilter" | "maxIterations" | "toolTookControl" | "cancelled" | "error";
 
-export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun";
+export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered";
 
 export type Usage = { 
 /**
@@ -48,6 +48,20 @@ mimeType: string,
  * The bytes, base64 (standard alphabet).
  */
 data: string, };
+
+export type ProviderState = { 
+/**
+ * The provider kind that produced it (`anthropic`, `gemini`, `openai-responses`, ...).
+ */
+api: string, 
+/**
+ * The origin (`scheme://host:port`) of the endpoint that produced it.
+ */
+origin: string, 
+/**
+ * The API's own data, as its provider module wrote it.
+ */
+data: unknown, };
 
 export type ChatEvent = { "type": "started", 
 /**
@@ -169,7 +183,15 @@ durationMs: number,
 /**
  * Images the tool returned.
  */
-images?: Array<ToolImage>, } | { "type": "usage", 
+images?: Array<ToolImage>, } | { "type": "providerState", 
+/**
+ * 1-based loop iteration, as in `toolCall`.
+ */
+iteration: number, 
+/**
+ * The data, tagged with the API and endpoint that made it.
+ */
+state: ProviderState, } | { "type": "usage", 
 /**
  * This iteration's usage.
  */
@@ -210,6 +232,23 @@ message: string,
  * Whether trying again may work.
  */
 retryable: boolean, };
+
+export type ReasoningEffort = "low" | "medium" | "high";
+
+export type GenerationOptions = { 
+/**
+ * The most tokens one response may produce (reasoning included where the API counts it).
+ */
+maxOutputTokens?: number, 
+/**
+ * Reasoning effort (OpenAI `reasoning_effort` / `reasoning.effort`; a budget elsewhere).
+ */
+reasoningEffort?: ReasoningEffort, 
+/**
+ * Thinking budget in tokens (Anthropic extended thinking, Gemini `thinkingBudget`); wins over
+ * the effort for those APIs. 0 turns thinking off where the API allows it.
+ */
+thinkingBudget?: number, };
 
 export type ConversationSummary = { 
 /**
@@ -554,7 +593,11 @@ model: string | null,
 /**
  * Whether it is the default profile.
  */
-isDefault: boolean, };
+isDefault: boolean, 
+/**
+ * Generation settings and capability overrides.
+ */
+options: ProfileOptions, };
 
 export type ApprovalChoice = "once" | "chat" | "always" | "deny";
 
@@ -626,6 +669,21 @@ dataDir: string | null,
  */
 database: string | null, };
 
+export type ProfileOptions = { 
+/**
+ * Output limit and reasoning controls sent with every request.
+ */
+generation: GenerationOptions, 
+/**
+ * Whether the model takes tools; `None` leaves it to the capability table.
+ */
+tools?: boolean, 
+/**
+ * Responses API only: whether the provider keeps responses (`store`), which continuing
+ * from the previous response needs; `None` is the API's default (kept).
+ */
+store?: boolean, };
+
 export type ProviderProfile = { 
 /**
  * Unique name the person chose ("openai", "work-anthropic").
@@ -642,7 +700,45 @@ baseUrl: string,
 /**
  * Default model for new turns.
  */
-model: string | null, };
+model: string | null, 
+/**
+ * Generation settings and capability overrides.
+ */
+options?: ProfileOptions, };
+
+export type ConnectionReport = { 
+/**
+ * Everything needed for a turn works.
+ */
+ok: boolean, 
+/**
+ * One line for a person: what works, or what is wrong and what to do.
+ */
+summary: string, 
+/**
+ * Whether the key was accepted; `None` when the server was not reached.
+ */
+keyAccepted: boolean | null, 
+/**
+ * How many models the API listed; `None` when it lists none or the listing failed.
+ */
+models: number | null, 
+/**
+ * Whether the profile's model is in the listing; `None` when unknown.
+ */
+modelListed: boolean | null, 
+/**
+ * Whether the model took a tool definition in a tiny request; `None` when not tried.
+ */
+tools: boolean | null, 
+/**
+ * The failure's classification, when something failed.
+ */
+errorKind: ErrorKind | null, 
+/**
+ * The failure's full message, for "Details".
+ */
+detail: string | null, };
 
 export type ToolPrefs = { 
 /**

@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { ApprovalChoice, ChatEvent, ConversationSummary, ConversationView, DataInfo, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, TurnChoices, TurnStarted } from './bindings';
+import type { ApprovalChoice, ChatEvent, ConnectionReport, ConversationSummary, ConversationView, DataInfo, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -22,6 +22,7 @@ export interface Commands {
   set_chat_tool_disabled: { args: { conversationId: string; name: string; disabled: boolean }; result: void };
   list_providers: { args: Record<string, never>; result: ProviderInfo[] };
   list_models: { args: { provider?: string | null }; result: string[] };
+  test_provider: { args: { provider?: string | null }; result: ConnectionReport };
   resolve_approval: { args: { callId: string; choice: ApprovalChoice }; result: void };
   get_settings: { args: Record<string, never>; result: Settings };
   update_settings: { args: { settings: Settings }; result: Settings };
@@ -66,6 +67,7 @@ export const COMMANDS = {
   set_chat_tool_disabled: ['conversationId', 'name', 'disabled'],
   list_providers: [],
   list_models: ['provider'],
+  test_provider: ['provider'],
   resolve_approval: ['callId', 'choice'],
   get_settings: [],
   update_settings: ['settings'],

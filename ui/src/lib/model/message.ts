@@ -170,6 +170,9 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
       }));
     case 'usage':
       return { ...m, usage: { ...e.total } };
+    case 'providerState':
+      // For the store only: the shell does not forward it.
+      return m;
     case 'notice':
       return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };
     case 'error':
