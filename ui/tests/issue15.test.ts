@@ -255,7 +255,7 @@ describe('the provider form', () => {
     expect(screen.queryByTestId('provider-base-url-v1-hint')).toBeNull();
     await setValue(screen.getByTestId('provider-base-url'), 'http://localhost:8080');
     await fireEvent.click(screen.getByTestId('provider-save'));
-    await waitFor(() => expect(add).toHaveBeenCalledWith({ name: 'box', kind: 'openai', baseUrl: 'http://localhost:8080', model: null }, false));
+    await waitFor(() => expect(add).toHaveBeenCalledWith({ name: 'box', kind: 'openai', baseUrl: 'http://localhost:8080', model: null, options: { generation: {} } }, false));
   });
 
   it('gives no /v1 hint for other kinds', async () => {

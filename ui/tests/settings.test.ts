@@ -193,7 +193,7 @@ describe('providers', () => {
     await setValue(byTestId('provider-name'), 'local');
     await setValue(byTestId('provider-base-url'), 'http://localhost:11434/v1');
     await fireEvent.click(byTestId('provider-save'));
-    await waitFor(() => expect(add).toHaveBeenCalledWith({ name: 'local', kind: 'openai', baseUrl: 'http://localhost:11434/v1', model: null }, false));
+    await waitFor(() => expect(add).toHaveBeenCalledWith({ name: 'local', kind: 'openai', baseUrl: 'http://localhost:11434/v1', model: null, options: { generation: {} } }, false));
 
     // Saved without a model: the form stays open on the saved profile so its models can be fetched.
     const saved = await waitFor(() => {
@@ -207,7 +207,7 @@ describe('providers', () => {
     expect([...select.options].map((o) => o.value)).toEqual(['llama3.2', 'qwen2.5-coder:7b', '\u0000other']);
     await setValue(select, 'qwen2.5-coder:7b');
     await fireEvent.click(byTestId('provider-save'));
-    await waitFor(() => expect(add).toHaveBeenLastCalledWith({ name: 'local', kind: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'qwen2.5-coder:7b' }, false));
+    await waitFor(() => expect(add).toHaveBeenLastCalledWith({ name: 'local', kind: 'openai', baseUrl: 'http://localhost:11434/v1', model: 'qwen2.5-coder:7b', options: { generation: {} } }, false));
 
     await waitFor(() => expect(screen.queryByTestId('provider-form')).toBeNull());
     const row = screen.getAllByTestId('provider-row').find((r) => r.dataset.name === 'local') as HTMLElement;
@@ -228,7 +228,7 @@ describe('providers', () => {
     expect(screen.queryByTestId('provider-model-select')).toBeNull();
     await setValue(byTestId('provider-model'), 'phi-4');
     await fireEvent.click(byTestId('provider-save'));
-    await waitFor(() => expect(add).toHaveBeenCalledWith({ name: 'lmstudio', kind: 'openai', baseUrl: 'http://localhost:1234/v1', model: 'phi-4' }, false));
+    await waitFor(() => expect(add).toHaveBeenCalledWith({ name: 'lmstudio', kind: 'openai', baseUrl: 'http://localhost:1234/v1', model: 'phi-4', options: { generation: {} } }, false));
     await waitFor(() => expect(screen.queryByTestId('provider-form')).toBeNull());
 
     add.mockRejectedValueOnce({ kind: 'config', message: "The base URL 'ftp://x' must start with http:// or https://.", retryable: false });

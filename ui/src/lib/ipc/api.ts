@@ -63,6 +63,7 @@ export const tauriBackend: Backend = {
   setChatToolDisabled: (conversationId, name, disabled) => call('set_chat_tool_disabled', { conversationId, name, disabled }),
   listProviders: () => call('list_providers', {}),
   listModels: (provider) => call('list_models', { provider }),
+  testProvider: (provider) => call('test_provider', { provider }),
   resolveApproval: (callId, choice) => call('resolve_approval', { callId, choice }),
   // The shell checks the link again in Rust (the page is not trusted to) and opens it; this first
   // check only spares a round trip for links the markdown renderer would not have made.
@@ -140,6 +141,7 @@ export const api: Backend = {
   setChatToolDisabled: async (conversationId, name, disabled) => (await backend()).setChatToolDisabled(conversationId, name, disabled),
   listProviders: async () => (await backend()).listProviders(),
   listModels: async (provider) => (await backend()).listModels(provider),
+  testProvider: async (provider) => (await backend()).testProvider(provider),
   resolveApproval: async (callId, choice) => (await backend()).resolveApproval(callId, choice),
   openUrl: async (url) => (await backend()).openUrl(url),
   getSettings: async () => (await backend()).getSettings(),

@@ -5,6 +5,7 @@
 import type {
   ApprovalChoice,
   ChatEvent,
+  ConnectionReport,
   ConversationSummary,
   ConversationView,
   MessagePage,
@@ -49,6 +50,11 @@ export interface Backend {
   setChatToolDisabled(conversationId: string, name: string, disabled: boolean): Promise<void>;
   listProviders(): Promise<ProviderInfo[]>;
   listModels(provider: string): Promise<string[]>;
+  /**
+   * Tests a saved profile (null: the default one): lists its models and makes one tiny request.
+   * Resolves with what works and what does not; rejects only when the profile cannot be used at all.
+   */
+  testProvider(provider: string | null): Promise<ConnectionReport>;
   resolveApproval(callId: string, choice: ApprovalChoice): Promise<void>;
   /** Opens an allowed URL in the person's browser (never in the app's webview). */
   openUrl(url: string): Promise<void>;

@@ -19,6 +19,7 @@ import { LIMIT_BOUNDS, OPEN_PAGE, PROVIDER_KINDS } from './bindings';
 import type {
   ApprovalChoice,
   ChatEvent,
+  ConnectionReport,
   ConversationSummary,
   ConversationView,
   ImportPreview,
@@ -29,6 +30,7 @@ import type {
   KeychainStatus,
   KeyInfo,
   KeyMode,
+  ProviderInfo,
   ProviderProfile,
   SendRequest,
   ServerConfig,
@@ -420,8 +422,45 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     }, opts.probeMs ?? 1500);
   }
 
-  function providerList() {
-    return profiles.map((p) => ({ ...p, isDefault: settings.defaultProvider === p.name || (settings.defaultProvider === null && profiles.length === 1) }));
+  function providerList(): ProviderInfo[] {
+    return profiles.map((p) => ({
+      ...p,
+      options: structuredClone(p.options ?? { generation: {} }),
+      isDefault: settings.defaultProvider === p.name || (settings.defaultProvider === null && profiles.length === 1),
+    }));
+  }
+
+  /** Like the shell's "Test connection": the listing, then one tiny request, said in one line. */
+  function testConnection(profile: ProviderProfile): ConnectionReport {
+    const report: ConnectionReport = { ok: false, summary: '', keyAccepted: null, models: null, modelListed: null, tools: null, errorKind: null, detail: null };
+    const root = profile.baseUrl.replace(/\/+$/, '');
+    const host = isHttpUrl(root) ? new URL(root).host : root;
+    const models = MODELS[profile.name] ?? (profile.baseUrl.includes(':11434') ? MODELS.ollama : undefined);
+    if (!models) {
+      return {
+        ...report,
+        summary: `Couldn't connect to ${host} — is the server running, and is the address right?`,
+        errorKind: 'network',
+        detail: `error sending request for url (${root}/models): client error (Connect): tcp connect error: Connection refused (os error 111)`,
+      };
+    }
+    const local = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:|\/|$)/i.test(root);
+    if (!local && !keyInfo(profile.name).isSet) {
+      const env = PROVIDER_KINDS.find((k) => k.id === profile.kind)?.keyEnv ?? envVarFor(profile.name);
+      return {
+        ...report,
+        summary: `The key was refused. Set the key of '${profile.name}' in Keys (or ${env}), then test again.`,
+        keyAccepted: false,
+        errorKind: 'auth',
+        detail: 'HTTP 401 Unauthorized: You didn\'t provide an API key.',
+      };
+    }
+    const listed = `, ${models.length} ${models.length === 1 ? 'model' : 'models'}`;
+    const found = { ...report, keyAccepted: true, models: models.length };
+    if (!profile.model) return { ...found, summary: `Connected${listed}. Pick a default model for this profile.` };
+    const modelListed = models.includes(profile.model);
+    const unlisted = modelListed ? '' : ' (it is not in the list, but it works)';
+    return { ...found, ok: true, modelListed, tools: true, summary: `Connected${listed}; '${profile.model}' answered and takes tools${unlisted}.` };
   }
 
   function knownProfiles(): string {
@@ -621,6 +660,14 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       if (!models) throw err('network', `Could not list the models of ${provider}: connection refused.`);
       return [...models];
     },
+    async testProvider(provider) {
+      const name = provider ?? providerList().find((p) => p.isDefault)?.name;
+      const profile = profiles.find((p) => p.name === name);
+      if (!profile) {
+        throw err('config', provider === null ? 'No provider chosen. Add one (kind, base URL, model) in Settings → Providers and make it the default.' : `No provider profile '${provider}'. ${knownProfiles()}`);
+      }
+      return testConnection(profile);
+    },
     async resolveApproval(callId, choice) {
       const t = [...running.values()].find((x) => x.asking === callId);
       if (!t) throw err('notFound', `No approval is pending for ${callId}.`);
@@ -658,7 +705,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       if (!(profile.baseUrl.startsWith('http://') || profile.baseUrl.startsWith('https://'))) {
         throw err('config', `The base URL '${profile.baseUrl}' must start with http:// or https://.`);
       }
-      const stored = { ...profile };
+      const stored = structuredClone(profile);
       const at = profiles.findIndex((p) => p.name === profile.name);
       if (at >= 0) profiles[at] = stored;
       else profiles.push(stored);

@@ -8,7 +8,7 @@
  * localStorage, and the shell never sends one back (only `isSet` and `last4`).
  */
 import type { Backend } from '../ipc/backend';
-import type { DataInfo, KeychainStatus, KeyInfo, KeyMode, ProviderInfo, ProviderProfile, Settings, ToolInfo } from '../ipc/bindings';
+import type { ConnectionReport, DataInfo, KeychainStatus, KeyInfo, KeyMode, ProviderInfo, ProviderProfile, Settings, ToolInfo } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 
 /** Where the settings screen reports back to the rest of the app. */
@@ -21,6 +21,9 @@ export interface SettingsHost {
 }
 
 export type FieldStatus = { state: 'saving' } | { state: 'saved' } | { state: 'error'; message: string };
+
+/** A profile's "Test connection": running, or what it found. */
+export type ConnectionTest = { state: 'running' } | { state: 'done'; report: ConnectionReport };
 
 /** Parts loaded separately, so one failing does not blank the whole screen. */
 export type Part = 'settings' | 'providers' | 'keys' | 'keychain' | 'tools' | 'data';
@@ -47,6 +50,8 @@ export class SettingsModel {
   status = $state.raw<Record<string, FieldStatus>>({});
   /** The keychain is still being probed (start-up), so keys read from the environment for now. */
   probing = $state(false);
+  /** Connection tests, by profile name (dropped when the profile is saved again or removed). */
+  tests = $state.raw<Record<string, ConnectionTest>>({});
 
   /** The last settings the shell confirmed; `settings` may be ahead of it while saves run. */
   private confirmed: Settings | null = null;
@@ -256,13 +261,49 @@ export class SettingsModel {
       return toIpcError(e).message;
     }
     this.setStatus(`provider:${profile.name}`, { state: 'saved' });
+    // What an earlier test found may not hold for the saved profile.
+    this.setTest(profile.name, null);
     await this.providersChanged();
     return null;
   }
 
   async removeProvider(name: string): Promise<void> {
     const ok = await this.track('providers', async () => (this.providers = await this.api.removeProvider(name)));
-    if (ok) await this.providersChanged();
+    if (ok) {
+      this.setTest(name, null);
+      await this.providersChanged();
+    }
+  }
+
+  private setTest(name: string, t: ConnectionTest | null): void {
+    if (t === null) {
+      if (!(name in this.tests)) return;
+      const { [name]: _, ...rest } = this.tests;
+      this.tests = rest;
+    } else {
+      this.tests = { ...this.tests, [name]: t };
+    }
+  }
+
+  /**
+   * Tests a saved profile: the report says what works and what is wrong. A call that fails outright
+   * (the profile is gone, the shell cannot be reached) is shown like any other error, under `test:<name>`.
+   */
+  async testProvider(name: string): Promise<void> {
+    if (this.tests[name]?.state === 'running') return;
+    this.clear(`test:${name}`);
+    const running: ConnectionTest = { state: 'running' };
+    this.setTest(name, running);
+    // Saving or removing the profile meanwhile makes the answer stale: it is dropped.
+    const current = () => this.tests[name] === running;
+    try {
+      const report = await this.api.testProvider(name);
+      if (current()) this.setTest(name, { state: 'done', report });
+    } catch (e) {
+      if (!current()) return;
+      this.setTest(name, null);
+      this.fail(`test:${name}`, toIpcError(e).message);
+    }
   }
 
   async makeDefault(name: string): Promise<void> {
