@@ -1,9 +1,12 @@
 //! Engine CPU per streamed token (parse -> loop -> event -> store), and the engine time a tool
-//! round trip adds between the end of one model stream and the start of the next request.
+//! round trip adds between the end of one model stream and the start of the next request, for
+//! each API; and what a provider switch costs a turn.
 //!
-//! `cargo bench -p switchboard-cli --bench engine`. No network: a provider replays pre-rendered
-//! Chat Completions chunks through the real `ChunkParser`, the real loop, the real SQLite recorder
-//! (a file in a temp dir, WAL) and a sink that serializes every event as the CLI's `--json` does.
+//! `cargo bench -p switchboard-cli --bench engine`. No network while measuring: each API's wire
+//! format is recorded once from the mock server (its own encoder, the same bytes the tests
+//! check), then replayed through that API's real parser, its real request-body builder, the real
+//! loop, the real SQLite recorder (a file in a temp dir, WAL) and a sink that serializes every
+//! event as the CLI's `--json` does.
 
 use futures::StreamExt;
 use std::collections::VecDeque;
@@ -11,47 +14,120 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use switchboard_core::turn::{ApprovalDecision, FixedApprover};
 use switchboard_core::{
-    CancellationToken, ChatEvent, Engine, EngineConfig, EventSink, Message, Provider, ProviderRequest, ProviderStream,
-    TurnInput, TurnOptions,
+    CancellationToken, ChatEvent, Engine, EngineConfig, EventSink, Message, Provider, ProviderRequest, ProviderState,
+    ProviderStream, ToolCall, TurnInput, TurnOptions,
 };
-use switchboard_providers::openai::ChunkParser;
+use switchboard_mock_provider::{MockServer, Reply, Script};
+use switchboard_providers::sse::{Decided, Parser};
+use switchboard_providers::{anthropic, gemini, openai, openai_responses};
 use switchboard_store::Store;
 
 const TOKENS: usize = 2000;
+const ORIGIN: &str = "http://127.0.0.1:1";
 
-fn chunk(delta: &str, finish: Option<&str>) -> String {
-    let finish = finish.map_or("null".to_owned(), |f| format!("\"{f}\""));
-    format!(
-        r#"{{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1767268800,"model":"bench","choices":[{{"index":0,"delta":{delta},"finish_reason":{finish}}}]}}"#
-    )
+/// One API: how its stream is parsed and its request body built.
+struct Api {
+    kind: &'static str,
+    parser: fn() -> Box<dyn Parser>,
+    body: fn(&ProviderRequest) -> String,
 }
 
-/// Replays scripted SSE data through the real parser; records when each stream ended and began.
+const APIS: &[Api] = &[
+    Api {
+        kind: "openai",
+        parser: || Box::new(openai::ChunkParser::new()),
+        body: |r| openai::request_body(r).to_string(),
+    },
+    Api {
+        kind: "openai-responses",
+        parser: || Box::new(openai_responses::EventParser::for_endpoint(ORIGIN, true)),
+        body: |r| {
+            let target = openai_responses::Target { origin: ORIGIN.into(), store: None, lost_responses: false };
+            let chain = openai_responses::chain(r, &target);
+            openai_responses::request_body(r, &target, chain.as_ref()).to_string()
+        },
+    },
+    Api {
+        kind: "anthropic",
+        parser: || Box::new(anthropic::EventParser::for_origin(ORIGIN)),
+        body: |r| anthropic::request_body(r, ORIGIN).to_string(),
+    },
+    Api {
+        kind: "gemini",
+        parser: || Box::new(gemini::StreamParser::new("bench", ORIGIN)),
+        body: |r| gemini::request_body(r, ORIGIN).to_string(),
+    },
+];
+
+/// `(event name, data)` pairs of one recorded response.
+type Wire = Vec<(String, String)>;
+
+/// The mock's answer to one request of `kind`, as SSE events.
+async fn record(mock: &MockServer, kind: &str) -> Wire {
+    let client = reqwest::Client::new();
+    let base = mock.base_url();
+    let user = "what time is it in Paris?";
+    let request = match kind {
+        "openai" => client
+            .post(format!("{base}/chat/completions"))
+            .json(&serde_json::json!({"model": "bench", "stream": true, "messages": [{"role": "user", "content": user}]})),
+        "openai-responses" => client
+            .post(format!("{base}/responses"))
+            .json(&serde_json::json!({"model": "bench", "stream": true, "input": [{"role": "user", "content": user}]})),
+        "anthropic" => client.post(format!("{base}/messages")).header("anthropic-version", "2023-06-01").json(
+            &serde_json::json!({"model": "bench", "stream": true, "max_tokens": 1024, "messages": [{"role": "user", "content": user}]}),
+        ),
+        _ => client
+            .post(format!("{}/models/bench:streamGenerateContent?alt=sse", base.replace("/v1", "/v1beta")))
+            .header("x-goog-api-key", "bench")
+            .json(&serde_json::json!({"contents": [{"role": "user", "parts": [{"text": user}]}]})),
+    };
+    let text = request.send().await.unwrap().error_for_status().unwrap().text().await.unwrap();
+    text.split("\n\n")
+        .filter_map(|block| {
+            let mut event = "message".to_owned();
+            let mut data: Vec<&str> = Vec::new();
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("event:") {
+                    event = v.trim().to_owned();
+                } else if let Some(v) = line.strip_prefix("data:") {
+                    data.push(v.strip_prefix(' ').unwrap_or(v));
+                }
+            }
+            (!data.is_empty()).then(|| (event, data.join("\n")))
+        })
+        .collect()
+}
+
+/// Replays recorded responses through the API's real parser, after building the real request
+/// body; records when each stream ended and began.
 struct ReplayProvider {
-    responses: Mutex<VecDeque<Vec<String>>>,
+    api: &'static Api,
+    responses: Mutex<VecDeque<Wire>>,
     marks: Arc<Mutex<Vec<(&'static str, Instant)>>>,
 }
 
 impl Provider for ReplayProvider {
     fn kind(&self) -> &'static str {
-        "bench"
+        self.api.kind
     }
 
-    fn stream(&self, _request: ProviderRequest) -> ProviderStream {
+    fn stream(&self, request: ProviderRequest) -> ProviderStream {
         self.marks.lock().unwrap().push(("start", Instant::now()));
-        let datas = self.responses.lock().unwrap().pop_front().unwrap_or_default();
+        std::hint::black_box((self.api.body)(&request));
+        let wire = self.responses.lock().unwrap().pop_front().unwrap_or_default();
         let marks = Arc::clone(&self.marks);
-        let state = (datas.into_iter(), ChunkParser::new(), VecDeque::new(), marks);
-        futures::stream::unfold(state, |(mut datas, mut parser, mut queue, marks)| async move {
+        let state = (wire.into_iter(), (self.api.parser)(), Decided::new(), marks);
+        futures::stream::unfold(state, |(mut wire, mut parser, mut queue, marks)| async move {
             loop {
                 if let Some(item) = queue.pop_front() {
                     if matches!(item, Ok(switchboard_core::ProviderEvent::Finish { .. })) {
                         marks.lock().unwrap().push(("end", Instant::now()));
                     }
-                    return Some((item, (datas, parser, queue, marks)));
+                    return Some((item, (wire, parser, queue, marks)));
                 }
-                match datas.next() {
-                    Some(d) => parser.push("bench", &d, &mut queue),
+                match wire.next() {
+                    Some((event, data)) => parser.push("bench", &event, &data, &mut queue),
                     None if parser.is_done() => return None,
                     None => parser.end("bench", &mut queue),
                 }
@@ -78,42 +154,63 @@ impl EventSink for JsonSink {
     }
 }
 
-fn text_response(tokens: usize) -> Vec<String> {
-    let mut v: Vec<String> = (0..tokens).map(|i| chunk(&format!(r#"{{"content":"word{i} "}}"#), None)).collect();
-    v.push(chunk("{}", Some("stop")));
-    v.push(r#"{"id":"chatcmpl-bench","choices":[],"usage":{"prompt_tokens":50,"completion_tokens":2000}}"#.into());
-    v.push("[DONE]".into());
-    v
+/// An earlier conversation of 40 rounds (a question, a call, its result, an answer), its
+/// responses made by `api` (state that goes back) or by another API (state that is dropped).
+fn history(state_api: &str) -> Vec<Message> {
+    let state = ProviderState {
+        api: state_api.into(),
+        origin: ORIGIN.into(),
+        data: serde_json::json!({"blocks": [{"type": "thinking", "thinking": "Let me think about it.", "signature": "sig"}],
+                                 "calls": {}, "responseId": "resp_1", "stored": true, "items": []}),
+    };
+    let mut out = Vec::new();
+    for i in 0..40 {
+        let id = format!("call_{i}");
+        out.push(Message::User { text: format!("Question {i}: what time is it in Paris?") });
+        out.push(Message::Assistant {
+            text: "Checking. ".into(),
+            tool_calls: vec![ToolCall {
+                id: id.clone(),
+                name: "get_time".into(),
+                arguments: r#"{"timezone":"Europe/Paris"}"#.into(),
+            }],
+            state: Some(state.clone()),
+        });
+        out.push(Message::Tool {
+            call_id: id,
+            name: "get_time".into(),
+            content: "12:00".into(),
+            is_error: false,
+            images: Vec::new(),
+        });
+        out.push(Message::Assistant {
+            text: format!("It is noon ({i})."),
+            tool_calls: Vec::new(),
+            state: Some(state.clone()),
+        });
+    }
+    out.push(Message::User { text: "what time is it in Paris?".into() });
+    out
 }
 
-fn tool_response() -> Vec<String> {
-    vec![
-        chunk(r#"{"role":"assistant","content":"Checking the time. "}"#, None),
-        chunk(
-            r#"{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_time","arguments":"{\"timezone\":"}}]}"#,
-            None,
-        ),
-        chunk(r#"{"tool_calls":[{"index":0,"function":{"arguments":"\"Europe/Paris\"}"}}]}"#, None),
-        chunk("{}", Some("tool_calls")),
-        "[DONE]".into(),
-    ]
-}
-
-fn main() {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("bench.db")).unwrap();
-    let registry = Arc::new(switchboard_tools::builtin_registry().unwrap());
-    let engine = Engine::new(EngineConfig::default(), registry, Arc::new(switchboard_core::tool::NoSecrets));
+/// Medians over `runs` turns of `api`: CPU µs per token, tool round trip µs.
+fn measure(
+    runtime: &tokio::runtime::Runtime,
+    store: &Store,
+    engine: &Engine,
+    api: &'static Api,
+    wires: &(Wire, Wire),
+    history: &[Message],
+    runs: usize,
+) -> (f64, f64) {
     let approver = FixedApprover(ApprovalDecision::Once);
-
     let mut per_token = Vec::new();
     let mut gaps = Vec::new();
-    let runs = 30;
     for run in 0..runs + 3 {
         let marks = Arc::new(Mutex::new(Vec::new()));
         let provider = ReplayProvider {
-            responses: Mutex::new(VecDeque::from([tool_response(), text_response(TOKENS)])),
+            api,
+            responses: Mutex::new(VecDeque::from([wires.0.clone(), wires.1.clone()])),
             marks: Arc::clone(&marks),
         };
         let rows = store.begin_turn(None, "what time is it in Paris?", "bench", "bench").unwrap();
@@ -125,7 +222,7 @@ fn main() {
             provider_name: "bench".into(),
             model: "bench".into(),
             system_prompt: None,
-            history: vec![Message::User { text: "what time is it in Paris?".into() }],
+            history: history.to_vec(),
             options: TurnOptions::default(),
         };
         let cpu0 = cpu_time();
@@ -135,7 +232,7 @@ fn main() {
         assert!(sink.recorder.take_error().is_none());
         let marks = marks.lock().unwrap();
         let end1 = marks.iter().find(|(k, _)| *k == "end").unwrap().1;
-        let start2 = marks.iter().filter(|(k, _)| *k == "start").nth(1).unwrap().1;
+        let start2 = marks.iter().filter(|(k, _)| *k == "start").nth(1).expect("a second request").1;
         if run >= 3 {
             // Warm-up runs excluded. CPU covers both model responses, the tool and every SQL write.
             per_token.push(cpu.as_secs_f64() * 1e6 / TOKENS as f64);
@@ -144,14 +241,48 @@ fn main() {
     }
     per_token.sort_by(f64::total_cmp);
     gaps.sort_by(f64::total_cmp);
-    let median = |v: &[f64]| v[v.len() / 2];
-    let p90 = |v: &[f64]| v[v.len() * 9 / 10];
+    (per_token[per_token.len() / 2], gaps[gaps.len() / 2])
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let tool = || {
+        Reply::text_then_tool_calls("Checking the time. ", &[("call_1", "get_time", r#"{"timezone":"Europe/Paris"}"#)])
+    };
+    let recorded: Vec<(Wire, Wire)> = runtime.block_on(async {
+        let mut out = Vec::new();
+        for api in APIS {
+            let mock = MockServer::start(Script::new([tool(), Reply::long_text(TOKENS)])).await;
+            out.push((record(&mock, api.kind).await, record(&mock, api.kind).await));
+        }
+        out
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("bench.db")).unwrap();
+    let registry = Arc::new(switchboard_tools::builtin_registry().unwrap());
+    let engine = Engine::new(EngineConfig::default(), registry, Arc::new(switchboard_core::tool::NoSecrets));
+
+    let runs = 30;
+    println!("engine CPU per streamed token (parse -> loop -> event -> store) and tool round trip (end of stream 1 ->");
     println!(
-        "engine CPU per streamed token (parse -> loop -> event -> store), {runs} turns of {TOKENS} tokens + 1 tool round:"
+        "start of request 2: dedup, validation, get_time, SQL writes), {runs} turns of {TOKENS} tokens + 1 tool round, medians:"
     );
-    println!("  median {:.2} µs/token, p90 {:.2} µs/token   (target <= 5 µs)", median(&per_token), p90(&per_token));
-    println!("tool round trip, end of stream 1 -> start of request 2 (dedup, validation, get_time, SQL writes):");
-    println!("  median {:.0} µs, p90 {:.0} µs   (target < 1000 µs)", median(&gaps), p90(&gaps));
+    let fresh = vec![Message::User { text: "what time is it in Paris?".into() }];
+    for (api, wires) in APIS.iter().zip(&recorded) {
+        let (cpu, gap) = measure(&runtime, &store, &engine, api, wires, &fresh, runs);
+        println!(
+            "  {:<17} {cpu:.2} µs/token (target <= 2 µs)   tool round trip {gap:.0} µs (target < 1000 µs)",
+            api.kind
+        );
+    }
+    println!("a provider switch: the same turn after 40 earlier rounds whose responses came from this API (state sent");
+    println!("back) and from another (state dropped), CPU per token of the whole turn, medians:");
+    for (api, wires) in APIS.iter().zip(&recorded) {
+        let other = if api.kind == "anthropic" { "gemini" } else { "anthropic" };
+        let (same, _) = measure(&runtime, &store, &engine, api, wires, &history(api.kind), runs);
+        let (switched, _) = measure(&runtime, &store, &engine, api, wires, &history(other), runs);
+        println!("  {:<17} same API {same:.2} µs/token   switched from {other} {switched:.2} µs/token", api.kind);
+    }
 }
 
 fn cpu_time() -> Duration {
