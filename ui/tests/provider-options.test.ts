@@ -9,6 +9,7 @@ import type { Backend } from '../src/lib/ipc/backend';
 import type { ProviderProfile } from '../src/lib/ipc/bindings';
 import { createFakeBackend, type FakeOptions } from '../src/lib/ipc/fake';
 import { AppState } from '../src/lib/state/app.svelte';
+import { formatUsage } from '../src/lib/util/format';
 import { buildProfileOptions, optionsForm } from '../src/lib/util/providerOptions';
 
 const schedule = (cb: () => void) => setTimeout(cb, 0);
@@ -298,5 +299,13 @@ describe('Test connection', () => {
     expect(await backend.testProvider('openai')).toMatchObject({ ok: false, keyAccepted: false, errorKind: 'auth', summary: expect.stringContaining('OPENAI_API_KEY') });
     await backend.addProvider({ name: 'local', kind: 'openai', baseUrl: 'http://localhost:11434/v1', model: null }, false);
     expect(await backend.testProvider('local')).toMatchObject({ ok: false, errorKind: null, summary: 'Connected, 2 models. Pick a default model for this profile.' });
+  });
+});
+
+describe('usage in an answer footer', () => {
+  it('names cache reads and writes only when there are some', () => {
+    const base = { promptTokens: 1200, completionTokens: 80, reasoningTokens: 0, cachedTokens: 0 };
+    expect(formatUsage(base)).toBe('1,200 in · 80 out');
+    expect(formatUsage({ ...base, cachedTokens: 1000, cacheWriteTokens: 150 })).toBe('1,200 in · 80 out · 1,000 from cache · 150 cached');
   });
 });

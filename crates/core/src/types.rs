@@ -102,6 +102,10 @@ pub struct Usage {
     pub reasoning_tokens: u64,
     /// Of the input, tokens served from the provider's prompt cache.
     pub cached_tokens: u64,
+    /// Of the input, tokens written to the provider's prompt cache (Anthropic bills them apart).
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<u64>"))]
+    pub cache_write_tokens: u64,
 }
 
 impl Usage {
@@ -111,6 +115,7 @@ impl Usage {
         self.completion_tokens += other.completion_tokens;
         self.reasoning_tokens += other.reasoning_tokens;
         self.cached_tokens += other.cached_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
     }
 
     /// Whether nothing was counted.

@@ -74,7 +74,8 @@ fn input(options: TurnOptions) -> TurnInput {
     }
 }
 
-const USAGE: Usage = Usage { prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 0, cached_tokens: 0 };
+const USAGE: Usage =
+    Usage { prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 0, cached_tokens: 0, cache_write_tokens: 0 };
 
 fn step(m: &mut Machine<'_>, input: Input) -> Vec<Effect> {
     let mut out = Vec::new();

@@ -11,9 +11,9 @@
 //! - Prompt caching: `cache_control: ephemeral` breakpoints on the system prompt, on the last tool
 //!   definition and on the last block of the last message (3 of the API's 4), so each iteration
 //!   of a turn reads the previous one's prefix from the cache. Cache reads are
-//!   [`Usage::cached_tokens`]; `Usage` has no field for cache writes, so those are only counted
-//!   in [`Usage::prompt_tokens`] (which, as with OpenAI, is every input token: uncached, written
-//!   and read).
+//!   [`Usage::cached_tokens`], cache writes [`Usage::cache_write_tokens`]; both are also in
+//!   [`Usage::prompt_tokens`] (which, as with OpenAI, is every input token: uncached, written and
+//!   read).
 //! - Tool-call input is a JSON object on the wire, while the canonical call keeps the model's raw
 //!   argument text. Arguments that are not a JSON object (the model sent broken JSON, or an array)
 //!   are sent back as `{}`, the only input the API accepts, and the raw text is added to that
@@ -577,6 +577,7 @@ impl EventParser {
             // Anthropic's input_tokens excludes cached and cache-written tokens; Usage counts all.
             self.usage.prompt_tokens = input + read + written;
             self.usage.cached_tokens = read;
+            self.usage.cache_write_tokens = written;
         }
         if let Some(output) = n("output_tokens") {
             self.usage.completion_tokens = output;
@@ -925,9 +926,10 @@ mod tests {
                         prompt_tokens: 16,
                         completion_tokens: 7,
                         reasoning_tokens: 0,
-                        cached_tokens: 4
+                        cached_tokens: 4,
+                        cache_write_tokens: 2
                     }),
-                    "input counts uncached, written and read tokens; cached counts reads"
+                    "input counts uncached, written and read tokens; cached counts reads, written writes"
                 );
                 assert_eq!(
                     out.last().unwrap(),
@@ -1131,16 +1133,17 @@ mod tests {
         let out = ok(feed(&[
             start("m", 10),
             ev(json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},
-                "usage":{"input_tokens":12,"cache_read_input_tokens":100,"output_tokens":9}})),
+                "usage":{"input_tokens":12,"cache_read_input_tokens":100,"cache_creation_input_tokens":30,"output_tokens":9}})),
             message_stop(),
         ]));
         assert_eq!(
             out[0],
             ProviderEvent::Usage(Usage {
-                prompt_tokens: 112,
+                prompt_tokens: 142,
                 completion_tokens: 9,
                 reasoning_tokens: 0,
-                cached_tokens: 100
+                cached_tokens: 100,
+                cache_write_tokens: 30,
             })
         );
     }

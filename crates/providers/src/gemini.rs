@@ -511,6 +511,7 @@ impl StreamParser {
                 completion_tokens: n("candidatesTokenCount") + n("thoughtsTokenCount"),
                 reasoning_tokens: n("thoughtsTokenCount"),
                 cached_tokens: n("cachedContentTokenCount"),
+                cache_write_tokens: 0,
             });
         }
         if let Some(reason) = chunk["promptFeedback"]["blockReason"].as_str() {
@@ -816,6 +817,7 @@ mod tests {
                 completion_tokens: 13,
                 reasoning_tokens: 4,
                 cached_tokens: 2,
+                cache_write_tokens: 0,
             }),
             ProviderEvent::State(state(json!({"calls": {"g-0": "c2ln"}}))),
             ProviderEvent::Finish { reason: StopReason::ToolCalls, response_id: Some("resp-1".into()) },

@@ -341,6 +341,7 @@ impl ChunkParser {
                 completion_tokens: u.completion_tokens,
                 reasoning_tokens: detail(&u.completion_tokens_details, "reasoning_tokens"),
                 cached_tokens: detail(&u.prompt_tokens_details, "cached_tokens"),
+                cache_write_tokens: 0,
             });
         }
         for choice in chunk.choices.unwrap_or_default() {
@@ -544,7 +545,8 @@ mod tests {
                 prompt_tokens: 7,
                 completion_tokens: 3,
                 reasoning_tokens: 1,
-                cached_tokens: 0
+                cached_tokens: 0,
+                cache_write_tokens: 0
             })
         );
         assert_eq!(events[4], ProviderEvent::Finish { reason: StopReason::ToolCalls, response_id: Some("r1".into()) });
@@ -676,7 +678,8 @@ mod tests {
             prompt_tokens: 3,
             completion_tokens: 1,
             reasoning_tokens: 0,
-            cached_tokens: 0
+            cached_tokens: 0,
+            cache_write_tokens: 0
         }))));
     }
 

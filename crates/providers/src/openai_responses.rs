@@ -776,6 +776,7 @@ impl EventParser {
                 completion_tokens: n(&u["output_tokens"]),
                 reasoning_tokens: n(&u["output_tokens_details"]["reasoning_tokens"]),
                 cached_tokens: n(&u["input_tokens_details"]["cached_tokens"]),
+                cache_write_tokens: 0,
             })));
         }
         // Items the stream never finished one by one are in the terminal response's output.
@@ -962,7 +963,8 @@ mod tests {
                         prompt_tokens: 20,
                         completion_tokens: 11,
                         reasoning_tokens: 4,
-                        cached_tokens: 8
+                        cached_tokens: 8,
+                        cache_write_tokens: 0
                     })
                 );
                 assert_eq!(

@@ -145,7 +145,8 @@ async fn a_tool_round_streams_offsets_in_chars_and_sends_the_call_back_signed() 
                 prompt_tokens: 10,
                 completion_tokens: 5,
                 reasoning_tokens: 0,
-                cached_tokens: 0
+                cached_tokens: 0,
+                cache_write_tokens: 0
             }),
             ProviderEvent::State(state.clone()),
             ProviderEvent::Finish { reason: StopReason::ToolCalls, response_id: Some("mock-response-1".into()) },

@@ -121,7 +121,8 @@ async fn the_same_script_gives_the_same_events_as_the_chat_provider_at_every_byt
                 prompt_tokens: 30,
                 completion_tokens: 9,
                 reasoning_tokens: 3,
-                cached_tokens: 20
+                cached_tokens: 20,
+                cache_write_tokens: 0
             })),
             Ok(ProviderEvent::Finish { reason: StopReason::ToolCalls, response_id: None }),
         ],

@@ -214,7 +214,7 @@ impl Recorder {
     fn usage(&self, total: &Usage) -> Result<()> {
         self.update_message(
             "UPDATE messages SET prompt_tokens = ?2, completion_tokens = ?3, reasoning_tokens = ?4,
-                                 cached_tokens = ?5, updated_at = ?6
+                                 cached_tokens = ?5, updated_at = ?6, cache_write_tokens = ?7
              WHERE id = ?1",
             (
                 &self.message_id,
@@ -223,6 +223,7 @@ impl Recorder {
                 total.reasoning_tokens,
                 total.cached_tokens,
                 now_millis(),
+                total.cache_write_tokens,
             ),
         )
     }
@@ -262,7 +263,8 @@ impl Recorder {
             .prepare_cached(
                 "UPDATE messages SET content = ?2, reasoning = ?3, status = ?4, finish_reason = ?5,
                                      prompt_tokens = ?6, completion_tokens = ?7, reasoning_tokens = ?8,
-                                     cached_tokens = ?9, tool_calls_made = ?10, updated_at = ?11
+                                     cached_tokens = ?9, tool_calls_made = ?10, updated_at = ?11,
+                                     cache_write_tokens = ?12
                  WHERE id = ?1",
             )?
             .execute((
@@ -277,6 +279,7 @@ impl Recorder {
                 usage.cached_tokens,
                 tool_calls_made,
                 now_millis(),
+                usage.cache_write_tokens,
             ))?;
         if n == 0 {
             return Err(Error::not_found("message", &self.message_id));

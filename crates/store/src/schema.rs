@@ -106,9 +106,10 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     "#,
     // 4: what each response's API wants back unchanged (signed thinking, thought signatures,
     // reasoning items, response ids; JSON: [[iteration, {api, origin, data}]]), and a profile's
-    // generation settings and capability overrides (JSON).
+    // generation settings and capability overrides (JSON); tokens written to a prompt cache.
     r#"
     ALTER TABLE messages ADD COLUMN provider_state TEXT;
+    ALTER TABLE messages ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE providers ADD COLUMN options TEXT;
     "#,
 ];

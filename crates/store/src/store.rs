@@ -289,7 +289,7 @@ impl Store {
                 "SELECT id, role, content, reasoning, status, provider, model, finish_reason,
                         prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, tool_calls_made,
                         error_kind, error_message, notices, provider_response_id, created_at, updated_at,
-                        provider_state
+                        provider_state, cache_write_tokens
                  FROM messages WHERE conversation_id = ?1 AND seq >= ?2 AND seq < ?3 ORDER BY seq",
             )?;
             for row in stmt.query_map(rusqlite::params![conversation_id, first, end], message_from_row)? {
@@ -579,6 +579,7 @@ fn message_from_row(r: &Row<'_>) -> rusqlite::Result<StoredMessage> {
             completion_tokens: r.get(9)?,
             reasoning_tokens: r.get(10)?,
             cached_tokens: r.get(11)?,
+            cache_write_tokens: r.get(20)?,
         },
         tool_calls_made: r.get(12)?,
         error: match (error_kind, error_message) {

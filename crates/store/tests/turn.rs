@@ -33,7 +33,7 @@ fn png() -> switchboard_core::ToolImage {
 }
 
 fn usage(p: u64, c: u64) -> Usage {
-    Usage { prompt_tokens: p, completion_tokens: c, reasoning_tokens: 3, cached_tokens: 4 }
+    Usage { prompt_tokens: p, completion_tokens: c, reasoning_tokens: 3, cached_tokens: 4, cache_write_tokens: 2 }
 }
 
 fn started(rows: &TurnRows) -> ChatEvent {

@@ -89,7 +89,8 @@ impl Provider for ScriptedProvider {
 }
 
 /// Usage every scripted response reports (distinct values per field so sums are checkable).
-pub const USAGE: Usage = Usage { prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 2, cached_tokens: 1 };
+pub const USAGE: Usage =
+    Usage { prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 2, cached_tokens: 1, cache_write_tokens: 0 };
 
 /// `n` times [`USAGE`].
 pub fn usage_times(n: u64) -> Usage {
@@ -98,6 +99,7 @@ pub fn usage_times(n: u64) -> Usage {
         completion_tokens: USAGE.completion_tokens * n,
         reasoning_tokens: USAGE.reasoning_tokens * n,
         cached_tokens: USAGE.cached_tokens * n,
+        cache_write_tokens: 0,
     }
 }
 

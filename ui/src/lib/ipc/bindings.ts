@@ -25,7 +25,11 @@ reasoningTokens: number,
 /**
  * Of the input, tokens served from the provider's prompt cache.
  */
-cachedTokens: number, };
+cachedTokens: number, 
+/**
+ * Of the input, tokens written to the provider's prompt cache (Anthropic bills them apart).
+ */
+cacheWriteTokens?: number, };
 
 export type ToolSource = { "kind": "builtin" } | { "kind": "mcp", 
 /**

@@ -49,7 +49,7 @@ export interface MessageModel {
   toolCalls: ToolCallModel[];
 }
 
-export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 });
+export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 });
 
 /** The assistant message a turn is about to produce (before `started` gives it an id). */
 export function pendingAssistant(id = ''): MessageModel {

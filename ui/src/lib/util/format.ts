@@ -10,6 +10,8 @@ export function formatCount(n: number): string {
 export function formatUsage(u: Usage): string {
   const parts = [`${formatCount(u.promptTokens)} in`, `${formatCount(u.completionTokens)} out`];
   if (u.reasoningTokens > 0) parts.push(`${formatCount(u.reasoningTokens)} reasoning`);
+  if (u.cachedTokens > 0) parts.push(`${formatCount(u.cachedTokens)} from cache`);
+  if ((u.cacheWriteTokens ?? 0) > 0) parts.push(`${formatCount(u.cacheWriteTokens ?? 0)} cached`);
   return parts.join(' · ');
 }
 
