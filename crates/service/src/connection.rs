@@ -68,6 +68,24 @@ fn say(error: &Error, profile: &ProviderProfile, kind: &ProviderKind, step: &str
     }
 }
 
+/// The API a well-known host speaks, when the profile names another kind: the likeliest cause
+/// of a 401 or 404 there is a profile of the wrong kind, which the error alone does not say.
+fn wrong_kind(profile: &ProviderProfile, kind: &ProviderKind) -> Option<String> {
+    let url = url::Url::parse(profile.base_url.trim()).ok()?;
+    let host = url.host_str()?;
+    let (speaks, label) = match host {
+        "api.anthropic.com" => ("anthropic", "Anthropic (Claude)"),
+        // Google also serves an OpenAI-compatible API under /openai.
+        "generativelanguage.googleapis.com" if !url.path().contains("/openai") => ("gemini", "Google Gemini"),
+        "api.openai.com" => ("openai", "OpenAI"),
+        _ => return None,
+    };
+    let same = kind.id == speaks || (speaks == "openai" && kind.id == "openai-responses");
+    (!same).then(|| {
+        format!("{host} speaks the {label} API, but this profile is of kind '{}' — pick the {label} kind.", kind.id)
+    })
+}
+
 /// Runs the test. Never fails: every failure is the report's answer.
 pub(crate) async fn test(
     profile: &ProviderProfile,
@@ -100,7 +118,8 @@ pub(crate) async fn test(
             }
             Err(e) => {
                 let e = redact(e);
-                return failed(say(&e, profile, kind, "models"), &e, report);
+                let said = wrong_kind(profile, kind).unwrap_or_else(|| say(&e, profile, kind, "models"));
+                return failed(said, &e, report);
             }
         }
     }
@@ -153,7 +172,7 @@ pub(crate) async fn test(
         }
         Err(e) => {
             let e = redact(e);
-            let mut said = say(&e, profile, kind, "answer");
+            let mut said = wrong_kind(profile, kind).unwrap_or_else(|| say(&e, profile, kind, "answer"));
             if e.kind == ErrorKind::NotFound && report.model_listed == Some(false) {
                 said = format!(
                     "The model '{model}' is not one of the {} this provider lists — pick one from its list.",
@@ -183,4 +202,36 @@ async fn tiny(provider: &dyn Provider, request: ProviderRequest) -> Result<(), P
             format!("The answer took longer than {} s.", STEP_TIMEOUT.as_secs()),
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(kind: &str, base_url: &str) -> Option<String> {
+        let profile = ProviderProfile {
+            name: "p".into(),
+            kind: kind.into(),
+            base_url: base_url.into(),
+            model: None,
+            options: Default::default(),
+        };
+        wrong_kind(&profile, ProviderKind::parse(kind).unwrap())
+    }
+
+    #[test]
+    fn a_well_known_host_of_another_api_is_named() {
+        let said = check("openai", "https://api.anthropic.com/v1").unwrap();
+        assert!(said.contains("Anthropic (Claude) API") && said.contains("kind 'openai'"), "{said}");
+        assert!(check("anthropic", "https://api.openai.com/v1").unwrap().contains("OpenAI API"));
+        assert!(check("openai", "https://generativelanguage.googleapis.com/v1beta").is_some());
+        for (kind, url) in [
+            ("openai", "https://generativelanguage.googleapis.com/v1beta/openai"),
+            ("openai-responses", "https://api.openai.com/v1"),
+            ("anthropic", "https://api.anthropic.com/v1"),
+            ("openai", "http://localhost:11434/v1"),
+        ] {
+            assert_eq!(check(kind, url), None, "{kind} {url}");
+        }
+    }
 }
