@@ -729,6 +729,105 @@ async fn i_mcp_server_tool_with_an_image() -> Result<()> {
     Ok(())
 }
 
+// ----- j. one conversation across two APIs, and Test connection ------------------------------
+
+/// Chooses the first model of profile `provider` in the composer's picker.
+async fn pick_provider(app: &App, provider: &str) -> Result<()> {
+    let picked = app
+        .js(
+            &format!(
+                "const s = document.querySelector('{}'); \
+                 const o = [...s.options].find(o => o.value.startsWith({} + '\\u0000')); \
+                 if (!o) return null; s.value = o.value; s.dispatchEvent(new Event('change', {{ bubbles: true }})); return o.value;",
+                tid("model-picker"),
+                js_str(provider)
+            ),
+            vec![],
+        )
+        .await?;
+    ensure!(picked.is_string(), "the picker offers no model of '{provider}'");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn j_one_conversation_across_two_apis_and_test_connection() -> Result<()> {
+    let replies = vec![
+        Reply::text("First, from the Chat Completions API."),
+        Reply::reasoning_then_text("The person switched to me mid-conversation.", "Second, from Claude — 続きです."),
+        Reply::text("Third, back on Chat Completions."),
+        // Test connection's tiny request.
+        Reply::text("OK"),
+    ];
+    let Some(rig) = rig("j_switch", replies).await? else { return Ok(()) };
+    rig.data.open_store()?.upsert_provider(&switchboard_store::ProviderProfile {
+        name: "claude".into(),
+        kind: "anthropic".into(),
+        base_url: rig.mock.base_url(),
+        model: Some("claude-sonnet-4-5".into()),
+        options: switchboard_store::ProfileOptions {
+            generation: switchboard_core::GenerationOptions { thinking_budget: Some(2048), ..Default::default() },
+            ..Default::default()
+        },
+    })?;
+    let app = rig.driver.launch("j").await?;
+
+    app.send_message("Hello there").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the first answer did not complete");
+    pick_provider(&app, "claude").await?;
+    app.send_message("And you, Claude?").await?;
+    ensure!(wait_assistant_settled(&app, 2, LONG).await? == "complete", "the answer on Claude did not complete");
+    pick_provider(&app, switchboard_e2e::PROVIDER).await?;
+    app.send_message("Back to the first one").await?;
+    ensure!(wait_assistant_settled(&app, 3, LONG).await? == "complete", "the third answer did not complete");
+    app.screenshot("1-three-answers-two-apis").await?;
+
+    let shown = app.transcript().await?;
+    let answers: Vec<String> = shown.iter().filter(|m| m.role == "assistant").map(ShownMessage::text).collect();
+    ensure!(answers.len() == 3 && answers[1].contains("Second, from Claude"), "answers on screen: {answers:?}");
+    let requests = rig.mock.requests();
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    ensure!(
+        paths == ["/v1/chat/completions", "/v1/messages", "/v1/chat/completions"],
+        "each answer went to its profile's API: {paths:?}"
+    );
+    // Claude saw the first answer; the Chat API saw Claude's, without its signed thinking.
+    ensure!(requests[1].body.to_string().contains("First, from the Chat Completions API."), "{:#}", requests[1].body);
+    ensure!(requests[1].body["thinking"]["budget_tokens"] == json!(2048), "{:#}", requests[1].body);
+    let third = requests[2].body.to_string();
+    ensure!(third.contains("Second, from Claude") && !third.contains("signature"), "{third}");
+    // Each answer's footer names the profile that gave it, beside the model.
+    let footers = app
+        .js(
+            "return [...document.querySelectorAll('[data-testid=\"message\"][data-role=\"assistant\"] footer .model')]\
+             .map(m => m.textContent.split(' · ')[0]);",
+            vec![],
+        )
+        .await?;
+    ensure!(footers == json!(["mock", "claude", "mock"]), "the profiles in the footers: {footers}");
+
+    // Settings -> Providers: Test connection on the Claude profile says what works in one line.
+    app.click(&tid("open-settings")).await?;
+    app.wait_and_click(&tid("settings-nav-providers"), LONG).await?;
+    app.wait_and_click(&tid("provider-test-claude"), LONG).await?;
+    let summary = app
+        .wait_for(
+            "the test's one-line result",
+            &format!(
+                "const p = document.querySelector('{} {}'); return p ? [p.dataset.ok, p.textContent.trim()] : null;",
+                tid("provider-test-result-claude"),
+                tid("provider-test-summary")
+            ),
+            LONG,
+        )
+        .await?;
+    ensure!(summary[0] == json!("true"), "the test failed: {summary}");
+    ensure!(summary[1].as_str().is_some_and(|s| s.starts_with("Connected") && s.contains("takes tools")), "{summary}");
+    app.screenshot("2-test-connection").await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}
+
 /// Processes of the MCP server started with `marker` among its arguments (pid, state, command).
 fn server_processes(marker: &str) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
