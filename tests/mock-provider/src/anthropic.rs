@@ -14,11 +14,9 @@
 //! `tool_choice` forcing tool use or a final assistant message with tool calls that does not
 //! start with a thinking block, is a 400 in Anthropic's error shape.
 
-use axum::body::Body;
 use axum::extract::Request;
-use axum::http::StatusCode;
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::MethodRouter;
 use serde_json::{Value, json};
 
@@ -307,17 +305,11 @@ pub(crate) fn strict<S: Clone + Send + Sync + 'static>(route: MethodRouter<S>) -
 }
 
 async fn refuse(request: Request, next: Next) -> Response {
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return StatusCode::BAD_REQUEST.into_response();
-    };
-    if let Ok(json) = serde_json::from_slice::<Value>(&bytes)
-        && let Some(message) = refusal(&parts.headers, &json)
-    {
-        let body = Anthropic::error_body(ErrorKind::InvalidRequest, &message, None);
-        return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
-    }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    crate::api::refuse_with(request, next, |parts, json| {
+        let message = refusal(&parts.headers, json)?;
+        Some(Anthropic::error_body(ErrorKind::InvalidRequest, &message, None))
+    })
+    .await
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

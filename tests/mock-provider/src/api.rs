@@ -5,6 +5,11 @@
 //! faults — stays shared. Adding the Responses API, Anthropic Messages or Gemini means one new
 //! module implementing this trait plus one route.
 
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use crate::openai_responses::ResponseStore;
@@ -200,4 +205,24 @@ pub(crate) trait WireApi: Send + Sync + 'static {
         _options: &StreamOptions,
     ) {
     }
+}
+
+/// The strict layer of every API: reads the request's body, lets `check` refuse it with a 400 and
+/// the API's error body, else passes the request on with its body intact. A body that is not
+/// JSON is left to the handler (which answers it in its own way).
+pub(crate) async fn refuse_with(
+    request: Request,
+    next: Next,
+    check: impl FnOnce(&axum::http::request::Parts, &Value) -> Option<Value>,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    if let Ok(json) = serde_json::from_slice::<Value>(&bytes)
+        && let Some(error) = check(&parts, &json)
+    {
+        return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
 }

@@ -18,7 +18,6 @@
 //! an unknown field, a `maxOutputTokens` that is not positive or an invalid `thinkingConfig` are
 //! refused with a 400 in Gemini's shape, before the request is recorded or consumes a reply.
 
-use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{StatusCode, Uri};
 use axum::middleware::Next;
@@ -253,16 +252,11 @@ async fn refuse(request: Request, next: Next) -> Response {
         return (StatusCode::from_u16(status_code(status)).unwrap_or(StatusCode::BAD_REQUEST), axum::Json(body))
             .into_response();
     }
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return StatusCode::BAD_REQUEST.into_response();
-    };
-    if let Ok(json) = serde_json::from_slice::<Value>(&bytes)
-        && let Some(message) = refusal(&json)
-    {
-        let body = Gemini::error_body(ErrorKind::InvalidRequest, &message, None);
-        return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
-    }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    crate::api::refuse_with(Request::from_parts(parts, body), next, |_, json| {
+        let message = refusal(json)?;
+        Some(Gemini::error_body(ErrorKind::InvalidRequest, &message, None))
+    })
+    .await
 }
 
 /// Only the streamed method with `alt=sse` is served (without it the real API streams a JSON

@@ -8,11 +8,9 @@
 //! positive integer, or both of them at once, is a 400 in OpenAI's error shape (with `param`),
 //! before the request is recorded or consumes a reply.
 
-use axum::body::Body;
 use axum::extract::Request;
-use axum::http::StatusCode;
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::MethodRouter;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -167,18 +165,11 @@ pub(crate) fn strict<S: Clone + Send + Sync + 'static>(route: MethodRouter<S>) -
 }
 
 async fn refuse(request: Request, next: Next) -> Response {
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return StatusCode::BAD_REQUEST.into_response();
-    };
-    if let Ok(json) = serde_json::from_slice::<Value>(&bytes)
-        && let Some((message, param, code)) = refusal(&json)
-    {
-        let body =
-            json!({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}});
-        return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
-    }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    crate::api::refuse_with(request, next, |_, json| {
+        let (message, param, code) = refusal(json)?;
+        Some(json!({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}))
+    })
+    .await
 }
 
 fn completion_id(ctx: &ResponseContext) -> String {

@@ -21,11 +21,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::StatusCode;
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::MethodRouter;
 use serde_json::{Value, json};
 
@@ -404,18 +402,13 @@ pub(crate) fn strict<S: Clone + Send + Sync + 'static>(
 }
 
 async fn refuse(State(store): State<Arc<ResponseStore>>, request: Request, next: Next) -> Response {
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return StatusCode::BAD_REQUEST.into_response();
-    };
-    if let Ok(json) = serde_json::from_slice::<Value>(&bytes)
-        && let Some(Refusal { message, param, code }) = refusal(&json, &store)
-    {
+    crate::api::refuse_with(request, next, |_, json| {
+        let Refusal { message, param, code } = refusal(json, &store)?;
         let mut body = Responses::error_body(ErrorKind::InvalidRequest, &message, code);
         body["error"]["param"] = json!(param);
-        return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
-    }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+        Some(body)
+    })
+    .await
 }
 
 /// The output items a streamed reply of `steps` ends with, as the encoder writes them.
