@@ -135,14 +135,8 @@ impl WireApi for Anthropic {
     }
 
     fn error_status(kind: ErrorKind) -> u16 {
-        match kind {
-            ErrorKind::InvalidRequest | ErrorKind::ContextLength => 400,
-            ErrorKind::Auth => 401,
-            ErrorKind::Permission => 403,
-            ErrorKind::RateLimit => 429,
-            ErrorKind::Overloaded => 529,
-            ErrorKind::Server => 500,
-        }
+        // Anthropic's own status for "overloaded".
+        if kind == ErrorKind::Overloaded { 529 } else { crate::api::usual_error_status(kind) }
     }
 
     fn error_message(kind: ErrorKind) -> String {

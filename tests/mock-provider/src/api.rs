@@ -170,14 +170,7 @@ pub(crate) trait WireApi: Send + Sync + 'static {
 
     /// The HTTP status this API answers an error of `kind` with ([`crate::Reply::ApiError`]).
     fn error_status(kind: ErrorKind) -> u16 {
-        match kind {
-            ErrorKind::InvalidRequest | ErrorKind::ContextLength => 400,
-            ErrorKind::Auth => 401,
-            ErrorKind::Permission => 403,
-            ErrorKind::RateLimit => 429,
-            ErrorKind::Overloaded => 503,
-            ErrorKind::Server => 500,
-        }
+        usual_error_status(kind)
     }
 
     /// This API's own words for an error of `kind` ([`crate::Reply::ApiError`] without a message).
@@ -225,4 +218,16 @@ pub(crate) async fn refuse_with(
         return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
     }
     next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// The HTTP status most APIs answer an error of `kind` with.
+pub(crate) fn usual_error_status(kind: ErrorKind) -> u16 {
+    match kind {
+        ErrorKind::InvalidRequest | ErrorKind::ContextLength => 400,
+        ErrorKind::Auth => 401,
+        ErrorKind::Permission => 403,
+        ErrorKind::RateLimit => 429,
+        ErrorKind::Overloaded => 503,
+        ErrorKind::Server => 500,
+    }
 }
