@@ -173,7 +173,8 @@ fn providers_are_listed_without_keys() {
     let providers = invoke(&webview, "list_providers", json!({})).unwrap();
     assert_eq!(
         providers,
-        json!([{"name": "local", "kind": "openai", "baseUrl": "http://127.0.0.1:9/v1", "model": "m", "isDefault": true}])
+        json!([{"name": "local", "kind": "openai", "baseUrl": "http://127.0.0.1:9/v1", "model": "m", "isDefault": true,
+                "options": {"generation": {}}}])
     );
     assert_eq!(invoke(&webview, "stop_turn", json!({"messageId": "x"})).unwrap(), json!(false));
 }

@@ -561,7 +561,7 @@ async fn usage_with_cached_tokens_is_summed_over_iterations() {
     ]))
     .await;
     let events = assert_same(&runs);
-    let want = json!({"promptTokens": 250, "completionTokens": 50, "reasoningTokens": 0, "cachedTokens": 130});
+    let want = json!({"promptTokens": 250, "completionTokens": 50, "reasoningTokens": 0, "cachedTokens": 130, "cacheWriteTokens": 0});
     assert_eq!(last(&events)["usage"], want);
     let usages: Vec<_> =
         events.iter().filter(|e| e["type"] == "usage").map(|e| e["usage"]["cachedTokens"].clone()).collect();
