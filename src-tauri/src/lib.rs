@@ -7,6 +7,8 @@
 
 use std::sync::Arc;
 use switchboard_core::{ChatEvent, Coalescing, ErrorKind, EventSink, coalesce};
+use switchboard_service::connection::DetectedServer;
+use switchboard_service::export::ExportFormat;
 use switchboard_service::ipc::{
     ApprovalChoice, ConnectionReport, ConversationSummary, ConversationView, DataInfo, IpcError, KeyInfo, KeyMode,
     KeychainStatus, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ToolInfo, TurnChoices, TurnStarted,
@@ -143,6 +145,21 @@ async fn rename_conversation(service: State<'_, Service>, id: String, title: Str
 }
 
 #[tauri::command]
+async fn generate_title(service: State<'_, Service>, id: String) -> Result<String> {
+    service.generate_title(&id).await.map_err(ipc)
+}
+
+#[tauri::command]
+async fn set_conversation_pinned(service: State<'_, Service>, id: String, pinned: bool) -> Result<()> {
+    service.set_pinned(&id, pinned).map_err(ipc)
+}
+
+#[tauri::command]
+async fn set_conversation_archived(service: State<'_, Service>, id: String, archived: bool) -> Result<()> {
+    service.set_archived(&id, archived).map_err(ipc)
+}
+
+#[tauri::command]
 async fn delete_conversation(service: State<'_, Service>, id: String) -> Result<()> {
     service.delete(&id).map_err(ipc)
 }
@@ -196,6 +213,11 @@ async fn list_providers(service: State<'_, Service>) -> Result<Vec<ProviderInfo>
 #[tauri::command]
 async fn list_models(service: State<'_, Service>, provider: Option<String>) -> Result<Vec<String>> {
     service.models(provider.as_deref()).await.map_err(ipc)
+}
+
+#[tauri::command]
+async fn detect_local_servers(service: State<'_, Service>) -> Result<Vec<DetectedServer>> {
+    service.detect_local_servers().await.map_err(ipc)
 }
 
 #[tauri::command]
@@ -453,6 +475,29 @@ async fn export_all(service: State<'_, Service>) -> Result<String> {
     blocking(move || s.export_all_to_file()).await
 }
 
+#[tauri::command]
+async fn export_conversation(service: State<'_, Service>, id: String, format: ExportFormat) -> Result<String> {
+    let s = service.inner().clone();
+    blocking(move || s.export_conversation_to_file(&id, format)).await
+}
+
+/// Shows the exports folder in the system's file manager. The folder is the service's own, never
+/// a path from the page.
+#[tauri::command]
+async fn open_exports_folder(service: State<'_, Service>, opener: State<'_, Opener>) -> Result<()> {
+    let dir = service.exports_dir().map_err(ipc)?;
+    let url = format!("file://{}", dir.display());
+    let open = opener.inner().clone();
+    tokio::task::spawn_blocking(move || (open.0)(&url))
+        .await
+        .map_err(|e| IpcError { kind: ErrorKind::Internal, message: e.to_string(), retryable: false })?
+        .map_err(|e| IpcError {
+            kind: ErrorKind::Internal,
+            message: format!("The folder could not be opened: {e}"),
+            retryable: false,
+        })
+}
+
 /// Opens the data directory's database and builds the service the commands share. Keys come
 /// from the environment until the keychain is probed, after start-up.
 pub fn open_service() -> std::result::Result<Service, IpcError> {
@@ -476,6 +521,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         list_providers,
         list_models,
         test_provider,
+        detect_local_servers,
         resolve_approval,
         get_settings,
         update_settings,
@@ -488,6 +534,11 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         use_key_fallback,
         data_info,
         export_all,
+        export_conversation,
+        open_exports_folder,
+        set_conversation_pinned,
+        generate_title,
+        set_conversation_archived,
         open_url,
         mcp_servers,
         mcp_add,

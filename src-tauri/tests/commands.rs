@@ -93,6 +93,16 @@ fn conversations_are_listed_opened_renamed_and_deleted() {
     invoke(&webview, "rename_conversation", json!({"id": rows.conversation_id, "title": "Greetings"})).unwrap();
     let found = invoke(&webview, "search_conversations", json!({"query": "greet"})).unwrap();
     assert_eq!(found[0]["title"], "Greetings");
+
+    let id = rows.conversation_id.clone();
+    invoke(&webview, "set_conversation_pinned", json!({"id": id, "pinned": true})).unwrap();
+    assert_eq!(invoke(&webview, "list_conversations", json!({})).unwrap()[0]["pinned"], true);
+    invoke(&webview, "set_conversation_archived", json!({"id": id, "archived": true})).unwrap();
+    let listed = invoke(&webview, "list_conversations", json!({})).unwrap();
+    assert_eq!((&listed[0]["archived"], &listed[0]["pinned"]), (&json!(true), &json!(false)));
+    // An in-memory database has no folder: the export says so instead of writing somewhere else.
+    let err = invoke(&webview, "export_conversation", json!({"id": id, "format": "markdown"})).unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("no folder to export to"), "{err}");
     invoke(&webview, "delete_conversation", json!({"id": rows.conversation_id})).unwrap();
     assert_eq!(invoke(&webview, "list_conversations", json!({})).unwrap(), json!([]));
 }

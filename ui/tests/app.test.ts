@@ -376,7 +376,7 @@ describe('a long conversation', () => {
         ],
       });
     }
-    const conversation = { id: 'long', title: 'Long', createdAt: 0, updatedAt: Date.now(), messageCount: messages.length };
+    const conversation = { id: 'long', title: 'Long', createdAt: 0, updatedAt: Date.now(), messageCount: messages.length, pinned: false, archived: false };
     return { conversation, messages, earlier: 0, disabledTools: [] };
   }
 

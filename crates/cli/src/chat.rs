@@ -45,6 +45,15 @@ pub struct ChatArgs {
     /// Most model calls with tools before a final answer.
     #[arg(long, value_name = "N")]
     max_iterations: Option<u32>,
+    /// Sampling temperature for this message (over the profile's).
+    #[arg(long)]
+    temperature: Option<f32>,
+    /// Nucleus sampling for this message (over the profile's).
+    #[arg(long)]
+    top_p: Option<f32>,
+    /// Most tokens of the answer (over the profile's).
+    #[arg(long, value_name = "TOKENS")]
+    max_output_tokens: Option<u32>,
     /// Run tools that would ask for approval without asking.
     #[arg(long)]
     approve_all: bool,
@@ -151,6 +160,14 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
         disable_for_chat: args.disable,
         system_prompt: args.system,
         max_iterations: args.max_iterations,
+        generation: (args.temperature.is_some() || args.top_p.is_some() || args.max_output_tokens.is_some()).then(
+            || switchboard_core::GenerationOptions {
+                temperature: args.temperature,
+                top_p: args.top_p,
+                max_output_tokens: args.max_output_tokens,
+                ..Default::default()
+            },
+        ),
     };
     let turn = service.prepare(request)?;
     stream(service, turn, args.json, args.approve_all)

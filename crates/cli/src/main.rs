@@ -152,6 +152,12 @@ struct ProfileFlags {
     /// Responses API: whether OpenAI keeps responses (needed to continue from the last one).
     #[arg(long, value_name = "BOOL")]
     store: Option<bool>,
+    /// Sampling temperature, 0 to 2 (Anthropic: 0 to 1).
+    #[arg(long)]
+    temperature: Option<f32>,
+    /// Nucleus sampling, 0 to 1.
+    #[arg(long)]
+    top_p: Option<f32>,
 }
 
 impl ProfileFlags {
@@ -166,6 +172,8 @@ impl ProfileFlags {
                 max_output_tokens: self.max_output_tokens,
                 reasoning_effort: effort,
                 thinking_budget: self.thinking_budget,
+                temperature: self.temperature,
+                top_p: self.top_p,
             },
             tools: match self.tools.as_str() {
                 "on" => Some(true),
@@ -211,6 +219,8 @@ enum ProvidersCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Look for Ollama and LM Studio on their default ports.
+    Detect,
     /// List provider profiles.
     List {
         /// Print JSON.
@@ -265,6 +275,31 @@ enum ConversationsCmd {
     },
     /// Delete a conversation.
     Delete {
+        /// Conversation id.
+        id: String,
+    },
+    /// Give a conversation a short title written by its model (see the `chats` setting).
+    Title {
+        /// Conversation id.
+        id: String,
+    },
+    /// Pin a conversation to the top of the list.
+    Pin {
+        /// Conversation id.
+        id: String,
+    },
+    /// Unpin a conversation.
+    Unpin {
+        /// Conversation id.
+        id: String,
+    },
+    /// Archive a conversation (out of the list; still searchable).
+    Archive {
+        /// Conversation id.
+        id: String,
+    },
+    /// Bring an archived conversation back into the list.
+    Unarchive {
         /// Conversation id.
         id: String,
     },
@@ -496,6 +531,26 @@ fn providers(service: &Service, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
                 println!("{}", render::safe(&id));
             }
         }
+        ProvidersCmd::Detect => {
+            let found = runtime().block_on(service.detect_local_servers())?;
+            if found.is_empty() {
+                println!("Neither Ollama (port 11434) nor LM Studio (port 1234) answered on this machine.");
+            }
+            for s in found {
+                let models = if s.models.is_empty() { "no models".to_owned() } else { s.models.join(", ") };
+                match s.profile {
+                    Some(p) => println!("{} at {} ({models}): profile '{p}' uses it.", s.label, s.base_url),
+                    None => println!(
+                        "{} at {} ({models}). Add it: switchboard providers add {} --base-url {}{}",
+                        s.label,
+                        s.base_url,
+                        s.preset,
+                        s.base_url,
+                        s.models.first().map(|m| format!(" --model {m}")).unwrap_or_default()
+                    ),
+                }
+            }
+        }
         ProvidersCmd::Test { name, json } => {
             let report = runtime().block_on(service.test_provider(name.as_deref()))?;
             if json {
@@ -525,7 +580,14 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
                 println!("{}", serde_json::to_string_pretty(&list)?);
             } else {
                 for c in list {
-                    println!("{}  {:>3} msgs  {}", c.id, c.message_count, render::safe(&c.title));
+                    let mark = if c.pinned {
+                        "pinned  "
+                    } else if c.archived {
+                        "archived"
+                    } else {
+                        "        "
+                    };
+                    println!("{}  {:>3} msgs  {mark}  {}", c.id, c.message_count, render::safe(&c.title));
                 }
             }
         }
@@ -541,22 +603,26 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
             }
         }
         ConversationsCmd::Export { id, format } => {
-            let view = service.open_all(&id)?;
+            let format = match format {
+                ExportFormat::Md => switchboard_service::export::ExportFormat::Markdown,
+                ExportFormat::Json => switchboard_service::export::ExportFormat::Json,
+            };
+            let text = service.export_conversation(&id, format)?;
             let mut out = std::io::stdout().lock();
-            match format {
-                ExportFormat::Json => {
-                    let doc = serde_json::json!({"conversation": view.conversation, "messages": view.messages});
-                    writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
-                }
-                // A file gets the text exactly; a terminal gets it neutralised like `show`.
-                ExportFormat::Md if std::io::stdout().is_terminal() => {
-                    let mut text = Vec::new();
-                    render::markdown(&mut text, &view.conversation.title, &view.messages)?;
-                    out.write_all(render::safe(&String::from_utf8_lossy(&text)).as_bytes())?;
-                }
-                ExportFormat::Md => render::markdown(&mut out, &view.conversation.title, &view.messages)?,
+            // A file gets the text exactly; a terminal gets it neutralised like `show`.
+            if std::io::stdout().is_terminal() {
+                writeln!(out, "{}", render::safe(&text))?;
+            } else {
+                writeln!(out, "{text}")?;
             }
         }
+        ConversationsCmd::Title { id } => {
+            println!("{}", render::safe(&runtime().block_on(service.generate_title(&id))?));
+        }
+        ConversationsCmd::Pin { id } => service.set_pinned(&id, true)?,
+        ConversationsCmd::Unpin { id } => service.set_pinned(&id, false)?,
+        ConversationsCmd::Archive { id } => service.set_archived(&id, true)?,
+        ConversationsCmd::Unarchive { id } => service.set_archived(&id, false)?,
         ConversationsCmd::Rename { id, title } => service.rename(&id, &title)?,
         ConversationsCmd::Delete { id } => service.delete(&id)?,
     }

@@ -222,53 +222,6 @@ pub fn stored_message<W: Write>(mut out: W, m: &StoredMessage) -> io::Result<()>
     }
 }
 
-/// Writes a conversation as Markdown, tool calls as fenced blocks where they happened.
-pub fn markdown<W: Write>(mut out: W, title: &str, messages: &[StoredMessage]) -> io::Result<()> {
-    writeln!(out, "# {title}\n")?;
-    for m in messages {
-        match m.role {
-            Role::User => writeln!(out, "## You\n\n{}\n", m.content)?,
-            Role::Assistant => {
-                writeln!(out, "## Assistant ({})\n", m.model.as_deref().unwrap_or("unknown model"))?;
-                let mut printed = 0usize;
-                let mut calls: Vec<_> = m.tool_calls.iter().collect();
-                calls.sort_by_key(|c| (c.iteration, c.index));
-                for c in calls {
-                    let upto = c.text_offset.max(printed);
-                    let piece: String = m.content.chars().skip(printed).take(upto - printed).collect();
-                    write!(out, "{piece}")?;
-                    printed = upto;
-                    let args = serde_json::from_str::<serde_json::Value>(&c.arguments)
-                        .and_then(|v| serde_json::to_string_pretty(&v))
-                        .unwrap_or_else(|_| c.arguments.clone());
-                    writeln!(
-                        out,
-                        "\n\n<details><summary>Tool call: <code>{}</code> ({})</summary>\n",
-                        c.name, c.source
-                    )?;
-                    writeln!(out, "```json\n{args}\n```\n")?;
-                    if let Some(r) = &c.result {
-                        writeln!(
-                            out,
-                            "Result ({}, {} ms):\n\n```\n{}\n```\n",
-                            r.status.as_str(),
-                            r.duration_ms,
-                            r.output
-                        )?;
-                    }
-                    writeln!(out, "</details>\n")?;
-                }
-                let rest: String = m.content.chars().skip(printed).collect();
-                writeln!(out, "{rest}\n")?;
-                if let Some(e) = &m.error {
-                    writeln!(out, "> **Error ({})**: {}\n", e.kind, e.message)?;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -73,7 +73,7 @@ impl ReasoningEffort {
 /// Generation settings a profile (or a chat) sets for every request; `None` leaves the API's
 /// default. Each provider maps them to its API's fields and leaves out what its API lacks.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GenerationOptions {
     /// The most tokens one response may produce (reasoning included where the API counts it).
@@ -89,9 +89,45 @@ pub struct GenerationOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub thinking_budget: Option<u32>,
+    /// Sampling temperature (0 to 2; Anthropic takes 0 to 1). Left out for models that refuse it
+    /// (OpenAI's reasoning models, Claude while it thinks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub temperature: Option<f32>,
+    /// Nucleus sampling (0 to 1), where the API takes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub top_p: Option<f32>,
 }
 
 impl GenerationOptions {
+    /// `self` with every field `over` sets taken from `over` (a chat's settings over its profile's).
+    #[must_use]
+    pub fn overridden_by(self, over: &GenerationOptions) -> GenerationOptions {
+        GenerationOptions {
+            max_output_tokens: over.max_output_tokens.or(self.max_output_tokens),
+            reasoning_effort: over.reasoning_effort.or(self.reasoning_effort),
+            thinking_budget: over.thinking_budget.or(self.thinking_budget),
+            temperature: over.temperature.or(self.temperature),
+            top_p: over.top_p.or(self.top_p),
+        }
+    }
+
+    /// Checks the values a person typed: a message naming the field that is out of range.
+    pub fn check(&self) -> Result<(), String> {
+        let in_range = |v: Option<f32>, max: f32| v.is_none_or(|v| v.is_finite() && (0.0..=max).contains(&v));
+        if !in_range(self.temperature, 2.0) {
+            return Err("The temperature must be a number from 0 to 2.".into());
+        }
+        if !in_range(self.top_p, 1.0) {
+            return Err("Top-p must be a number from 0 to 1.".into());
+        }
+        if self.max_output_tokens == Some(0) {
+            return Err("The output limit must be at least 1 token.".into());
+        }
+        Ok(())
+    }
+
     /// The thinking budget to ask for: the budget set, else the effort's, else none.
     pub fn budget(&self) -> Option<u32> {
         self.thinking_budget.or(self.reasoning_effort.map(ReasoningEffort::budget_tokens))
@@ -190,6 +226,8 @@ pub struct ModelCapabilities {
     pub images: Option<bool>,
     /// Takes reasoning controls (effort, thinking budget).
     pub reasoning: Option<bool>,
+    /// Takes sampling settings (temperature, top-p); OpenAI's reasoning models refuse them.
+    pub sampling: Option<bool>,
 }
 
 impl ModelCapabilities {
@@ -200,6 +238,7 @@ impl ModelCapabilities {
             tools: self.tools.or(fallback.tools),
             images: self.images.or(fallback.images),
             reasoning: self.reasoning.or(fallback.reasoning),
+            sampling: self.sampling.or(fallback.sampling),
         }
     }
 }

@@ -22,7 +22,8 @@
 //! - A history that holds tool calls must declare tools; when an iteration offers none (the last
 //!   answer with tools off), the tools the history used are declared with an empty schema and
 //!   `tool_choice: none`.
-//! - `max_tokens` is the profile's output limit when it sets one.
+//! - `max_tokens` is the profile's output limit when it sets one; `temperature` (capped at 1) or
+//!   else `top_p`, never both (newer models refuse the pair) and neither while thinking.
 //! - Extended thinking (`thinking: {type: enabled, budget_tokens}`) is asked for when the profile
 //!   sets a thinking budget or a reasoning effort (mapped to a budget; at least 1024, and
 //!   `max_tokens` raised above it). Thinking text is shown as reasoning. The signed `thinking`
@@ -368,6 +369,12 @@ pub fn request_body(request: &ProviderRequest, origin: &str) -> Value {
     });
     if let Some(budget) = thinking {
         body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    } else if let Some(t) = request.options.temperature {
+        // Anthropic's range is 0 to 1, and newer models refuse temperature and top_p together;
+        // while Claude thinks it takes neither.
+        body["temperature"] = json!(t.min(1.0));
+    } else if let Some(p) = request.options.top_p {
+        body["top_p"] = json!(p);
     }
     if let Some(system) = request.system.as_deref().filter(|s| !blank(s)) {
         body["system"] = json!([{"type": "text", "text": system, "cache_control": ephemeral()}]);
@@ -1515,6 +1522,15 @@ mod tests {
         let body = request_body(&req, ORIGIN);
         assert_eq!(body["thinking"]["budget_tokens"], 1024);
         assert!(body["max_tokens"].as_u64().unwrap() > 1024);
+        // Sampling: temperature capped at 1, never with top_p, neither while thinking.
+        req.options = GenerationOptions { temperature: Some(1.4), top_p: Some(0.9), ..Default::default() };
+        let body = request_body(&req, ORIGIN);
+        assert_eq!((body["temperature"].clone(), body.get("top_p")), (json!(1.0), None));
+        req.options = GenerationOptions { top_p: Some(0.9), ..Default::default() };
+        assert_eq!(request_body(&req, ORIGIN)["top_p"], json!(0.9f32));
+        req.options = GenerationOptions { temperature: Some(0.2), thinking_budget: Some(2000), ..Default::default() };
+        let body = request_body(&req, ORIGIN);
+        assert!(body.get("thinking").is_some() && body.get("temperature").is_none());
         // A budget of 0 is thinking off; the output limit alone is max_tokens.
         req.options =
             GenerationOptions { thinking_budget: Some(0), max_output_tokens: Some(500), ..Default::default() };

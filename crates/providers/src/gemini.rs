@@ -357,6 +357,12 @@ pub fn generation_config(options: &GenerationOptions) -> Option<Value> {
     if let Some(max) = options.max_output_tokens {
         config.insert("maxOutputTokens".into(), json!(max));
     }
+    if let Some(t) = options.temperature {
+        config.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = options.top_p {
+        config.insert("topP".into(), json!(p));
+    }
     if let Some(budget) = options.budget() {
         let thinking = if budget == 0 {
             json!({"thinkingBudget": 0})
@@ -1258,6 +1264,7 @@ mod tests {
             max_output_tokens: max,
             reasoning_effort: effort,
             thinking_budget: budget,
+            ..Default::default()
         };
         assert_eq!(body(o(Some(4096), None, None)), Some(json!({"maxOutputTokens": 4096})), "no thinkingConfig");
         assert_eq!(
@@ -1286,6 +1293,8 @@ mod tests {
             body(o(None, None, Some(1_000_000))),
             Some(json!({"thinkingConfig": {"thinkingBudget": 32768, "includeThoughts": true}}))
         );
+        let sampling = GenerationOptions { temperature: Some(0.5), top_p: Some(0.5), ..Default::default() };
+        assert_eq!(body(sampling), Some(json!({"temperature": 0.5, "topP": 0.5})));
     }
 
     #[test]

@@ -19,9 +19,11 @@ pub mod kinds;
 pub mod models;
 pub mod openai;
 pub mod openai_responses;
+pub mod presets;
 pub mod retry_hint;
 pub mod sse;
 
 pub use kinds::{Capabilities, KINDS, ProviderKind, ProviderSettings};
 pub use models::{ModelCapabilities, ModelInfo, capabilities as model_capabilities};
 pub use openai::{OpenAiChat, OpenAiConfig};
+pub use presets::{PRESETS, Preset};

@@ -16,6 +16,12 @@ const UNKNOWN: Option<bool> = None;
 /// One row of [`TABLE`]: `(prefix of the model's own name, tools, images, reasoning)`.
 type Row = (&'static str, Option<bool>, Option<bool>, Option<bool>);
 
+/// Prefixes of the models that refuse sampling settings (OpenAI's reasoning models).
+const NO_SAMPLING: &[&str] = &["o1", "o3", "o4", "gpt-5"];
+
+/// Prefixes of [`NO_SAMPLING`] models that do take them.
+const SAMPLING_AFTER_ALL: &[&str] = &["gpt-5-chat"];
+
 /// `(prefix of the model's own name, tools, images, reasoning)`, first match wins. The name is
 /// compared lower-case, without a vendor or `models/` prefix (`openai/o1-mini` is `o1-mini`) and
 /// without an Ollama tag (`gemma2:9b` is `gemma2`).
@@ -82,11 +88,14 @@ fn own_name(model: &str) -> String {
 /// APIs) but is taken so a kind-specific exception stays a one-line change.
 pub fn capabilities(_kind: &str, model: &str) -> ModelCapabilities {
     let name = own_name(model);
+    let sampling = (NO_SAMPLING.iter().any(|p| name.starts_with(p))
+        && !SAMPLING_AFTER_ALL.iter().any(|p| name.starts_with(p)))
+    .then_some(false);
     TABLE
         .iter()
         .find(|(prefix, ..)| name.starts_with(prefix))
-        .map(|&(_, tools, images, reasoning)| ModelCapabilities { tools, images, reasoning })
-        .unwrap_or_default()
+        .map(|&(_, tools, images, reasoning)| ModelCapabilities { tools, images, reasoning, sampling })
+        .unwrap_or(ModelCapabilities { sampling, ..Default::default() })
 }
 
 #[cfg(test)]
@@ -121,6 +130,15 @@ mod tests {
         assert_eq!(reasoning("gemini-2.0-flash"), Some(false));
         assert_eq!(reasoning("gemini-2.5-pro"), Some(true));
         assert_eq!(reasoning("deepseek-r1:14b"), Some(true));
+        let sampling = |m: &str| capabilities("any", m).sampling;
+        assert_eq!(
+            (sampling("o4-mini"), sampling("gpt-5"), sampling("openai/o3")),
+            (Some(false), Some(false), Some(false))
+        );
+        assert_eq!(
+            (sampling("gpt-5-chat-latest"), sampling("gpt-4o"), sampling("claude-opus-4-1")),
+            (None, None, None)
+        );
     }
 
     #[test]

@@ -81,6 +81,7 @@ fn listed_capabilities(entry: &Value) -> ModelCapabilities {
         tools: params.as_ref().map(|p| p.contains(&"tools")),
         images: inputs.as_ref().map(|i| i.contains(&"image")),
         reasoning: params.as_ref().map(|p| p.contains(&"reasoning") || p.contains(&"include_reasoning")),
+        sampling: params.as_ref().map(|p| p.contains(&"temperature")),
     }
 }
 
@@ -200,6 +201,12 @@ pub fn request_body(request: &ProviderRequest) -> Value {
     }
     if let Some(effort) = request.options.reasoning_effort {
         body["reasoning_effort"] = json!(effort.as_str());
+    }
+    if let Some(t) = request.options.temperature {
+        body["temperature"] = json!(t);
+    }
+    if let Some(p) = request.options.top_p {
+        body["top_p"] = json!(p);
     }
     if !request.tools.is_empty() {
         body["tools"] = request
@@ -752,9 +759,12 @@ mod tests {
             max_output_tokens: Some(300),
             reasoning_effort: Some(switchboard_core::ReasoningEffort::Low),
             thinking_budget: Some(9000),
+            temperature: Some(0.5),
+            top_p: Some(0.9),
         };
         let body = request_body(&req);
         assert_eq!((body["max_tokens"].clone(), body["reasoning_effort"].clone()), (json!(300), json!("low")));
+        assert_eq!((body["temperature"].clone(), body["top_p"].clone()), (json!(0.5), json!(0.9f32)));
         assert!(is_openai("https://api.openai.com/v1") && !is_openai("http://localhost:11434/v1"));
     }
 
@@ -767,7 +777,7 @@ mod tests {
         });
         assert_eq!(
             listed_capabilities(&openrouter),
-            ModelCapabilities { tools: Some(false), images: Some(false), reasoning: Some(false) }
+            ModelCapabilities { tools: Some(false), images: Some(false), reasoning: Some(false), sampling: Some(true) }
         );
         let tools = json!({"id": "x", "supported_parameters": ["tools", "reasoning"]});
         assert_eq!(listed_capabilities(&tools).tools, Some(true));

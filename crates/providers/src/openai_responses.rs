@@ -350,6 +350,12 @@ pub fn request_body(request: &ProviderRequest, target: &Target, chain: Option<&C
     if let Some(effort) = request.options.reasoning_effort {
         body["reasoning"] = json!({"effort": effort.as_str(), "summary": "auto"});
     }
+    if let Some(t) = request.options.temperature {
+        body["temperature"] = json!(t);
+    }
+    if let Some(p) = request.options.top_p {
+        body["top_p"] = json!(p);
+    }
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools
@@ -1399,6 +1405,7 @@ mod tests {
                 max_output_tokens: Some(2048),
                 reasoning_effort: Some(effort),
                 thinking_budget: Some(999),
+                ..GenerationOptions::default()
             };
             let body = request_body(&request, &target(Some(true)), None);
             assert_eq!(body["max_output_tokens"], 2048);
@@ -1410,6 +1417,10 @@ mod tests {
         let body = request_body(&request, &target(Some(false)), None);
         assert_eq!((&body["max_output_tokens"], body.get("reasoning")), (&json!(64), None));
         assert_eq!((&body["store"], &body["include"]), (&json!(false), &json!(["reasoning.encrypted_content"])));
+        request.options =
+            GenerationOptions { temperature: Some(0.25), top_p: Some(0.5), ..GenerationOptions::default() };
+        let body = request_body(&request, &target(None), None);
+        assert_eq!((&body["temperature"], &body["top_p"]), (&json!(0.25), &json!(0.5)));
     }
 
     #[test]

@@ -317,6 +317,7 @@ async fn options_become_the_generation_config_the_strict_mock_accepts() {
                 max_output_tokens: Some(2048),
                 reasoning_effort: Some(ReasoningEffort::High),
                 thinking_budget: None,
+                ..Default::default()
             },
             json!({"maxOutputTokens": 2048, "thinkingConfig": {"thinkingBudget": 24576, "includeThoughts": true}}),
         ),

@@ -585,6 +585,7 @@ async fn options_map_to_the_fields_the_strict_mock_validates() {
             max_output_tokens: Some(256),
             reasoning_effort: Some(ReasoningEffort::High),
             thinking_budget: None,
+            ..Default::default()
         }),
     )
     .await;

@@ -86,6 +86,59 @@ fn wrong_kind(profile: &ProviderProfile, kind: &ProviderKind) -> Option<String> 
     })
 }
 
+/// A local server found on its default port.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct DetectedServer {
+    /// The preset it matches (`ollama`, `lmstudio`).
+    pub preset: String,
+    /// What to call it.
+    pub label: String,
+    /// Where it answered.
+    pub base_url: String,
+    /// The models it lists.
+    pub models: Vec<String>,
+    /// The name of a profile that already points there, if any.
+    pub profile: Option<String>,
+}
+
+/// How long a local server may take to list its models.
+const DETECT_TIMEOUT: Duration = Duration::from_millis(1500);
+
+impl crate::Service {
+    /// Looks for Ollama and LM Studio on their default ports (nothing leaves the machine).
+    pub async fn detect_local_servers(&self) -> crate::Result<Vec<DetectedServer>> {
+        let candidates: Vec<(String, String)> =
+            switchboard_providers::presets::local().map(|p| (p.id.to_owned(), p.base_url.to_owned())).collect();
+        self.detect_servers(&candidates).await
+    }
+
+    /// [`Self::detect_local_servers`] over `(preset id, base URL)` pairs: those that list their
+    /// models within a moment, in the order given.
+    pub async fn detect_servers(&self, candidates: &[(String, String)]) -> crate::Result<Vec<DetectedServer>> {
+        let profiles = &self.inner.store.providers()?;
+        let probes = candidates.iter().map(|(id, url)| async move {
+            let provider = switchboard_providers::OpenAiChat::new(switchboard_providers::OpenAiConfig {
+                base_url: url.clone(),
+                api_key: None,
+            })
+            .ok()?;
+            let models = tokio::time::timeout(DETECT_TIMEOUT, provider.list_models()).await.ok()?.ok()?;
+            let label = switchboard_providers::PRESETS.iter().find(|p| p.id == id).map_or(id.as_str(), |p| p.label);
+            let same = |p: &ProviderProfile| p.base_url.trim_end_matches('/') == url.trim_end_matches('/');
+            Some(DetectedServer {
+                preset: id.clone(),
+                label: label.to_owned(),
+                base_url: url.clone(),
+                models,
+                profile: profiles.iter().find(|p| same(p)).map(|p| p.name.clone()),
+            })
+        });
+        Ok(futures::future::join_all(probes).await.into_iter().flatten().collect())
+    }
+}
+
 /// Runs the test. Never fails: every failure is the report's answer.
 pub(crate) async fn test(
     profile: &ProviderProfile,

@@ -3,7 +3,6 @@
 
 use crate::ipc::ConversationView;
 use crate::{Error, OLDER_PAGE_MAX, OPEN_PAGE, Result, Service};
-use switchboard_core::ErrorKind;
 use switchboard_store::{ConversationSummary, MessagePage};
 
 impl Service {
@@ -70,33 +69,13 @@ impl Service {
         Ok(self.inner.store.delete(id)?)
     }
 
-    /// Every conversation with its messages, as one JSON document.
-    pub fn export_all(&self) -> Result<serde_json::Value> {
-        let mut conversations = Vec::new();
-        for c in self.inner.store.conversations()? {
-            let messages = self.inner.store.messages(&c.id)?;
-            conversations.push(serde_json::json!({"conversation": c, "messages": messages}));
-        }
-        Ok(serde_json::json!({"format": "switchboard-export", "version": 1, "conversations": conversations}))
+    /// Pins a conversation to the top of the list, or unpins it.
+    pub fn set_pinned(&self, id: &str, pinned: bool) -> Result<()> {
+        Ok(self.inner.store.set_pinned(id, pinned)?)
     }
 
-    /// Writes [`Service::export_all`] to a file in the data directory's `exports` folder.
-    pub fn export_all_to_file(&self) -> Result<String> {
-        let dir = self
-            .inner
-            .store
-            .path()
-            .and_then(|p| p.parent())
-            .map(|p| p.join("exports"))
-            .ok_or_else(|| Error::config("This database has no folder to export to."))?;
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| Error::new(ErrorKind::Storage, format!("Cannot create {}: {e}", dir.display())))?;
-        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let path = dir.join(format!("switchboard-export-{stamp}.json"));
-        let text = serde_json::to_string_pretty(&self.export_all()?)
-            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-        std::fs::write(&path, text)
-            .map_err(|e| Error::new(ErrorKind::Storage, format!("Cannot write {}: {e}", path.display())))?;
-        Ok(path.display().to_string())
+    /// Archives a conversation (out of the main list; still searchable), or brings it back.
+    pub fn set_archived(&self, id: &str, archived: bool) -> Result<()> {
+        Ok(self.inner.store.set_archived(id, archived)?)
     }
 }

@@ -3,13 +3,13 @@
 //! them on the UI side.
 
 use serde::{Deserialize, Serialize};
-use switchboard_core::{ApprovalPolicy, ErrorKind, ToolSource};
+use switchboard_core::{ApprovalPolicy, ErrorKind, GenerationOptions, ToolSource};
 
 /// Stored types the shells pass through unchanged.
 pub use switchboard_store::{ConversationSummary, MessagePage, ProfileOptions, ProviderProfile, Role, StoredMessage};
 
 /// A message to send.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SendRequest {
@@ -38,6 +38,10 @@ pub struct SendRequest {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub max_iterations: Option<u32>,
+    /// This chat's generation settings; each one set wins over the profile's.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub generation: Option<GenerationOptions>,
 }
 
 impl SendRequest {
@@ -54,6 +58,7 @@ impl SendRequest {
             disable_for_chat: Vec::new(),
             system_prompt: None,
             max_iterations: None,
+            generation: None,
         }
     }
 
@@ -67,13 +72,14 @@ impl SendRequest {
             dry_run: self.dry_run,
             system_prompt: self.system_prompt.clone(),
             max_iterations: self.max_iterations,
+            generation: self.generation,
         }
     }
 }
 
 /// The person's choices for one turn: which profile and model, which tools. Stored with the
 /// question (provider and model resolved), so asking it again runs the same way.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default)]
 pub struct TurnChoices {
@@ -91,6 +97,9 @@ pub struct TurnChoices {
     pub system_prompt: Option<String>,
     /// Most model calls with tools before a final answer (default: the settings').
     pub max_iterations: Option<u32>,
+    /// This chat's generation settings over the profile's.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub generation: Option<GenerationOptions>,
 }
 
 impl Default for TurnChoices {
@@ -103,6 +112,7 @@ impl Default for TurnChoices {
             dry_run: false,
             system_prompt: None,
             max_iterations: None,
+            generation: None,
         }
     }
 }
@@ -162,7 +172,7 @@ pub struct ConversationView {
 }
 
 /// A provider profile as pickers show it (never with its key).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderInfo {

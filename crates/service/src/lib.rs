@@ -16,9 +16,10 @@
 //! settings validated) lives here, so every shell behaves the same.
 
 pub mod confirm;
-mod connection;
+pub mod connection;
 pub mod contract;
 pub mod conversations;
+pub mod export;
 pub mod ipc;
 pub mod keys;
 pub mod links;
@@ -26,6 +27,7 @@ pub mod mcp;
 pub mod providers;
 pub mod redact;
 pub mod settings;
+pub mod titles;
 pub mod tools;
 pub mod turns;
 

@@ -133,6 +133,7 @@ impl Service {
     ) -> Result<()> {
         let store = &self.inner.store;
         let kind = ProviderKind::parse(&profile.kind)?;
+        profile.options.generation.check().map_err(Error::config)?;
         switchboard_secrets::validate_name(&profile.name)
             .map_err(|e| Error::config(format!("Invalid profile name: {e}")))?;
         let base_url = if profile.base_url.trim().is_empty() {

@@ -19,8 +19,31 @@ pub const LIMITS: &str = "limits";
 pub const RETRY: &str = "retry";
 /// Key of [`WebPrefs`].
 pub const WEB: &str = "web";
+/// Key of [`ChatPrefs`].
+pub const CHATS: &str = "chats";
 /// Every settings key.
-pub const KEYS: &[&str] = &[DEFAULT_PROVIDER, TOOLS, LIMITS, RETRY, WEB];
+pub const KEYS: &[&str] = &[DEFAULT_PROVIDER, TOOLS, LIMITS, RETRY, WEB, CHATS];
+
+/// How a new chat gets its title.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub enum TitleMode {
+    /// A short title written by the chat's own model after its first answer (one tiny request).
+    #[default]
+    Model,
+    /// The first line of the first message; nothing is sent anywhere.
+    FirstLine,
+}
+
+/// Chat preferences.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase", default)]
+pub struct ChatPrefs {
+    /// How a new chat gets its title.
+    pub titles: TitleMode,
+}
 
 /// Which search API `web_search` uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -157,6 +180,9 @@ pub struct Settings {
     pub retry: Retry,
     /// Search & web tools.
     pub web: WebPrefs,
+    /// Chat preferences.
+    #[serde(default)]
+    pub chats: ChatPrefs,
 }
 
 impl Settings {
@@ -168,6 +194,7 @@ impl Settings {
             limits: store.setting(LIMITS)?.unwrap_or_default(),
             retry: store.setting(RETRY)?.unwrap_or_default(),
             web: store.setting(WEB)?.unwrap_or_default(),
+            chats: store.setting(CHATS)?.unwrap_or_default(),
         })
     }
 
@@ -183,6 +210,7 @@ impl Settings {
         store.set_setting(LIMITS, &self.limits)?;
         store.set_setting(RETRY, &self.retry)?;
         store.set_setting(WEB, &self.web)?;
+        store.set_setting(CHATS, &self.chats)?;
         Ok(())
     }
 
@@ -201,6 +229,7 @@ impl Settings {
             (LIMITS, Some(v)) => shape::<Limits>(key, v),
             (RETRY, Some(v)) => shape::<Retry>(key, v),
             (WEB, Some(v)) => shape::<WebPrefs>(key, v),
+            (CHATS, Some(v)) => shape::<ChatPrefs>(key, v),
             _ => Err(Error::config(format!("Unknown setting '{key}'. Known: {}.", KEYS.join(", ")))),
         }
     }

@@ -167,6 +167,9 @@ impl Service {
             return Err(Error::config("The message is empty."));
         }
         let choices = request.choices();
+        if let Some(generation) = &choices.generation {
+            generation.check().map_err(Error::config)?;
+        }
         let resolved = self.provider_factory().resolve(&choices)?;
         self.begin(request.conversation_id.as_deref(), &request.text, &request.disable_for_chat, choices, resolved)
     }
@@ -229,7 +232,15 @@ impl Service {
                 profile.name
             )
         });
-        let mut generation = profile.options.generation;
+        let mut generation = match &choices.generation {
+            Some(chat) => profile.options.generation.overridden_by(chat),
+            None => profile.options.generation,
+        };
+        if caps.sampling == Some(false) {
+            // OpenAI's reasoning models refuse sampling settings.
+            generation.temperature = None;
+            generation.top_p = None;
+        }
         if caps.reasoning == Some(false) {
             // Models without reasoning refuse its controls.
             generation.reasoning_effort = None;

@@ -62,6 +62,11 @@ fn render() -> String {
         store::ProfileOptions,
         switchboard_store::ProviderProfile,
         ipc::ConnectionReport,
+        switchboard_service::export::ExportFormat,
+        switchboard_service::connection::DetectedServer,
+        switchboard_providers::Preset,
+        settings::TitleMode,
+        settings::ChatPrefs,
         settings::ToolPrefs,
         settings::Limits,
         settings::Retry,
@@ -116,6 +121,12 @@ fn render() -> String {
         "Every provider kind, in the order pickers list them.",
         &contract::provider_kinds(),
         Some("readonly ProviderKindInfo[]"),
+    );
+    constant(
+        "PROVIDER_PRESETS",
+        "The services and local servers Add provider offers, with kind and address filled in.",
+        &switchboard_providers::PRESETS,
+        Some("readonly Preset[]"),
     );
     constant(
         "OPEN_PAGE",

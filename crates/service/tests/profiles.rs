@@ -57,6 +57,7 @@ async fn a_profiles_output_limit_and_effort_reach_the_request_and_are_kept() {
             max_output_tokens: Some(777),
             reasoning_effort: Some(ReasoningEffort::High),
             thinking_budget: None,
+            ..Default::default()
         },
         ..ProfileOptions::default()
     };
@@ -218,4 +219,92 @@ async fn signed_thinking_goes_back_to_its_api_and_is_dropped_after_a_switch() {
     let back = &mock.requests()[3];
     let first_answer = &back.messages()[1]["content"];
     assert_eq!(first_answer[0]["type"], "thinking", "{:#}", back.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chats_sampling_settings_win_over_the_profiles_and_reasoning_models_get_none() {
+    let mock = MockServer::start(Script::new([Reply::text("a"), Reply::text("b")])).await;
+    let service = service();
+    let options = ProfileOptions {
+        generation: GenerationOptions { temperature: Some(0.7), top_p: Some(0.9), ..Default::default() },
+        ..Default::default()
+    };
+    service.add_provider(&profile("p", "openai", &mock.base_url(), "gpt-4o", options), true).unwrap();
+    let chat = GenerationOptions { temperature: Some(0.1), max_output_tokens: Some(50), ..Default::default() };
+    let request = SendRequest { generation: Some(chat), ..SendRequest::text(None, "hi") };
+    let turn = service.prepare(request).unwrap();
+    service.run(turn, Arc::new(VecSink::default()), &FixedApprover(ApprovalDecision::Once)).await;
+    let body = &mock.requests()[0].body;
+    assert_eq!((body["temperature"].as_f64(), body["top_p"].as_f64()), (Some(0.1f32 as f64), Some(0.9f32 as f64)));
+    assert_eq!(body["max_tokens"], 50);
+
+    // OpenAI's reasoning models refuse sampling settings: none are sent.
+    service.add_provider(&profile("p", "openai", &mock.base_url(), "o4-mini", options), true).unwrap();
+    ask(&service, None, "p", "hi").await;
+    let body = &mock.requests()[1].body;
+    assert!(body.get("temperature").is_none() && body.get("top_p").is_none(), "{body:#}");
+
+    // Out of range: refused before anything is written.
+    let bad = GenerationOptions { temperature: Some(3.0), ..Default::default() };
+    let e = service.prepare(SendRequest { generation: Some(bad), ..SendRequest::text(None, "hi") }).unwrap_err();
+    assert!(e.message.contains("temperature must be a number from 0 to 2"), "{}", e.message);
+    let bad_profile = ProfileOptions {
+        generation: GenerationOptions { top_p: Some(1.5), ..Default::default() },
+        ..Default::default()
+    };
+    let e = service.add_provider(&profile("q", "openai", &mock.base_url(), "m", bad_profile), false).unwrap_err();
+    assert!(e.message.contains("Top-p"), "{}", e.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_chat_gets_a_short_title_from_its_model_unless_the_person_opted_out_or_renamed_it() {
+    let mock = MockServer::start(Script::new([
+        Reply::text("It is 9 pm in Tokyo."),
+        Reply::text("\"Tokyo time check.\""),
+        Reply::text("Noted."),
+    ]))
+    .await;
+    let service = service();
+    service.add_provider(&profile("p", "openai", &mock.base_url(), "gpt-4o", Default::default()), true).unwrap();
+    let events = ask(&service, None, "p", "what time is it in Tokyo? I need to call a friend there").await;
+    let id = conversation_of(&events);
+    assert_eq!(service.generate_title(&id).await.unwrap(), "Tokyo time check");
+    assert_eq!(service.conversations().unwrap()[0].title, "Tokyo time check");
+    let request = &mock.requests()[1].body;
+    assert!(request.get("tools").is_none(), "a title request offers no tools: {request:#}");
+    assert_eq!(request["max_tokens"], 40);
+    let shown = request["messages"][1]["content"].as_str().unwrap();
+    assert!(shown.contains("Person: what time is it in Tokyo?") && shown.contains("Assistant: It is 9 pm"), "{shown}");
+
+    // A title the person chose stays; so does the first line when they opted out.
+    service.rename(&id, "Calling Kenji").unwrap();
+    assert_eq!(service.generate_title(&id).await.unwrap(), "Calling Kenji");
+    let events = ask(&service, None, "p", "Another question").await;
+    let other = conversation_of(&events);
+    let mut settings = service.settings().unwrap();
+    settings.chats.titles = switchboard_service::settings::TitleMode::FirstLine;
+    service.update_settings(&settings).unwrap();
+    assert_eq!(service.generate_title(&other).await.unwrap(), "Another question");
+    assert_eq!(mock.requests().len(), 3, "no request when opted out");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_servers_that_answer_are_offered_and_one_already_added_is_named() {
+    let running = MockServer::start(Script::new([])).await;
+    let dead = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", listener.local_addr().unwrap())
+    };
+    let service = service();
+    let candidates = vec![("ollama".to_owned(), dead), ("lmstudio".to_owned(), running.base_url())];
+    let found = service.detect_servers(&candidates).await.unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].preset.as_str(), found[0].label.as_str()), ("lmstudio", "LM Studio"));
+    assert_eq!(found[0].models, ["mock-model", "mock-reasoner"]);
+    assert_eq!(found[0].profile, None);
+    service
+        .add_provider(&profile("studio", "openai", &running.base_url(), "mock-model", Default::default()), true)
+        .unwrap();
+    let found = service.detect_servers(&candidates).await.unwrap();
+    assert_eq!(found[0].profile.as_deref(), Some("studio"));
 }

@@ -302,3 +302,47 @@ async fn approvals_for_the_chat_or_always_are_remembered_whichever_shell_answers
     service.run(turn, sink, &FixedApprover(ApprovalDecision::Always)).await;
     assert_eq!(service.settings().unwrap().tools.approval["get_time"], switchboard_core::ApprovalPolicy::Auto);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_exports_as_markdown_with_calls_in_place_and_as_json_into_the_exports_folder() {
+    let mock = MockServer::start(Script::new([
+        Reply::text_then_tool_calls("Checking 東京 ⏰ ", &[("c1", "get_time", r#"{"timezone":"Asia/Tokyo"}"#)]),
+        Reply::text("It is late."),
+    ]))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join(switchboard_store::DB_FILE)).unwrap();
+    let service = Service::new(store, Arc::new(MemoryStore::new())).unwrap();
+    let profile = ProviderProfile {
+        name: "mock".into(),
+        kind: "openai".into(),
+        base_url: mock.base_url(),
+        model: Some("m".into()),
+        options: Default::default(),
+    };
+    service.add_provider(&profile, true).unwrap();
+    let (sink, mut rx) = channel_sink();
+    let started = service.send(SendRequest::text(None, "What time is it in Tokyo?"), sink).unwrap();
+    until_done(&mut rx).await;
+    let id = started.conversation_id;
+
+    use switchboard_service::export::ExportFormat;
+    let md = service.export_conversation(&id, ExportFormat::Markdown).unwrap();
+    let before = md.find("Checking 東京 ⏰").unwrap();
+    let call = md.find("<details><summary>Tool call: <code>get_time</code>").unwrap();
+    let after = md.find("It is late.").unwrap();
+    assert!(before < call && call < after, "the call sits where it happened:\n{md}");
+    assert!(md.starts_with("# What time is it in Tokyo?") && md.contains("## Assistant (mock · m)"), "{md}");
+
+    let path = service.export_conversation_to_file(&id, ExportFormat::Json).unwrap();
+    assert!(path.starts_with(&dir.path().join("exports").display().to_string()) && path.ends_with(".json"), "{path}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(doc["conversation"]["id"], id.as_str());
+    assert_eq!(doc["messages"][1]["toolCalls"][0]["name"], "get_time");
+
+    service.set_pinned(&id, true).unwrap();
+    assert!(service.conversations().unwrap()[0].pinned);
+    service.set_archived(&id, true).unwrap();
+    let c = &service.conversations().unwrap()[0];
+    assert!(c.archived && !c.pinned);
+}

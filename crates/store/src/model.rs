@@ -45,6 +45,10 @@ pub struct ConversationSummary {
     pub updated_at: i64,
     /// Messages of both roles.
     pub message_count: u64,
+    /// Kept at the top of the list.
+    pub pinned: bool,
+    /// Kept out of the main list (still searchable and openable).
+    pub archived: bool,
 }
 
 /// Who wrote a message.
@@ -311,7 +315,7 @@ pub struct StoredToolResult {
 
 /// A provider profile: which API to talk to and where. The key lives in the keychain, never here.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderProfile {
     /// Unique name the person chose ("openai", "work-anthropic").
@@ -331,7 +335,7 @@ pub struct ProviderProfile {
 /// A profile's generation settings, and what the person says its model can do where the
 /// capability table guesses wrong.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileOptions {
     /// Output limit and reasoning controls sent with every request.

@@ -318,7 +318,8 @@ impl Store {
     /// All conversations, most recently updated first.
     pub fn conversations(&self) -> Result<Vec<ConversationSummary>> {
         let conn = self.conn();
-        let mut stmt = conn.prepare_cached(&format!("{SUMMARY_SELECT} ORDER BY c.updated_at DESC, c.id DESC"))?;
+        let mut stmt =
+            conn.prepare_cached(&format!("{SUMMARY_SELECT} ORDER BY c.pinned DESC, c.updated_at DESC, c.id DESC"))?;
         let rows = stmt.query_map([], summary_from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -328,6 +329,28 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&format!("{SUMMARY_SELECT} WHERE c.id = ?1"))?;
         stmt.query_row([id], summary_from_row).optional()?.ok_or_else(|| Error::not_found("conversation", id))
+    }
+
+    /// Pins a conversation to the top of the list, or unpins it.
+    pub fn set_pinned(&self, id: &str, pinned: bool) -> Result<()> {
+        let n = self.conn().execute("UPDATE conversations SET pinned = ?2 WHERE id = ?1", (id, pinned))?;
+        if n == 0 {
+            return Err(Error::not_found("conversation", id));
+        }
+        Ok(())
+    }
+
+    /// Archives a conversation (out of the main list), or brings it back. An archived one is
+    /// never pinned.
+    pub fn set_archived(&self, id: &str, archived: bool) -> Result<()> {
+        let n = self.conn().execute(
+            "UPDATE conversations SET archived = ?2, pinned = CASE WHEN ?2 THEN 0 ELSE pinned END WHERE id = ?1",
+            (id, archived),
+        )?;
+        if n == 0 {
+            return Err(Error::not_found("conversation", id));
+        }
+        Ok(())
     }
 
     /// Renames a conversation. Does not change its place in the list.
@@ -527,7 +550,7 @@ impl ProcessLock {
 }
 
 const SUMMARY_SELECT: &str = "SELECT c.id, c.title, c.created_at, c.updated_at,
-        (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id)
+        (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id), c.pinned, c.archived
     FROM conversations c";
 
 fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<ConversationSummary> {
@@ -537,6 +560,8 @@ fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<ConversationSummary> {
         created_at: r.get(2)?,
         updated_at: r.get(3)?,
         message_count: r.get(4)?,
+        pinned: r.get(5)?,
+        archived: r.get(6)?,
     })
 }
 
@@ -683,7 +708,7 @@ pub(crate) fn escape_like(query: &str) -> String {
 }
 
 /// A new conversation's title: its first non-blank line, at most 60 chars with an ellipsis if cut.
-pub(crate) fn title_from(text: &str) -> String {
+pub fn title_from(text: &str) -> String {
     const MAX_CHARS: usize = 60;
     let Some(line) = text.lines().map(str::trim).find(|l| !l.is_empty()) else {
         return "New conversation".to_owned();

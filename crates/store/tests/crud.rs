@@ -281,3 +281,25 @@ fn a_conversation_reads_back_a_page_at_a_time_newest_first_with_its_tool_calls()
     assert!(matches!(store.messages_page(&id, Some("nope"), 4), Err(Error::NotFound { what: "message", .. })));
     assert!(matches!(store.messages_page("nope", None, 4), Err(Error::NotFound { what: "conversation", .. })));
 }
+
+#[test]
+fn pinned_conversations_lead_the_list_and_archiving_unpins() {
+    let store = Store::open_in_memory().unwrap();
+    let first = new_chat(&store, "first");
+    std::thread::sleep(Duration::from_millis(2));
+    let second = new_chat(&store, "second");
+    assert_eq!(titles(&store.conversations().unwrap()), ["second", "first"]);
+    store.set_pinned(&first, true).unwrap();
+    let list = store.conversations().unwrap();
+    assert_eq!(titles(&list), ["first", "second"], "a pinned one leads, newer ones follow");
+    assert!(list[0].pinned && !list[0].archived);
+    store.set_archived(&first, true).unwrap();
+    let first_now = store.conversation(&first).unwrap();
+    assert!(first_now.archived && !first_now.pinned, "archiving unpins");
+    assert_eq!(titles(&store.conversations().unwrap()), ["second", "first"]);
+    store.set_archived(&first, false).unwrap();
+    assert!(!store.conversation(&first).unwrap().archived);
+    assert!(matches!(store.set_pinned("nope", true), Err(Error::NotFound { what: "conversation", .. })));
+    assert!(matches!(store.set_archived("nope", true), Err(Error::NotFound { .. })));
+    let _ = second;
+}

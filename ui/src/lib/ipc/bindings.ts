@@ -252,7 +252,16 @@ reasoningEffort?: ReasoningEffort,
  * Thinking budget in tokens (Anthropic extended thinking, Gemini `thinkingBudget`); wins over
  * the effort for those APIs. 0 turns thinking off where the API allows it.
  */
-thinkingBudget?: number, };
+thinkingBudget?: number, 
+/**
+ * Sampling temperature (0 to 2; Anthropic takes 0 to 1). Left out for models that refuse it
+ * (OpenAI's reasoning models, Claude while it thinks).
+ */
+temperature?: number, 
+/**
+ * Nucleus sampling (0 to 1), where the API takes it.
+ */
+topP?: number, };
 
 export type ConversationSummary = { 
 /**
@@ -274,7 +283,15 @@ updatedAt: number,
 /**
  * Messages of both roles.
  */
-messageCount: number, };
+messageCount: number, 
+/**
+ * Kept at the top of the list.
+ */
+pinned: boolean, 
+/**
+ * Kept out of the main list (still searchable and openable).
+ */
+archived: boolean, };
 
 export type Role = "user" | "assistant";
 
@@ -493,7 +510,11 @@ systemPrompt?: string,
 /**
  * Overrides the settings' most model calls with tools for this turn.
  */
-maxIterations?: number, };
+maxIterations?: number, 
+/**
+ * This chat's generation settings; each one set wins over the profile's.
+ */
+generation?: GenerationOptions, };
 
 export type TurnChoices = { 
 /**
@@ -523,7 +544,11 @@ systemPrompt: string | null,
 /**
  * Most model calls with tools before a final answer (default: the settings').
  */
-maxIterations: number | null, };
+maxIterations: number | null, 
+/**
+ * This chat's generation settings over the profile's.
+ */
+generation?: GenerationOptions, };
 
 export type TurnStarted = { 
 /**
@@ -744,6 +769,68 @@ errorKind: ErrorKind | null,
  */
 detail: string | null, };
 
+export type ExportFormat = "markdown" | "json";
+
+export type DetectedServer = { 
+/**
+ * The preset it matches (`ollama`, `lmstudio`).
+ */
+preset: string, 
+/**
+ * What to call it.
+ */
+label: string, 
+/**
+ * Where it answered.
+ */
+baseUrl: string, 
+/**
+ * The models it lists.
+ */
+models: Array<string>, 
+/**
+ * The name of a profile that already points there, if any.
+ */
+profile: string | null, };
+
+export type Preset = { 
+/**
+ * Stable id, also the suggested profile name.
+ */
+id: string, 
+/**
+ * What the picker shows.
+ */
+label: string, 
+/**
+ * The API kind (an id of `KINDS`).
+ */
+kind: string, 
+/**
+ * The base URL.
+ */
+baseUrl: string, 
+/**
+ * Whether it needs a key.
+ */
+needsKey: boolean, 
+/**
+ * A model to start with, when one is a safe default.
+ */
+model: string | null, 
+/**
+ * A local server: looked for on its default port.
+ */
+local: boolean, };
+
+export type TitleMode = "model" | "firstLine";
+
+export type ChatPrefs = { 
+/**
+ * How a new chat gets its title.
+ */
+titles: TitleMode, };
+
 export type ToolPrefs = { 
 /**
  * Tools never offered.
@@ -818,7 +905,11 @@ retry: Retry,
 /**
  * Search & web tools.
  */
-web: WebPrefs, };
+web: WebPrefs, 
+/**
+ * Chat preferences.
+ */
+chats: ChatPrefs, };
 
 export type Capabilities = { 
 /**
@@ -1172,6 +1263,91 @@ export const PROVIDER_KINDS = [
     }
   }
 ] as const satisfies readonly ProviderKindInfo[];
+
+/** The services and local servers Add provider offers, with kind and address filled in. */
+export const PROVIDER_PRESETS = [
+  {
+    "id": "openai",
+    "label": "OpenAI",
+    "kind": "openai",
+    "baseUrl": "https://api.openai.com/v1",
+    "needsKey": true,
+    "model": "gpt-4o-mini",
+    "local": false
+  },
+  {
+    "id": "openai-responses",
+    "label": "OpenAI (Responses API)",
+    "kind": "openai-responses",
+    "baseUrl": "https://api.openai.com/v1",
+    "needsKey": true,
+    "model": "gpt-4.1-mini",
+    "local": false
+  },
+  {
+    "id": "anthropic",
+    "label": "Anthropic (Claude)",
+    "kind": "anthropic",
+    "baseUrl": "https://api.anthropic.com/v1",
+    "needsKey": true,
+    "model": "claude-sonnet-4-5",
+    "local": false
+  },
+  {
+    "id": "gemini",
+    "label": "Google Gemini",
+    "kind": "gemini",
+    "baseUrl": "https://generativelanguage.googleapis.com/v1beta",
+    "needsKey": true,
+    "model": "gemini-2.5-flash",
+    "local": false
+  },
+  {
+    "id": "openrouter",
+    "label": "OpenRouter",
+    "kind": "openai",
+    "baseUrl": "https://openrouter.ai/api/v1",
+    "needsKey": true,
+    "model": null,
+    "local": false
+  },
+  {
+    "id": "ollama",
+    "label": "Ollama",
+    "kind": "openai",
+    "baseUrl": "http://localhost:11434/v1",
+    "needsKey": false,
+    "model": null,
+    "local": true
+  },
+  {
+    "id": "lmstudio",
+    "label": "LM Studio",
+    "kind": "openai",
+    "baseUrl": "http://localhost:1234/v1",
+    "needsKey": false,
+    "model": null,
+    "local": true
+  },
+  {
+    "id": "vllm",
+    "label": "vLLM",
+    "kind": "openai",
+    "baseUrl": "http://localhost:8000/v1",
+    "needsKey": false,
+    "model": null,
+    "local": false
+  },
+  {
+    "id": "llamacpp",
+    "label": "llama.cpp server",
+    "kind": "openai",
+    "baseUrl": "http://localhost:8080/v1",
+    "needsKey": false,
+    "model": null,
+    "local": false
+  }
+] as const satisfies readonly Preset[];
 
 /** How many of a conversation's last messages `open_conversation` returns. */
 export const OPEN_PAGE = 60 as const;

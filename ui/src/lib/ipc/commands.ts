@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { ApprovalChoice, ChatEvent, ConnectionReport, ConversationSummary, ConversationView, DataInfo, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, TurnChoices, TurnStarted } from './bindings';
+import type { ApprovalChoice, ChatEvent, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DetectedServer, ExportFormat, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -14,6 +14,9 @@ export interface Commands {
   open_conversation: { args: { id: string }; result: ConversationView };
   older_messages: { args: { id: string; before: string; limit: number }; result: MessagePage };
   rename_conversation: { args: { id: string; title: string }; result: void };
+  generate_title: { args: { id: string }; result: string };
+  set_conversation_pinned: { args: { id: string; pinned: boolean }; result: void };
+  set_conversation_archived: { args: { id: string; archived: boolean }; result: void };
   delete_conversation: { args: { id: string }; result: void };
   send_message: { args: { request: SendRequest; onEvent: EventChannel<ChatEvent> }; result: TurnStarted };
   stop_turn: { args: { messageId: string }; result: boolean };
@@ -22,6 +25,7 @@ export interface Commands {
   set_chat_tool_disabled: { args: { conversationId: string; name: string; disabled: boolean }; result: void };
   list_providers: { args: Record<string, never>; result: ProviderInfo[] };
   list_models: { args: { provider?: string | null }; result: string[] };
+  detect_local_servers: { args: Record<string, never>; result: DetectedServer[] };
   test_provider: { args: { provider?: string | null }; result: ConnectionReport };
   resolve_approval: { args: { callId: string; choice: ApprovalChoice }; result: void };
   get_settings: { args: Record<string, never>; result: Settings };
@@ -48,6 +52,8 @@ export interface Commands {
   open_url: { args: { url: string }; result: void };
   data_info: { args: Record<string, never>; result: DataInfo };
   export_all: { args: Record<string, never>; result: string };
+  export_conversation: { args: { id: string; format: ExportFormat }; result: string };
+  open_exports_folder: { args: Record<string, never>; result: void };
 }
 
 export type CommandName = keyof Commands;
@@ -59,6 +65,9 @@ export const COMMANDS = {
   open_conversation: ['id'],
   older_messages: ['id', 'before', 'limit'],
   rename_conversation: ['id', 'title'],
+  generate_title: ['id'],
+  set_conversation_pinned: ['id', 'pinned'],
+  set_conversation_archived: ['id', 'archived'],
   delete_conversation: ['id'],
   send_message: ['request', 'onEvent'],
   stop_turn: ['messageId'],
@@ -67,6 +76,7 @@ export const COMMANDS = {
   set_chat_tool_disabled: ['conversationId', 'name', 'disabled'],
   list_providers: [],
   list_models: ['provider'],
+  detect_local_servers: [],
   test_provider: ['provider'],
   resolve_approval: ['callId', 'choice'],
   get_settings: [],
@@ -93,4 +103,6 @@ export const COMMANDS = {
   open_url: ['url'],
   data_info: [],
   export_all: [],
+  export_conversation: ['id', 'format'],
+  open_exports_folder: [],
 } as const satisfies { [C in CommandName]: readonly (keyof Commands[C]['args'])[] };

@@ -303,7 +303,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
 
   function add(title: string, at: number, messages: StoredMessage[]) {
     const cid = id('c');
-    conversations.set(cid, { summary: { id: cid, title, createdAt: at, updatedAt: at, messageCount: messages.length }, messages, disabled: new Set() });
+    conversations.set(cid, { summary: { id: cid, title, createdAt: at, updatedAt: at, messageCount: messages.length, pinned: false, archived: false }, messages, disabled: new Set() });
   }
 
   /** Each golden turn as the store returned it, newest first; then a Markdown sample. */
@@ -406,6 +406,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     limits: { maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: null, idleTimeoutSecs: null },
     retry: { maxRetries: null, baseDelayMs: null },
     web: { searchBackend: 'tavily', searxngUrl: null, allowLocalAddresses: false },
+    chats: { titles: 'model' },
   };
   // The stores hold values; nothing below ever returns one.
   const stores: Record<KeyMode, Map<string, string>> = {
@@ -618,7 +619,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
         const cid = id('c');
         const now = Date.now();
         const title = request.text.trim().replace(/\s+/g, ' ').slice(0, 48);
-        conv = { summary: { id: cid, title, createdAt: now, updatedAt: now, messageCount: 0 }, messages: [], disabled: new Set() };
+        conv = { summary: { id: cid, title, createdAt: now, updatedAt: now, messageCount: 0, pinned: false, archived: false }, messages: [], disabled: new Set() };
         conversations.set(cid, conv);
       }
       for (const name of request.disableForChat) conv.disabled.add(name);
