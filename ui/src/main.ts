@@ -3,6 +3,7 @@ import { mount } from 'svelte';
 import App from './App.svelte';
 import { api } from './lib/ipc/api';
 import { AppState, isSettingsSection } from './lib/state/app.svelte';
+import { PrefsState } from './lib/state/prefs.svelte';
 
 /** Shown when the app cannot even start (never a blank window). */
 function renderFatal(target: HTMLElement, error: unknown): void {
@@ -23,7 +24,7 @@ function renderFatal(target: HTMLElement, error: unknown): void {
 
 /**
  * Dev only: query parameters for screenshots and manual testing (?theme=dark|light, ?open=latest|N|id,
- * ?send=text, ?tray=1, ?sidebar=0, ?settings=providers|keys|web|tools|limits|data). The fake backend
+ * ?send=text, ?tray=1, ?sidebar=0, ?settings=providers|keys|web|tools|mcp|limits|appearance|data). The fake backend
  * reads its own (?providers=0, ?keychain=problem|pending).
  */
 async function devHooks(app: AppState): Promise<void> {
@@ -46,6 +47,10 @@ async function devHooks(app: AppState): Promise<void> {
 // Picks the font stacks for the platform (app.css, `data-platform`), before the first render.
 if (/Linux/.test(navigator.userAgent) && !/Android/.test(navigator.userAgent)) document.documentElement.dataset.platform = 'linux';
 
+// Theme, text size and zoom from the last session, before the first render (no flash of the wrong theme).
+const prefs = new PrefsState();
+prefs.apply();
+
 if (import.meta.env.DEV) {
   const theme = new URLSearchParams(location.search).get('theme');
   if (theme === 'dark' || theme === 'light') document.documentElement.dataset.theme = theme;
@@ -54,7 +59,7 @@ if (import.meta.env.DEV) {
 const target = document.getElementById('app');
 if (target) {
   try {
-    const app = new AppState(api);
+    const app = new AppState(api, { prefs });
     mount(App, { target, props: { app } });
     void app.init().then(() => (import.meta.env.DEV ? devHooks(app) : undefined));
   } catch (e) {

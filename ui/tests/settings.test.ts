@@ -50,7 +50,7 @@ describe('the settings screen', () => {
     await fireEvent.click(byTestId('open-settings'));
     expect(await screen.findByTestId('settings-section-providers')).toBeTruthy();
     const nav = byTestId('settings-nav');
-    expect(within(nav).getAllByRole('button').map((b) => b.textContent?.trim())).toEqual(['Providers', 'Keys', 'Search & web tools', 'Tools', 'MCP servers', 'Limits', 'Data']);
+    expect(within(nav).getAllByRole('button').map((b) => b.textContent?.trim())).toEqual(['Providers', 'Keys', 'Search & web tools', 'Tools', 'MCP servers', 'Limits', 'Appearance', 'Data']);
     // The chat stays mounted (a draft is not lost), hidden.
     expect((byTestId('composer-input').closest('.chat') as HTMLElement).hidden).toBe(true);
 
@@ -84,6 +84,7 @@ describe('the settings screen', () => {
       limits: { maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: null, idleTimeoutSecs: null },
       retry: { maxRetries: null, baseDelayMs: null },
       web: { searchBackend: 'tavily', searxngUrl: null, allowLocalAddresses: false },
+      chats: { titles: 'model' },
     });
     const row = screen.getAllByTestId('settings-tool-row').find((r) => r.dataset.toolName === 'web_fetch') as HTMLElement;
     expect((await within(row).findByTestId('saved-note')).textContent).toContain('Saved');

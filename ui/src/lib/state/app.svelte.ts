@@ -8,6 +8,7 @@ import type { ApprovalChoice, ConversationSummary, IpcError, ProviderInfo, ToolI
 import { errorAction, toIpcError, type ErrorAction } from '../ipc/errors';
 import { nextFrame, type Scheduler } from '../util/frame';
 import { extractMentions } from '../util/mentions';
+import { PrefsState } from './prefs.svelte';
 import { ChatSession, type ApprovalRequest, type SessionHost } from './session.svelte';
 
 export interface Toast {
@@ -19,9 +20,9 @@ export interface Toast {
 }
 
 /** The sections of the settings screen, in nav order. */
-export type SettingsSection = 'providers' | 'keys' | 'web' | 'tools' | 'mcp' | 'limits' | 'data';
+export type SettingsSection = 'providers' | 'keys' | 'web' | 'tools' | 'mcp' | 'limits' | 'appearance' | 'data';
 
-export const SETTINGS_SECTIONS: readonly SettingsSection[] = ['providers', 'keys', 'web', 'tools', 'mcp', 'limits', 'data'];
+export const SETTINGS_SECTIONS: readonly SettingsSection[] = ['providers', 'keys', 'web', 'tools', 'mcp', 'limits', 'appearance', 'data'];
 
 export function isSettingsSection(s: unknown): s is SettingsSection {
   return typeof s === 'string' && (SETTINGS_SECTIONS as readonly string[]).includes(s);
@@ -30,6 +31,29 @@ export function isSettingsSection(s: unknown): s is SettingsSection {
 export interface ModelChoice {
   provider: string;
   model: string | null;
+}
+
+/**
+ * A message typed while an answer streams: sent by itself when that turn ends normally or is
+ * stopped; kept (with `held` saying why) when the turn ended with an error or was cut off.
+ */
+export interface QueuedMessage {
+  /** What the person typed, mentions included (given back to the composer on cancel). */
+  raw: string;
+  /** The text to send (mentions taken out) and the tools it forces. */
+  text: string;
+  forced: string[];
+  noTools: boolean;
+  dryRun: boolean;
+  choice: ModelChoice | null;
+  /** Why it was not sent when the answer ended, or null while it waits. */
+  held: string | null;
+}
+
+/** A short confirmation ("Copied"), not an error. */
+export interface Notice {
+  id: number;
+  text: string;
 }
 
 const MODEL_KEY = 'switchboard.model';
@@ -82,6 +106,14 @@ export class AppState implements SessionHost {
   settingsSection = $state<SettingsSection>('providers');
   /** Text to put in the composer (suggestions on the empty screen). */
   composerSeed = $state<{ text: string; n: number } | null>(null);
+  /** Messages waiting for the running answer to end, by `ChatSession.key`. */
+  queued = $state.raw<Record<string, QueuedMessage>>({});
+  /** The keyboard shortcut sheet (Ctrl+/). */
+  shortcutsOpen = $state(false);
+  /** The latest short confirmation, shown briefly (see `notify`). */
+  notice = $state.raw<Notice | null>(null);
+  /** Theme, text size, zoom and the send key (localStorage). */
+  readonly prefs: PrefsState;
 
   /** Sessions with a turn running, so switching away and back shows the live answer. */
   // Bookkeeping only, never rendered: a plain Map on purpose.
@@ -91,10 +123,12 @@ export class AppState implements SessionHost {
   private searchTimer: ReturnType<typeof setTimeout> | null = null;
   private listRequest = 0;
   private toolsRequest = 0;
+  private noticeTimer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(api: Backend, opts: { schedule?: Scheduler } = {}) {
+  constructor(api: Backend, opts: { schedule?: Scheduler; prefs?: PrefsState } = {}) {
     this.api = api;
     this.schedule = opts.schedule ?? nextFrame;
+    this.prefs = opts.prefs ?? new PrefsState();
     this.current = new ChatSession(this);
     this.sidebarOpen = readStorage<boolean>(SIDEBAR_KEY) ?? true;
   }
@@ -150,8 +184,9 @@ export class AppState implements SessionHost {
   }
 
   private switchTo(s: ChatSession): void {
-    // Keep only sessions whose turn still runs: a finished one is reloaded from the store next time.
-    for (const [id, session] of this.sessions) if (!session.running && session !== s) this.sessions.delete(id);
+    // Keep only sessions whose turn still runs (or that hold a queued message): a finished one is
+    // reloaded from the store next time.
+    for (const [id, session] of this.sessions) if (!session.running && !this.queued[session.key] && session !== s) this.sessions.delete(id);
     this.current = s;
     this.forced = [];
     this.noTools = false;
@@ -179,6 +214,7 @@ export class AppState implements SessionHost {
       const live = this.sessions.get(id);
       if (live?.running) await live.stop();
       await this.api.deleteConversation(id);
+      if (live) this.dropQueued(live);
       this.sessions.delete(id);
       this.conversations = this.conversations.filter((c) => c.id !== id);
       if (this.current.conversationId === id) this.switchTo(new ChatSession(this));
@@ -195,29 +231,128 @@ export class AppState implements SessionHost {
     if (s.running) return false;
     // With no provider the turn could only fail (an empty, interrupted answer); the composer says why instead.
     if (!this.hasProviders) return false;
+    const message = this.takeMessage(rawText);
+    if (!message) return false;
+    this.startTurn(s, message);
+    return true;
+  }
+
+  /**
+   * The composer's send: sends now, or, while an answer streams in this chat, queues the message
+   * for when it ends (a second one joins the first, so nothing typed is lost).
+   */
+  submit(rawText: string): boolean {
+    const s = this.current;
+    if (!s.running) return this.send(rawText);
+    if (!this.hasProviders) return false;
+    const message = this.takeMessage(rawText);
+    if (!message) return false;
+    const before = this.queued[s.key];
+    const next: QueuedMessage = before
+      ? {
+          raw: `${before.raw}\n\n${message.raw}`,
+          text: `${before.text}\n\n${message.text}`,
+          forced: [...before.forced, ...message.forced.filter((f) => !before.forced.includes(f))],
+          noTools: before.noTools || message.noTools,
+          dryRun: before.dryRun || message.dryRun,
+          choice: message.choice,
+          held: null,
+        }
+      : message;
+    this.queued = { ...this.queued, [s.key]: next };
+    if (!s.isDraft) this.sessions.set(s.conversationId as string, s);
+    return true;
+  }
+
+  /** The message queued in the open chat, if any. */
+  get currentQueued(): QueuedMessage | null {
+    return this.queued[this.current.key] ?? null;
+  }
+
+  /** Takes the queued message back (its text and choices return to the composer's hands). */
+  cancelQueued(session: ChatSession = this.current): QueuedMessage | null {
+    const q = this.queued[session.key] ?? null;
+    if (!q) return null;
+    this.dropQueued(session);
+    if (session === this.current) {
+      this.forced = [...this.forced, ...q.forced.filter((f) => !this.forced.includes(f) && this.usableTools.some((t) => t.name === f))];
+      this.noTools ||= q.noTools;
+      this.dryRun ||= q.dryRun;
+    }
+    return q;
+  }
+
+  /** Sends a held message now (after the answer it waited for failed). */
+  sendQueuedNow(session: ChatSession = this.current): boolean {
+    const q = this.queued[session.key];
+    if (!q || session.running || !this.hasProviders) return false;
+    this.dropQueued(session);
+    this.startTurn(session, q);
+    return true;
+  }
+
+  private dropQueued(session: ChatSession): void {
+    if (!(session.key in this.queued)) return;
+    const rest = { ...this.queued };
+    delete rest[session.key];
+    this.queued = rest;
+  }
+
+  /** The composer's text and the one-turn choices (forced tools, no tools, dry run), which reset. */
+  private takeMessage(rawText: string): QueuedMessage | null {
     // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a local lookup, not state
     const known = new Set(this.tools.map((t) => t.name));
     const { text, forced } = extractMentions(rawText, known);
-    if (!text.trim()) return false;
-    const allForced = [...this.forced, ...forced.filter((f) => !this.forced.includes(f))];
-    const request = {
-      conversationId: s.conversationId,
+    if (!text.trim()) return null;
+    const message: QueuedMessage = {
+      raw: rawText,
       text,
-      provider: this.choice?.provider ?? null,
-      model: this.choice?.model ?? null,
-      forced: this.noTools ? [] : allForced,
-      useTools: !this.noTools,
+      forced: [...this.forced, ...forced.filter((f) => !this.forced.includes(f))],
+      noTools: this.noTools,
       dryRun: this.dryRun,
-      // A new chat has no id yet: its switched-off tools travel with the first turn.
-      disableForChat: s.isDraft ? [...s.draftDisabled] : [],
+      choice: this.choice,
+      held: null,
     };
     this.forced = [];
     this.noTools = false;
     // Like "no tools", dry run is for one turn: left on, the next real question would get fake tool output.
     this.dryRun = false;
+    return message;
+  }
+
+  private startTurn(s: ChatSession, m: QueuedMessage): void {
+    const request = {
+      conversationId: s.conversationId,
+      text: m.text,
+      provider: m.choice?.provider ?? null,
+      model: m.choice?.model ?? null,
+      forced: m.noTools ? [] : m.forced,
+      useTools: !m.noTools,
+      dryRun: m.dryRun,
+      // A new chat has no id yet: its switched-off tools travel with the first turn.
+      disableForChat: s.isDraft ? [...s.draftDisabled] : [],
+    };
     if (!s.isDraft) this.sessions.set(s.conversationId as string, s);
     void s.send(request);
-    return true;
+  }
+
+  /** After a turn ended: send its queued message, or hold it and say why when the answer failed. */
+  private afterTurn(s: ChatSession): void {
+    const q = this.queued[s.key];
+    if (!q || q.held) return;
+    const last = s.messages[s.messages.length - 1]?.model;
+    const ok = !last || last.role !== 'assistant' || last.status === 'complete' || last.status === 'cancelled';
+    if (!ok || !this.hasProviders) {
+      const why = !this.hasProviders
+        ? 'Not sent: there is no provider.'
+        : last?.status === 'interrupted' && !last.error
+          ? 'Not sent: the answer before it was cut off.'
+          : 'Not sent: the answer before it failed.';
+      this.queued = { ...this.queued, [s.key]: { ...q, held: why } };
+      return;
+    }
+    this.dropQueued(s);
+    this.startTurn(s, q);
   }
 
   // ---- SessionHost -----------------------------------------------------------------------------
@@ -231,8 +366,10 @@ export class AppState implements SessionHost {
   }
 
   turnEnded(session: ChatSession): void {
-    if (session.conversationId && this.current !== session) this.sessions.delete(session.conversationId);
+    if (session.conversationId && this.current !== session && !this.queued[session.key]) this.sessions.delete(session.conversationId);
     void this.refreshConversations();
+    // After the session has finished ending the turn (this runs inside it).
+    if (this.queued[session.key]) queueMicrotask(() => this.afterTurn(session));
   }
 
   requestApproval(req: ApprovalRequest): void {
@@ -391,6 +528,58 @@ export class AppState implements SessionHost {
 
   seedComposer(text: string): void {
     this.composerSeed = { text, n: (this.composerSeed?.n ?? 0) + 1 };
+  }
+
+  /** A short confirmation ("Copied") shown for a moment; not an error toast. */
+  notify(text: string, ms = 2500): void {
+    this.notice = { id: (this.notice?.id ?? 0) + 1, text };
+    if (this.noticeTimer) clearTimeout(this.noticeTimer);
+    this.noticeTimer = setTimeout(() => {
+      this.noticeTimer = null;
+      this.notice = null;
+    }, ms);
+  }
+
+  openShortcuts(): void {
+    this.shortcutsOpen = true;
+  }
+
+  closeShortcuts(): void {
+    this.shortcutsOpen = false;
+  }
+
+  /** Stops the answer streaming in the open chat; false when none runs. */
+  stopCurrent(): boolean {
+    const s = this.current;
+    if (!s.running || s.stopping) return false;
+    void s.stop();
+    return true;
+  }
+
+  /** The Markdown of the open chat's last answer with text, or null. */
+  lastAnswerMarkdown(): string | null {
+    for (let i = this.current.messages.length - 1; i >= 0; i--) {
+      const m = this.current.messages[i]?.model;
+      if (m?.role === 'assistant' && m.content.trim()) return m.content;
+    }
+    return null;
+  }
+
+  /** Copies the last answer's Markdown to the clipboard and says so. */
+  async copyLastAnswer(): Promise<boolean> {
+    const text = this.lastAnswerMarkdown();
+    if (text === null) {
+      this.notify('No answer to copy yet');
+      return false;
+    }
+    try {
+      await navigator.clipboard.writeText(text);
+      this.notify('Copied');
+      return true;
+    } catch (e) {
+      this.toast(toIpcError(e), 'Could not copy the answer');
+      return false;
+    }
   }
 }
 
