@@ -206,6 +206,8 @@ describe('dry run', () => {
     const note = await screen.findByRole('note');
     expect(note.textContent?.match(/dry run/gi)).toHaveLength(1);
     expect(note.textContent).toContain('Tools return their example output and do not run.');
+    // A finished card is folded to one line; open it.
+    await fireEvent.click(within(screen.getByTestId('tool-card')).getAllByRole('button')[0] as HTMLElement);
     expect(screen.getByTestId('tool-output-label').textContent).toMatch(/example output/i);
   });
 
@@ -213,6 +215,7 @@ describe('dry run', () => {
     await start(createFakeBackend({ tickMs: 0, empty: true }));
     await send('What time is it in Tokyo?');
     await waitFor(() => expect(screen.getByTestId('tool-card').dataset.status).toBe('ok'));
+    await fireEvent.click(within(screen.getByTestId('tool-card')).getAllByRole('button')[0] as HTMLElement);
     expect(screen.getByTestId('tool-output-label').textContent).toBe('Output');
   });
 });

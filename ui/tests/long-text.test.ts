@@ -137,6 +137,8 @@ describe('a 1 MB line in a tool card', () => {
   it('shows the output in pieces of bounded size, collapsed and expanded', async () => {
     const output = longLine(MB);
     render(ToolCard, { props: { call: call(output), live: false } });
+    // A finished card is folded to one line; open it.
+    await fireEvent.click(screen.getAllByRole('button')[0] as HTMLElement);
     const pre = () => screen.getByText('Output').nextElementSibling as HTMLElement;
     expect((pre().textContent ?? '').length).toBeLessThan(1000);
     await fireEvent.click(screen.getByRole('button', { name: 'Show more' }));

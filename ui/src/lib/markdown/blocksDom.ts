@@ -59,9 +59,21 @@ interface View {
   nodes: Node[];
 }
 
+/**
+ * Called with the nodes of a block each time it is parsed into the DOM (new or changed, never for
+ * text appended to a growing block, never for an unchanged block): adds the controls our own code
+ * makes, such as code copy buttons (codeCopy.ts). It must not append after a block's last text.
+ */
+export type Decorate = (nodes: readonly Node[], html: string) => void;
+
 /** The blocks currently in one container. */
 export class BlocksView {
   private views: View[] = [];
+  private readonly decorate: Decorate | null;
+
+  constructor(decorate: Decorate | null = null) {
+    this.decorate = decorate;
+  }
 
   /** Makes `container` show `htmls`, one entry per block, in order. */
   update(container: Element, htmls: readonly string[]): void {
@@ -82,6 +94,7 @@ export class BlocksView {
       const nodes = parse(doc, html);
       const anchor = this.anchorAfter(i);
       for (const n of nodes) container.insertBefore(n, anchor);
+      this.decorate?.(nodes, html);
       for (const n of view?.nodes ?? []) n.parentNode?.removeChild(n);
       this.views[i] = { html, nodes };
     }

@@ -46,7 +46,9 @@ function createMarkdown(): MarkdownIt {
     const hl = closed ? highlightCode(token.content, lang) : null;
     const highlighted = hl !== null;
     const body = hl ?? escapeHtml(token.content);
-    const label = lang ? `<div class="code-lang">${escapeHtml(lang)}</div>` : '';
+    // Always there, empty without a language (the stylesheet shows "text"): the header the copy
+    // button (codeCopy.ts) sits in, so a block looks the same with and without one.
+    const label = `<div class="code-lang">${escapeHtml(lang)}</div>`;
     const cls = `code-block${highlighted ? ' hljs' : ''}${closed ? '' : ' code-open'}`;
     return `<pre class="${cls}">${label}<code>${body}</code></pre>\n`;
   };
@@ -67,9 +69,14 @@ function createMarkdown(): MarkdownIt {
 
 let instance: MarkdownIt | null = null;
 
+/** The configured parser (the same rules as `renderMarkdown`), for reading tokens (plainText.ts). */
+export function markdownParser(): MarkdownIt {
+  instance ??= createMarkdown();
+  return instance;
+}
+
 /** Renders Markdown to sanitized HTML. */
 export function renderMarkdown(src: string): string {
-  instance ??= createMarkdown();
   const env: Env = { lines: src.split('\n') };
-  return sanitizeHtml(instance.render(src, env));
+  return sanitizeHtml(markdownParser().render(src, env));
 }

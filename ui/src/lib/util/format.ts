@@ -85,3 +85,59 @@ export function imageSrc(image: { mimeType: string; data: string }): string | nu
   if (!IMAGE_TYPES.includes(image.mimeType) || !/^[A-Za-z0-9+/]+={0,2}$/.test(image.data)) return null;
   return `data:${image.mimeType};base64,${image.data}`;
 }
+
+/** `s` cut to at most `max` characters, ending in "…" when cut (never splitting a surrogate pair). */
+export function clipText(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let end = max - 1;
+  const code = s.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--;
+  return `${s.slice(0, end)}…`;
+}
+
+/** One short line for a JSON value: a string as is, an object as "key: value, …", an array as "[n items]". */
+function jsonSummary(v: unknown): string {
+  if (v === null || typeof v !== 'object') return String(v);
+  if (Array.isArray(v)) return `[${formatCount(v.length)} item${v.length === 1 ? '' : 's'}]`;
+  return Object.entries(v as Record<string, unknown>)
+    .map(([k, x]) => `${k}: ${x !== null && typeof x === 'object' ? (Array.isArray(x) ? `[${formatCount(x.length)}]` : '{…}') : String(x)}`)
+    .join(', ');
+}
+
+/** Only this much of a tool's output is read for its one-line summary. */
+const SUMMARY_SCAN_CHARS = 4096;
+
+/**
+ * A one-line summary of a tool's output for its collapsed card, at most `max` characters: a JSON
+ * object as "key: value, …" (short outputs only), otherwise the first non-empty line, with runs of
+ * whitespace made single spaces. Empty output gives "".
+ */
+export function summarizeOutput(output: string, max = 120): string {
+  const head = output.length > SUMMARY_SCAN_CHARS ? output.slice(0, SUMMARY_SCAN_CHARS) : output;
+  const t = head.trim();
+  let line = '';
+  if (output.length <= SUMMARY_SCAN_CHARS && /^[[{"]/.test(t)) {
+    try {
+      line = jsonSummary(JSON.parse(t));
+    } catch {
+      line = '';
+    }
+  }
+  if (line === '') line = t.split('\n').find((l) => l.trim() !== '') ?? '';
+  return clipText(line.replace(/\s+/g, ' ').trim(), max);
+}
+
+/** What a collapsed tool card says after its name: "ok · time: 17:05", "error: no such file", "denied". */
+export function toolSummary(status: string, output: string | null, opts: { interrupted?: boolean; dryRun?: boolean; max?: number } = {}): string {
+  const max = opts.max ?? 120;
+  if (opts.interrupted) return 'interrupted before it finished';
+  const text = output === null ? '' : summarizeOutput(output, max);
+  if (status === 'ok') {
+    const prefix = opts.dryRun ? 'ok · example output' : 'ok';
+    return text ? `${prefix} · ${text}` : `${prefix} · no output`;
+  }
+  const word = status === 'timeout' ? 'timed out' : status;
+  // "error: Error: …" reads twice; the tool's own "error:" goes.
+  const detail = text.replace(/^(?:error|failed)\s*:\s*/i, '');
+  return detail ? `${word}: ${detail}` : word;
+}
