@@ -196,3 +196,19 @@ describe('shownNotices', () => {
     expect(shownNotices([odd], true)).toEqual([{ kind: 'retrying', message: 'The server asked to wait.', detail: null }]);
   });
 });
+
+describe('an error with its technical detail', () => {
+  it('keeps the plain message for the callout and the detail for "Details"', () => {
+    const m = reduce(pendingAssistant('a'), {
+      type: 'error',
+      kind: 'network',
+      message: "Couldn't connect to 127.0.0.1:38102 — is the server running, and is the address right?",
+      retryable: true,
+      detail: 'error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)',
+    });
+    expect(m.error?.message).toBe("Couldn't connect to 127.0.0.1:38102 — is the server running, and is the address right?");
+    expect(m.error?.detail).toContain('Connection refused');
+    const plain = reduce(pendingAssistant('b'), { type: 'error', kind: 'auth', message: 'Bad key.', retryable: false });
+    expect(plain.error).toEqual({ kind: 'auth', message: 'Bad key.' });
+  });
+});

@@ -225,6 +225,9 @@ fn stream(service: &Service, turn: PreparedTurn, json: bool, approve_all: bool) 
                 message.push(' ');
                 message.push_str(&service.key_hint(&report.profile.name));
             }
+            if let Some(detail) = &error.detail {
+                message.push_str(&format!("\nDetails: {detail}"));
+            }
             Err(TurnFailed { kind: error.kind, message }.into())
         }
         FinishReason::Cancelled => {

@@ -350,6 +350,7 @@ fn main() -> ExitCode {
                         kind,
                         message: message.clone(),
                         retryable: kind.is_retryable(),
+                        detail: None,
                     };
                     let _ = writeln!(std::io::stdout(), "{}", serde_json::to_string(&event).unwrap_or_default());
                 }

@@ -208,6 +208,9 @@ pub fn stored_message<W: Write>(mut out: W, m: &StoredMessage) -> io::Result<()>
             }
             if let Some(e) = &m.error {
                 writeln!(out, "error[{}]: {}", e.kind, safe(&e.message))?;
+                if let Some(detail) = &e.detail {
+                    writeln!(out, "details: {}", safe(detail))?;
+                }
             }
             writeln!(
                 out,

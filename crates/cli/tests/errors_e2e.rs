@@ -127,7 +127,8 @@ async fn a_connection_refused_is_a_network_error() {
     let out = env.run(&["chat", "--provider", "dead", "hi"]).await;
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("error[network]: Could not reach"), "{err}");
+    assert!(err.contains("error[network]: Couldn't connect to 127.0.0.1:9 — is the server running"), "{err}");
+    assert!(err.contains("\nDetails: ") && err.contains("Connection refused"), "the transport's words follow: {err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -114,12 +114,14 @@ pub struct ProviderError {
     /// The API refused the request because the model takes no tools ("does not support tools"):
     /// the loop asks again without them.
     pub tools_unsupported: bool,
+    /// The technical detail behind the message (a transport error chain), for "Details".
+    pub detail: Option<String>,
 }
 
 impl ProviderError {
     /// An error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into(), retry_after: None, status: None, tools_unsupported: false }
+        Self { kind, message: message.into(), retry_after: None, status: None, tools_unsupported: false, detail: None }
     }
 
     /// Sets the HTTP status.
@@ -131,6 +133,12 @@ impl ProviderError {
     /// Sets the provider's requested retry delay.
     pub fn with_retry_after(mut self, delay: Option<Duration>) -> Self {
         self.retry_after = delay;
+        self
+    }
+
+    /// Sets the technical detail shown behind "Details".
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
         self
     }
 

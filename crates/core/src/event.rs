@@ -245,6 +245,10 @@ pub enum ChatEvent {
         message: String,
         /// Whether trying again may work.
         retryable: bool,
+        /// The technical detail behind the message, for "Details".
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        detail: Option<String>,
     },
 }
 

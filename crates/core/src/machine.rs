@@ -528,6 +528,7 @@ impl<'a> Machine<'a> {
                 kind: error.kind,
                 message: error.message.clone(),
                 retryable: error.is_retryable(),
+                detail: error.detail.clone(),
             }));
         }
         out.push(Effect::Emit(ChatEvent::Done {

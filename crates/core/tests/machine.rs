@@ -308,7 +308,7 @@ fn retry_delays_double_per_attempt_and_retries_are_bounded() {
     assert_eq!(
         events(&out),
         [
-            &ChatEvent::Error { kind: ErrorKind::Overloaded, message: "Busy.".into(), retryable: true },
+            &ChatEvent::Error { kind: ErrorKind::Overloaded, message: "Busy.".into(), retryable: true, detail: None },
             &ChatEvent::Done { finish_reason: FinishReason::Error, usage: Usage::default(), tool_calls_made: 0 },
         ]
     );
@@ -338,7 +338,7 @@ fn a_failure_after_output_is_not_retried() {
     assert_eq!(
         out,
         [
-            emit(ChatEvent::Error { kind: ErrorKind::Server, message: "Boom.".into(), retryable: true }),
+            emit(ChatEvent::Error { kind: ErrorKind::Server, message: "Boom.".into(), retryable: true, detail: None }),
             emit(ChatEvent::Done { finish_reason: FinishReason::Error, usage: Usage::default(), tool_calls_made: 0 }),
             Effect::Finish(TurnOutcome {
                 finish_reason: FinishReason::Error,
@@ -366,7 +366,7 @@ fn a_non_retryable_failure_ends_the_turn_at_once() {
     let out = step(&mut m, fail(ProviderError::new(ErrorKind::Auth, "Bad key.")));
     assert_eq!(
         events(&out)[0],
-        &ChatEvent::Error { kind: ErrorKind::Auth, message: "Bad key.".into(), retryable: false }
+        &ChatEvent::Error { kind: ErrorKind::Auth, message: "Bad key.".into(), retryable: false, detail: None }
     );
     assert_eq!(m.phase(), Phase::Finished);
 }
@@ -384,7 +384,7 @@ fn a_stream_ending_without_finish_and_a_silent_stream_are_errors() {
     for (input, kind, message) in cases {
         let mut m = started(&config, &registry, TurnOptions::default());
         let out = step(&mut m, input);
-        assert_eq!(events(&out)[0], &ChatEvent::Error { kind, message: message.into(), retryable: true });
+        assert_eq!(events(&out)[0], &ChatEvent::Error { kind, message: message.into(), retryable: true, detail: None });
     }
 }
 

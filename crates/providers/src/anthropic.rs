@@ -117,7 +117,7 @@ impl Anthropic {
             }
             let resp = req.send().await.map_err(|e| {
                 let who = crate::classify::mid_sentence(&self.who);
-                ProviderError::new(ErrorKind::Network, format!("Could not reach {who}: {}", e.without_url()))
+                crate::classify::unreachable(&who, crate::sse::describe_transport(&e.without_url()))
             })?;
             let status = resp.status().as_u16();
             let headers = resp.headers().clone();

@@ -20,6 +20,29 @@ pub fn mid_sentence(who: &str) -> String {
     }
 }
 
+/// The `host:port` (or host) of the URL in `who` ("The provider at http://127.0.0.1:1234/v1"), or
+/// `who` mid-sentence when it names no URL: what a person recognises in "Couldn't connect to …".
+pub fn address(who: &str) -> String {
+    let Some(url) = who.split_whitespace().find(|w| w.contains("://")) else { return mid_sentence(who) };
+    match reqwest::Url::parse(url) {
+        Ok(u) => match (u.host_str(), u.port()) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            (Some(h), None) => h.to_owned(),
+            _ => url.to_owned(),
+        },
+        Err(_) => url.to_owned(),
+    }
+}
+
+/// A failed connection in plain words, the transport's own words as its detail.
+pub fn unreachable(who: &str, transport: String) -> ProviderError {
+    ProviderError::new(
+        ErrorKind::Network,
+        format!("Couldn't connect to {} — is the server running, and is the address right?", address(who)),
+    )
+    .with_detail(transport)
+}
+
 /// The provider's own words from a JSON error body (`{"error":{"message":..}}`, `{"message":..}`,
 /// `{"error":"..."}`), with its type/code.
 fn json_error(body: &str) -> Option<(String, Option<String>)> {

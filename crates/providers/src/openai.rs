@@ -97,7 +97,7 @@ pub(crate) async fn list_model_infos(
     }
     let resp = req.send().await.map_err(|e| {
         let who = crate::classify::mid_sentence(who);
-        ProviderError::new(ErrorKind::Network, format!("Could not reach {who}: {}", e.without_url()))
+        crate::classify::unreachable(&who, crate::sse::describe_transport(&e.without_url()))
     })?;
     let status = resp.status().as_u16();
     let text = resp.text().await.unwrap_or_default();

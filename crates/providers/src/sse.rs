@@ -140,7 +140,7 @@ async fn read_error_body(mut stream: launchdarkly_sdk_transport::ByteStream) -> 
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-fn describe_transport(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn describe_transport(err: &(dyn std::error::Error + 'static)) -> String {
     // reqwest's top-level text is generic ("error sending request"); the cause says what happened.
     let mut parts = vec![err.to_string()];
     let mut source = err.source();
@@ -190,22 +190,15 @@ async fn classify_error(who: &str, connected: bool, err: es::Error) -> ProviderE
         }
         es::Error::Transport(e) if connected => ProviderError::new(
             ErrorKind::Network,
-            format!(
-                "The connection to {mid} was lost mid-answer: {}. What arrived before is kept.",
-                describe_transport(e.inner())
-            ),
-        ),
-        es::Error::Transport(e) => ProviderError::new(
-            ErrorKind::Network,
-            format!(
-                "Could not reach {mid}: {}. Check the base URL and that the server is running.",
-                describe_transport(e.inner())
-            ),
-        ),
+            format!("The connection to {mid} was lost mid-answer. What arrived before is kept."),
+        )
+        .with_detail(describe_transport(e.inner())),
+        es::Error::Transport(e) => classify::unreachable(who, describe_transport(e.inner())),
         es::Error::HttpStream(e) => ProviderError::new(
             ErrorKind::Network,
-            format!("The connection to {mid} was lost mid-answer: {}.", describe_transport(e.as_ref())),
-        ),
+            format!("The connection to {mid} was lost mid-answer. What arrived before is kept."),
+        )
+        .with_detail(describe_transport(e.as_ref())),
         es::Error::UnexpectedEof => ProviderError::new(
             ErrorKind::Network,
             format!("The connection to {mid} closed in the middle of an event; the response is incomplete."),

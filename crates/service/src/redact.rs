@@ -106,6 +106,7 @@ impl Redactor {
                 kind: switchboard_core::ErrorKind::Internal,
                 message: "An event was withheld because it contained a key.".into(),
                 retryable: false,
+                detail: None,
             }
         })
     }
@@ -207,6 +208,7 @@ mod tests {
                 kind: switchboard_core::ErrorKind::Auth,
                 message: format!("401: {{\"error\": \"Bearer {KEY}\"}}"),
                 retryable: false,
+                detail: None,
             },
             ChatEvent::ToolResult {
                 id: "c1".into(),

@@ -299,6 +299,7 @@ impl Service {
         let mut outcome = engine.run_turn(provider.as_ref(), input, fanout.clone(), &approver, cancel).await;
         if let Some(e) = &mut outcome.error {
             e.message = redactor.redact(&e.message).into_owned();
+            e.detail = e.detail.as_deref().map(|d| redactor.redact(d).into_owned());
         }
         fanout.recorder.flush();
         self.inner.turns.deregister(&started.message_id);

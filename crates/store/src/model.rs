@@ -258,6 +258,10 @@ pub struct StoredError {
     pub kind: ErrorKind,
     /// The message the person saw.
     pub message: String,
+    /// The technical detail behind it, for "Details".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub detail: Option<String>,
 }
 
 /// A notice shown during a turn.

@@ -248,10 +248,10 @@ impl Recorder {
         )
     }
 
-    fn error(&self, kind: ErrorKind, message: &str) -> Result<()> {
+    fn error(&self, kind: ErrorKind, message: &str, detail: Option<&str>) -> Result<()> {
         self.update_message(
-            "UPDATE messages SET error_kind = ?2, error_message = ?3, updated_at = ?4 WHERE id = ?1",
-            (&self.message_id, kind.as_str(), message, now_millis()),
+            "UPDATE messages SET error_kind = ?2, error_message = ?3, error_detail = ?5, updated_at = ?4 WHERE id = ?1",
+            (&self.message_id, kind.as_str(), message, now_millis(), detail),
         )
     }
 
@@ -325,7 +325,7 @@ impl EventSink for Recorder {
             ChatEvent::ProviderState { iteration, state } => {
                 ("provider state", self.provider_state(&mut st, iteration, state))
             }
-            ChatEvent::Error { kind, message, .. } => ("error", self.error(kind, &message)),
+            ChatEvent::Error { kind, message, detail, .. } => ("error", self.error(kind, &message, detail.as_deref())),
             ChatEvent::Done { finish_reason, usage, tool_calls_made } => {
                 ("end of the turn", self.done(&mut st, finish_reason, &usage, tool_calls_made))
             }

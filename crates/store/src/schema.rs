@@ -112,10 +112,12 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ALTER TABLE messages ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE providers ADD COLUMN options TEXT;
     "#,
-    // 5: conversations pinned to the top of the list, and archived out of it.
+    // 5: conversations pinned to the top of the list, and archived out of it; the technical detail
+    // of an error (behind "Details").
     r#"
     ALTER TABLE conversations ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE conversations ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE messages ADD COLUMN error_detail TEXT;
     "#,
 ];
 

@@ -289,7 +289,7 @@ impl Store {
                 "SELECT id, role, content, reasoning, status, provider, model, finish_reason,
                         prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, tool_calls_made,
                         error_kind, error_message, notices, provider_response_id, created_at, updated_at,
-                        provider_state, cache_write_tokens
+                        provider_state, cache_write_tokens, error_detail
                  FROM messages WHERE conversation_id = ?1 AND seq >= ?2 AND seq < ?3 ORDER BY seq",
             )?;
             for row in stmt.query_map(rusqlite::params![conversation_id, first, end], message_from_row)? {
@@ -615,6 +615,7 @@ fn message_from_row(r: &Row<'_>) -> rusqlite::Result<StoredMessage> {
                     .transpose()?
                     .unwrap_or(switchboard_core::ErrorKind::Internal),
                 message: message.unwrap_or_default(),
+                detail: r.get(21)?,
             }),
         },
         notices: serde_json::from_str::<Vec<StoredNotice>>(&notices)

@@ -208,6 +208,7 @@ fn text_before_a_tool_call_and_each_result_are_durable_at_once_for_another_reade
         kind: switchboard_core::ErrorKind::Network,
         message: "connection reset".into(),
         retryable: true,
+        detail: Some("tcp: os error 104".into()),
     });
     rec.emit(ChatEvent::Done { finish_reason: FinishReason::Error, usage: Usage::default(), tool_calls_made: 1 });
     let a = assistant(&reader, &rows.conversation_id);
@@ -215,6 +216,7 @@ fn text_before_a_tool_call_and_each_result_are_durable_at_once_for_another_reade
     assert_eq!(a.finish_reason, Some(FinishReason::Error));
     let err = a.error.unwrap();
     assert_eq!((err.kind, err.message.as_str()), (switchboard_core::ErrorKind::Network, "connection reset"));
+    assert_eq!(err.detail.as_deref(), Some("tcp: os error 104"), "the detail is kept for Details");
     assert!(rec.take_error().is_none());
 }
 
@@ -419,7 +421,12 @@ fn empty_assistant_messages_are_left_out_of_history() {
     let store = Store::open_in_memory().unwrap();
     let rows = store.begin_turn(None, "first", "mock", "m").unwrap();
     let rec = store.recorder(&rows.message_id);
-    rec.emit(ChatEvent::Error { kind: switchboard_core::ErrorKind::Auth, message: "bad key".into(), retryable: false });
+    rec.emit(ChatEvent::Error {
+        kind: switchboard_core::ErrorKind::Auth,
+        message: "bad key".into(),
+        retryable: false,
+        detail: None,
+    });
     rec.emit(ChatEvent::Done { finish_reason: FinishReason::Error, usage: Usage::default(), tool_calls_made: 0 });
     store.begin_turn(Some(&rows.conversation_id), "second", "mock", "m").unwrap();
     assert_eq!(

@@ -235,7 +235,11 @@ message: string,
 /**
  * Whether trying again may work.
  */
-retryable: boolean, };
+retryable: boolean, 
+/**
+ * The technical detail behind the message, for "Details".
+ */
+detail?: string, };
 
 export type ReasoningEffort = "low" | "medium" | "high";
 
@@ -363,7 +367,11 @@ kind: ErrorKind,
 /**
  * The message the person saw.
  */
-message: string, };
+message: string, 
+/**
+ * The technical detail behind it, for "Details".
+ */
+detail?: string, };
 
 export type StoredNotice = { 
 /**

@@ -176,7 +176,7 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
     case 'notice':
       return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };
     case 'error':
-      return { ...m, error: { kind: e.kind, message: e.message } };
+      return { ...m, error: { kind: e.kind, message: e.message, ...(e.detail ? { detail: e.detail } : {}) } };
     case 'done':
       return {
         ...m,
