@@ -579,6 +579,19 @@ impl App {
         self.click(css).await
     }
 
+    /// Sends real key events to whatever has focus (`Key::Control + "k"` is a chord).
+    pub async fn keys(&self, keys: &str) -> Result<()> {
+        let el = self.client().active_element().await.context("the focused element")?;
+        el.send_keys(keys).await.with_context(|| format!("sending keys {keys:?}"))
+    }
+
+    /// The `data-testid` of the focused element, if it has one.
+    pub async fn focused_testid(&self) -> Result<Option<String>> {
+        let v =
+            self.js("return document.activeElement && document.activeElement.dataset.testid || null;", vec![]).await?;
+        Ok(v.as_str().map(str::to_owned))
+    }
+
     /// Types into the composer (real key events) and clicks send.
     pub async fn send_message(&self, text: &str) -> Result<()> {
         self.wait_composer_ready(Duration::from_secs(15)).await?;

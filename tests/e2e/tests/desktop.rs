@@ -828,6 +828,148 @@ async fn j_one_conversation_across_two_apis_and_test_connection() -> Result<()> 
     Ok(())
 }
 
+// ----- k. the keyboard alone: the shortcut sheet, sending, queueing, stopping; the theme -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn k_keyboard_only_shortcuts_and_the_theme_switch() -> Result<()> {
+    use fantoccini::key::Key;
+    let long = "This answer streams slowly so it can be stopped. ".repeat(40);
+    let replies = vec![
+        slow(vec![Step::text(long), Step::finish("stop"), Step::Done], 3, 40),
+        Reply::text("The queued question, answered."),
+    ];
+    let Some(rig) = rig("k_keys", replies).await? else { return Ok(()) };
+    let app = rig.driver.launch("k").await?;
+    app.wait_composer_ready(LONG).await?;
+    app.click(&tid("composer-input")).await?;
+
+    // Ctrl+/ opens the sheet; Esc closes it and gives focus back to the composer.
+    app.keys(&(Key::Control + "/")).await?;
+    app.wait_for(
+        "the shortcut sheet",
+        &format!("return document.querySelectorAll('{}').length > 5;", tid("shortcut-row")),
+        LONG,
+    )
+    .await?;
+    app.screenshot("1-shortcut-sheet").await?;
+    app.keys(&(Key::Escape + "")).await?;
+    app.wait_for("the sheet to close", &format!("return !document.querySelector('{}');", tid("shortcut-row")), LONG)
+        .await?;
+    ensure!(app.focused_testid().await?.as_deref() == Some("composer-input"), "focus went back to the composer");
+
+    // Enter sends; typing goes on while the answer streams, and Enter then queues.
+    app.keys(&format!("What is going on?{}", Key::Enter)).await?;
+    app.wait_for("the answer to stream", &format!("return !!document.querySelector('{}');", tid("stop-button")), LONG)
+        .await?;
+    app.keys(&format!("And the next one{}", Key::Enter)).await?;
+    app.wait_for("the queued message", &format!("return !!document.querySelector('{}');", tid("queued-message")), LONG)
+        .await?;
+    app.screenshot("2-queued-while-streaming").await?;
+    // Ctrl+. stops the answer; the queued message goes once it has stopped.
+    app.keys(&(Key::Control + ".")).await?;
+    let statuses = app
+        .wait_for(
+            "the stopped answer and the queued one's answer",
+            "const s = [...document.querySelectorAll('[data-testid=\"message\"][data-role=\"assistant\"]')].map(m => m.dataset.status); \
+             return s.length === 2 && s[1] !== 'streaming' ? s : null;",
+            LONG,
+        )
+        .await?;
+    ensure!(statuses == json!(["cancelled", "complete"]), "Ctrl+. stops, then the queued message goes: {statuses}");
+    let answers: Vec<String> =
+        app.transcript().await?.iter().filter(|m| m.role == "assistant").map(ShownMessage::text).collect();
+    ensure!(answers[1].contains("The queued question, answered."), "{answers:?}");
+    ensure!(rig.mock.requests().len() == 2, "two requests, the queued one after the stop");
+
+    // Ctrl+K searches, Ctrl+N starts a new chat with the composer focused.
+    app.keys(&(Key::Control + "k")).await?;
+    ensure!(app.focused_testid().await?.as_deref() == Some("search-input"), "Ctrl+K focuses the search");
+    app.keys(&(Key::Control + "n")).await?;
+    app.wait_for(
+        "a new chat",
+        "return document.querySelectorAll('[data-testid=\"message\"]').length === 0 && document.activeElement?.dataset.testid === 'composer-input';",
+        LONG,
+    )
+    .await?;
+
+    // Settings -> Appearance: the dark theme, zoom with Ctrl+= and back with Ctrl+0.
+    app.keys(&(Key::Control + ",")).await?;
+    app.wait_and_click(&tid("settings-nav-appearance"), LONG).await?;
+    app.wait_and_click(&tid("theme-dark"), LONG).await?;
+    app.wait_for("the dark theme", "return document.documentElement.dataset.theme === 'dark';", LONG).await?;
+    app.keys(&(Key::Control + "=")).await?;
+    app.wait_for(
+        "110% zoom",
+        &format!("return document.querySelector('{}')?.textContent === '110%';", tid("zoom-value")),
+        LONG,
+    )
+    .await?;
+    app.screenshot("3-dark-theme-zoomed").await?;
+    app.keys(&(Key::Control + "0")).await?;
+    app.wait_for(
+        "100% zoom",
+        &format!("return document.querySelector('{}')?.textContent === '100%';", tid("zoom-value")),
+        LONG,
+    )
+    .await?;
+    app.keys(&(Key::Escape + "")).await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}
+
+// ----- l. a server that is down: one status line while retrying, then one error with its action --
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn l_a_server_that_is_down_says_so_once_with_what_to_do() -> Result<()> {
+    let Some(pre) = Prereqs::require("l_down") else { return Ok(()) };
+    let mock = MockServer::start(Script::new([])).await;
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+        format!("http://{}/v1", l.local_addr()?)
+    };
+    let data = DataDir::new(&dead)?;
+    data.open_store()?.set_setting("retry", &json!({"maxRetries": 3, "baseDelayMs": 400}))?;
+    let driver = Driver::start(&pre, &data).await?;
+    let rig = Rig { driver, data, mock };
+    let app = rig.driver.launch("l").await?;
+    app.send_message("Are you there?").await?;
+    // While it retries: one status line that updates in place, never a pile of callouts.
+    let lines = app
+        .wait_for(
+            "the retry status line",
+            "const n = document.querySelectorAll('[data-testid=\"notice-retrying\"]'); return n.length ? n.length : null;",
+            LONG,
+        )
+        .await?;
+    ensure!(lines == json!(1), "{lines} retry lines");
+    app.screenshot("1-retrying").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "error", "the answer did not end in an error");
+    let shown = app
+        .js(
+            "const m = [...document.querySelectorAll('[data-testid=\"message\"][data-role=\"assistant\"]')].pop(); \
+             return { retrying: m.querySelectorAll('[data-testid=\"notice-retrying\"]').length, \
+                      alerts: m.querySelectorAll('[role=\"alert\"]').length, \
+                      text: m.querySelector('.callout.error .callout-text')?.textContent ?? null, \
+                      action: m.querySelector('[data-testid=\"error-action\"]')?.textContent ?? null, \
+                      detail: !!m.querySelector('[data-testid=\"error-detail\"]') };",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        shown["retrying"] == json!(0) && shown["alerts"] == json!(1),
+        "one error, no leftover retry lines: {shown}"
+    );
+    let text = shown["text"].as_str().unwrap_or_default();
+    ensure!(text.starts_with("Couldn't connect to 127.0.0.1:") && text.contains("is the server running"), "{shown}");
+    ensure!(!text.contains("os error"), "the transport's words are behind Details, not in the message: {shown}");
+    ensure!(shown["action"] == json!("Open Providers") && shown["detail"] == json!(true), "{shown}");
+    app.click(&format!("{} summary", tid("error-detail"))).await?;
+    app.screenshot("2-error-with-details").await?;
+    app.close().await?;
+    Ok(())
+}
+
 /// Processes of the MCP server started with `marker` among its arguments (pid, state, command).
 fn server_processes(marker: &str) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
