@@ -55,6 +55,9 @@ export const tauriBackend: Backend = {
   openConversation: (id) => call('open_conversation', { id }),
   olderMessages: (id, before, limit) => call('older_messages', { id, before, limit }),
   renameConversation: (id, title) => call('rename_conversation', { id, title }),
+  generateTitle: (id) => call('generate_title', { id }),
+  setConversationPinned: (id, pinned) => call('set_conversation_pinned', { id, pinned }),
+  setConversationArchived: (id, archived) => call('set_conversation_archived', { id, archived }),
   deleteConversation: (id) => call('delete_conversation', { id }),
   sendMessage: (request, handlers) => call('send_message', { request, onEvent: channelFor(handlers) }),
   stopTurn: (messageId) => call('stop_turn', { messageId }),
@@ -64,6 +67,7 @@ export const tauriBackend: Backend = {
   listProviders: () => call('list_providers', {}),
   listModels: (provider) => call('list_models', { provider }),
   testProvider: (provider) => call('test_provider', { provider }),
+  detectLocalServers: () => call('detect_local_servers', {}),
   resolveApproval: (callId, choice) => call('resolve_approval', { callId, choice }),
   // The shell checks the link again in Rust (the page is not trusted to) and opens it; this first
   // check only spares a round trip for links the markdown renderer would not have made.
@@ -94,6 +98,8 @@ export const tauriBackend: Backend = {
   mcpImport: (app) => call('mcp_import', { app }),
   dataInfo: () => call('data_info', {}),
   exportAll: () => call('export_all', {}),
+  exportConversation: (id, format) => call('export_conversation', { id, format }),
+  openExportsFolder: () => call('open_exports_folder', {}),
 };
 
 /** Whether the page runs inside the Tauri webview. */
@@ -133,6 +139,9 @@ export const api: Backend = {
   openConversation: async (id) => (await backend()).openConversation(id),
   olderMessages: async (id, before, limit) => (await backend()).olderMessages(id, before, limit),
   renameConversation: async (id, title) => (await backend()).renameConversation(id, title),
+  generateTitle: async (id) => (await backend()).generateTitle(id),
+  setConversationPinned: async (id, pinned) => (await backend()).setConversationPinned(id, pinned),
+  setConversationArchived: async (id, archived) => (await backend()).setConversationArchived(id, archived),
   deleteConversation: async (id) => (await backend()).deleteConversation(id),
   sendMessage: async (request, handlers) => (await backend()).sendMessage(request, handlers),
   stopTurn: async (messageId) => (await backend()).stopTurn(messageId),
@@ -142,6 +151,7 @@ export const api: Backend = {
   listProviders: async () => (await backend()).listProviders(),
   listModels: async (provider) => (await backend()).listModels(provider),
   testProvider: async (provider) => (await backend()).testProvider(provider),
+  detectLocalServers: async () => (await backend()).detectLocalServers(),
   resolveApproval: async (callId, choice) => (await backend()).resolveApproval(callId, choice),
   openUrl: async (url) => (await backend()).openUrl(url),
   getSettings: async () => (await backend()).getSettings(),
@@ -167,4 +177,6 @@ export const api: Backend = {
   mcpImport: async (app) => (await backend()).mcpImport(app),
   dataInfo: async () => (await backend()).dataInfo(),
   exportAll: async () => (await backend()).exportAll(),
+  exportConversation: async (id, format) => (await backend()).exportConversation(id, format),
+  openExportsFolder: async () => (await backend()).openExportsFolder(),
 };

@@ -10,6 +10,8 @@ import type {
   ConversationView,
   MessagePage,
   DataInfo,
+  DetectedServer,
+  ExportFormat,
   ImportPreview,
   ImportSource,
   KeychainStatus,
@@ -42,6 +44,15 @@ export interface Backend {
   /** Up to `limit` messages just before the message `before`, oldest first. */
   olderMessages(id: string, before: string, limit: number): Promise<MessagePage>;
   renameConversation(id: string, title: string): Promise<void>;
+  /**
+   * Asks the chat's model for a short title (2 to 6 words) and stores it, unless the settings say
+   * `chats.titles: "firstLine"` or the person renamed the chat; resolves with the title it has after.
+   */
+  generateTitle(id: string): Promise<string>;
+  /** Pinned conversations come first in the list. */
+  setConversationPinned(id: string, pinned: boolean): Promise<void>;
+  /** Archived conversations stay out of the main list (still searchable and openable); archiving unpins. */
+  setConversationArchived(id: string, archived: boolean): Promise<void>;
   deleteConversation(id: string): Promise<void>;
   sendMessage(request: SendRequest, handlers: TurnHandlers): Promise<TurnStarted>;
   stopTurn(messageId: string): Promise<boolean>;
@@ -55,6 +66,8 @@ export interface Backend {
    * Resolves with what works and what does not; rejects only when the profile cannot be used at all.
    */
   testProvider(provider: string | null): Promise<ConnectionReport>;
+  /** Ollama and LM Studio answering on their default ports on this computer. */
+  detectLocalServers(): Promise<DetectedServer[]>;
   resolveApproval(callId: string, choice: ApprovalChoice): Promise<void>;
   /** Opens an allowed URL in the person's browser (never in the app's webview). */
   openUrl(url: string): Promise<void>;
@@ -109,4 +122,8 @@ export interface Backend {
   dataInfo(): Promise<DataInfo>;
   /** Writes every conversation to a JSON file; resolves with its path. */
   exportAll(): Promise<string>;
+  /** Writes one conversation (Markdown or JSON) to the data folder's `exports`; resolves with its path. */
+  exportConversation(id: string, format: ExportFormat): Promise<string>;
+  /** Opens the data folder's `exports` in the file manager. */
+  openExportsFolder(): Promise<void>;
 }

@@ -15,13 +15,14 @@
  * same validation messages for bad input.
  */
 import type { Backend, TurnHandlers } from './backend';
-import { LIMIT_BOUNDS, OPEN_PAGE, PROVIDER_KINDS } from './bindings';
+import { LIMIT_BOUNDS, OPEN_PAGE, PROVIDER_KINDS, PROVIDER_PRESETS } from './bindings';
 import type {
   ApprovalChoice,
   ChatEvent,
   ConnectionReport,
   ConversationSummary,
   ConversationView,
+  DetectedServer,
   ImportPreview,
   ImportSource,
   McpServerInfo,
@@ -49,6 +50,8 @@ interface FakeConversation {
   summary: ConversationSummary;
   messages: StoredMessage[];
   disabled: Set<string>;
+  /** The person renamed it: generate_title leaves the title alone. */
+  renamed?: boolean;
 }
 
 export interface FakeOptions {
@@ -65,6 +68,8 @@ export interface FakeOptions {
   keychain?: 'ok' | 'problem' | 'pending';
   /** How long a "pending" keychain probe takes (default 1500 ms). */
   probeMs?: number;
+  /** No local server answers (detect_local_servers finds none); by default LM Studio runs with 3 models. */
+  noLocalServers?: boolean;
 }
 
 /** Dev only: fake options from the page's query (`?providers=0`, `?keychain=problem|pending`). */
@@ -74,6 +79,7 @@ export function fakeOptionsFromUrl(search: string): FakeOptions {
   return {
     noProviders: params.get('providers') === '0',
     keychain: keychain === 'problem' || keychain === 'pending' ? keychain : 'ok',
+    noLocalServers: params.get('local') === '0',
   };
 }
 
@@ -170,6 +176,33 @@ function toStored(m: MessageModel, createdAt: number, updatedAt: number): Stored
 // ---- tools, providers --------------------------------------------------------------------------
 
 const DATA_DIR = '/home/you/.local/share/switchboard';
+
+/** What LM Studio lists when the fake's detection finds it. */
+const LMSTUDIO_MODELS = ['qwen2.5-7b-instruct', 'llama-3.2-3b-instruct', 'phi-4'];
+
+/** A file name from a title, like the shell's (lower case, dashes, at most 60 characters). */
+function fileStem(title: string): string {
+  const stem = title
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60)
+    .replace(/-+$/, '');
+  return stem || 'conversation';
+}
+
+const TITLE_FILLER = new Set(['a', 'an', 'the', 'is', 'it', 'in', 'me', 'my', 'of', 'to', 'and', 'or', 'for', 'please', 'can', 'you', 'what', 'how', 'i', 'do', 'does', 'with', 'about']);
+
+/** A short title as a model might give one: the first few words that say something, capitalized. */
+function shortTitle(text: string): string {
+  const words = text
+    .replace(/[^\p{L}\p{N}\s'-]+/gu, ' ')
+    .split(/\s+/)
+    .filter((w) => w && !TITLE_FILLER.has(w.toLowerCase()));
+  const picked = (words.length >= 2 ? words : text.split(/\s+/).filter(Boolean)).slice(0, 5);
+  const title = picked.join(' ');
+  return title ? title.charAt(0).toUpperCase() + title.slice(1) : 'New chat';
+}
 
 function tool(name: string, description: string, source: ToolSource, more: Partial<ToolInfo> = {}): ToolInfo {
   return { name, description, source, enabled: true, disabledForChat: false, approval: 'auto', exclusive: false, takesControl: false, parameters: {}, ...more };
@@ -326,8 +359,17 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     add('Quadratic formula refresher', at, [toStored(userMessage(id('m'), 'Remind me of the quadratic formula, with a Rust example'), at, at), sample]);
   }
 
+  /** Like the shell: pinned first, then newest. */
   function summaries(): ConversationSummary[] {
-    return [...conversations.values()].map((c) => ({ ...c.summary, messageCount: c.messages.length })).sort((a, b) => b.updatedAt - a.updatedAt);
+    return [...conversations.values()]
+      .map((c) => ({ ...c.summary, messageCount: c.messages.length }))
+      .sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt);
+  }
+
+  function conversation(cid: string): FakeConversation {
+    const c = conversations.get(cid);
+    if (!c) throw err('notFound', `No conversation ${cid}.`);
+    return c;
   }
 
   // ---- MCP servers ------------------------------------------------------------------------------
@@ -400,6 +442,20 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
   // ---- settings, providers, keys ----------------------------------------------------------------
 
   const profiles: ProviderProfile[] = opts.noProviders ? [] : PROVIDERS.map((p) => ({ ...p }));
+  /**
+   * Seeded profiles whose server does not answer (the seeded `lmstudio` one, whose listing fails),
+   * until they are saved again. A profile added while the fake runs reaches the LM Studio that
+   * detect_local_servers finds (unless `noLocalServers`).
+   */
+  const stale = new Set(opts.noProviders ? [] : ['lmstudio']);
+
+  /** What a profile's server lists, or undefined when it cannot be reached. */
+  function modelsOf(profile: ProviderProfile): string[] | undefined {
+    const known = MODELS[profile.name] ?? (profile.baseUrl.includes(':11434') ? MODELS.ollama : undefined);
+    if (known) return known;
+    if (!opts.noLocalServers && !stale.has(profile.name) && profile.baseUrl.includes(':1234')) return LMSTUDIO_MODELS;
+    return undefined;
+  }
   let settings: Settings = {
     defaultProvider: opts.noProviders ? null : 'openai',
     tools: { disabled: ['shell'], approval: {} },
@@ -436,7 +492,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     const report: ConnectionReport = { ok: false, summary: '', keyAccepted: null, models: null, modelListed: null, tools: null, errorKind: null, detail: null };
     const root = profile.baseUrl.replace(/\/+$/, '');
     const host = isHttpUrl(root) ? new URL(root).host : root;
-    const models = MODELS[profile.name] ?? (profile.baseUrl.includes(':11434') ? MODELS.ollama : undefined);
+    const models = modelsOf(profile);
     if (!models) {
       return {
         ...report,
@@ -606,6 +662,23 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       const t = title.trim();
       if (!t) throw err('badRequest', 'A title cannot be empty.');
       c.summary.title = t;
+      c.renamed = true;
+    },
+    async generateTitle(cid) {
+      const c = conversation(cid);
+      if (c.renamed || settings.chats.titles === 'firstLine') return c.summary.title;
+      const first = c.messages.find((m) => m.role === 'user')?.content ?? '';
+      if (!first.trim()) return c.summary.title;
+      c.summary.title = shortTitle(first);
+      return c.summary.title;
+    },
+    async setConversationPinned(cid, pinned) {
+      const c = conversation(cid);
+      c.summary = { ...c.summary, pinned };
+    },
+    async setConversationArchived(cid, archived) {
+      const c = conversation(cid);
+      c.summary = { ...c.summary, archived, pinned: archived ? false : c.summary.pinned };
     },
     async deleteConversation(cid) {
       if (!conversations.delete(cid)) throw err('notFound', `No conversation ${cid}.`);
@@ -657,7 +730,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     async listModels(provider) {
       const profile = profiles.find((p) => p.name === provider);
       if (!profile) throw err('config', `No provider profile '${provider}'. ${knownProfiles()}`);
-      const models = MODELS[provider] ?? (profile.baseUrl.includes(':11434') ? MODELS.ollama : undefined);
+      const models = modelsOf(profile);
       if (!models) throw err('network', `Could not list the models of ${provider}: connection refused.`);
       return [...models];
     },
@@ -668,6 +741,13 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
         throw err('config', provider === null ? 'No provider chosen. Add one (kind, base URL, model) in Settings → Providers and make it the default.' : `No provider profile '${provider}'. ${knownProfiles()}`);
       }
       return testConnection(profile);
+    },
+    async detectLocalServers(): Promise<DetectedServer[]> {
+      if (opts.noLocalServers) return [];
+      const preset = PROVIDER_PRESETS.find((p) => p.id === 'lmstudio');
+      if (!preset) return [];
+      const same = (u: string) => u.replace(/\/+$/, '').toLowerCase() === preset.baseUrl.toLowerCase();
+      return [{ preset: preset.id, label: preset.label, baseUrl: preset.baseUrl, models: [...LMSTUDIO_MODELS], profile: profiles.find((p) => same(p.baseUrl))?.name ?? null }];
     },
     async resolveApproval(callId, choice) {
       const t = [...running.values()].find((x) => x.asking === callId);
@@ -707,6 +787,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
         throw err('config', `The base URL '${profile.baseUrl}' must start with http:// or https://.`);
       }
       const stored = structuredClone(profile);
+      stale.delete(profile.name);
       const at = profiles.findIndex((p) => p.name === profile.name);
       if (at >= 0) profiles[at] = stored;
       else profiles.push(stored);
@@ -831,6 +912,13 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     },
     async exportAll() {
       return `${DATA_DIR}/exports/switchboard-export-${Math.floor(Date.now() / 1000)}.json`;
+    },
+    async exportConversation(cid, format) {
+      const c = conversation(cid);
+      return `${DATA_DIR}/exports/${fileStem(c.summary.title)}.${format === 'markdown' ? 'md' : 'json'}`;
+    },
+    async openExportsFolder() {
+      // Nothing to open in a browser; the shell opens the folder in the file manager.
     },
   };
   return backend;

@@ -2,6 +2,8 @@
  * The app's state: conversation list, the open chat, tools and model choice for the next turn,
  * approvals waiting for the person, and error toasts. All I/O goes through the `Backend`.
  */
+import { chatParams, generationFor } from './chatParams.svelte';
+import { maybeGenerateTitle } from './titles';
 import { getContext, setContext } from 'svelte';
 import type { Backend } from '../ipc/backend';
 import type { ApprovalChoice, ConversationSummary, IpcError, ProviderInfo, ToolInfo } from '../ipc/bindings';
@@ -20,9 +22,9 @@ export interface Toast {
 }
 
 /** The sections of the settings screen, in nav order. */
-export type SettingsSection = 'providers' | 'keys' | 'web' | 'tools' | 'mcp' | 'limits' | 'appearance' | 'data';
+export type SettingsSection = 'providers' | 'keys' | 'web' | 'tools' | 'mcp' | 'limits' | 'chats' | 'appearance' | 'data';
 
-export const SETTINGS_SECTIONS: readonly SettingsSection[] = ['providers', 'keys', 'web', 'tools', 'mcp', 'limits', 'appearance', 'data'];
+export const SETTINGS_SECTIONS: readonly SettingsSection[] = ['providers', 'keys', 'web', 'tools', 'mcp', 'limits', 'chats', 'appearance', 'data'];
 
 export function isSettingsSection(s: unknown): s is SettingsSection {
   return typeof s === 'string' && (SETTINGS_SECTIONS as readonly string[]).includes(s);
@@ -119,6 +121,9 @@ export class AppState implements SessionHost {
   // Bookkeeping only, never rendered: a plain Map on purpose.
   // eslint-disable-next-line svelte/prefer-svelte-reactivity
   private sessions = new Map<string, ChatSession>();
+  /** New chats whose first answer has not ended yet: they get a title after it. */
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity
+  private untitled = new Set<string>();
   private toastSeq = 0;
   private searchTimer: ReturnType<typeof setTimeout> | null = null;
   private listRequest = 0;
@@ -214,6 +219,7 @@ export class AppState implements SessionHost {
       const live = this.sessions.get(id);
       if (live?.running) await live.stop();
       await this.api.deleteConversation(id);
+      chatParams.forget(id);
       if (live) this.dropQueued(live);
       this.sessions.delete(id);
       this.conversations = this.conversations.filter((c) => c.id !== id);
@@ -331,6 +337,7 @@ export class AppState implements SessionHost {
       dryRun: m.dryRun,
       // A new chat has no id yet: its switched-off tools travel with the first turn.
       disableForChat: s.isDraft ? [...s.draftDisabled] : [],
+      generation: generationFor(s.conversationId),
     };
     if (!s.isDraft) this.sessions.set(s.conversationId as string, s);
     void s.send(request);
@@ -359,6 +366,7 @@ export class AppState implements SessionHost {
 
   adopted(session: ChatSession, conversationId: string): void {
     this.sessions.set(conversationId, session);
+    this.untitled.add(conversationId);
     // The first turn carried the draft's switched-off tools (`disableForChat`); the store has them now.
     session.draftDisabled = [];
     if (this.current === session) void this.loadTools();
@@ -366,6 +374,15 @@ export class AppState implements SessionHost {
   }
 
   turnEnded(session: ChatSession): void {
+    const id = session.conversationId;
+    if (id && this.untitled.delete(id)) {
+      const last = session.messages[session.messages.length - 1]?.model;
+      void maybeGenerateTitle(this.api, id, last?.role === 'assistant' && last.status === 'complete').then((t) => {
+        if (!t) return;
+        this.conversations = this.conversations.map((c) => (c.id === id ? { ...c, title: t } : c));
+        if (session.conversationId === id) session.title = t;
+      });
+    }
     if (session.conversationId && this.current !== session && !this.queued[session.key]) this.sessions.delete(session.conversationId);
     void this.refreshConversations();
     // After the session has finished ending the turn (this runs inside it).

@@ -8,7 +8,8 @@
  * localStorage, and the shell never sends one back (only `isSet` and `last4`).
  */
 import type { Backend } from '../ipc/backend';
-import type { ConnectionReport, DataInfo, KeychainStatus, KeyInfo, KeyMode, ProviderInfo, ProviderProfile, Settings, ToolInfo } from '../ipc/bindings';
+import { PROVIDER_PRESETS } from '../ipc/bindings';
+import type { ConnectionReport, DataInfo, DetectedServer, KeychainStatus, KeyInfo, KeyMode, ProviderInfo, ProviderProfile, Settings, TitleMode, ToolInfo } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 
 /** Where the settings screen reports back to the rest of the app. */
@@ -52,6 +53,8 @@ export class SettingsModel {
   probing = $state(false);
   /** Connection tests, by profile name (dropped when the profile is saved again or removed). */
   tests = $state.raw<Record<string, ConnectionTest>>({});
+  /** Local servers (Ollama, LM Studio) found answering on this computer; see `detectLocalServers`. */
+  detected = $state.raw<DetectedServer[]>([]);
 
   /** The last settings the shell confirmed; `settings` may be ahead of it while saves run. */
   private confirmed: Settings | null = null;
@@ -306,6 +309,52 @@ export class SettingsModel {
     }
   }
 
+  /**
+   * Looks for Ollama and LM Studio on their default ports. Best effort: a failure leaves the list
+   * empty (nothing is offered) and is not shown.
+   */
+  async detectLocalServers(): Promise<void> {
+    try {
+      this.detected = await this.api.detectLocalServers();
+    } catch {
+      this.detected = [];
+    }
+  }
+
+  /** Detected servers no profile points at yet (by the shell's answer, or the same base URL). */
+  get offers(): DetectedServer[] {
+    const same = (a: string, b: string) => a.trim().replace(/\/+$/, '').toLowerCase() === b.trim().replace(/\/+$/, '').toLowerCase();
+    return this.detected.filter((d) => d.profile === null && !this.providers.some((p) => same(p.baseUrl, d.baseUrl)));
+  }
+
+  /** A profile name not taken yet: `base`, else `base-2`, `base-3`, ... */
+  freeName(base: string): string {
+    const taken = (n: string) => this.providers.some((p) => p.name === n);
+    if (!taken(base)) return base;
+    for (let i = 2; ; i++) if (!taken(`${base}-${i}`)) return `${base}-${i}`;
+  }
+
+  /**
+   * Adds a detected local server as a profile (its first model as the default model), then tests
+   * it. Resolves with the new profile's name, or an error message (under `detect:<baseUrl>`).
+   */
+  async addDetected(server: DetectedServer): Promise<string | null> {
+    const preset = PROVIDER_PRESETS.find((p) => p.id === server.preset);
+    const name = this.freeName(server.preset.replace(/[^A-Za-z0-9_-]/g, '') || 'local');
+    const profile: ProviderProfile = { name, kind: preset?.kind ?? 'openai', baseUrl: server.baseUrl, model: server.models[0] ?? null, options: { generation: {} } };
+    const field = `detect:${server.baseUrl}`;
+    this.setStatus(field, { state: 'saving' });
+    const message = await this.saveProvider(profile, this.providers.length === 0);
+    if (message) {
+      this.fail(field, message);
+      return null;
+    }
+    this.clear(field);
+    this.detected = this.detected.map((d) => (d.baseUrl === server.baseUrl ? { ...d, profile: name } : d));
+    void this.testProvider(name);
+    return name;
+  }
+
   async makeDefault(name: string): Promise<void> {
     const ok = await this.save(`provider:${name}`, (s) => {
       s.defaultProvider = name;
@@ -362,5 +411,24 @@ export class SettingsModel {
   /** Writes every conversation to a JSON file; resolves with its path. */
   exportAll(): Promise<string | undefined> {
     return this.track('export', () => this.api.exportAll());
+  }
+
+  /** Opens the exports folder in the file manager; a failure shows under `exports-folder`. */
+  async openExportsFolder(): Promise<void> {
+    this.clear('exports-folder');
+    try {
+      await this.api.openExportsFolder();
+    } catch (e) {
+      this.fail('exports-folder', toIpcError(e).message);
+    }
+  }
+
+  // ---- chats -----------------------------------------------------------------------------------
+
+  /** How new chats get their title. */
+  setTitleMode(mode: TitleMode): Promise<boolean> {
+    return this.save('chats:titles', (s) => {
+      s.chats = { ...s.chats, titles: mode };
+    });
   }
 }

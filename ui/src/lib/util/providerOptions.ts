@@ -1,4 +1,7 @@
-/** A provider profile's options (output limit, reasoning, tools, `store`) as the profile form edits them. */
+/**
+ * A provider profile's options (output limit, sampling, reasoning, tools, `store`) as the profile
+ * form edits them; the sampling numbers are also what a chat's own parameters use (`parseDecimal`).
+ */
 import type { ProfileOptions, ReasoningEffort } from '../ipc/bindings';
 
 /** The kind whose profiles have the `store` option. */
@@ -18,9 +21,17 @@ export interface OptionsForm {
   tools: Tristate;
   /** Empty: the API's default (kept). */
   store: Tristate;
+  /** 0 to 2 (decimals allowed), or empty/absent for the model's default. */
+  temperature?: string;
+  /** 0 to 1 (decimals allowed), or empty/absent for the model's default. */
+  topP?: string;
 }
 
-export type OptionsFormErrors = Partial<Record<'maxOutputTokens' | 'thinkingBudget', string>>;
+export type OptionsFormErrors = Partial<Record<'maxOutputTokens' | 'thinkingBudget' | 'temperature' | 'topP', string>>;
+
+/** The ranges the shell takes. */
+export const TEMPERATURE_MAX = 2;
+export const TOP_P_MAX = 1;
 
 /** The largest value the shell takes (a u32). */
 const MAX_TOKENS = 4_294_967_295;
@@ -42,16 +53,33 @@ export function optionsForm(options?: ProfileOptions): OptionsForm {
     thinkingBudget: g.thinkingBudget === undefined ? '' : String(g.thinkingBudget),
     tools: tristate(options?.tools),
     store: tristate(options?.store),
+    // Left out (not '') when unset, so a form without sampling compares equal to one from before it existed.
+    temperature: g.temperature === undefined ? undefined : String(g.temperature),
+    topP: g.topP === undefined ? undefined : String(g.topP),
   };
 }
 
 /** How many options differ from the defaults (for the closed "Advanced" line). */
 export function optionsSet(f: OptionsForm, kind: string): number {
-  return [f.maxOutputTokens.trim(), f.effort, f.thinkingBudget.trim(), f.tools, kind === RESPONSES_KIND ? f.store : ''].filter((v) => v !== '').length;
+  return [f.maxOutputTokens.trim(), (f.temperature ?? '').trim(), (f.topP ?? '').trim(), f.effort, f.thinkingBudget.trim(), f.tools, kind === RESPONSES_KIND ? f.store : ''].filter(
+    (v) => v !== '',
+  ).length;
+}
+
+/**
+ * A number from 0 to `max` (decimals with a point or a comma: "0.7", ".7", "0,7"), null for empty,
+ * or an error message.
+ */
+export function parseDecimal(raw: string | undefined, max: number): { value: number | null } | { error: string } {
+  const t = (raw ?? '').trim().replace(',', '.');
+  if (t === '') return { value: null };
+  const n = /^(\d+(\.\d*)?|\.\d+)$/.test(t) ? Number(t) : NaN;
+  if (!Number.isFinite(n) || n < 0 || n > max) return { error: `Enter a number from 0 to ${max} (like 0.7), or leave it empty for the model's default.` };
+  return { value: n };
 }
 
 /** A whole number of tokens from `min`, null for empty, or an error message. */
-function parseTokens(raw: string, min: number, what: string): { value: number | null } | { error: string } {
+export function parseTokens(raw: string, min: number, what: string): { value: number | null } | { error: string } {
   const t = raw.trim();
   if (t === '') return { value: null };
   const n = /^\d+$/.test(t) ? Number(t) : NaN;
@@ -70,10 +98,16 @@ export function buildProfileOptions(f: OptionsForm, kind: string): { options: Pr
   if ('error' in max) errors.maxOutputTokens = max.error;
   const budget = parseTokens(f.thinkingBudget, 0, 'for the default (0 turns thinking off)');
   if ('error' in budget) errors.thinkingBudget = budget.error;
-  if ('error' in max || 'error' in budget) return { errors };
+  const temperature = parseDecimal(f.temperature, TEMPERATURE_MAX);
+  if ('error' in temperature) errors.temperature = temperature.error;
+  const topP = parseDecimal(f.topP, TOP_P_MAX);
+  if ('error' in topP) errors.topP = topP.error;
+  if ('error' in max || 'error' in budget || 'error' in temperature || 'error' in topP) return { errors };
 
   const options: ProfileOptions = { generation: {} };
   if (max.value !== null) options.generation.maxOutputTokens = max.value;
+  if (temperature.value !== null) options.generation.temperature = temperature.value;
+  if (topP.value !== null) options.generation.topP = topP.value;
   if (f.effort !== '') options.generation.reasoningEffort = f.effort;
   if (budget.value !== null) options.generation.thinkingBudget = budget.value;
   const tools = fromTristate(f.tools);
