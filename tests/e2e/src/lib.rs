@@ -194,13 +194,15 @@ fn warn_if_stale(app: &Path) {
 #[derive(Debug)]
 pub struct DataDir {
     dir: tempfile::TempDir,
+    /// Whether the app sees a (fake) `OPENAI_API_KEY` in its environment.
+    env_key: bool,
 }
 
 impl DataDir {
     /// Creates it with a provider profile at `base_url` (a `MockServer::base_url()`).
     pub fn new(base_url: &str) -> Result<DataDir> {
         let dir = tempfile::Builder::new().prefix("switchboard-e2e-").tempdir().context("temp data dir")?;
-        let this = DataDir { dir };
+        let this = DataDir { dir, env_key: true };
         let store = this.open_store()?;
         store.upsert_provider(&ProviderProfile {
             name: PROVIDER.to_owned(),
@@ -210,6 +212,15 @@ impl DataDir {
             options: Default::default(),
         })?;
         store.set_setting("defaultProvider", PROVIDER)?;
+        Ok(this)
+    }
+
+    /// Creates it with no provider at all and no key in the environment: the app as a new user
+    /// first meets it.
+    pub fn empty() -> Result<DataDir> {
+        let dir = tempfile::Builder::new().prefix("switchboard-e2e-").tempdir().context("temp data dir")?;
+        let this = DataDir { dir, env_key: false };
+        this.open_store()?;
         Ok(this)
     }
 
@@ -244,14 +255,22 @@ impl DataDir {
     /// The environment tauri-driver (and so the app) runs with.
     fn env(&self) -> Vec<(&'static str, OsString)> {
         let p = self.path();
-        vec![
+        let mut env = vec![
             (switchboard_store::DATA_DIR_ENV, p.as_os_str().to_owned()),
             ("XDG_DATA_HOME", p.join("xdg/data").into_os_string()),
             ("XDG_CONFIG_HOME", p.join("xdg/config").into_os_string()),
             ("XDG_CACHE_HOME", p.join("xdg/cache").into_os_string()),
+        ];
+        if self.env_key {
             // Tests never touch the internet and never see a real key.
-            ("OPENAI_API_KEY", "sk-e2e-test".into()),
-        ]
+            env.push(("OPENAI_API_KEY", "sk-e2e-test".into()));
+        }
+        env
+    }
+
+    /// Variables the app must not inherit from the machine running the tests.
+    pub fn env_removed(&self) -> Vec<&'static str> {
+        if self.env_key { Vec::new() } else { vec!["OPENAI_API_KEY"] }
     }
 }
 
@@ -385,6 +404,9 @@ impl Driver {
             .stdout(out.try_clone()?)
             .stderr(out)
             .process_group(0);
+        for name in data.env_removed() {
+            cmd.env_remove(name);
+        }
         let child = cmd.spawn().with_context(|| format!("starting {}", pre.tauri_driver.display()))?;
         let mut driver = Driver { child, port, app: pre.app.clone(), log };
         let deadline = Instant::now() + Duration::from_secs(30);

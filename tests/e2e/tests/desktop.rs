@@ -970,6 +970,89 @@ async fn l_a_server_that_is_down_says_so_once_with_what_to_do() -> Result<()> {
     Ok(())
 }
 
+// ----- m. a new user: no provider, then a preset, a test, an answer and a generated title -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m_onboarding_with_a_preset_test_connection_and_a_titled_first_chat() -> Result<()> {
+    use fantoccini::Locator;
+    let Some(pre) = Prereqs::require("m_onboarding") else { return Ok(()) };
+    let mock = MockServer::start(Script::new([
+        // Test connection's tiny request, right after saving.
+        Reply::text("OK"),
+        Reply::text("Hello from the server on this machine."),
+        // The new chat's title, written by its model.
+        Reply::text("\"Greeting the local server.\""),
+    ]))
+    .await;
+    let data = DataDir::empty()?;
+    let driver = Driver::start(&pre, &data).await?;
+    let rig = Rig { driver, data, mock };
+    let app = rig.driver.launch("m").await?;
+
+    // No provider: the composer says so and offers to add one; sending creates nothing.
+    app.wait_for(
+        "the no-provider notice",
+        &format!("return !!document.querySelector('{}');", tid("no-provider")),
+        LONG,
+    )
+    .await?;
+    app.screenshot("1-no-provider").await?;
+    app.click(&tid("composer-input")).await?;
+    app.keys(&format!("Hi{}", fantoccini::key::Key::Enter)).await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let answers = app.js("return document.querySelectorAll('[data-testid=\"message\"]').length;", vec![]).await?;
+    ensure!(answers == json!(0), "nothing is sent without a provider ({answers} messages)");
+
+    // Add a provider -> the vLLM preset, pointed at the mock, with a model; saving tests it.
+    app.click(&tid("composer-add-provider")).await?;
+    app.wait_for(
+        "the providers section",
+        &format!("return !!document.querySelector('{}');", tid("settings-section-providers")),
+        LONG,
+    )
+    .await?;
+    if app.js(&format!("return !document.querySelector('{}');", tid("provider-form")), vec![]).await? == json!(true) {
+        app.click(&tid("provider-add")).await?;
+    }
+    app.wait_and_click(&tid("provider-preset-vllm"), LONG).await?;
+    let url = app.client().find(Locator::Css(&tid("provider-base-url"))).await?;
+    ensure!(url.prop("value").await?.as_deref() == Some("http://localhost:8000/v1"), "the preset filled the address");
+    url.clear().await?;
+    url.send_keys(&rig.mock.base_url()).await?;
+    let model = app.client().find(Locator::Css(&tid("provider-model"))).await?;
+    model.send_keys("mock-model").await?;
+    app.screenshot("2-preset-filled").await?;
+    app.click(&tid("provider-save")).await?;
+    let summary = app
+        .wait_for(
+            "the automatic connection test",
+            &format!(
+                "const p = document.querySelector('{} {}'); return p ? [p.dataset.ok, p.textContent.trim()] : null;",
+                tid("provider-test-result-vllm"),
+                tid("provider-test-summary")
+            ),
+            LONG,
+        )
+        .await?;
+    ensure!(summary[0] == json!("true"), "the new profile's test: {summary}");
+    app.screenshot("3-tested").await?;
+    app.click(&tid("close-settings")).await?;
+
+    // The first chat answers, then is named by its model.
+    app.send_message("Hello, are you the local one?").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the first answer did not complete");
+    app.wait_for(
+        "the generated title in the list",
+        "return [...document.querySelectorAll('[data-testid=\"conversation-item\"]')].some(c => c.textContent.includes('Greeting the local server'));",
+        LONG,
+    )
+    .await?;
+    app.screenshot("4-first-chat-titled").await?;
+    ensure!(rig.mock.requests().len() == 3, "test, answer, title: {} requests", rig.mock.requests().len());
+    app.close().await?;
+    Ok(())
+}
+
 /// Processes of the MCP server started with `marker` among its arguments (pid, state, command).
 fn server_processes(marker: &str) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
