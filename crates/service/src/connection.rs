@@ -18,13 +18,19 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Enough output for "OK" or a call, even from a model that thinks a little first.
 const TINY_OUTPUT_TOKENS: u32 = 64;
 
-/// A report that ends at a failure.
-fn failed(summary: String, error: &Error, report: ConnectionReport) -> ConnectionReport {
+/// A report that ends at a failure; `transport` is the error's technical detail, if it had one.
+fn failed(summary: String, error: &Error, transport: Option<String>, report: ConnectionReport) -> ConnectionReport {
+    // The server's own words, and what the transport said, for "Details".
+    let detail = match transport {
+        Some(t) if error.message != summary => format!("{}\n{t}", error.message),
+        Some(t) => t,
+        None => error.message.clone(),
+    };
     ConnectionReport {
         ok: false,
         summary,
         error_kind: Some(error.kind),
-        detail: Some(error.message.clone()),
+        detail: Some(detail),
         key_accepted: match error.kind {
             ErrorKind::Auth => Some(false),
             _ => report.key_accepted,
@@ -170,9 +176,10 @@ pub(crate) async fn test(
                     profile.model.as_ref().filter(|_| !models.is_empty()).map(|m| models.iter().any(|x| &x.id == m));
             }
             Err(e) => {
+                let transport = e.detail.clone().map(|d| redact(ProviderError::new(ErrorKind::Internal, d)).message);
                 let e = redact(e);
                 let said = wrong_kind(profile, kind).unwrap_or_else(|| say(&e, profile, kind, "models"));
-                return failed(said, &e, report);
+                return failed(said, &e, transport, report);
             }
         }
     }
@@ -224,6 +231,7 @@ pub(crate) async fn test(
             report.summary = format!("Connected{listed}; '{model}' {tools}{unlisted}.");
         }
         Err(e) => {
+            let transport = e.detail.clone().map(|d| redact(ProviderError::new(ErrorKind::Internal, d)).message);
             let e = redact(e);
             let mut said = wrong_kind(profile, kind).unwrap_or_else(|| say(&e, profile, kind, "answer"));
             if e.kind == ErrorKind::NotFound && report.model_listed == Some(false) {
@@ -232,7 +240,7 @@ pub(crate) async fn test(
                     report.models.unwrap_or(0)
                 );
             }
-            return failed(said, &e, report);
+            return failed(said, &e, transport, report);
         }
     }
     report
