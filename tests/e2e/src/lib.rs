@@ -189,7 +189,7 @@ fn warn_if_stale(app: &Path) {
 // ----- data directory -------------------------------------------------------------------------
 
 /// A throwaway data directory: `switchboard.db` with the mock provider as the default profile,
-/// plus private XDG folders for WebKit and the window-state plugin. Deleted on drop unless
+/// titles from the first line, plus private XDG folders for WebKit and the window-state plugin. Deleted on drop unless
 /// `SWITCHBOARD_E2E_KEEP=1`.
 #[derive(Debug)]
 pub struct DataDir {
@@ -212,6 +212,9 @@ impl DataDir {
             options: Default::default(),
         })?;
         store.set_setting("defaultProvider", PROVIDER)?;
+        // Scripted scenarios count the mock's requests; a generated title would be one more.
+        // (The onboarding scenario, on an empty directory, keeps the default and checks it.)
+        store.set_setting("chats", &json!({ "titles": "firstLine" }))?;
         Ok(this)
     }
 
