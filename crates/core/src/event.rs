@@ -183,6 +183,11 @@ pub enum ChatEvent {
         source: ToolSource,
         /// The exact arguments that will run.
         arguments: String,
+        /// What the call will do in the tool's words (a command line, an HTTP request), when the
+        /// tool says more than its arguments.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        preview: Option<String>,
     },
     /// The person decided (or the turn ended while waiting).
     ApprovalResolved {

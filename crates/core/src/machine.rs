@@ -135,6 +135,8 @@ pub struct ApprovalRequest {
     pub source: ToolSource,
     /// Exact arguments.
     pub arguments: String,
+    /// What the call will do, in the tool's words ([`crate::Tool::preview`]).
+    pub preview: Option<String>,
 }
 
 /// The person's answer.
@@ -934,18 +936,21 @@ impl<'a> Machine<'a> {
             ApprovalPolicy::Ask if !self.approved.contains(&call.name) && !self.options.dry_run => {
                 // Asked before the event goes out, so an answer sent the moment the event
                 // arrives finds the question registered.
+                let preview = tool.preview(&args);
                 out.push(Effect::Ask(ApprovalRequest {
                     conversation_id: self.conversation_id.clone(),
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     source: def.source.clone(),
                     arguments: call.arguments.clone(),
+                    preview: preview.clone(),
                 }));
                 out.push(Effect::Emit(ChatEvent::ApprovalRequested {
                     id: call.id.clone(),
                     name: call.name.clone(),
                     source: def.source.clone(),
                     arguments: call.arguments.clone(),
+                    preview,
                 }));
                 out.push(Effect::Flush);
                 self.round.asking = Some(args);

@@ -26,6 +26,8 @@ pub enum ToolSource {
         /// The document's configured name.
         document: String,
     },
+    /// A local command the person configured (always behind approval by default).
+    Command,
     /// Another agent exposed as a tool.
     Agent,
     /// The model called a name no source provides.
@@ -39,6 +41,7 @@ impl std::fmt::Display for ToolSource {
             ToolSource::Mcp { server } => write!(f, "MCP server '{server}'"),
             ToolSource::Http => f.write_str("HTTP tool"),
             ToolSource::OpenApi { document } => write!(f, "OpenAPI '{document}'"),
+            ToolSource::Command => f.write_str("command tool"),
             ToolSource::Agent => f.write_str("agent"),
             ToolSource::Unknown => f.write_str("unknown"),
         }
@@ -312,6 +315,14 @@ pub trait Tool: Send + Sync {
 
     /// Runs the tool. `args` has already been validated against `def().parameters`.
     fn call(&self, args: serde_json::Value, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+
+    /// What exactly this call will do, for the person deciding whether to allow it (the command
+    /// line a command tool runs, the request an HTTP tool sends), with secrets shown by name
+    /// only. `None` when the arguments say it all. Pure: no I/O.
+    fn preview(&self, args: &serde_json::Value) -> Option<String> {
+        let _ = args;
+        None
+    }
 }
 
 #[cfg(test)]

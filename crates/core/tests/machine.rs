@@ -28,6 +28,11 @@ impl Tool for Fake {
     fn call(&self, _args: Value, _ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
         Box::pin(async { Ok(ToolOutput::text("ran")) })
     }
+
+    /// `ask` says what it would do, as a command tool does.
+    fn preview(&self, args: &Value) -> Option<String> {
+        (self.0.name == "ask").then(|| format!("ask --text {}", args["text"].as_str().unwrap_or("?")))
+    }
 }
 
 fn def(name: &str, change: impl FnOnce(&mut ToolDef)) -> ToolDef {
@@ -619,12 +624,14 @@ fn ask_tool_emits_ask_effect_before_approval_event() {
                 name: "ask".into(),
                 source: ToolSource::Builtin,
                 arguments: r#"{"text":"rm"}"#.into(),
+                preview: Some("ask --text rm".into()),
             }),
             emit(ChatEvent::ApprovalRequested {
                 id: "a".into(),
                 name: "ask".into(),
                 source: ToolSource::Builtin,
                 arguments: r#"{"text":"rm"}"#.into(),
+                preview: Some("ask --text rm".into()),
             }),
             Effect::Flush,
         ]

@@ -1128,6 +1128,7 @@ async fn a_denied_call_is_a_denied_result_and_does_not_run() {
                 name: "ask_tool".into(),
                 source: ToolSource::Builtin,
                 arguments: args.into(),
+                preview: None,
             }
         })
         .expect("ApprovalRequested with the exact arguments");
