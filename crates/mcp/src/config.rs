@@ -334,24 +334,11 @@ impl McpConfig {
 
     /// Writes the file atomically (a temporary file renamed over it), readable by its owner only.
     pub fn save(&self, path: &Path) -> Result<(), ConfigError> {
-        let io = |e: std::io::Error| ConfigError::Io { path: path.display().to_string(), message: e.to_string() };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let mut text = serde_json::to_string_pretty(self).map_err(|e| io(std::io::Error::other(e)))?;
+        let mut text = serde_json::to_string_pretty(self)
+            .map_err(|e| ConfigError::Io { path: path.display().to_string(), message: e.to_string() })?;
         text.push('\n');
-        let tmp = path.with_extension("json.tmp");
-        {
-            use std::io::Write as _;
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create(true).truncate(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            let mut file = options.open(&tmp).map_err(io)?;
-            file.write_all(text.as_bytes()).map_err(io)?;
-            file.sync_all().map_err(io)?;
-        }
-        std::fs::rename(&tmp, path).map_err(io)
+        write_private(path, &text)
+            .map_err(|e| ConfigError::Io { path: path.display().to_string(), message: e.to_string() })
     }
 
     /// Reads another app's config (Claude Desktop's `claude_desktop_config.json`, Cursor's
@@ -404,6 +391,27 @@ impl McpConfig {
         }
         Ok((config, notes))
     }
+}
+
+/// Writes a config file the way every config of the app is written: readable by its owner only
+/// (it may hold secret references and commands), to a temporary file first and then renamed
+/// over the old one, so a crash never leaves half a file. Creates the directory.
+pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&tmp)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]
