@@ -5,12 +5,24 @@
 //! - `web_search` ([`WebSearch`]): Tavily, Exa or SearXNG, with the person's own key.
 //! - `web_fetch` ([`WebFetch`]): one page as Markdown, refusing local and private addresses.
 //!
+//! And the tools people define without code, from the service's `tools.json`:
+//!
+//! - HTTP API tools ([`HttpTool`]): a URL template with `{{param}}` placeholders, keys only to
+//!   the tool's own origin, the same address policy as `web_fetch`.
+//! - Command tools ([`CommandTool`]): a program and its argv template, no shell, its process group
+//!   killed on timeout or stop.
+//!
 //! Architecture invariant: tools get keys only through [`ToolContext::secrets`](switchboard_core::ToolContext)
 //! and never log arguments or results at info level.
 
+pub mod command;
+pub mod http_tool;
+pub mod template;
 mod time;
 pub mod web;
 
+pub use command::{CommandTool, CommandToolConfig, CommandToolError};
+pub use http_tool::{HttpTool, HttpToolConfig, HttpToolError, TryReport};
 pub use time::GetTime;
 pub use web::{SearchBackend, WebFetch, WebSearch, WebToolsConfig};
 

@@ -317,7 +317,7 @@ impl Fetcher {
 
 /// The innermost useful message of an error chain (reqwest's own Display is only the outer
 /// "error sending request").
-fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cur = Some(e);
     while let Some(err) = cur {

@@ -2,9 +2,9 @@
 //! Markdown), configured by [`WebToolsConfig`].
 
 mod config;
-mod fetch;
+pub(crate) mod fetch;
 mod html;
-mod net;
+pub(crate) mod net;
 mod search;
 
 pub use config::{ConfigError, SETTINGS_PAGE, SearchBackend, WebToolsConfig};
