@@ -96,11 +96,14 @@ impl Approver for TerminalApprover {
                 return ApprovalDecision::Deny;
             }
             let answer = tokio::task::spawn_blocking(move || {
+                let what = match &request.preview {
+                    Some(preview) => format!("to do exactly this:\n\n{}\n", crate::render::safe(preview)),
+                    None => format!("with arguments {}", crate::render::safe(&request.arguments)),
+                };
                 eprint!(
-                    "\nAllow '{}' ({}) with arguments {}?\n[y] once  [c] for this chat  [a] always  [n] deny: ",
+                    "\nAllow '{}' ({}) {what}?\n[y] once  [c] for this chat  [a] always  [n] deny: ",
                     crate::render::safe(&request.name),
                     crate::render::safe(&request.source.to_string()),
-                    crate::render::safe(&request.arguments)
                 );
                 let mut line = String::new();
                 let _ = std::io::stdin().read_line(&mut line);

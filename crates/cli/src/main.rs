@@ -4,6 +4,7 @@
 //! same `ChatEvent`s (`--json` prints exactly what the UI receives, one per line).
 
 mod chat;
+mod defined;
 mod mcp;
 mod render;
 
@@ -315,6 +316,8 @@ enum ExportFormat {
 enum ToolsCmd {
     /// List tools with their source and status.
     List(ToolsListArgs),
+    #[command(flatten)]
+    Defined(Box<defined::DefinedCmd>),
 }
 
 #[derive(Args, Debug)]
@@ -408,6 +411,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Regenerate(args) => chat::regenerate(&service, args),
         Command::Conversations(cmd) => conversations(&service, cmd),
         Command::Tools(ToolsCmd::List(args)) => tools_list(&service, &args),
+        Command::Tools(ToolsCmd::Defined(cmd)) => defined::run(&service, *cmd),
         Command::Settings(cmd) => settings(&service, cmd),
         Command::Keys(cmd) => keys(&service, cmd),
         Command::Mcp(cmd) => mcp::run(&service, cmd),

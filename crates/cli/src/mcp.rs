@@ -96,7 +96,7 @@ pub enum McpCmd {
 }
 
 /// `--yes`, showing on stderr exactly what it would agree to when it was not given.
-struct Yes(bool);
+pub(crate) struct Yes(pub(crate) bool);
 
 impl Confirm for Yes {
     fn confirm(&self, changes: &[Widening]) -> bool {
@@ -130,7 +130,7 @@ impl switchboard_service::mcp::Browser for Terminal {
     }
 }
 
-fn pairs(values: &[String], what: &str) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+pub(crate) fn pairs(values: &[String], what: &str) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
     values
         .iter()
         .map(|v| {

@@ -42,6 +42,24 @@ pub enum Widening {
         /// The exact command line, untruncated (secrets as references).
         command_line: String,
     },
+    /// A command tool would be offered to the model: a program on this computer it can run.
+    CommandTool {
+        /// The tool's name.
+        tool: String,
+        /// The command line, placeholders as written (`{{name}}`).
+        command_line: String,
+        /// Whether each call asks the person first (off only by the person's explicit choice).
+        asks_first: bool,
+    },
+    /// An HTTP tool would send keys from the key store to its origin.
+    KeyToTool {
+        /// The tool's name.
+        tool: String,
+        /// The keys, by name.
+        keys: Vec<String>,
+        /// The only origin (scheme, host, port) they may go to.
+        origin: String,
+    },
     /// Tools of an MCP server whose definitions changed since the person approved them would be
     /// offered to the model again.
     ChangedTools {
@@ -77,6 +95,22 @@ impl Widening {
                 "Run this program for the MCP server '{server}'? It runs on this computer with your \
                  permissions, and its tools are offered to the model.\n\n{command_line}"
             ),
+            Widening::CommandTool { tool, command_line, asks_first } => format!(
+                "Let the model run this program on this computer, with your permissions, as the tool '{tool}'? {}\n\n{command_line}",
+                if *asks_first {
+                    "You will be asked before each run, with the exact command line."
+                } else {
+                    "WARNING: it is set to run WITHOUT asking you first, whatever the model puts in its arguments."
+                }
+            ),
+            Widening::KeyToTool { tool, keys, origin } => format!(
+                "Let the HTTP tool '{tool}' send your key{} {} to {origin}? Only that address receives {}; \
+                 whoever runs it could use {}.",
+                if keys.len() == 1 { "" } else { "s" },
+                keys.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", "),
+                if keys.len() == 1 { "it" } else { "them" },
+                if keys.len() == 1 { "it" } else { "them" },
+            ),
             Widening::ChangedTools { server, tools } => format!(
                 "The MCP server '{server}' changed what these tools say they do since you approved them. \
                  Offer them to the model again as they are now?{}",
@@ -93,7 +127,9 @@ impl Widening {
     pub fn title(changes: &[Widening]) -> &'static str {
         match changes {
             [Widening::KeyOrigin { .. }] => "Send a key to a new address?",
-            changes if changes.iter().all(|c| matches!(c, Widening::RunCommand { .. })) => {
+            changes
+                if changes.iter().all(|c| matches!(c, Widening::RunCommand { .. } | Widening::CommandTool { .. })) =>
+            {
                 "Run a program for Switchboard?"
             }
             _ => "Allow Switchboard to do more?",

@@ -19,6 +19,7 @@ pub mod confirm;
 pub mod connection;
 pub mod contract;
 pub mod conversations;
+pub mod defined_tools;
 pub mod export;
 pub mod ipc;
 pub mod keys;
@@ -122,6 +123,7 @@ pub(crate) struct Inner {
     pub(crate) keys: RwLock<keys::Keys>,
     pub(crate) tools: tools::Tools,
     pub(crate) mcp: mcp::Mcp,
+    pub(crate) defined: defined_tools::Defined,
     pub(crate) turns: turns::Running,
     /// What each profile's model listing said about its models, from the last listing.
     pub(crate) listed: Mutex<std::collections::HashMap<String, Vec<switchboard_providers::ModelInfo>>>,
@@ -192,6 +194,7 @@ impl Service {
             inner: Arc::new(Inner {
                 tools: tools::Tools::new(&web)?,
                 mcp: mcp::Mcp::new(config_dir.as_deref()),
+                defined: defined_tools::Defined::new(config_dir.as_deref()),
                 store,
                 keys: RwLock::new(keys::Keys { store: keys, mode, problem }),
                 turns: turns::Running::default(),
@@ -199,6 +202,7 @@ impl Service {
             }),
         };
         service.load_mcp();
+        service.load_defined_tools();
         Ok(service)
     }
 

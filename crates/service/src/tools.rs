@@ -40,6 +40,7 @@ impl Service {
     /// The registry a turn uses under `settings`: one consistent snapshot of every source's tools.
     pub(crate) fn registry(&self, settings: &Settings) -> Arc<ToolRegistry> {
         self.sync_builtin_tools(&settings.web);
+        self.sync_defined_tools();
         self.inner.tools.catalog.registry()
     }
 

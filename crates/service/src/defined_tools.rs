@@ -1,0 +1,572 @@
+//! Tools people define without code: HTTP API tools and command tools, from `tools.json` in the
+//! config directory (next to `mcp.json`), each kind a tool source of the catalog.
+//!
+//! The file says what a tool does; the database says what the person allowed (`definedTools.trust`,
+//! out of the page's reach, like `mcp.trust`). A command tool runs a program on this computer, and
+//! an HTTP tool that carries a key sends it somewhere: either is offered to the model only once a
+//! [`Confirm`] the page cannot answer agreed to it exactly as it is now (the command line and
+//! whether it asks first; the keys and the one origin they go to). A definition edited in the file
+//! afterwards waits in `needsApproval` again. A definition that makes no sense (a placeholder in
+//! the host, an unknown parameter) is listed with its reason and never breaks the others.
+//!
+//! The file is read again when it changes (another process, an editor) before a turn takes its
+//! tools, so a tool added from the CLI reaches a running desktop app at its next message.
+
+use crate::confirm::{Confirm, Widening};
+use crate::{Error, Result, Service};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+use switchboard_core::{ApprovalPolicy, ErrorKind, Source, SourceStatus, Tool};
+use switchboard_tools::command::{CommandTool, CommandToolConfig};
+use switchboard_tools::http_tool::{HttpTool, HttpToolConfig};
+
+/// The file's name in the config directory.
+pub const TOOLS_FILE: &str = "tools.json";
+
+/// The database key of what the person allowed: per tool name, the fingerprint of what they saw.
+const TRUST: &str = "definedTools.trust";
+
+/// `tools.json`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolsFile {
+    /// HTTP API tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub http_tools: Vec<HttpToolConfig>,
+    /// Command tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_tools: Vec<CommandToolConfig>,
+}
+
+impl ToolsFile {
+    /// Reads the file; a missing one is an empty file. The error names the file and the problem.
+    pub fn load(path: &Path) -> std::result::Result<ToolsFile, String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ToolsFile::default()),
+            Err(e) => return Err(format!("{} could not be read: {e}", path.display())),
+        };
+        Self::parse(&text).map_err(|e| format!("{} is not a valid tools file: {e}", path.display()))
+    }
+
+    /// Parses the file's text (blank is empty).
+    pub fn parse(text: &str) -> std::result::Result<ToolsFile, String> {
+        if text.trim().is_empty() {
+            return Ok(ToolsFile::default());
+        }
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// Writes it atomically, readable by its owner only.
+    pub fn save(&self, path: &Path) -> std::result::Result<(), String> {
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        text.push('\n');
+        switchboard_mcp::config::write_private(path, &text)
+            .map_err(|e| format!("{} could not be written: {e}", path.display()))
+    }
+
+    /// Every tool's name, in file order.
+    pub fn names(&self) -> Vec<&str> {
+        self.http_tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .chain(self.command_tools.iter().map(|t| t.name.as_str()))
+            .collect()
+    }
+}
+
+/// The kind of a defined tool.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DefinedKind {
+    /// An HTTP API tool.
+    Http,
+    /// A command tool.
+    Command,
+}
+
+/// Where a defined tool stands.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum DefinedState {
+    /// Offered to the model.
+    Ready,
+    /// Waiting until the person allows it as it is now; `reason` says what to allow.
+    NeedsApproval {
+        /// What the person is asked, in words.
+        reason: String,
+    },
+    /// The definition cannot work; `reason` says why.
+    Invalid {
+        /// What is wrong, in words.
+        reason: String,
+    },
+}
+
+/// One defined tool as Settings and `switchboard tools defined` show it.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DefinedToolInfo {
+    /// Its name (as the model sees it).
+    pub name: String,
+    /// HTTP or command.
+    pub kind: DefinedKind,
+    /// What it does, for the model.
+    pub description: String,
+    /// What it reaches: the method and URL template, or the command line template.
+    pub target: String,
+    /// The keys it uses (by name).
+    pub keys: Vec<String>,
+    /// Whether each call asks the person first.
+    pub asks_first: bool,
+    /// Where it stands.
+    pub state: DefinedState,
+}
+
+/// Every defined tool, and the file they come from.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DefinedToolsOverview {
+    /// The file's path.
+    pub config_path: Option<String>,
+    /// Why the file could not be used, in words; the tools are then the last good ones.
+    pub problem: Option<String>,
+    /// The tools in file order, HTTP tools first.
+    pub tools: Vec<DefinedToolInfo>,
+}
+
+/// The tools of one kind, as a catalog source (always ready: what is not allowed or not valid
+/// is simply not among them).
+struct DefinedSource {
+    id: &'static str,
+    tools: Mutex<Vec<Arc<dyn Tool>>>,
+}
+
+impl Source for DefinedSource {
+    fn id(&self) -> &str {
+        self.id
+    }
+
+    fn status(&self) -> SourceStatus {
+        SourceStatus::Ready
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// What the tools were built from: the file's modification time and length (none when it is
+/// missing), and the trust record's text.
+type Seen = (Option<(SystemTime, u64)>, String);
+
+/// The defined-tools part of a service.
+pub(crate) struct Defined {
+    path: Option<PathBuf>,
+    http: Arc<DefinedSource>,
+    commands: Arc<DefinedSource>,
+    /// What the sources were built from: the file's modification time and length, and the
+    /// trust record; nothing is rebuilt while these stay the same.
+    seen: Mutex<Option<Seen>>,
+    /// Why the file could not be used, if it could not.
+    problem: Mutex<Option<String>>,
+}
+
+impl Defined {
+    pub(crate) fn new(config_dir: Option<&Path>) -> Defined {
+        Defined {
+            path: config_dir.map(|d| d.join(TOOLS_FILE)),
+            http: Arc::new(DefinedSource { id: "http", tools: Mutex::default() }),
+            commands: Arc::new(DefinedSource { id: "command", tools: Mutex::default() }),
+            seen: Mutex::default(),
+            problem: Mutex::default(),
+        }
+    }
+}
+
+/// FNV-1a, 64 bits, as hex: a stable fingerprint of what the person saw.
+fn fnv(text: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// What a definition needs the person to allow, with its fingerprint; `None` when it needs
+/// nothing (an HTTP tool without keys).
+fn http_widening(config: &HttpToolConfig) -> Option<(Widening, String)> {
+    let keys = config.secrets();
+    if keys.is_empty() {
+        return None;
+    }
+    let origin = config.origin().unwrap_or_else(|_| config.url.clone());
+    let fingerprint = fnv(&format!("http\n{origin}\n{}", keys.join("\n")));
+    Some((Widening::KeyToTool { tool: config.name.clone(), keys, origin }, fingerprint))
+}
+
+fn command_widening(config: &CommandToolConfig) -> (Widening, String) {
+    let asks_first = config.asks_first();
+    let fingerprint = fnv(&format!("command\n{}\n{asks_first}", config.fingerprint()));
+    let change =
+        Widening::CommandTool { tool: config.name.clone(), command_line: config.command_line_template(), asks_first };
+    (change, fingerprint)
+}
+
+/// Replaces the item named like `item` in `list`, or adds it at the end.
+fn upsert<T>(list: &mut Vec<T>, item: T, name: impl Fn(&T) -> &String) {
+    match list.iter_mut().find(|t| name(t) == name(&item)) {
+        Some(existing) => *existing = item,
+        None => list.push(item),
+    }
+}
+
+fn trust(store: &switchboard_store::Store) -> Result<BTreeMap<String, String>> {
+    Ok(store.setting(TRUST)?.unwrap_or_default())
+}
+
+/// One tool built from its definition, or why it is not offered.
+struct Built {
+    info: DefinedToolInfo,
+    tool: Option<Arc<dyn Tool>>,
+}
+
+impl Service {
+    fn tools_path(&self) -> Result<&Path> {
+        self.inner
+            .defined
+            .path
+            .as_deref()
+            .ok_or_else(|| Error::config("This session has no config directory for tools."))
+    }
+
+    fn tools_file(&self) -> Result<ToolsFile> {
+        let Some(path) = self.inner.defined.path.as_deref() else { return Ok(ToolsFile::default()) };
+        ToolsFile::load(path).map_err(Error::config)
+    }
+
+    fn save_tools_file(&self, file: &ToolsFile) -> Result<()> {
+        file.save(self.tools_path()?).map_err(Error::config)
+    }
+
+    /// Adds the two sources to the catalog and loads the file. Called once, at start-up.
+    pub(crate) fn load_defined_tools(&self) {
+        let d = &self.inner.defined;
+        for source in [d.http.clone() as Arc<dyn Source>, d.commands.clone()] {
+            if let Err(e) = self.inner.tools.catalog.add(source) {
+                tracing::warn!("{e}");
+            }
+        }
+        self.sync_defined_tools();
+    }
+
+    /// Reads the file and the trust record again when either changed, and rebuilds the tools.
+    pub(crate) fn sync_defined_tools(&self) {
+        let d = &self.inner.defined;
+        let stamp =
+            d.path.as_deref().and_then(|p| std::fs::metadata(p).ok()).and_then(|m| Some((m.modified().ok()?, m.len())));
+        let trust_text = self
+            .inner
+            .store
+            .setting::<serde_json::Value>(TRUST)
+            .ok()
+            .flatten()
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        let now = Some((stamp, trust_text));
+        {
+            let mut seen = d.seen.lock().unwrap_or_else(|p| p.into_inner());
+            if *seen == now {
+                return;
+            }
+            *seen = now;
+        }
+        let file = match self.tools_file() {
+            Ok(file) => {
+                *d.problem.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                file
+            }
+            Err(e) => {
+                tracing::warn!("tools file not used: {}", e.message);
+                *d.problem.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.message);
+                return;
+            }
+        };
+        let built = self.build_defined(&file);
+        let (http, commands): (Vec<_>, Vec<_>) = built.into_iter().partition(|b| b.info.kind == DefinedKind::Http);
+        *d.http.tools.lock().unwrap_or_else(|p| p.into_inner()) = http.into_iter().filter_map(|b| b.tool).collect();
+        *d.commands.tools.lock().unwrap_or_else(|p| p.into_inner()) =
+            commands.into_iter().filter_map(|b| b.tool).collect();
+        self.inner.tools.catalog.rebuild();
+    }
+
+    /// Builds every tool of `file`, each with its state.
+    fn build_defined(&self, file: &ToolsFile) -> Vec<Built> {
+        // An unreadable record allows nothing.
+        let trusted = trust(&self.inner.store).unwrap_or_default();
+        let allowed = |name: &str, fingerprint: &str| trusted.get(name).is_some_and(|f| f == fingerprint);
+        let mut out = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        let mut duplicate = |name: &str| {
+            let seen = names.iter().any(|n| n == name);
+            names.push(name.to_owned());
+            seen.then(|| format!("Another tool in the file is also named '{name}'; rename one of them."))
+        };
+        for config in &file.http_tools {
+            let mut info = DefinedToolInfo {
+                name: config.name.clone(),
+                kind: DefinedKind::Http,
+                description: config.description.clone(),
+                target: format!("{} {}", config.method_upper(), config.url),
+                keys: config.secrets(),
+                asks_first: config.effective_approval() == ApprovalPolicy::Ask,
+                state: DefinedState::Ready,
+            };
+            let tool = match (duplicate(&config.name), HttpTool::new(config.clone())) {
+                (Some(reason), _) => {
+                    info.state = DefinedState::Invalid { reason };
+                    None
+                }
+                (None, Err(e)) => {
+                    info.state = DefinedState::Invalid { reason: e.to_string() };
+                    None
+                }
+                (None, Ok(tool)) => match http_widening(config) {
+                    Some((change, fp)) if !allowed(&config.name, &fp) => {
+                        info.state = DefinedState::NeedsApproval { reason: change.describe() };
+                        None
+                    }
+                    _ => Some(Arc::new(tool) as Arc<dyn Tool>),
+                },
+            };
+            out.push(Built { info, tool });
+        }
+        for config in &file.command_tools {
+            let mut info = DefinedToolInfo {
+                name: config.name.clone(),
+                kind: DefinedKind::Command,
+                description: config.description.clone(),
+                target: config.command_line_template(),
+                keys: config.secrets(),
+                asks_first: config.asks_first(),
+                state: DefinedState::Ready,
+            };
+            let tool = match (duplicate(&config.name), CommandTool::new(config.clone())) {
+                (Some(reason), _) => {
+                    info.state = DefinedState::Invalid { reason };
+                    None
+                }
+                (None, Err(e)) => {
+                    info.state = DefinedState::Invalid { reason: e.to_string() };
+                    None
+                }
+                (None, Ok(tool)) => {
+                    let (change, fp) = command_widening(config);
+                    if allowed(&config.name, &fp) {
+                        Some(Arc::new(tool) as Arc<dyn Tool>)
+                    } else {
+                        info.state = DefinedState::NeedsApproval { reason: change.describe() };
+                        None
+                    }
+                }
+            };
+            out.push(Built { info, tool });
+        }
+        out
+    }
+
+    /// Every defined tool with its state, and the file's problem if it has one.
+    pub fn defined_tools(&self) -> Result<DefinedToolsOverview> {
+        self.sync_defined_tools();
+        let d = &self.inner.defined;
+        let problem = d.problem.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let tools = match self.tools_file() {
+            Ok(file) => self.build_defined(&file).into_iter().map(|b| b.info).collect(),
+            Err(_) => Vec::new(),
+        };
+        Ok(DefinedToolsOverview { config_path: d.path.as_ref().map(|p| p.display().to_string()), problem, tools })
+    }
+
+    fn defined_info(&self, name: &str) -> Result<DefinedToolInfo> {
+        self.defined_tools()?.tools.into_iter().find(|t| t.name == name).ok_or_else(|| {
+            Error::new(ErrorKind::NotFound, format!("There is no tool named '{name}' in the tools file."))
+        })
+    }
+
+    /// A name no other source's tool has (a defined tool of the same kind may be replaced).
+    fn check_free_name(&self, name: &str, file: &ToolsFile, kind: DefinedKind) -> Result<()> {
+        let other_kind = match kind {
+            DefinedKind::Http => file.command_tools.iter().any(|t| t.name == name),
+            DefinedKind::Command => file.http_tools.iter().any(|t| t.name == name),
+        };
+        let ours = |source: &switchboard_core::ToolSource| {
+            matches!(source, switchboard_core::ToolSource::Http | switchboard_core::ToolSource::Command)
+        };
+        let elsewhere = self.inner.tools.catalog.registry().get(name).is_some_and(|t| !ours(&t.def().source));
+        if other_kind || elsewhere {
+            return Err(Error::config(format!("A tool named '{name}' already exists; choose another name.")));
+        }
+        Ok(())
+    }
+
+    /// Asks `confirm` about `changes` (if any) and records their fingerprints when it agrees.
+    /// `false` when the person said no: the definitions are saved and wait for approval.
+    fn allow(&self, changes: Vec<(Widening, String)>, names: &[String], confirm: &dyn Confirm) -> Result<bool> {
+        if changes.is_empty() {
+            return Ok(true);
+        }
+        let widenings: Vec<Widening> = changes.iter().map(|(w, _)| w.clone()).collect();
+        if !confirm.confirm(&widenings) {
+            return Ok(false);
+        }
+        let mut all = trust(&self.inner.store)?;
+        for (name, (_, fp)) in names.iter().zip(changes) {
+            all.insert(name.clone(), fp);
+        }
+        self.inner.store.set_setting(TRUST, &all)?;
+        Ok(true)
+    }
+
+    /// Adds (or replaces) an HTTP API tool. One that sends a key is offered only when `confirm`
+    /// agrees to the key going to its origin; otherwise it is saved and waits for approval.
+    pub fn add_http_tool(&self, config: HttpToolConfig, confirm: &dyn Confirm) -> Result<DefinedToolInfo> {
+        HttpTool::new(config.clone()).map_err(|e| Error::config(e.to_string()))?;
+        let change = http_widening(&config);
+        self.put_defined(&config.name.clone(), DefinedKind::Http, change, confirm, |file| {
+            upsert(&mut file.http_tools, config, |t| &t.name)
+        })
+    }
+
+    /// Adds (or replaces) a command tool. It is offered only when `confirm` agrees to the exact
+    /// command line (and, when it would run without asking, to that); otherwise it is saved and
+    /// waits for approval.
+    pub fn add_command_tool(&self, config: CommandToolConfig, confirm: &dyn Confirm) -> Result<DefinedToolInfo> {
+        CommandTool::new(config.clone()).map_err(|e| Error::config(e.to_string()))?;
+        let change = Some(command_widening(&config));
+        self.put_defined(&config.name.clone(), DefinedKind::Command, change, confirm, |file| {
+            upsert(&mut file.command_tools, config, |t| &t.name)
+        })
+    }
+
+    /// Saves a checked definition with `put`, asks about `change`, and rebuilds the tools.
+    fn put_defined(
+        &self,
+        name: &str,
+        kind: DefinedKind,
+        change: Option<(Widening, String)>,
+        confirm: &dyn Confirm,
+        put: impl FnOnce(&mut ToolsFile),
+    ) -> Result<DefinedToolInfo> {
+        let mut file = self.tools_file()?;
+        self.check_free_name(name, &file, kind)?;
+        put(&mut file);
+        self.save_tools_file(&file)?;
+        self.allow(change.into_iter().collect(), &[name.to_owned()], confirm)?;
+        self.sync_defined_tools();
+        self.defined_info(name)
+    }
+
+    /// Allows a tool that waits for approval (new in the file, or changed since it was allowed).
+    pub fn approve_defined_tool(&self, name: &str, confirm: &dyn Confirm) -> Result<DefinedToolInfo> {
+        let file = self.tools_file()?;
+        let change = if let Some(c) = file.http_tools.iter().find(|t| t.name == name) {
+            http_widening(c)
+        } else if let Some(c) = file.command_tools.iter().find(|t| t.name == name) {
+            Some(command_widening(c))
+        } else {
+            return Err(Error::new(ErrorKind::NotFound, format!("There is no tool named '{name}' in the tools file.")));
+        };
+        if !self.allow(change.into_iter().collect(), &[name.to_owned()], confirm)? {
+            return Err(Error::new(ErrorKind::Cancelled, format!("'{name}' was not allowed; it stays off.")));
+        }
+        self.sync_defined_tools();
+        self.defined_info(name)
+    }
+
+    /// Removes a defined tool (its keys stay in the key store).
+    pub fn remove_defined_tool(&self, name: &str) -> Result<()> {
+        let mut file = self.tools_file()?;
+        let before = file.names().len();
+        file.http_tools.retain(|t| t.name != name);
+        file.command_tools.retain(|t| t.name != name);
+        if file.names().len() == before {
+            return Err(Error::new(ErrorKind::NotFound, format!("There is no tool named '{name}' in the tools file.")));
+        }
+        self.save_tools_file(&file)?;
+        let mut all = trust(&self.inner.store)?;
+        if all.remove(name).is_some() {
+            self.inner.store.set_setting(TRUST, &all)?;
+        }
+        self.sync_defined_tools();
+        Ok(())
+    }
+
+    /// Adds every tool of another tools file (same shape), replacing those with the same name;
+    /// what needs the person's approval is asked about together. Returns the tools it added.
+    pub fn import_defined_tools(&self, path: &Path, confirm: &dyn Confirm) -> Result<Vec<DefinedToolInfo>> {
+        let imported = match std::fs::read_to_string(path) {
+            Ok(text) => ToolsFile::parse(&text)
+                .map_err(|e| Error::config(format!("{} is not a valid tools file: {e}", path.display())))?,
+            Err(e) => return Err(Error::config(format!("{} could not be read: {e}", path.display()))),
+        };
+        for c in &imported.http_tools {
+            HttpTool::new(c.clone()).map_err(|e| Error::config(e.to_string()))?;
+        }
+        for c in &imported.command_tools {
+            CommandTool::new(c.clone()).map_err(|e| Error::config(e.to_string()))?;
+        }
+        let mut file = self.tools_file()?;
+        let mut changes = Vec::new();
+        let mut names = Vec::new();
+        for c in imported.http_tools {
+            self.check_free_name(&c.name, &file, DefinedKind::Http)?;
+            if let Some(change) = http_widening(&c) {
+                names.push(c.name.clone());
+                changes.push(change);
+            }
+            upsert(&mut file.http_tools, c, |t| &t.name);
+        }
+        for c in imported.command_tools {
+            self.check_free_name(&c.name, &file, DefinedKind::Command)?;
+            names.push(c.name.clone());
+            changes.push(command_widening(&c));
+            upsert(&mut file.command_tools, c, |t| &t.name);
+        }
+        self.save_tools_file(&file)?;
+        self.allow(changes, &names, confirm)?;
+        self.sync_defined_tools();
+        let added: Vec<String> = ToolsFile::parse(&std::fs::read_to_string(path).unwrap_or_default())
+            .map(|f| f.names().into_iter().map(str::to_owned).collect())
+            .unwrap_or_default();
+        Ok(self.defined_tools()?.tools.into_iter().filter(|t| added.contains(&t.name)).collect())
+    }
+
+    /// Runs an HTTP tool of the file once with `args`, outside any chat (the editor's "try it",
+    /// `switchboard tools try`): the exact request it sent (keys masked) and what came back.
+    /// Trying is the person's own act, so it needs no approval; it still refuses what the tool's
+    /// policy refuses (local addresses, keys to another origin).
+    pub async fn try_http_tool(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+    ) -> Result<switchboard_tools::http_tool::TryReport> {
+        let file = self.tools_file()?;
+        let config = file
+            .http_tools
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("There is no HTTP tool named '{name}'.")))?;
+        let tool = HttpTool::new(config).map_err(|e| Error::config(e.to_string()))?;
+        let secrets: Arc<dyn switchboard_core::Secrets> = Arc::new(switchboard_secrets::ToolSecrets(self.keys()));
+        Ok(tool.try_it(args, secrets).await)
+    }
+}
