@@ -39,7 +39,7 @@ server: string, } | { "kind": "http" } | { "kind": "openApi",
 /**
  * The document's configured name.
  */
-document: string, } | { "kind": "agent" } | { "kind": "unknown" };
+document: string, } | { "kind": "command" } | { "kind": "agent" } | { "kind": "unknown" };
 
 export type ApprovalPolicy = "auto" | "ask" | "deny";
 
@@ -159,7 +159,12 @@ source: ToolSource,
 /**
  * The exact arguments that will run.
  */
-arguments: string, } | { "type": "approvalResolved", 
+arguments: string, 
+/**
+ * What the call will do in the tool's words (a command line, an HTTP request), when the
+ * tool says more than its arguments.
+ */
+preview?: string, } | { "type": "approvalResolved", 
 /**
  * Call id.
  */

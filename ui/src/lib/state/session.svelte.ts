@@ -27,6 +27,8 @@ export interface ApprovalRequest {
   name: string;
   source: ToolSource;
   arguments: string;
+  /** What the call will do in the tool's words (a command line, an HTTP request). */
+  preview?: string;
   session: ChatSession;
 }
 
@@ -251,7 +253,7 @@ export class ChatSession {
             if (t.stopRequested) void this.stop();
             break;
           case 'approvalRequested':
-            this.host.requestApproval({ id: e.id, name: e.name, source: e.source, arguments: e.arguments, session: this });
+            this.host.requestApproval({ id: e.id, name: e.name, source: e.source, arguments: e.arguments, preview: e.preview, session: this });
             break;
           case 'approvalResolved':
             this.host.approvalResolved(e.id);

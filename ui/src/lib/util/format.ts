@@ -33,6 +33,8 @@ export function describeSource(s: ToolSource): string {
       return 'HTTP';
     case 'openApi':
       return `OpenAPI: ${s.document}`;
+    case 'command':
+      return 'command';
     case 'agent':
       return 'agent';
     case 'unknown':
