@@ -85,6 +85,7 @@ const INHERITED_ENV: &[&str] = &[
 ///   "exampleOutput": "3:a line that matches"
 /// }
 /// ```
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CommandToolConfig {

@@ -17,12 +17,14 @@
 
 pub mod command;
 pub mod http_tool;
+pub mod openapi;
 pub mod template;
 mod time;
 pub mod web;
 
 pub use command::{CommandTool, CommandToolConfig, CommandToolError};
 pub use http_tool::{HttpTool, HttpToolConfig, HttpToolError, TryReport};
+pub use openapi::{Converted, OpenApiError, OpenApiOptions};
 pub use time::GetTime;
 pub use web::{SearchBackend, WebFetch, WebSearch, WebToolsConfig};
 

@@ -47,6 +47,7 @@ const RESERVED_HEADERS: [&str; 5] = ["host", "content-length", "transfer-encodin
 ///   "responsePointer": "/current"
 /// }
 /// ```
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HttpToolConfig {

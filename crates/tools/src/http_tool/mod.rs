@@ -111,6 +111,12 @@ impl HttpTool {
         })
     }
 
+    /// The same tool, shown as coming from `source` (an operation of an OpenAPI document).
+    pub fn with_source(mut self, source: ToolSource) -> Self {
+        self.def.source = source;
+        self
+    }
+
     /// The definition (method in upper case).
     pub fn config(&self) -> &HttpToolConfig {
         &self.config

@@ -348,6 +348,9 @@ fn kind_of(content_type: &str) -> Option<BodyKind> {
         "application/json" | "text/json" => Some(BodyKind::Json),
         e if e.ends_with("+json") => Some(BodyKind::Json),
         "application/xml" | "application/javascript" | "application/ecmascript" => Some(BodyKind::Text),
+        // OpenAPI documents, configs.
+        "application/yaml" | "application/x-yaml" => Some(BodyKind::Text),
+        e if e.ends_with("+yaml") => Some(BodyKind::Text),
         e if e.ends_with("+xml") => Some(BodyKind::Text),
         e if e.starts_with("text/") => Some(BodyKind::Text),
         _ => None,
