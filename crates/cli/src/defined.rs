@@ -116,6 +116,31 @@ pub enum DefinedCmd {
         #[arg(long)]
         yes: bool,
     },
+    /// Offer the operations of an OpenAPI 3.0/3.1 document (JSON or YAML, a file or a URL) as
+    /// tools, one per operation; a copy of the document is kept with the tools file.
+    ImportOpenapi {
+        /// Your name for the API (letters, digits, '-', '_'); its tools show it as their source.
+        name: String,
+        /// The document: a file path or an http(s) URL.
+        source: String,
+        /// The base URL to call instead of the document's first server.
+        #[arg(long)]
+        server: Option<String>,
+        /// The key store entry for a security scheme, `SCHEME=KEY` (repeatable; default KEY:
+        /// NAME-SCHEME).
+        #[arg(long = "key", value_name = "SCHEME=KEY")]
+        keys: Vec<String>,
+        /// Offer only these operations (tool names, comma-separated; default: all of a document
+        /// with at most 30, none of a larger one).
+        #[arg(long, value_delimiter = ',')]
+        only: Option<Vec<String>>,
+        /// Let its tools reach this computer and the local network.
+        #[arg(long)]
+        allow_local: bool,
+        /// Confirm sending the keys its operations use to its server (shown first).
+        #[arg(long)]
+        yes: bool,
+    },
     /// Run an HTTP tool once and show the exact request (keys masked) and the response.
     Try {
         /// The tool.
@@ -140,6 +165,7 @@ fn print_tool(t: &DefinedToolInfo) {
     let kind = match t.kind {
         DefinedKind::Http => "http",
         DefinedKind::Command => "command",
+        DefinedKind::OpenApi => "openapi",
     };
     let state = match &t.state {
         DefinedState::Ready => "ready".to_owned(),
@@ -255,6 +281,30 @@ pub fn run(service: &Service, cmd: DefinedCmd) -> anyhow::Result<ExitCode> {
         DefinedCmd::Import { file, yes } => {
             for t in service.import_defined_tools(&file, &Yes(yes))? {
                 print_tool(&t);
+            }
+        }
+        DefinedCmd::ImportOpenapi { name, source, server, keys, only, allow_local, yes } => {
+            let request = switchboard_service::openapi_docs::OpenApiRequest {
+                name,
+                source,
+                server,
+                keys: pairs(&keys, "--key")?,
+                include: only.map(|o| o.into_iter().collect()),
+                allow_local_addresses: allow_local,
+            };
+            let import = runtime().block_on(service.import_openapi(request, &Yes(yes)))?;
+            print_tool(&import.document);
+            for op in &import.operations {
+                let mark = if op.selected { "[x]" } else { "[ ]" };
+                println!("    {mark} {:<32} {}", render::safe(&op.tool), render::safe(&op.route));
+            }
+            if import.operations.iter().all(|o| !o.selected) && !import.operations.is_empty() {
+                println!(
+                    "    None offered yet: pick them with --only NAME,NAME (a large document never floods the model)."
+                );
+            }
+            for note in &import.notes {
+                println!("note: {}", render::safe(note));
             }
         }
         DefinedCmd::Try { name, args } => {

@@ -205,3 +205,89 @@ async fn a_command_tool_asks_first_with_the_exact_command_line_and_keeps_each_pl
     let out = env.run(&["tools", "list"]).await;
     assert!(!stdout(&out).contains("shout"), "{}", stdout(&out));
 }
+
+/// A local stand-in for two operations of the real petstore document.
+async fn petstore_api() -> (String, Seen) {
+    let seen: Seen = Arc::default();
+    let record = seen.clone();
+    let app = axum::Router::new().route(
+        "/v2/pet/{id}",
+        get(move |Path(id): Path<String>, headers: HeaderMap, uri: axum::http::Uri| {
+            let record = record.clone();
+            async move {
+                let key = headers.get("api_key").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+                record.lock().unwrap().push((uri.path().to_owned(), String::new(), key));
+                axum::Json(
+                    serde_json::json!({ "id": id.parse::<i64>().unwrap_or(0), "name": "Rex", "status": "available" }),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}"), seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openapi_documents_operations_become_tools_the_model_calls() {
+    let document = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../node_modules/@readme/oas-examples/3.0/json/petstore.json");
+    assert!(document.exists(), "{} is missing: run `npm ci`", document.display());
+    let (api, seen) = petstore_api().await;
+    let env =
+        Env::new(Script::new([Reply::tool_call("c1", "getPetById", r#"{"petId":7}"#), Reply::text("Pet 7 is Rex.")]))
+            .await;
+    let server = format!("{api}/v2");
+    let document = document.display().to_string();
+    let import = [
+        "tools",
+        "import-openapi",
+        "petstore",
+        &document,
+        "--server",
+        &server,
+        "--only",
+        "getPetById,addPet",
+        "--allow-local",
+    ];
+
+    // Its operations send the document's API key: nothing is offered until that is allowed.
+    let out = env.run(&import).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("send your key 'petstore-api_key' to {api}")), "{}", stderr(&out));
+    assert!(stdout(&out).contains("[x] getPetById") && stdout(&out).contains("[ ] deletePet"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("note: "), "what is not supported is said: {}", stdout(&out));
+    let out = env.run(&["tools", "list"]).await;
+    assert!(!stdout(&out).contains("getPetById"), "{}", stdout(&out));
+
+    let mut confirmed = import.to_vec();
+    confirmed.push("--yes");
+    let out = env.run(&confirmed).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.run(&["tools", "list"]).await;
+    let listed = stdout(&out);
+    assert!(listed.contains("getPetById") && listed.contains("OpenAPI 'petstore'"), "{listed}");
+    assert!(listed.contains("addPet") && !listed.contains("deletePet"), "only the chosen operations: {listed}");
+
+    // The model calls an operation: the key goes in the scheme's header, to the chosen server.
+    let out = env
+        .command(&["chat", "--json", "What is pet 7?"])
+        .env("SWITCHBOARD_KEY_PETSTORE_API_KEY", "pk-0123456789")
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events: Vec<serde_json::Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let result = of_type(&events, "toolResult");
+    assert_eq!(result[0]["status"], "ok", "{events:?}");
+    assert!(result[0]["output"].as_str().unwrap().contains("\"name\": \"Rex\""), "{events:?}");
+    assert_eq!(seen.lock().unwrap().clone(), [("/v2/pet/7".to_owned(), String::new(), "pk-0123456789".to_owned())]);
+
+    // Removing the API removes its tools and its kept copy.
+    let out = env.run(&["tools", "remove", "petstore"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!env.data_dir().join("openapi/petstore.json").exists());
+    let out = env.run(&["tools", "list"]).await;
+    assert!(!stdout(&out).contains("getPetById"), "{}", stdout(&out));
+}

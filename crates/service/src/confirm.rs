@@ -60,6 +60,15 @@ pub enum Widening {
         /// The only origin (scheme, host, port) they may go to.
         origin: String,
     },
+    /// The tools of an OpenAPI document would send keys from the key store to its server.
+    OpenApiKeys {
+        /// The document's name.
+        document: String,
+        /// The keys, by name.
+        keys: Vec<String>,
+        /// The only origin they may go to.
+        origin: String,
+    },
     /// Tools of an MCP server whose definitions changed since the person approved them would be
     /// offered to the model again.
     ChangedTools {
@@ -106,6 +115,14 @@ impl Widening {
             Widening::KeyToTool { tool, keys, origin } => format!(
                 "Let the HTTP tool '{tool}' send your key{} {} to {origin}? Only that address receives {}; \
                  whoever runs it could use {}.",
+                if keys.len() == 1 { "" } else { "s" },
+                keys.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", "),
+                if keys.len() == 1 { "it" } else { "them" },
+                if keys.len() == 1 { "it" } else { "them" },
+            ),
+            Widening::OpenApiKeys { document, keys, origin } => format!(
+                "Let the tools of the OpenAPI document '{document}' send your key{} {} to {origin}? Only that address \
+                 receives {}; whoever runs it could use {}.",
                 if keys.len() == 1 { "" } else { "s" },
                 keys.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", "),
                 if keys.len() == 1 { "it" } else { "them" },

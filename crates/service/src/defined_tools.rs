@@ -20,8 +20,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 use switchboard_core::{ApprovalPolicy, ErrorKind, Source, SourceStatus, Tool};
-use switchboard_tools::command::{CommandTool, CommandToolConfig};
-use switchboard_tools::http_tool::{HttpTool, HttpToolConfig};
+use switchboard_tools::command::CommandTool;
+pub use switchboard_tools::command::CommandToolConfig;
+use switchboard_tools::http_tool::HttpTool;
+pub use switchboard_tools::http_tool::HttpToolConfig;
 
 /// The file's name in the config directory.
 pub const TOOLS_FILE: &str = "tools.json";
@@ -39,6 +41,9 @@ pub struct ToolsFile {
     /// Command tools.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command_tools: Vec<CommandToolConfig>,
+    /// OpenAPI documents whose operations are tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_api: Vec<crate::openapi_docs::OpenApiEntry>,
 }
 
 impl ToolsFile {
@@ -87,6 +92,8 @@ pub enum DefinedKind {
     Http,
     /// A command tool.
     Command,
+    /// An OpenAPI document (one tool per offered operation).
+    OpenApi,
 }
 
 /// Where a defined tool stands.
@@ -142,6 +149,41 @@ pub struct DefinedToolsOverview {
     pub tools: Vec<DefinedToolInfo>,
 }
 
+/// One defined tool's whole definition, as the file holds it (for editing it).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "config", rename_all = "camelCase")]
+pub enum DefinedConfig {
+    /// An HTTP API tool.
+    Http(HttpToolConfig),
+    /// A command tool.
+    Command(CommandToolConfig),
+}
+
+/// What trying an HTTP tool did, for the page: the exact request (keys masked) and either the
+/// response (`ok`) or what went wrong (`error`).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TryResult {
+    /// The request as it was sent (keys as `[secret NAME]`), or why it could not be built.
+    pub request: String,
+    /// What the tool returned, when it worked.
+    pub ok: Option<String>,
+    /// What went wrong, in words, when it did not.
+    pub error: Option<String>,
+}
+
+impl From<switchboard_tools::http_tool::TryReport> for TryResult {
+    fn from(report: switchboard_tools::http_tool::TryReport) -> TryResult {
+        let (ok, error) = match report.outcome {
+            Ok(text) => (Some(text), None),
+            Err(e) => (None, Some(e)),
+        };
+        TryResult { request: report.request, ok, error }
+    }
+}
+
 /// The tools of one kind, as a catalog source (always ready: what is not allowed or not valid
 /// is simply not among them).
 struct DefinedSource {
@@ -172,6 +214,7 @@ pub(crate) struct Defined {
     path: Option<PathBuf>,
     http: Arc<DefinedSource>,
     commands: Arc<DefinedSource>,
+    documents: Arc<DefinedSource>,
     /// What the sources were built from: the file's modification time and length, and the
     /// trust record; nothing is rebuilt while these stay the same.
     seen: Mutex<Option<Seen>>,
@@ -185,6 +228,7 @@ impl Defined {
             path: config_dir.map(|d| d.join(TOOLS_FILE)),
             http: Arc::new(DefinedSource { id: "http", tools: Mutex::default() }),
             commands: Arc::new(DefinedSource { id: "command", tools: Mutex::default() }),
+            documents: Arc::new(DefinedSource { id: "openapi", tools: Mutex::default() }),
             seen: Mutex::default(),
             problem: Mutex::default(),
         }
@@ -192,7 +236,7 @@ impl Defined {
 }
 
 /// FNV-1a, 64 bits, as hex: a stable fingerprint of what the person saw.
-fn fnv(text: &str) -> String {
+pub(crate) fn fingerprint(text: &str) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
         hash ^= u64::from(b);
@@ -209,13 +253,13 @@ fn http_widening(config: &HttpToolConfig) -> Option<(Widening, String)> {
         return None;
     }
     let origin = config.origin().unwrap_or_else(|_| config.url.clone());
-    let fingerprint = fnv(&format!("http\n{origin}\n{}", keys.join("\n")));
+    let fingerprint = fingerprint(&format!("http\n{origin}\n{}", keys.join("\n")));
     Some((Widening::KeyToTool { tool: config.name.clone(), keys, origin }, fingerprint))
 }
 
 fn command_widening(config: &CommandToolConfig) -> (Widening, String) {
     let asks_first = config.asks_first();
-    let fingerprint = fnv(&format!("command\n{}\n{asks_first}", config.fingerprint()));
+    let fingerprint = fingerprint(&format!("command\n{}\n{asks_first}", config.fingerprint()));
     let change =
         Widening::CommandTool { tool: config.name.clone(), command_line: config.command_line_template(), asks_first };
     (change, fingerprint)
@@ -248,19 +292,24 @@ impl Service {
             .ok_or_else(|| Error::config("This session has no config directory for tools."))
     }
 
-    fn tools_file(&self) -> Result<ToolsFile> {
+    /// The config directory the tools file and the kept OpenAPI documents live in.
+    pub(crate) fn config_dir(&self) -> Result<PathBuf> {
+        Ok(self.tools_path()?.parent().map(Path::to_owned).unwrap_or_default())
+    }
+
+    pub(crate) fn tools_file(&self) -> Result<ToolsFile> {
         let Some(path) = self.inner.defined.path.as_deref() else { return Ok(ToolsFile::default()) };
         ToolsFile::load(path).map_err(Error::config)
     }
 
-    fn save_tools_file(&self, file: &ToolsFile) -> Result<()> {
+    pub(crate) fn save_tools_file(&self, file: &ToolsFile) -> Result<()> {
         file.save(self.tools_path()?).map_err(Error::config)
     }
 
     /// Adds the two sources to the catalog and loads the file. Called once, at start-up.
     pub(crate) fn load_defined_tools(&self) {
         let d = &self.inner.defined;
-        for source in [d.http.clone() as Arc<dyn Source>, d.commands.clone()] {
+        for source in [d.http.clone() as Arc<dyn Source>, d.commands.clone(), d.documents.clone()] {
             if let Err(e) = self.inner.tools.catalog.add(source) {
                 tracing::warn!("{e}");
             }
@@ -305,6 +354,16 @@ impl Service {
         *d.http.tools.lock().unwrap_or_else(|p| p.into_inner()) = http.into_iter().filter_map(|b| b.tool).collect();
         *d.commands.tools.lock().unwrap_or_else(|p| p.into_inner()) =
             commands.into_iter().filter_map(|b| b.tool).collect();
+        let trusted = trust(&self.inner.store).unwrap_or_default();
+        let documents = self
+            .build_documents(&file)
+            .into_iter()
+            .filter(|b| match &b.widening {
+                Some((_, fp)) => trusted.get(&format!("openapi:{}", b.info.name)) == Some(fp),
+                None => true,
+            })
+            .flat_map(|b| b.tools);
+        *d.documents.tools.lock().unwrap_or_else(|p| p.into_inner()) = documents.collect();
         self.inner.tools.catalog.rebuild();
     }
 
@@ -389,10 +448,35 @@ impl Service {
         let d = &self.inner.defined;
         let problem = d.problem.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let tools = match self.tools_file() {
-            Ok(file) => self.build_defined(&file).into_iter().map(|b| b.info).collect(),
+            Ok(file) => {
+                let trusted = trust(&self.inner.store).unwrap_or_default();
+                let documents = self.build_documents(&file).into_iter().map(|b| {
+                    let mut info = b.info;
+                    if let Some((change, fp)) = b.widening
+                        && info.state == DefinedState::Ready
+                        && trusted.get(&format!("openapi:{}", info.name)) != Some(&fp)
+                    {
+                        info.state = DefinedState::NeedsApproval { reason: change.describe() };
+                    }
+                    info
+                });
+                self.build_defined(&file).into_iter().map(|b| b.info).chain(documents).collect()
+            }
             Err(_) => Vec::new(),
         };
         Ok(DefinedToolsOverview { config_path: d.path.as_ref().map(|p| p.display().to_string()), problem, tools })
+    }
+
+    /// One defined tool's whole definition as the file holds it, for editing it.
+    pub fn defined_tool_config(&self, name: &str) -> Result<DefinedConfig> {
+        let file = self.tools_file()?;
+        if let Some(c) = file.http_tools.iter().find(|t| t.name == name) {
+            return Ok(DefinedConfig::Http(c.clone()));
+        }
+        if let Some(c) = file.command_tools.iter().find(|t| t.name == name) {
+            return Ok(DefinedConfig::Command(c.clone()));
+        }
+        Err(Error::new(ErrorKind::NotFound, format!("There is no tool named '{name}' in the tools file.")))
     }
 
     fn defined_info(&self, name: &str) -> Result<DefinedToolInfo> {
@@ -406,6 +490,7 @@ impl Service {
         let other_kind = match kind {
             DefinedKind::Http => file.command_tools.iter().any(|t| t.name == name),
             DefinedKind::Command => file.http_tools.iter().any(|t| t.name == name),
+            DefinedKind::OpenApi => false,
         };
         let ours = |source: &switchboard_core::ToolSource| {
             matches!(source, switchboard_core::ToolSource::Http | switchboard_core::ToolSource::Command)
@@ -419,7 +504,12 @@ impl Service {
 
     /// Asks `confirm` about `changes` (if any) and records their fingerprints when it agrees.
     /// `false` when the person said no: the definitions are saved and wait for approval.
-    fn allow(&self, changes: Vec<(Widening, String)>, names: &[String], confirm: &dyn Confirm) -> Result<bool> {
+    pub(crate) fn allow_defined(
+        &self,
+        changes: Vec<(Widening, String)>,
+        names: &[String],
+        confirm: &dyn Confirm,
+    ) -> Result<bool> {
         if changes.is_empty() {
             return Ok(true);
         }
@@ -469,7 +559,7 @@ impl Service {
         self.check_free_name(name, &file, kind)?;
         put(&mut file);
         self.save_tools_file(&file)?;
-        self.allow(change.into_iter().collect(), &[name.to_owned()], confirm)?;
+        self.allow_defined(change.into_iter().collect(), &[name.to_owned()], confirm)?;
         self.sync_defined_tools();
         self.defined_info(name)
     }
@@ -481,10 +571,18 @@ impl Service {
             http_widening(c)
         } else if let Some(c) = file.command_tools.iter().find(|t| t.name == name) {
             Some(command_widening(c))
+        } else if file.open_api.iter().any(|d| d.name == name) {
+            let built = self.build_documents(&file).into_iter().find(|b| b.info.name == name);
+            let change = built.and_then(|b| b.widening);
+            if !self.allow_defined(change.into_iter().collect(), &[format!("openapi:{name}")], confirm)? {
+                return Err(Error::new(ErrorKind::Cancelled, format!("'{name}' was not allowed; it stays off.")));
+            }
+            self.sync_defined_tools();
+            return self.defined_info(name);
         } else {
             return Err(Error::new(ErrorKind::NotFound, format!("There is no tool named '{name}' in the tools file.")));
         };
-        if !self.allow(change.into_iter().collect(), &[name.to_owned()], confirm)? {
+        if !self.allow_defined(change.into_iter().collect(), &[name.to_owned()], confirm)? {
             return Err(Error::new(ErrorKind::Cancelled, format!("'{name}' was not allowed; it stays off.")));
         }
         self.sync_defined_tools();
@@ -497,13 +595,21 @@ impl Service {
         let before = file.names().len();
         file.http_tools.retain(|t| t.name != name);
         file.command_tools.retain(|t| t.name != name);
-        if file.names().len() == before {
+        let document = file.open_api.iter().position(|d| d.name == name).map(|i| file.open_api.remove(i));
+        if file.names().len() == before && document.is_none() {
             return Err(Error::new(ErrorKind::NotFound, format!("There is no tool named '{name}' in the tools file.")));
         }
         self.save_tools_file(&file)?;
         let mut all = trust(&self.inner.store)?;
-        if all.remove(name).is_some() {
+        let trusted_document = all.remove(&format!("openapi:{name}")).is_some();
+        if all.remove(name).is_some() || trusted_document {
             self.inner.store.set_setting(TRUST, &all)?;
+        }
+        if let Some(doc) = document
+            && let Ok(dir) = self.config_dir()
+        {
+            // The kept copy; a missing one is already gone.
+            let _ = std::fs::remove_file(dir.join(&doc.file));
         }
         self.sync_defined_tools();
         Ok(())
@@ -541,7 +647,7 @@ impl Service {
             upsert(&mut file.command_tools, c, |t| &t.name);
         }
         self.save_tools_file(&file)?;
-        self.allow(changes, &names, confirm)?;
+        self.allow_defined(changes, &names, confirm)?;
         self.sync_defined_tools();
         let added: Vec<String> = ToolsFile::parse(&std::fs::read_to_string(path).unwrap_or_default())
             .map(|f| f.names().into_iter().map(str::to_owned).collect())

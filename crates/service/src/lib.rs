@@ -25,6 +25,7 @@ pub mod ipc;
 pub mod keys;
 pub mod links;
 pub mod mcp;
+pub mod openapi_docs;
 pub mod providers;
 pub mod redact;
 pub mod settings;

@@ -21,7 +21,7 @@ fn render() -> String {
         )*};
     }
     use switchboard_core as core;
-    use switchboard_service::{ipc, mcp, settings};
+    use switchboard_service::{defined_tools as defined, ipc, mcp, settings};
     use switchboard_store as store;
     decl!(
         core::ErrorKind,
@@ -85,6 +85,15 @@ fn render() -> String {
         mcp::ImportedServer,
         mcp::ImportPreview,
         mcp::ImportSource,
+        serde_json::Value,
+        switchboard_tools::HttpToolConfig,
+        switchboard_tools::CommandToolConfig,
+        defined::DefinedKind,
+        defined::DefinedState,
+        defined::DefinedToolInfo,
+        defined::DefinedToolsOverview,
+        defined::DefinedConfig,
+        defined::TryResult,
     );
     // `as const` keeps the literal values as types; `satisfies` ties each to the generated type.
     let mut constant = |name: &str, doc: &str, value: &dyn erased::Json, ty: Option<&str>| {

@@ -1,0 +1,283 @@
+//! OpenAPI documents as tools: one HTTP tool per selected operation, from a copy of the
+//! document kept in the config directory (`openapi/<name>.<ext>`) so the tools never depend on
+//! the network to start. The entry in `tools.json` says which server, which keys and which
+//! operations; the conversion itself is `switchboard_tools::openapi`.
+//!
+//! A document whose operations send keys is offered only once the person allowed those keys to
+//! go to its server ([`Widening::OpenApiKeys`], remembered as `openapi:<name>` in the trust
+//! record); changing the server or the keys asks again.
+
+use crate::confirm::{Confirm, Widening};
+use crate::defined_tools::{DefinedKind, DefinedState, DefinedToolInfo, ToolsFile};
+use crate::{Error, Result, Service};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+use switchboard_core::{ErrorKind, Tool, ToolSource};
+use switchboard_tools::HttpTool;
+use switchboard_tools::openapi::{self, Converted, MAX_DOCUMENT_BYTES, OpenApiOptions};
+
+/// The folder, in the config directory, where imported documents are kept.
+pub const OPENAPI_DIR: &str = "openapi";
+
+/// An OpenAPI document whose operations are tools (an entry of `tools.json`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpenApiEntry {
+    /// The person's name for the API; tools show it as their source.
+    pub name: String,
+    /// The kept copy, relative to the config directory.
+    pub file: String,
+    /// Where it was imported from (a path or URL), for the person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The base URL to call; default: the document's first absolute server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// Security scheme -> the key store entry holding its key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub keys: BTreeMap<String, String>,
+    /// The operations offered, by tool name; default: all of a small document, none of a large one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include: Option<BTreeSet<String>>,
+    /// Let its tools reach this computer and the local network.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_local_addresses: bool,
+}
+
+impl OpenApiEntry {
+    fn options(&self) -> OpenApiOptions {
+        OpenApiOptions {
+            document_name: self.name.clone(),
+            server: self.server.clone(),
+            security: self.keys.clone(),
+            include: self.include.clone(),
+        }
+    }
+}
+
+/// One document, converted: what Settings lists and the tools it offers once allowed.
+pub(crate) struct BuiltDocument {
+    pub(crate) info: DefinedToolInfo,
+    pub(crate) tools: Vec<Arc<dyn Tool>>,
+    /// What the person must allow (keys to the server), with its fingerprint.
+    pub(crate) widening: Option<(Widening, String)>,
+}
+
+/// Reads and converts the kept copy of `entry`.
+fn load(config_dir: &Path, entry: &OpenApiEntry) -> std::result::Result<Converted, String> {
+    let path = config_dir.join(&entry.file);
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| format!("its copy {} could not be read: {e}", path.display()))?;
+    let doc = openapi::parse(&text).map_err(|e| e.to_string())?;
+    openapi::convert(&doc, &entry.options()).map_err(|e| e.to_string())
+}
+
+/// Converts `entry` into tools (each marked as coming from the document), with its summary.
+pub(crate) fn build(config_dir: &Path, entry: &OpenApiEntry, fingerprint_of: impl Fn(&str) -> String) -> BuiltDocument {
+    let mut info = DefinedToolInfo {
+        name: entry.name.clone(),
+        kind: DefinedKind::OpenApi,
+        description: String::new(),
+        target: entry.source.clone().unwrap_or_else(|| entry.file.clone()),
+        keys: entry.keys.values().cloned().collect(),
+        asks_first: false,
+        state: DefinedState::Ready,
+    };
+    let converted = match load(config_dir, entry) {
+        Ok(c) => c,
+        Err(reason) => {
+            info.state = DefinedState::Invalid { reason: format!("The OpenAPI document '{}': {reason}", entry.name) };
+            return BuiltDocument { info, tools: Vec::new(), widening: None };
+        }
+    };
+    let selected: Vec<_> = converted.operations.iter().filter(|o| o.selected).collect();
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    let mut origin = None;
+    let mut keys: BTreeSet<String> = BTreeSet::new();
+    for op in &selected {
+        let mut config = op.tool.clone();
+        config.allow_local_addresses = entry.allow_local_addresses;
+        keys.extend(config.secrets());
+        match HttpTool::new(config) {
+            Ok(tool) => {
+                origin.get_or_insert_with(|| tool.origin());
+                tools.push(Arc::new(tool.with_source(ToolSource::OpenApi { document: entry.name.clone() })));
+            }
+            Err(e) => tracing::warn!(document = %entry.name, "operation left out: {e}"),
+        }
+    }
+    info.description = format!(
+        "{}: {} of {} operations offered{}",
+        converted.title,
+        tools.len(),
+        converted.operations.len(),
+        if converted.notes.is_empty() { String::new() } else { format!(" ({} notes)", converted.notes.len()) }
+    );
+    info.target = format!("{} ({})", origin.clone().unwrap_or_else(|| "no server".into()), info.target);
+    info.keys = keys.iter().cloned().collect();
+    info.asks_first = tools.iter().any(|t| t.def().approval == switchboard_core::ApprovalPolicy::Ask);
+    let widening = (!keys.is_empty()).then(|| {
+        let origin = origin.unwrap_or_default();
+        let keys: Vec<String> = keys.into_iter().collect();
+        let fp = fingerprint_of(&format!("openapi\n{origin}\n{}", keys.join("\n")));
+        (Widening::OpenApiKeys { document: entry.name.clone(), keys, origin }, fp)
+    });
+    BuiltDocument { info, tools, widening }
+}
+
+/// What an import did, for the person.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenApiImport {
+    /// The document as Settings lists it.
+    pub document: DefinedToolInfo,
+    /// Every operation: its tool name, method and path, and whether it is offered.
+    pub operations: Vec<OpenApiOperation>,
+    /// Its servers (the first absolute one is the default).
+    pub servers: Vec<String>,
+    /// What was not supported and left out.
+    pub notes: Vec<String>,
+}
+
+/// One operation of an imported document.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenApiOperation {
+    /// The tool's name.
+    pub tool: String,
+    /// `GET /pets/{petId}`.
+    pub route: String,
+    /// Its summary.
+    pub summary: String,
+    /// Whether it is offered.
+    pub selected: bool,
+}
+
+/// How a document is to be imported.
+#[derive(Clone, Debug, Default)]
+pub struct OpenApiRequest {
+    /// The person's name for the API (letters, digits, '-', '_').
+    pub name: String,
+    /// A file path or an http(s) URL.
+    pub source: String,
+    /// The base URL to call instead of the document's.
+    pub server: Option<String>,
+    /// Security scheme -> key store entry.
+    pub keys: BTreeMap<String, String>,
+    /// Only these operations (tool names); `None`: the default selection.
+    pub include: Option<BTreeSet<String>>,
+    /// Let its tools (and the download) reach this computer and the local network.
+    pub allow_local_addresses: bool,
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 48 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+impl Service {
+    /// Reads an OpenAPI document (a file, or a URL the app fetches under the same address
+    /// policy as `web_fetch`), keeps a copy, and offers its selected operations as tools. Keys
+    /// its operations send are offered only once `confirm` agrees to their destination.
+    pub async fn import_openapi(&self, request: OpenApiRequest, confirm: &dyn Confirm) -> Result<OpenApiImport> {
+        if !valid_name(&request.name) {
+            return Err(Error::config(format!(
+                "'{}' cannot name an API: use letters, digits, '-' and '_' (at most 48).",
+                request.name
+            )));
+        }
+        let text = self.read_openapi_source(&request.source, request.allow_local_addresses).await?;
+        let doc = openapi::parse(&text).map_err(|e| Error::config(e.to_string()))?;
+        let ext = if text.trim_start().starts_with('{') { "json" } else { "yaml" };
+        let mut entry = OpenApiEntry {
+            name: request.name.clone(),
+            file: format!("{OPENAPI_DIR}/{}.{ext}", request.name),
+            source: Some(request.source.clone()),
+            server: request.server,
+            keys: request.keys,
+            include: request.include,
+            allow_local_addresses: request.allow_local_addresses,
+        };
+        let converted = openapi::convert(&doc, &entry.options()).map_err(|e| Error::config(e.to_string()))?;
+        if let Some(unknown) = entry
+            .include
+            .as_ref()
+            .and_then(|inc| inc.iter().find(|t| !converted.operations.iter().any(|o| &o.tool.name == *t)))
+        {
+            return Err(Error::config(format!("The document has no operation named '{unknown}'.")));
+        }
+        // Written down, so a later change of the document's default selection changes nothing.
+        entry.include = Some(converted.operations.iter().filter(|o| o.selected).map(|o| o.tool.name.clone()).collect());
+
+        let dir = self.config_dir()?;
+        switchboard_mcp::config::write_private(&dir.join(&entry.file), &text)
+            .map_err(|e| Error::config(format!("The document could not be kept: {e}")))?;
+        let mut file = self.tools_file()?;
+        file.open_api.retain(|d| d.name != entry.name);
+        file.open_api.push(entry.clone());
+        self.save_tools_file(&file)?;
+        let built = build(&dir, &entry, crate::defined_tools::fingerprint);
+        if let Some((change, fp)) = built.widening {
+            self.allow_defined(vec![(change, fp)], &[format!("openapi:{}", entry.name)], confirm)?;
+        }
+        self.sync_defined_tools();
+        let document = self
+            .defined_tools()?
+            .tools
+            .into_iter()
+            .find(|t| t.kind == DefinedKind::OpenApi && t.name == entry.name)
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "The imported document is not listed."))?;
+        Ok(OpenApiImport {
+            document,
+            operations: converted
+                .operations
+                .iter()
+                .map(|o| OpenApiOperation {
+                    tool: o.tool.name.clone(),
+                    route: format!("{} {}", o.method, o.path),
+                    summary: o.summary.clone(),
+                    selected: entry.include.as_ref().is_some_and(|i| i.contains(&o.tool.name)),
+                })
+                .collect(),
+            servers: converted.servers,
+            notes: converted.notes,
+        })
+    }
+
+    /// The document's text, from a file or an http(s) URL, at most [`MAX_DOCUMENT_BYTES`].
+    async fn read_openapi_source(&self, source: &str, allow_local: bool) -> Result<String> {
+        let source = source.trim();
+        if source.starts_with("http://") || source.starts_with("https://") {
+            let config = switchboard_tools::WebToolsConfig {
+                allow_local_addresses: allow_local,
+                fetch_max_bytes: MAX_DOCUMENT_BYTES + 1,
+                fetch_timeout: std::time::Duration::from_secs(30),
+                ..Default::default()
+            };
+            let fetched = switchboard_tools::web::Fetcher::new(&config)
+                .fetch(source)
+                .await
+                .map_err(|e| Error::config(format!("The document could not be downloaded: {e}")))?;
+            if fetched.truncated || fetched.body.len() > MAX_DOCUMENT_BYTES {
+                return Err(Error::config("The document is larger than 10 MB."));
+            }
+            return String::from_utf8(fetched.body).map_err(|_| Error::config("The document is not UTF-8 text."));
+        }
+        let path = Path::new(source);
+        let size =
+            std::fs::metadata(path).map_err(|e| Error::config(format!("{source} could not be read: {e}")))?.len();
+        if size > MAX_DOCUMENT_BYTES as u64 {
+            return Err(Error::config(format!("{source} is larger than 10 MB.")));
+        }
+        std::fs::read_to_string(path).map_err(|e| Error::config(format!("{source} could not be read: {e}")))
+    }
+
+    /// Builds every document of `file` (for the defined tools' sync and listing).
+    pub(crate) fn build_documents(&self, file: &ToolsFile) -> Vec<BuiltDocument> {
+        let Ok(dir) = self.config_dir() else { return Vec::new() };
+        file.open_api.iter().map(|entry| build(&dir, entry, crate::defined_tools::fingerprint)).collect()
+    }
+}
