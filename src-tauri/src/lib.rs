@@ -5,9 +5,13 @@
 //! [`IpcError`] on failure (a `kind` the UI can act on), and a turn's events travel over one
 //! `Channel<ChatEvent>` per turn.
 
+use serde_json::{Map, Value};
 use std::sync::Arc;
 use switchboard_core::{ChatEvent, Coalescing, ErrorKind, EventSink, coalesce};
 use switchboard_service::connection::DetectedServer;
+use switchboard_service::defined_tools::{
+    CommandToolConfig, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, HttpToolConfig, TryResult,
+};
 use switchboard_service::export::ExportFormat;
 use switchboard_service::ipc::{
     ApprovalChoice, ConnectionReport, ConversationSummary, ConversationView, DataInfo, IpcError, KeyInfo, KeyMode,
@@ -399,6 +403,67 @@ fn import_path(service: &Service, app: &str) -> Result<std::path::PathBuf> {
     })
 }
 
+/// The tools people define without code (`tools.json`), each with where it stands.
+#[tauri::command]
+async fn defined_tools(service: State<'_, Service>) -> Result<DefinedToolsOverview> {
+    service.defined_tools().map_err(ipc)
+}
+
+/// One defined tool's whole definition, for editing it.
+#[tauri::command]
+async fn defined_tool_config(service: State<'_, Service>, name: String) -> Result<DefinedConfig> {
+    service.defined_tool_config(&name).map_err(ipc)
+}
+
+/// Adds or replaces an HTTP tool. One that sends a key is offered only after the person agrees,
+/// in a native dialog, to the key going to its origin.
+#[tauri::command]
+async fn add_http_tool(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    config: HttpToolConfig,
+) -> Result<DefinedToolInfo> {
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    blocking(move || s.add_http_tool(config, confirm.0.as_ref())).await
+}
+
+/// Adds or replaces a command tool. It is offered only after the person agrees to its exact
+/// command line in a native dialog: adding it from the page is never enough to run a program.
+#[tauri::command]
+async fn add_command_tool(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    config: CommandToolConfig,
+) -> Result<DefinedToolInfo> {
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    blocking(move || s.add_command_tool(config, confirm.0.as_ref())).await
+}
+
+/// Shows what a waiting tool would be allowed in a native dialog and offers it if the person agrees.
+#[tauri::command]
+async fn approve_defined_tool(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    name: String,
+) -> Result<DefinedToolInfo> {
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    blocking(move || s.approve_defined_tool(&name, confirm.0.as_ref())).await
+}
+
+#[tauri::command]
+async fn remove_defined_tool(service: State<'_, Service>, name: String) -> Result<DefinedToolsOverview> {
+    let s = service.inner().clone();
+    blocking(move || s.remove_defined_tool(&name)).await?;
+    service.defined_tools().map_err(ipc)
+}
+
+/// Runs an HTTP tool once with `args` (the person's own act): the exact request, keys masked,
+/// and what came back.
+#[tauri::command]
+async fn try_http_tool(service: State<'_, Service>, name: String, args: Map<String, Value>) -> Result<TryResult> {
+    service.try_http_tool(&name, Value::Object(args)).await.map(TryResult::from).map_err(ipc)
+}
+
 /// Like [`blocking`], for a service call that is async and may ask the person (a native dialog
 /// blocks its thread until they answer).
 async fn asking<T, F>(f: impl FnOnce() -> F + Send + 'static) -> Result<T>
@@ -552,6 +617,13 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         mcp_import,
         mcp_sign_in,
         mcp_sign_out,
+        defined_tools,
+        defined_tool_config,
+        add_http_tool,
+        add_command_tool,
+        approve_defined_tool,
+        remove_defined_tool,
+        try_http_tool,
     ])
 }
 

@@ -166,6 +166,7 @@ fn ts(ty: &str, imports: &mut BTreeSet<String>) -> String {
         ("u8" | "u16" | "u32" | "u64" | "usize" | "i32" | "i64" | "f64", _) => "number".into(),
         ("bool", _) => "boolean".into(),
         ("Value", _) => "unknown".into(),
+        ("Map", [_, v]) => format!("{{ [key: string]: {} }}", ts(v, imports)),
         (n, []) if n.chars().all(|c| c.is_alphanumeric() || c == '_') => {
             imports.insert(n.to_owned());
             n.to_owned()

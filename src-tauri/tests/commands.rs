@@ -480,3 +480,70 @@ fn always_from_the_window_stops_a_tool_asking_only_after_the_person_agrees_nativ
     let (approval, _, status) = always_from_the_window(true);
     assert_eq!((approval, status), (json!("auto"), json!("ok")));
 }
+
+/// The app over a database in a temporary folder (the tools file goes next to it), with a person
+/// who answers `answer` when the shell asks.
+fn app_with_config_dir(answer: bool) -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Arc<Person>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("switchboard.db")).unwrap();
+    let service = Service::new(store, Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
+    let person = Arc::new(Person { answer, asked: Mutex::default(), opened: Mutex::default() });
+    let app = switchboard_desktop::with_commands(mock_builder())
+        .manage(service)
+        .manage(switchboard_desktop::Confirmer(person.clone()))
+        .manage(switchboard_desktop::Opener(Arc::new(|_| Ok(()))))
+        .build(switchboard_desktop::context())
+        .unwrap();
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    (app, webview, person, dir)
+}
+
+#[test]
+fn a_command_tool_from_the_page_runs_only_after_the_person_agrees_natively() {
+    let (_app, webview, person, _dir) = app_with_config_dir(false);
+    let config = json!({"name": "grep_notes", "description": "Search my notes", "argv": ["grep", "-n", "--", "{{pattern}}", "notes.txt"]});
+    // Whatever the page adds, only the shell's confirmer counts: the tool is saved and waits.
+    let info = invoke(&webview, "add_command_tool", json!({"config": config, "confirmed": true})).unwrap();
+    assert_eq!(info["state"]["state"], "needsApproval", "{info}");
+    assert_eq!(person.asked.lock().unwrap().len(), 1);
+    assert!(person.asked.lock().unwrap()[0].contains("grep -n --"), "{:?}", person.asked.lock().unwrap());
+    let err = invoke(&webview, "approve_defined_tool", json!({"name": "grep_notes"})).unwrap_err();
+    assert_eq!(err["kind"], "cancelled", "{err}");
+
+    let edit = invoke(&webview, "defined_tool_config", json!({"name": "grep_notes"})).unwrap();
+    assert_eq!(edit["kind"], "command");
+    assert_eq!(edit["config"]["argv"][3], "{{pattern}}");
+    let listed = invoke(&webview, "defined_tools", json!({})).unwrap();
+    assert_eq!(listed["tools"][0]["name"], "grep_notes");
+
+    let (_app, webview, person, _dir) = app_with_config_dir(true);
+    let info = invoke(&webview, "add_command_tool", json!({"config": config})).unwrap();
+    assert_eq!(info["state"]["state"], "ready", "{info}");
+    assert_eq!(person.asked.lock().unwrap().len(), 1);
+    let left = invoke(&webview, "remove_defined_tool", json!({"name": "grep_notes"})).unwrap();
+    assert_eq!(left["tools"], json!([]));
+}
+
+#[test]
+fn an_http_tool_with_a_key_is_asked_about_and_a_bad_one_is_a_config_error() {
+    let (_app, webview, person, _dir) = app_with_config_dir(false);
+    let bad = json!({"name": "w", "description": "Weather", "method": "GET", "url": "https://{{host}}/v1"});
+    let err = invoke(&webview, "add_http_tool", json!({"config": bad})).unwrap_err();
+    assert_eq!(err["kind"], "config", "{err}");
+    assert!(person.asked.lock().unwrap().is_empty());
+
+    let keyed = json!({"name": "weather", "description": "Weather", "method": "GET", "url": "https://api.example.com/v1/{{city}}",
+        "headers": {"X-Api-Key": "{{secret:weather}}"}});
+    let info = invoke(&webview, "add_http_tool", json!({"config": keyed})).unwrap();
+    assert_eq!(info["state"]["state"], "needsApproval", "{info}");
+    assert_eq!(info["keys"], json!(["weather"]));
+    assert!(person.asked.lock().unwrap()[0].contains("https://api.example.com"));
+
+    // Trying it is the person's own act: the request is built (here it fails before any network,
+    // as the argument is missing) and reported, not thrown.
+    let tried = invoke(&webview, "try_http_tool", json!({"name": "weather", "args": {}})).unwrap();
+    assert!(tried["error"].is_string(), "{tried}");
+    assert!(tried["ok"].is_null());
+    let err = invoke(&webview, "try_http_tool", json!({"name": "weather", "args": [1]})).unwrap_err();
+    assert!(err.to_string().contains("invalid args `args`"), "{err}");
+}
