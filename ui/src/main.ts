@@ -24,7 +24,7 @@ function renderFatal(target: HTMLElement, error: unknown): void {
 
 /**
  * Dev only: query parameters for screenshots and manual testing (?theme=dark|light, ?open=latest|N|id,
- * ?send=text, ?tray=1, ?sidebar=0, ?settings=providers|keys|web|tools|mcp|limits|appearance|data). The fake backend
+ * ?send=text, ?tray=1, ?sidebar=0, ?settings=providers|keys|web|tools|defined|mcp|limits|appearance|data). The fake backend
  * reads its own (?providers=0, ?keychain=problem|pending).
  */
 async function devHooks(app: AppState): Promise<void> {

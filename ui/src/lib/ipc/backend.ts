@@ -8,6 +8,12 @@ import type {
   ConnectionReport,
   ConversationSummary,
   ConversationView,
+  CommandToolConfig,
+  DefinedConfig,
+  DefinedToolInfo,
+  DefinedToolsOverview,
+  HttpToolConfig,
+  JsonValue,
   MessagePage,
   DataInfo,
   DetectedServer,
@@ -25,6 +31,7 @@ import type {
   ServerConfig,
   Settings,
   ToolInfo,
+  TryResult,
   TurnStarted,
 } from './bindings';
 
@@ -116,6 +123,26 @@ export interface Backend {
   mcpImportSources(): Promise<ImportSource[]>;
   mcpImportPreview(app: string): Promise<ImportPreview>;
   mcpImport(app: string): Promise<ImportPreview>;
+
+  // ---- tools people define without code (tools.json) ------------------------------------------
+
+  /** The tools file, its problem if any, and every tool with where it stands. */
+  definedTools(): Promise<DefinedToolsOverview>;
+  /** One tool's whole definition, to edit it. */
+  definedToolConfig(name: string): Promise<DefinedConfig>;
+  /**
+   * Adds or replaces an HTTP tool (by name); rejects (kind "config") with what to fix. One that sends
+   * a key is offered once the person agrees in a native dialog; if they refuse it waits in `needsApproval`.
+   */
+  addHttpTool(config: HttpToolConfig): Promise<DefinedToolInfo>;
+  /** Adds or replaces a command tool; it runs only once the person agrees to its command line in a native dialog. */
+  addCommandTool(config: CommandToolConfig): Promise<DefinedToolInfo>;
+  /** Shows what a waiting tool would be allowed in a native dialog; rejects (kind "cancelled") if the person refuses. */
+  approveDefinedTool(name: string): Promise<DefinedToolInfo>;
+  /** Removes a tool from the file; resolves with what is left. */
+  removeDefinedTool(name: string): Promise<DefinedToolsOverview>;
+  /** Calls an HTTP tool once with `args`: the exact request (keys masked) and the response or the error. */
+  tryHttpTool(name: string, args: Record<string, JsonValue>): Promise<TryResult>;
 
   // ---- data ------------------------------------------------------------------------------------
 

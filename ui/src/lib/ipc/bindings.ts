@@ -1157,6 +1157,189 @@ app: string,
  */
 path: string, };
 
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
+
+export type HttpToolConfig = { 
+/**
+ * The tool's name as the model sees it (`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`).
+ */
+name: string, 
+/**
+ * What it does, for the model.
+ */
+description: string, 
+/**
+ * `GET` (the default), `POST`, `PUT`, `PATCH`, `DELETE` or `HEAD`; any case is accepted
+ * when read, and kept in upper case.
+ */
+method: string, 
+/**
+ * The URL template: absolute `http(s)`, placeholders only in the path and the query string.
+ */
+url: string, 
+/**
+ * Extra query parameters; values are templates (`{{secret:NAME}}` allowed), names literal.
+ */
+query?: { [key in string]: string }, 
+/**
+ * Request headers; values are templates (`{{secret:NAME}}` allowed), names literal.
+ */
+headers?: { [key in string]: string }, 
+/**
+ * A JSON template of the request body (POST, PUT, PATCH, DELETE): a string that is exactly
+ * one `{{param}}` becomes the argument's JSON value, type and all; other strings are
+ * rendered as text; object keys are literal.
+ */
+body?: JsonValue | null, 
+/**
+ * JSON Schema of the arguments; every placeholder a required string when absent.
+ */
+parameters?: JsonValue | null, 
+/**
+ * Time limit of one call, redirects included (default 30, at most 300).
+ */
+timeoutSecs?: number | null, 
+/**
+ * The most bytes of response read (default 1 MiB, at most 32 MiB); a larger response fails.
+ */
+maxResponseBytes?: number | null, 
+/**
+ * A JSON pointer (`/data/items`) to the part of a JSON response the model gets.
+ */
+responsePointer?: string | null, 
+/**
+ * The most characters of output (default 20 000); the rest is cut with a note.
+ */
+maxChars?: number | null, 
+/**
+ * Whether a call asks first; by default GET and HEAD run, every other method asks (it may
+ * change something).
+ */
+approval?: ApprovalPolicy | null, 
+/**
+ * Lets the tool reach loopback, private and link-local addresses (a service on this
+ * computer or the local network). Off by default, as for `web_fetch`.
+ */
+allowLocalAddresses?: boolean, 
+/**
+ * What a dry run returns instead of calling the API.
+ */
+exampleOutput?: string | null, };
+
+export type CommandToolConfig = { 
+/**
+ * The tool's name (`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`).
+ */
+name: string, 
+/**
+ * What it does, for the model.
+ */
+description: string, 
+/**
+ * The program and its arguments, each a template; the program itself has no placeholder.
+ */
+argv: Array<string>, 
+/**
+ * The working folder, an absolute path; the person's home folder when unset.
+ */
+cwd?: string | null, 
+/**
+ * Extra environment variables; values are templates and may hold secrets.
+ */
+env?: { [key in string]: string }, 
+/**
+ * JSON Schema of the arguments; when unset every placeholder is a required string.
+ */
+parameters?: JsonValue | null, 
+/**
+ * The time limit in seconds (default 60, at most 3600).
+ */
+timeoutSecs?: number | null, 
+/**
+ * How much of stdout and of stderr is kept, in bytes (default 64 KiB, at most 4 MiB).
+ */
+maxOutputBytes?: number | null, 
+/**
+ * Whether a call asks first (default: ask).
+ */
+approval?: ApprovalPolicy | null, 
+/**
+ * What a dry run returns instead of running the command.
+ */
+exampleOutput?: string | null, };
+
+export type DefinedKind = "http" | "command" | "openApi";
+
+export type DefinedState = { "state": "ready" } | { "state": "needsApproval", 
+/**
+ * What the person is asked, in words.
+ */
+reason: string, } | { "state": "invalid", 
+/**
+ * What is wrong, in words.
+ */
+reason: string, };
+
+export type DefinedToolInfo = { 
+/**
+ * Its name (as the model sees it).
+ */
+name: string, 
+/**
+ * HTTP or command.
+ */
+kind: DefinedKind, 
+/**
+ * What it does, for the model.
+ */
+description: string, 
+/**
+ * What it reaches: the method and URL template, or the command line template.
+ */
+target: string, 
+/**
+ * The keys it uses (by name).
+ */
+keys: Array<string>, 
+/**
+ * Whether each call asks the person first.
+ */
+asksFirst: boolean, 
+/**
+ * Where it stands.
+ */
+state: DefinedState, };
+
+export type DefinedToolsOverview = { 
+/**
+ * The file's path.
+ */
+configPath: string | null, 
+/**
+ * Why the file could not be used, in words; the tools are then the last good ones.
+ */
+problem: string | null, 
+/**
+ * The tools in file order, HTTP tools first.
+ */
+tools: Array<DefinedToolInfo>, };
+
+export type DefinedConfig = { "kind": "http", "config": HttpToolConfig } | { "kind": "command", "config": CommandToolConfig };
+
+export type TryResult = { 
+/**
+ * The request as it was sent (keys as `[secret NAME]`), or why it could not be built.
+ */
+request: string, 
+/**
+ * What the tool returned, when it worked.
+ */
+ok: string | null, 
+/**
+ * What went wrong, in words, when it did not.
+ */
+error: string | null, };
+
 /** What an unset limit means: the engine's defaults (`EngineConfig::default()`). */
 export const ENGINE_DEFAULTS = {
   "limits": {

@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { ApprovalChoice, ChatEvent, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DetectedServer, ExportFormat, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, TurnChoices, TurnStarted } from './bindings';
+import type { ApprovalChoice, ChatEvent, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, TryResult, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -44,6 +44,13 @@ export interface Commands {
   mcp_import_sources: { args: Record<string, never>; result: ImportSource[] };
   mcp_import_preview: { args: { app: string }; result: ImportPreview };
   mcp_import: { args: { app: string }; result: ImportPreview };
+  defined_tools: { args: Record<string, never>; result: DefinedToolsOverview };
+  defined_tool_config: { args: { name: string }; result: DefinedConfig };
+  add_http_tool: { args: { config: HttpToolConfig }; result: DefinedToolInfo };
+  add_command_tool: { args: { config: CommandToolConfig }; result: DefinedToolInfo };
+  approve_defined_tool: { args: { name: string }; result: DefinedToolInfo };
+  remove_defined_tool: { args: { name: string }; result: DefinedToolsOverview };
+  try_http_tool: { args: { name: string; args: { [key: string]: unknown } }; result: TryResult };
   list_keys: { args: Record<string, never>; result: KeyInfo[] };
   set_key: { args: { name: string; value: string }; result: KeyInfo };
   delete_key: { args: { name: string }; result: KeyInfo };
@@ -95,6 +102,13 @@ export const COMMANDS = {
   mcp_import_sources: [],
   mcp_import_preview: ['app'],
   mcp_import: ['app'],
+  defined_tools: [],
+  defined_tool_config: ['name'],
+  add_http_tool: ['config'],
+  add_command_tool: ['config'],
+  approve_defined_tool: ['name'],
+  remove_defined_tool: ['name'],
+  try_http_tool: ['name', 'args'],
   list_keys: [],
   set_key: ['name', 'value'],
   delete_key: ['name'],

@@ -19,10 +19,14 @@ import { LIMIT_BOUNDS, OPEN_PAGE, PROVIDER_KINDS, PROVIDER_PRESETS } from './bin
 import type {
   ApprovalChoice,
   ChatEvent,
+  CommandToolConfig,
   ConnectionReport,
   ConversationSummary,
   ConversationView,
+  DefinedToolInfo,
+  DefinedToolsOverview,
   DetectedServer,
+  HttpToolConfig,
   ImportPreview,
   ImportSource,
   McpServerInfo,
@@ -40,6 +44,7 @@ import type {
   StoredMessage,
   ToolInfo,
   ToolSource,
+  TryResult,
   TurnStarted,
 } from './bindings';
 import { pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
@@ -278,6 +283,110 @@ const MCP_TOOL_DESCRIPTIONS: Record<string, string> = Object.fromEntries(
   Object.entries(MCP_CATALOG).flatMap(([server, tools]) => tools.map((t) => [`${server}__${t.remote}`, t.description])),
 );
 
+// ---- tools people define without code (tools.json) ----------------------------------------------
+
+export const FAKE_TOOLS_CONFIG = '/home/you/.config/switchboard/tools.json';
+
+/** A defined tool: its definition and whether the person allowed it as it is. */
+type FakeDefined = ({ kind: 'http'; config: HttpToolConfig } | { kind: 'command'; config: CommandToolConfig }) & { allowed: boolean };
+
+const TOOL_NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+const SECRET_RE = /\{\{\s*secret:([A-Za-z0-9_.-]+)\s*\}\}/g;
+const PARAM_RE = /\{\{\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}/g;
+
+function shellQuote(a: string): string {
+  return /^[\w@%+=:,./{}-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`;
+}
+
+function secretsIn(values: string[]): string[] {
+  const out: string[] = [];
+  for (const v of values) for (const m of v.matchAll(SECRET_RE)) if (m[1] && !out.includes(m[1])) out.push(m[1]);
+  return out;
+}
+
+function definedTarget(t: FakeDefined): string {
+  return t.kind === 'http' ? `${(t.config.method || 'GET').toUpperCase()} ${t.config.url}` : t.config.argv.map(shellQuote).join(' ');
+}
+
+function definedKeys(t: FakeDefined): string[] {
+  return t.kind === 'http' ? secretsIn([...Object.values(t.config.query ?? {}), ...Object.values(t.config.headers ?? {})]) : secretsIn(Object.values(t.config.env ?? {}));
+}
+
+function definedAsksFirst(t: FakeDefined): boolean {
+  if (t.kind === 'command') return t.config.approval !== 'auto';
+  const method = (t.config.method || 'GET').toUpperCase();
+  return t.config.approval === 'ask' || (t.config.approval == null && method !== 'GET' && method !== 'HEAD');
+}
+
+/** What the person allowed is exactly this: the target, the keys and whether it asks. */
+function definedFingerprint(t: FakeDefined): string {
+  return `${definedTarget(t)}|${definedKeys(t).join(',')}|${definedAsksFirst(t)}`;
+}
+
+/** Why a definition cannot work (the same words as the service for the usual mistakes), or null. */
+function definedProblem(t: FakeDefined): string | null {
+  const c = t.config;
+  const what = t.kind === 'http' ? 'HTTP tool' : 'command tool';
+  if (!TOOL_NAME_RE.test(c.name)) return `The ${what} name '${c.name}' is not valid: use 1 to 64 letters, digits, _ or -, starting with a letter or _.`;
+  if (!c.description.trim()) return `The ${what} '${c.name}' needs a description, so that the model knows when to use it.`;
+  if (t.kind === 'http') {
+    const url = t.config.url;
+    const bare = url.replace(PARAM_RE, 'x').replace(SECRET_RE, 'x');
+    if (!isHttpUrl(bare)) return `The url of the HTTP tool '${c.name}' is not an absolute http:// or https:// URL.`;
+    const authority = url.replace(/^[a-z]+:\/\//i, '').split(/[/?#]/)[0] ?? '';
+    if (authority.includes('{{')) return `The url of the HTTP tool '${c.name}' has a placeholder in its host: placeholders may only stand in the path and the query.`;
+    if (secretsIn([url]).length > 0) return `The url of the HTTP tool '${c.name}' uses a key, but keys may only go in headers and query values.`;
+    const method = (t.config.method || 'GET').toUpperCase();
+    if (t.config.body != null && (method === 'GET' || method === 'HEAD')) return `The HTTP tool '${c.name}' has a body, but ${method} requests send none: use POST, PUT, PATCH or DELETE, or remove the body.`;
+  } else {
+    const [program = ''] = t.config.argv;
+    if (!program.trim()) return `The command tool '${c.name}' has no program to run: the first element of its command is empty.`;
+    if (program.includes('{{')) return `The command tool '${c.name}' lets the model choose the program ('${program}'): the first element of its command must be written out.`;
+    const secret = secretsIn(t.config.argv)[0];
+    if (secret) return `The command tool '${c.name}' puts the secret '${secret}' on its command line, where any program on this computer can read it: pass it in an environment variable instead.`;
+  }
+  return null;
+}
+
+function definedInfo(t: FakeDefined): DefinedToolInfo {
+  const keys = definedKeys(t);
+  const problem = definedProblem(t);
+  const needs = t.kind === 'command' || keys.length > 0;
+  let state: DefinedToolInfo['state'] = { state: 'ready' };
+  if (problem) state = { state: 'invalid', reason: problem };
+  else if (needs && !t.allowed) {
+    const reason =
+      t.kind === 'command'
+        ? `Run \`${definedTarget(t)}\` on this computer${definedAsksFirst(t) ? ', asking before each run' : ' WITHOUT ASKING before each run'}.`
+        : `Send the key${keys.length === 1 ? '' : 's'} ${keys.map((k) => `'${k}'`).join(', ')} to ${new URL(t.config.url.replace(PARAM_RE, 'x')).origin} with the tool '${t.config.name}'.`;
+    state = { state: 'needsApproval', reason };
+  }
+  return { name: t.config.name, kind: t.kind, description: t.config.description, target: definedTarget(t), keys, asksFirst: definedAsksFirst(t), state };
+}
+
+function definedSeed(): FakeDefined[] {
+  return [
+    {
+      kind: 'http',
+      allowed: true,
+      config: {
+        name: 'weather',
+        description: 'Current weather for a city (HTTP API tool).',
+        method: 'GET',
+        url: 'https://api.weather.example/v1/current/{{city}}',
+        query: { units: 'metric' },
+        headers: { 'X-Api-Key': '{{secret:weather}}' },
+        responsePointer: '/current',
+      },
+    },
+    {
+      kind: 'command',
+      allowed: false,
+      config: { name: 'grep_notes', description: 'Searches my notes for a pattern.', argv: ['grep', '-n', '--', '{{pattern}}', 'notes.txt'], cwd: '/home/you/notes' },
+    },
+  ];
+}
+
 const IMPORT_SOURCES: ImportSource[] = [{ app: 'claude', path: '/home/you/.config/Claude/claude_desktop_config.json' }];
 
 const OPENAI = PROVIDER_KINDS[0];
@@ -419,6 +528,42 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     };
   }
 
+  // ---- tools people define without code ---------------------------------------------------------
+
+  const defined: FakeDefined[] = definedSeed();
+
+  function definedFind(name: string): FakeDefined {
+    const t = defined.find((x) => x.config.name === name);
+    if (!t) throw err('notFound', `There is no tool named '${name}' in the tools file.`);
+    return t;
+  }
+
+  function definedOverview(): DefinedToolsOverview {
+    const order = (t: FakeDefined) => (t.kind === 'http' ? 0 : 1);
+    return { configPath: FAKE_TOOLS_CONFIG, problem: null, tools: [...defined].sort((a, b) => order(a) - order(b)).map(definedInfo) };
+  }
+
+  /** Like the service: checked first, saved, and allowed again only if what the person saw is the same. */
+  function definedPut(next: FakeDefined): DefinedToolInfo {
+    const problem = definedProblem(next);
+    if (problem) throw err('config', problem);
+    const i = defined.findIndex((x) => x.config.name === next.config.name);
+    const old = defined[i];
+    if (old && old.kind !== next.kind) throw err('config', `A tool named '${next.config.name}' already exists; choose another name.`);
+    if (BUILTIN_TOOLS.some((b) => b.name === next.config.name)) throw err('config', `A tool named '${next.config.name}' already exists; choose another name.`);
+    // The shell asks in a native dialog; the fake leaves it waiting, as if the person chose "later".
+    next.allowed = old !== undefined && old.allowed && definedFingerprint(old) === definedFingerprint(next);
+    if (old) defined[i] = next;
+    else defined.push(next);
+    return definedInfo(next);
+  }
+
+  function definedTools(): ToolInfo[] {
+    return defined
+      .filter((t) => definedInfo(t).state.state === 'ready' && !OTHER_TOOLS.some((o) => o.name === t.config.name))
+      .map((t) => tool(t.config.name, t.config.description, { kind: t.kind }, definedAsksFirst(t) ? { approval: 'ask' } : {}));
+  }
+
   function mcpTools(): ToolInfo[] {
     return mcp
       .filter((s) => s.config.disabled !== true && s.detail.status.state === 'ready')
@@ -426,7 +571,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
   }
 
   function allTools(): ToolInfo[] {
-    return [...BUILTIN_TOOLS, ...mcpTools(), ...OTHER_TOOLS];
+    return [...BUILTIN_TOOLS, ...mcpTools(), ...OTHER_TOOLS, ...definedTools()];
   }
 
   function toolsFor(cid: string | null): ToolInfo[] {
@@ -906,6 +1051,60 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
         mcp.push(mcpServer(x.name, { type: 'stdio', command, args }, { state: 'needsApproval', reason: 'This command has not been approved to run on this computer.' }));
       }
       return preview;
+    },
+    async definedTools() {
+      return definedOverview();
+    },
+    async definedToolConfig(name) {
+      const t = definedFind(name);
+      return t.kind === 'http' ? { kind: 'http', config: structuredClone(t.config) } : { kind: 'command', config: structuredClone(t.config) };
+    },
+    async addHttpTool(config) {
+      return definedPut({ kind: 'http', config: structuredClone({ ...config, method: (config.method || 'GET').toUpperCase() }), allowed: false });
+    },
+    async addCommandTool(config) {
+      return definedPut({ kind: 'command', config: structuredClone(config), allowed: false });
+    },
+    async approveDefinedTool(name) {
+      const t = definedFind(name);
+      const problem = definedProblem(t);
+      if (problem) throw err('config', problem);
+      t.allowed = true;
+      return definedInfo(t);
+    },
+    async removeDefinedTool(name) {
+      const t = definedFind(name);
+      defined.splice(defined.indexOf(t), 1);
+      return definedOverview();
+    },
+    async tryHttpTool(name, args): Promise<TryResult> {
+      const t = definedFind(name);
+      if (t.kind !== 'http') throw err('notFound', `There is no HTTP tool named '${name}'.`);
+      const problem = definedProblem(t);
+      if (problem) throw err('config', problem);
+      const missing: string[] = [];
+      const fill = (text: string, encode: (v: string) => string) =>
+        text
+          .replace(SECRET_RE, (_, key: string) => `[secret ${key}]`)
+          .replace(PARAM_RE, (_, p: string) => {
+            const v = args[p];
+            if (v === undefined || v === null || v === '') {
+              if (!missing.includes(p)) missing.push(p);
+              return '';
+            }
+            return encode(typeof v === 'string' ? v : JSON.stringify(v));
+          });
+      const c = t.config;
+      const url = new URL(fill(c.url, encodeURIComponent));
+      for (const [k, v] of Object.entries(c.query ?? {})) url.searchParams.set(k, fill(v, (x) => x));
+      const headers = Object.entries(c.headers ?? {}).map(([k, v]) => `${k}: ${fill(v, (x) => x)}`);
+      const body = c.body == null ? [] : ['', fill(JSON.stringify(c.body, null, 2), (x) => x)];
+      if (missing.length > 0) {
+        const message = `The call is missing the argument${missing.length === 1 ? '' : 's'} ${missing.map((m) => `'${m}'`).join(', ')}.`;
+        return { request: message, ok: null, error: message };
+      }
+      const request = [`${(c.method || 'GET').toUpperCase()} ${url.toString().replaceAll('%5B', '[').replaceAll('%5D', ']').replaceAll('+', '%20')}`, ...headers, ...body].join('\n');
+      return { request, ok: JSON.stringify({ ok: true, tool: name, args }, null, 2), error: null };
     },
     async dataInfo() {
       return { dataDir: DATA_DIR, database: `${DATA_DIR}/switchboard.db` };
