@@ -157,8 +157,71 @@ pub struct OpenApiOperation {
     pub selected: bool,
 }
 
+/// A document read but not imported yet: what the person chooses from.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenApiPreview {
+    /// `info.title`.
+    pub title: String,
+    /// Its servers (the first absolute one is the default).
+    pub servers: Vec<String>,
+    /// Its security schemes and the key each would use.
+    pub schemes: Vec<OpenApiScheme>,
+    /// Every operation, selected as an import without a choice would select it.
+    pub operations: Vec<OpenApiOperation>,
+    /// What is not supported and would be left out.
+    pub notes: Vec<String>,
+}
+
+/// A security scheme of a document.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenApiScheme {
+    /// Its name in the document.
+    pub name: String,
+    /// What it is, in words ("API key in the header 'api_key'").
+    pub kind: String,
+    /// Whether its tools can send it.
+    pub supported: bool,
+    /// The key store entry it would use.
+    pub key: Option<String>,
+}
+
+fn scheme_words(kind: &openapi::SchemeKind) -> String {
+    use openapi::SchemeKind as K;
+    match kind {
+        K::ApiKeyHeader(h) => format!("API key in the header '{h}'"),
+        K::ApiKeyQuery(q) => format!("API key in the query parameter '{q}'"),
+        K::ApiKeyCookie(c) => format!("API key in the cookie '{c}' (not supported)"),
+        K::HttpBearer => "bearer token".into(),
+        K::HttpBasic => "HTTP basic (the key holds base64 of user:password)".into(),
+        K::HttpOther(s) => format!("HTTP '{s}' (not supported)"),
+        K::OAuth2 => "OAuth 2 (not supported)".into(),
+        K::OpenIdConnect => "OpenID Connect (not supported)".into(),
+        K::MutualTls => "mutual TLS (not supported)".into(),
+        K::Other(s) => format!("'{s}' (not supported)"),
+    }
+}
+
+fn operations(converted: &Converted) -> Vec<OpenApiOperation> {
+    converted
+        .operations
+        .iter()
+        .map(|o| OpenApiOperation {
+            tool: o.tool.name.clone(),
+            route: format!("{} {}", o.method, o.path),
+            summary: o.summary.clone(),
+            selected: o.selected,
+        })
+        .collect()
+}
+
 /// How a document is to be imported.
-#[derive(Clone, Debug, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct OpenApiRequest {
     /// The person's name for the API (letters, digits, '-', '_').
     pub name: String,
@@ -179,6 +242,36 @@ fn valid_name(name: &str) -> bool {
 }
 
 impl Service {
+    /// Reads and converts an OpenAPI document without keeping anything: its operations, servers,
+    /// security schemes and notes, for the person to choose from before [`Service::import_openapi`].
+    pub async fn preview_openapi(&self, request: &OpenApiRequest) -> Result<OpenApiPreview> {
+        let text = self.read_openapi_source(&request.source, request.allow_local_addresses).await?;
+        let doc = openapi::parse(&text).map_err(|e| Error::config(e.to_string()))?;
+        let options = OpenApiOptions {
+            document_name: request.name.clone(),
+            server: request.server.clone(),
+            security: request.keys.clone(),
+            include: request.include.clone(),
+        };
+        let converted = openapi::convert(&doc, &options).map_err(|e| Error::config(e.to_string()))?;
+        Ok(OpenApiPreview {
+            title: converted.title.clone(),
+            servers: converted.servers.clone(),
+            schemes: converted
+                .security_schemes
+                .iter()
+                .map(|s| OpenApiScheme {
+                    name: s.name.clone(),
+                    kind: scheme_words(&s.kind),
+                    supported: s.supported,
+                    key: s.secret.clone(),
+                })
+                .collect(),
+            operations: operations(&converted),
+            notes: converted.notes,
+        })
+    }
+
     /// Reads an OpenAPI document (a file, or a URL the app fetches under the same address
     /// policy as `web_fetch`), keeps a copy, and offers its selected operations as tools. Keys
     /// its operations send are offered only once `confirm` agrees to their destination.

@@ -94,6 +94,11 @@ fn render() -> String {
         defined::DefinedToolsOverview,
         defined::DefinedConfig,
         defined::TryResult,
+        switchboard_service::openapi_docs::OpenApiRequest,
+        switchboard_service::openapi_docs::OpenApiPreview,
+        switchboard_service::openapi_docs::OpenApiScheme,
+        switchboard_service::openapi_docs::OpenApiOperation,
+        switchboard_service::openapi_docs::OpenApiImport,
     );
     // `as const` keeps the literal values as types; `satisfies` ties each to the generated type.
     let mut constant = |name: &str, doc: &str, value: &dyn erased::Json, ty: Option<&str>| {

@@ -1340,6 +1340,108 @@ ok: string | null,
  */
 error: string | null, };
 
+export type OpenApiRequest = { 
+/**
+ * The person's name for the API (letters, digits, '-', '_').
+ */
+name: string, 
+/**
+ * A file path or an http(s) URL.
+ */
+source: string, 
+/**
+ * The base URL to call instead of the document's.
+ */
+server: string | null, 
+/**
+ * Security scheme -> key store entry.
+ */
+keys: { [key in string]: string }, 
+/**
+ * Only these operations (tool names); `None`: the default selection.
+ */
+include: Array<string> | null, 
+/**
+ * Let its tools (and the download) reach this computer and the local network.
+ */
+allowLocalAddresses: boolean, };
+
+export type OpenApiPreview = { 
+/**
+ * `info.title`.
+ */
+title: string, 
+/**
+ * Its servers (the first absolute one is the default).
+ */
+servers: Array<string>, 
+/**
+ * Its security schemes and the key each would use.
+ */
+schemes: Array<OpenApiScheme>, 
+/**
+ * Every operation, selected as an import without a choice would select it.
+ */
+operations: Array<OpenApiOperation>, 
+/**
+ * What is not supported and would be left out.
+ */
+notes: Array<string>, };
+
+export type OpenApiScheme = { 
+/**
+ * Its name in the document.
+ */
+name: string, 
+/**
+ * What it is, in words ("API key in the header 'api_key'").
+ */
+kind: string, 
+/**
+ * Whether its tools can send it.
+ */
+supported: boolean, 
+/**
+ * The key store entry it would use.
+ */
+key: string | null, };
+
+export type OpenApiOperation = { 
+/**
+ * The tool's name.
+ */
+tool: string, 
+/**
+ * `GET /pets/{petId}`.
+ */
+route: string, 
+/**
+ * Its summary.
+ */
+summary: string, 
+/**
+ * Whether it is offered.
+ */
+selected: boolean, };
+
+export type OpenApiImport = { 
+/**
+ * The document as Settings lists it.
+ */
+document: DefinedToolInfo, 
+/**
+ * Every operation: its tool name, method and path, and whether it is offered.
+ */
+operations: Array<OpenApiOperation>, 
+/**
+ * Its servers (the first absolute one is the default).
+ */
+servers: Array<string>, 
+/**
+ * What was not supported and left out.
+ */
+notes: Array<string>, };
+
 /** What an unset limit means: the engine's defaults (`EngineConfig::default()`). */
 export const ENGINE_DEFAULTS = {
   "limits": {
