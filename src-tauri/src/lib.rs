@@ -18,6 +18,7 @@ use switchboard_service::ipc::{
     KeychainStatus, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ToolInfo, TurnChoices, TurnStarted,
 };
 use switchboard_service::mcp::{ImportPreview, ImportSource, McpOverview, McpServerInfo, ServerConfig};
+use switchboard_service::openapi_docs::{OpenApiImport, OpenApiPreview, OpenApiRequest};
 use switchboard_service::settings::Settings;
 use switchboard_service::{Confirm, KeychainAccess, Service, Widening};
 use tauri::ipc::Channel;
@@ -464,6 +465,25 @@ async fn try_http_tool(service: State<'_, Service>, name: String, args: Map<Stri
     service.try_http_tool(&name, Value::Object(args)).await.map(TryResult::from).map_err(ipc)
 }
 
+/// Reads an OpenAPI document (a file path or an http(s) URL) and converts it without keeping
+/// anything: its operations, servers, security schemes and what would be left out.
+#[tauri::command]
+async fn preview_openapi(service: State<'_, Service>, request: OpenApiRequest) -> Result<OpenApiPreview> {
+    service.preview_openapi(&request).await.map_err(ipc)
+}
+
+/// Imports an OpenAPI document as tools. Operations that send a key are offered only after the
+/// person agrees, in a native dialog, to the keys going to its server.
+#[tauri::command]
+async fn import_openapi(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    request: OpenApiRequest,
+) -> Result<OpenApiImport> {
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    asking(move || async move { s.import_openapi(request, confirm.0.as_ref()).await }).await
+}
+
 /// Like [`blocking`], for a service call that is async and may ask the person (a native dialog
 /// blocks its thread until they answer).
 async fn asking<T, F>(f: impl FnOnce() -> F + Send + 'static) -> Result<T>
@@ -624,6 +644,8 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         approve_defined_tool,
         remove_defined_tool,
         try_http_tool,
+        preview_openapi,
+        import_openapi,
     ])
 }
 

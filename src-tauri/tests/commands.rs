@@ -547,3 +547,43 @@ fn an_http_tool_with_a_key_is_asked_about_and_a_bad_one_is_a_config_error() {
     let err = invoke(&webview, "try_http_tool", json!({"name": "weather", "args": [1]})).unwrap_err();
     assert!(err.to_string().contains("invalid args `args`"), "{err}");
 }
+
+#[test]
+fn an_openapi_document_is_previewed_then_imported_and_its_key_waits_for_the_person() {
+    let (_app, webview, person, dir) = app_with_config_dir(false);
+    let doc = json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Pets", "version": "1"},
+        "servers": [{"url": "https://pets.example.com/v1"}],
+        "components": {"securitySchemes": {"api_key": {"type": "apiKey", "in": "header", "name": "X-Api-Key"}}},
+        "security": [{"api_key": []}],
+        "paths": {
+            "/pets": {"get": {"operationId": "listPets", "summary": "List pets", "responses": {"200": {"description": "ok"}}}},
+            "/pets/{petId}": {"get": {"operationId": "showPet", "summary": "One pet",
+                "parameters": [{"name": "petId", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "ok"}}}}
+        }
+    });
+    let path = dir.path().join("pets.json");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let request = json!({"name": "pets", "source": path.to_str().unwrap(), "server": null, "keys": {}, "include": null, "allowLocalAddresses": false});
+
+    let preview = invoke(&webview, "preview_openapi", json!({"request": request})).unwrap();
+    assert_eq!(preview["title"], "Pets", "{preview}");
+    let routes: Vec<&str> =
+        preview["operations"].as_array().unwrap().iter().map(|o| o["route"].as_str().unwrap()).collect();
+    assert_eq!(routes.len(), 2, "{preview}");
+    assert!(routes.contains(&"GET /pets") && routes.contains(&"GET /pets/{petId}"), "{routes:?}");
+    assert_eq!(preview["schemes"][0]["name"], "api_key", "{preview}");
+    assert_eq!(preview["schemes"][0]["supported"], true, "{preview}");
+    assert!(person.asked.lock().unwrap().is_empty(), "a preview asks nothing");
+
+    // The person says no in the native dialog: the document is kept, its key-sending tools wait.
+    let imported = invoke(&webview, "import_openapi", json!({"request": request})).unwrap();
+    assert_eq!(imported["document"]["kind"], "openApi", "{imported}");
+    assert_eq!(imported["document"]["state"]["state"], "needsApproval", "{imported}");
+    assert_eq!(person.asked.lock().unwrap().len(), 1);
+    let listed = invoke(&webview, "defined_tools", json!({})).unwrap();
+    let entry = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == "pets").cloned().unwrap_or_default();
+    assert_eq!((&entry["kind"], &entry["state"]["state"]), (&json!("openApi"), &json!("needsApproval")), "{listed}");
+}

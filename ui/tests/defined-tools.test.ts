@@ -2,45 +2,12 @@
  * "Your tools" in Settings (HTTP API tools and command tools defined without code), against the
  * in-memory fake backend: what a person sees and what the shell receives.
  */
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import App from '../src/App.svelte';
-import type { Backend } from '../src/lib/ipc/backend';
 import type { CommandToolConfig, DefinedToolsOverview, HttpToolConfig } from '../src/lib/ipc/bindings';
-import { createFakeBackend, FAKE_TOOLS_CONFIG } from '../src/lib/ipc/fake';
-import { AppState } from '../src/lib/state/app.svelte';
+import { FAKE_TOOLS_CONFIG } from '../src/lib/ipc/fake';
 import { buildCommandConfig, buildHttpConfig, emptyCommandForm, emptyHttpForm, placeholders, tryArgsTemplate } from '../src/lib/util/defined';
-
-const schedule = (cb: () => void) => setTimeout(cb, 0);
-
-async function start(patch: Partial<Backend> = {}) {
-  const base = createFakeBackend({ tickMs: 0, empty: true });
-  const backend: Backend = { ...base, ...patch };
-  const app = new AppState(backend, { schedule });
-  render(App, { props: { app } });
-  await app.init();
-  return { app, backend };
-}
-
-async function openSection(): Promise<HTMLElement> {
-  await fireEvent.click(screen.getByTestId('open-settings'));
-  await fireEvent.click(within(screen.getByTestId('settings-nav')).getByTestId('settings-nav-defined'));
-  return screen.findByTestId('settings-section-defined');
-}
-
-async function row(name: string): Promise<HTMLElement> {
-  return waitFor(() => {
-    const r = screen.getAllByTestId('defined-tool').find((x) => x.dataset.name === name);
-    if (!r) throw new Error(`no row for ${name}`);
-    return r;
-  });
-}
-
-async function setValue(el: HTMLElement, value: string) {
-  (el as HTMLInputElement).value = value;
-  await fireEvent.input(el);
-  await fireEvent.change(el);
-}
+import { openSection, row, setValue, start } from './defined-helpers';
 
 const overview: DefinedToolsOverview = {
   configPath: '/etc/tools.json',
@@ -146,6 +113,7 @@ describe('Your tools', () => {
       query: { lang: '{{lang}}' },
       headers: { Authorization: 'Bearer {{secret:notes}}' },
       body: { text: '{{text}}' },
+      parameters: null,
       timeoutSecs: 20,
       responsePointer: '/id',
       approval: 'ask',

@@ -15,6 +15,9 @@ import type {
   HttpToolConfig,
   JsonValue,
   MessagePage,
+  OpenApiImport,
+  OpenApiPreview,
+  OpenApiRequest,
   DataInfo,
   DetectedServer,
   ExportFormat,
@@ -143,6 +146,13 @@ export interface Backend {
   removeDefinedTool(name: string): Promise<DefinedToolsOverview>;
   /** Calls an HTTP tool once with `args`: the exact request (keys masked) and the response or the error. */
   tryHttpTool(name: string, args: Record<string, JsonValue>): Promise<TryResult>;
+  /** Reads an OpenAPI document (a file path or an http(s) URL) and converts it without keeping anything. */
+  previewOpenApi(request: OpenApiRequest): Promise<OpenApiPreview>;
+  /**
+   * Imports an OpenAPI document: a copy is kept and its chosen operations become tools. Keys it sends
+   * are offered once the person agrees in a native dialog; if they refuse it waits in `needsApproval`.
+   */
+  importOpenApi(request: OpenApiRequest): Promise<OpenApiImport>;
 
   // ---- data ------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { ApprovalChoice, ChatEvent, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, TryResult, TurnChoices, TurnStarted } from './bindings';
+import type { ApprovalChoice, ChatEvent, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiPreview, OpenApiRequest, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, TryResult, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -51,6 +51,8 @@ export interface Commands {
   approve_defined_tool: { args: { name: string }; result: DefinedToolInfo };
   remove_defined_tool: { args: { name: string }; result: DefinedToolsOverview };
   try_http_tool: { args: { name: string; args: { [key: string]: unknown } }; result: TryResult };
+  preview_openapi: { args: { request: OpenApiRequest }; result: OpenApiPreview };
+  import_openapi: { args: { request: OpenApiRequest }; result: OpenApiImport };
   list_keys: { args: Record<string, never>; result: KeyInfo[] };
   set_key: { args: { name: string; value: string }; result: KeyInfo };
   delete_key: { args: { name: string }; result: KeyInfo };
@@ -109,6 +111,8 @@ export const COMMANDS = {
   approve_defined_tool: ['name'],
   remove_defined_tool: ['name'],
   try_http_tool: ['name', 'args'],
+  preview_openapi: ['request'],
+  import_openapi: ['request'],
   list_keys: [],
   set_key: ['name', 'value'],
   delete_key: ['name'],

@@ -32,6 +32,9 @@ import type {
   McpServerInfo,
   MessagePage,
   IpcError,
+  OpenApiOperation,
+  OpenApiPreview,
+  OpenApiRequest,
   KeychainStatus,
   KeyInfo,
   KeyMode,
@@ -387,6 +390,73 @@ function definedSeed(): FakeDefined[] {
   ];
 }
 
+// ---- OpenAPI documents -----------------------------------------------------------------------------
+
+/** The canned document every source reads as: 40 operations, more than the 30 selected by default. */
+const PETSTORE_TITLE = 'Swagger Petstore';
+const PETSTORE_SERVERS = ['https://petstore.example.com/v2', 'https://staging.petstore.example.com/v2'];
+const PETSTORE_OPERATIONS: Omit<OpenApiOperation, 'selected'>[] = ['pet', 'store', 'user', 'order', 'tag', 'category', 'vet', 'visit'].flatMap((r) => {
+  const R = r[0]?.toUpperCase() + r.slice(1);
+  const id = `/${r}s/{${r}Id}`;
+  return [
+    { tool: `list${R}s`, route: `GET /${r}s`, summary: `List ${r}s` },
+    { tool: `get${R}`, route: `GET ${id}`, summary: `Find a ${r} by id` },
+    { tool: `create${R}`, route: `POST /${r}s`, summary: `Add a ${r}` },
+    { tool: `update${R}`, route: `PUT ${id}`, summary: `Update a ${r}` },
+    { tool: `delete${R}`, route: `DELETE ${id}`, summary: `Delete a ${r}` },
+  ];
+});
+/** Above this many operations none is selected to start with (the service's `DEFAULT_SELECTED_MAX`). */
+const OPENAPI_SELECTED_MAX = 30;
+const OPENAPI_NOTES = [
+  "The security scheme 'petstore_auth' (OAuth 2) is not supported: operations that need only it would not get a key.",
+  'POST /pets/{petId}/uploadImage sends multipart/form-data, which is not supported; it was left out.',
+];
+
+/** The key store entry the service names for a scheme (`secret_name`). */
+function openApiKeyName(document: string, scheme: string): string {
+  const s = `${document || PETSTORE_TITLE}-${scheme}`.trim().replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^-+|-+$/g, '');
+  return (s || 'openapi').slice(0, 64);
+}
+
+/** Like the service's preview: the canned document, read from any absolute path or http(s) URL. */
+function openApiPreview(request: OpenApiRequest): OpenApiPreview {
+  const source = request.source.trim();
+  if (!source) throw err('config', 'Write the path of an OpenAPI document on this computer, or its http(s) URL.');
+  if (!isHttpUrl(source) && !source.startsWith('/')) throw err('config', `'${source}' is neither an absolute file path nor an http(s) URL.`);
+  if (source.includes('missing')) throw err('notFound', `The OpenAPI document ${source} could not be read: no such file.`);
+  const include = request.include ? new Set(request.include) : null;
+  const all = PETSTORE_OPERATIONS.length <= OPENAPI_SELECTED_MAX;
+  return {
+    title: PETSTORE_TITLE,
+    servers: [...PETSTORE_SERVERS],
+    schemes: [
+      { name: 'api_key', kind: "API key in the header 'api_key'", supported: true, key: request.keys.api_key ?? openApiKeyName(request.name, 'api_key') },
+      { name: 'petstore_auth', kind: 'OAuth 2 (not supported)', supported: false, key: null },
+    ],
+    operations: PETSTORE_OPERATIONS.map((o) => ({ ...o, selected: include ? include.has(o.tool) : all })),
+    notes: [...OPENAPI_NOTES],
+  };
+}
+
+/** An imported document: the request it was imported with, and whether its keys were allowed. */
+interface FakeOpenApi {
+  request: OpenApiRequest;
+  allowed: boolean;
+}
+
+function openApiInfo(d: FakeOpenApi): DefinedToolInfo {
+  const preview = openApiPreview(d.request);
+  const offered = preview.operations.filter((o) => o.selected);
+  const server = d.request.server ?? PETSTORE_SERVERS[0] ?? '';
+  const origin = isHttpUrl(server) ? new URL(server).origin : server;
+  const keys = offered.length > 0 ? [preview.schemes[0]?.key ?? ''] : [];
+  const description = `${preview.title}: ${offered.length} of ${preview.operations.length} operations offered (${preview.notes.length} notes)`;
+  const state: DefinedToolInfo['state'] =
+    keys.length > 0 && !d.allowed ? { state: 'needsApproval', reason: `Let the tools of the OpenAPI document '${d.request.name}' send your key '${keys[0]}' to ${origin}?` } : { state: 'ready' };
+  return { name: d.request.name, kind: 'openApi', description, target: `${origin} (${d.request.source})`, keys, asksFirst: offered.some((o) => !o.route.startsWith('GET ')), state };
+}
+
 const IMPORT_SOURCES: ImportSource[] = [{ app: 'claude', path: '/home/you/.config/Claude/claude_desktop_config.json' }];
 
 const OPENAI = PROVIDER_KINDS[0];
@@ -531,6 +601,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
   // ---- tools people define without code ---------------------------------------------------------
 
   const defined: FakeDefined[] = definedSeed();
+  const openApiDocs: FakeOpenApi[] = [];
 
   function definedFind(name: string): FakeDefined {
     const t = defined.find((x) => x.config.name === name);
@@ -540,7 +611,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
 
   function definedOverview(): DefinedToolsOverview {
     const order = (t: FakeDefined) => (t.kind === 'http' ? 0 : 1);
-    return { configPath: FAKE_TOOLS_CONFIG, problem: null, tools: [...defined].sort((a, b) => order(a) - order(b)).map(definedInfo) };
+    return { configPath: FAKE_TOOLS_CONFIG, problem: null, tools: [...[...defined].sort((a, b) => order(a) - order(b)).map(definedInfo), ...openApiDocs.map(openApiInfo)] };
   }
 
   /** Like the service: checked first, saved, and allowed again only if what the person saw is the same. */
@@ -559,9 +630,19 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
   }
 
   function definedTools(): ToolInfo[] {
-    return defined
-      .filter((t) => definedInfo(t).state.state === 'ready' && !OTHER_TOOLS.some((o) => o.name === t.config.name))
-      .map((t) => tool(t.config.name, t.config.description, { kind: t.kind }, definedAsksFirst(t) ? { approval: 'ask' } : {}));
+    const fromDocs = openApiDocs
+      .filter((d) => openApiInfo(d).state.state === 'ready')
+      .flatMap((d) =>
+        openApiPreview(d.request)
+          .operations.filter((o) => o.selected)
+          .map((o) => tool(o.tool, o.summary, { kind: 'openApi', document: d.request.name }, o.route.startsWith('GET ') ? {} : { approval: 'ask' })),
+      );
+    return [
+      ...defined
+        .filter((t) => definedInfo(t).state.state === 'ready' && !OTHER_TOOLS.some((o) => o.name === t.config.name))
+        .map((t) => tool(t.config.name, t.config.description, { kind: t.kind }, definedAsksFirst(t) ? { approval: 'ask' } : {})),
+      ...fromDocs,
+    ];
   }
 
   function mcpTools(): ToolInfo[] {
@@ -1066,6 +1147,11 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       return definedPut({ kind: 'command', config: structuredClone(config), allowed: false });
     },
     async approveDefinedTool(name) {
+      const doc = openApiDocs.find((d) => d.request.name === name);
+      if (doc) {
+        doc.allowed = true;
+        return openApiInfo(doc);
+      }
       const t = definedFind(name);
       const problem = definedProblem(t);
       if (problem) throw err('config', problem);
@@ -1073,6 +1159,11 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       return definedInfo(t);
     },
     async removeDefinedTool(name) {
+      const doc = openApiDocs.findIndex((d) => d.request.name === name);
+      if (doc >= 0) {
+        openApiDocs.splice(doc, 1);
+        return definedOverview();
+      }
       const t = definedFind(name);
       defined.splice(defined.indexOf(t), 1);
       return definedOverview();
@@ -1105,6 +1196,23 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       }
       const request = [`${(c.method || 'GET').toUpperCase()} ${url.toString().replaceAll('%5B', '[').replaceAll('%5D', ']').replaceAll('+', '%20')}`, ...headers, ...body].join('\n');
       return { request, ok: JSON.stringify({ ok: true, tool: name, args }, null, 2), error: null };
+    },
+    async previewOpenApi(request) {
+      return openApiPreview(request);
+    },
+    async importOpenApi(request) {
+      if (!/^[A-Za-z0-9_-]{1,48}$/.test(request.name)) throw err('config', `'${request.name}' cannot name an API: use letters, digits, '-' and '_' (at most 48).`);
+      const preview = openApiPreview(request);
+      const unknown = request.include?.find((t) => !preview.operations.some((o) => o.tool === t));
+      if (unknown) throw err('config', `The document has no operation named '${unknown}'.`);
+      // Written down, as the service does, so the default selection never changes under it.
+      const include = preview.operations.filter((o) => o.selected).map((o) => o.tool);
+      const doc: FakeOpenApi = { request: structuredClone({ ...request, include }), allowed: false };
+      const i = openApiDocs.findIndex((d) => d.request.name === request.name);
+      if (i >= 0) openApiDocs[i] = doc;
+      else openApiDocs.push(doc);
+      // The shell asks in a native dialog; the fake leaves it waiting, as if the person chose "later".
+      return { document: openApiInfo(doc), operations: preview.operations, servers: preview.servers, notes: preview.notes };
     },
     async dataInfo() {
       return { dataDir: DATA_DIR, database: `${DATA_DIR}/switchboard.db` };

@@ -5,11 +5,24 @@
  * dialog of its own; the page only learns the outcome.
  */
 import type { Backend } from '../ipc/backend';
-import type { CommandToolConfig, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, HttpToolConfig, IpcError, JsonValue, TryResult } from '../ipc/bindings';
+import type {
+  CommandToolConfig,
+  DefinedConfig,
+  DefinedToolInfo,
+  DefinedToolsOverview,
+  HttpToolConfig,
+  IpcError,
+  JsonValue,
+  OpenApiImport,
+  OpenApiPreview,
+  OpenApiRequest,
+  TryResult,
+} from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import type { FieldStatus, SettingsModel } from './settings.svelte';
 
 export type AddOutcome = { info: DefinedToolInfo } | { error: IpcError };
+export type Outcome<T> = { value: T } | { error: IpcError };
 
 export class DefinedModel {
   overview = $state.raw<DefinedToolsOverview | null>(null);
@@ -56,16 +69,36 @@ export class DefinedModel {
     return this.api.definedToolConfig(name);
   }
 
-  private async added(run: () => Promise<DefinedToolInfo>): Promise<AddOutcome> {
-    let info: DefinedToolInfo;
+  /** Runs a change, then reads the list and the chat's tools again. */
+  private async changed<T>(run: () => Promise<T>): Promise<Outcome<T>> {
+    let value: T;
     try {
-      info = await run();
+      value = await run();
     } catch (e) {
       return { error: toIpcError(e) };
     }
     await this.load();
     await this.toolsChanged();
-    return { info };
+    return { value };
+  }
+
+  private async added(run: () => Promise<DefinedToolInfo>): Promise<AddOutcome> {
+    const out = await this.changed(run);
+    return 'error' in out ? out : { info: out.value };
+  }
+
+  /** Reads and converts an OpenAPI document without keeping anything, or says why it cannot. */
+  async previewOpenApi(request: OpenApiRequest): Promise<Outcome<OpenApiPreview>> {
+    try {
+      return { value: await this.api.previewOpenApi(request) };
+    } catch (e) {
+      return { error: toIpcError(e) };
+    }
+  }
+
+  /** Imports an OpenAPI document (the shell asks about its keys in its own dialog); the list follows. */
+  importOpenApi(request: OpenApiRequest): Promise<Outcome<OpenApiImport>> {
+    return this.changed(() => this.api.importOpenApi(request));
   }
 
   /** Adds or replaces an HTTP tool; resolves with where it stands, or the backend's error. */

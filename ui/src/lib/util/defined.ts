@@ -39,6 +39,8 @@ export interface HttpForm {
   timeout: string;
   allowLocal: boolean;
   approval: HttpApproval;
+  /** The JSON Schema of the arguments as typed; empty: one required string per placeholder. */
+  parameters: string;
 }
 
 export interface CommandForm {
@@ -54,10 +56,10 @@ export interface CommandForm {
   ask: boolean;
 }
 
-export type FormErrors = Partial<Record<'name' | 'description' | 'url' | 'program' | 'body' | 'timeout', string>>;
+export type FormErrors = Partial<Record<'name' | 'description' | 'url' | 'program' | 'body' | 'timeout' | 'parameters', string>>;
 
 export function emptyHttpForm(): HttpForm {
-  return { name: '', description: '', method: 'GET', url: '', query: [], headers: [], body: '', responsePointer: '', timeout: '', allowLocal: false, approval: 'default' };
+  return { name: '', description: '', method: 'GET', url: '', query: [], headers: [], body: '', responsePointer: '', timeout: '', allowLocal: false, approval: 'default', parameters: '' };
 }
 
 export function emptyCommandForm(): CommandForm {
@@ -107,12 +109,13 @@ export function httpFormOf(c: HttpToolConfig): HttpForm {
     timeout: c.timeoutSecs == null ? '' : String(c.timeoutSecs),
     allowLocal: c.allowLocalAddresses === true,
     approval: c.approval === 'ask' || c.approval === 'auto' ? c.approval : 'default',
+    parameters: c.parameters == null ? '' : JSON.stringify(c.parameters, null, 2),
   };
 }
 
 /**
  * The config the form describes, or what to fix in it. `base` (the definition being edited) keeps
- * what the form does not show (parameters, limits, example output).
+ * what the form does not show (limits, example output).
  */
 export function buildHttpConfig(f: HttpForm, base?: HttpToolConfig): { config: HttpToolConfig } | { errors: FormErrors } {
   const errors: FormErrors = {};
@@ -128,6 +131,12 @@ export function buildHttpConfig(f: HttpForm, base?: HttpToolConfig): { config: H
     if (!errors.body && !BODY_METHODS.has(f.method)) errors.body = `${f.method} requests send no body: use POST, PUT, PATCH or DELETE, or clear the body.`;
   }
   const timeoutSecs = timeoutOf(f.timeout, errors);
+  let parameters: JsonValue | null = null;
+  if (f.parameters.trim()) {
+    const parsed = parseJsonObject(f.parameters, 'The parameters', 'a JSON Schema such as {"type": "object", "properties": {…}}');
+    if ('error' in parsed) errors.parameters = parsed.error;
+    else parameters = parsed.value;
+  }
   if (Object.keys(errors).length > 0) return { errors };
   const config: HttpToolConfig = {
     ...(base ?? {}),
@@ -138,6 +147,7 @@ export function buildHttpConfig(f: HttpForm, base?: HttpToolConfig): { config: H
     query: toMap(f.query),
     headers: toMap(f.headers),
     body,
+    parameters,
     timeoutSecs,
     responsePointer: f.responsePointer.trim() || null,
     approval: f.approval === 'default' ? null : (f.approval satisfies ApprovalPolicy),
@@ -206,17 +216,22 @@ export function tryArgsTemplate(tool: Pick<DefinedToolInfo, 'target'>, config?: 
   return JSON.stringify(Object.fromEntries(names.map((n) => [n, ''])), null, 2);
 }
 
-/** The arguments typed into "Try it", or why they cannot be sent. */
-export function parseTryArgs(text: string): { args: Record<string, JsonValue> } | { error: string } {
-  const t = text.trim() || '{}';
+/** A JSON object typed into a text area (`what` names it in the error, `example` shows one), or why it is not one. */
+function parseJsonObject(text: string, what: string, example: string): { value: Record<string, JsonValue> } | { error: string } {
   let v: unknown;
   try {
-    v = JSON.parse(t);
+    v = JSON.parse(text);
   } catch (e) {
-    return { error: `The arguments are not valid JSON: ${e instanceof Error ? e.message : String(e)}` };
+    return { error: `${what} are not valid JSON: ${e instanceof Error ? e.message : String(e)}` };
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return { error: 'The arguments must be a JSON object, such as {"city": "Oslo"}.' };
-  return { args: v as Record<string, JsonValue> };
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return { error: `${what} must be a JSON object, ${example}.` };
+  return { value: v as Record<string, JsonValue> };
+}
+
+/** The arguments typed into "Try it", or why they cannot be sent. */
+export function parseTryArgs(text: string): { args: Record<string, JsonValue> } | { error: string } {
+  const out = parseJsonObject(text.trim() || '{}', 'The arguments', 'such as {"city": "Oslo"}');
+  return 'error' in out ? out : { args: out.value };
 }
 
 /** The state's label and chip tone. */
