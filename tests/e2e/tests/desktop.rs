@@ -1067,3 +1067,119 @@ fn server_processes(marker: &str) -> Vec<String> {
         })
         .collect()
 }
+
+// ----- n. tools the person defined: Settings → Your tools, Try it, and a call in a chat -------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn n_tools_you_define_are_listed_tried_and_called() -> Result<()> {
+    let Some(pre) = Prereqs::require("n_defined") else { return Ok(()) };
+    // A status API on this computer (the tool allows local addresses).
+    let api = axum::Router::new().route(
+        "/v1/status/{component}",
+        axum::routing::get(|axum::extract::Path(component): axum::extract::Path<String>| async move {
+            axum::Json(json!({ "data": { "component": component, "status": "operational" }, "served_by": "local" }))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let api_addr = listener.local_addr()?;
+    tokio::spawn(async move { axum::serve(listener, api).await });
+
+    let mock = MockServer::start(Script::new(vec![
+        Reply::tool_call("call_status", "service_status", r#"{"component":"search api"}"#),
+        Reply::text("The search API is operational."),
+    ]))
+    .await;
+    let data = DataDir::new(&mock.base_url())?;
+    // As written in tools.json by hand: a keyless HTTP tool (offered at once) and a command tool,
+    // which waits until the person allows its command line in a native dialog.
+    let file = json!({
+        "httpTools": [{
+            "name": "service_status",
+            "description": "The status of one of our services.",
+            "url": format!("http://{api_addr}/v1/status/{{{{component}}}}"),
+            "responsePointer": "/data",
+            "allowLocalAddresses": true
+        }],
+        "commandTools": [{
+            "name": "grep_notes",
+            "description": "Searches my notes.",
+            "argv": ["grep", "-n", "--", "{{pattern}}", "notes.txt"]
+        }]
+    });
+    std::fs::write(data.path().join("tools.json"), serde_json::to_string_pretty(&file)?)?;
+    let driver = Driver::start(&pre, &data).await?;
+    let rig = Rig { driver, data, mock };
+    let app = rig.driver.launch("n").await?;
+
+    app.click(&tid("open-settings")).await?;
+    app.wait_and_click(&tid("settings-nav-defined"), LONG).await?;
+    let row = |name: &str, state: &str| {
+        format!(
+            "return !!document.querySelector('{}[data-name=\"{name}\"][data-state=\"{state}\"]');",
+            tid("defined-tool")
+        )
+    };
+    app.wait_for("the HTTP tool, ready", &row("service_status", "ready"), LONG).await?;
+    app.wait_for("the command tool, waiting for approval", &row("grep_notes", "needsApproval"), LONG).await?;
+    app.screenshot("1-your-tools").await?;
+
+    // Try it: the exact request and the API's answer (the pointer's part).
+    app.click(&tid("defined-try-service_status")).await?;
+    app.wait_for("the try panel", &format!("return !!document.querySelector('{}');", tid("try-args")), LONG).await?;
+    app.js(
+        &format!(
+            "const t = document.querySelector('{}'); t.value = '{{\"component\": \"search api\"}}'; \
+             t.dispatchEvent(new Event('input', {{ bubbles: true }})); return true;",
+            tid("try-args")
+        ),
+        vec![],
+    )
+    .await?;
+    app.click(&tid("try-run")).await?;
+    let answer = app
+        .wait_for(
+            "the try-it answer",
+            &format!("const r = document.querySelector('{}'); return r && r.textContent.includes('operational') ? r.textContent : null;", tid("try-response")),
+            LONG,
+        )
+        .await?;
+    let request =
+        app.js(&format!("return document.querySelector('{}').textContent;", tid("try-request")), vec![]).await?;
+    ensure!(
+        request.as_str().is_some_and(|r| r.contains(&format!("GET http://{api_addr}/v1/status/search%20api"))),
+        "the exact request: {request}"
+    );
+    ensure!(!answer.to_string().contains("served_by"), "only the pointer's part: {answer}");
+    app.screenshot("2-try-it").await?;
+    app.click(&tid("close-settings")).await?;
+
+    // In a chat the model calls it like any tool: GET runs without asking, the card names its source.
+    app.send_message("Is the search API up?").await?;
+    let status = wait_assistant_settled(&app, 1, LONG).await?;
+    ensure!(status == "complete", "the answer ended as {status}");
+    let card = app
+        .js(
+            &format!(
+                "const c = document.querySelector('{}[data-tool-name=\"service_status\"]'); \
+                 return c ? [c.dataset.status, c.querySelector('.source')?.textContent] : null;",
+                tid("tool-card")
+            ),
+            vec![],
+        )
+        .await?;
+    ensure!(card == json!(["ok", "HTTP"]), "the card: {card}");
+    let requests = rig.mock.requests();
+    ensure!(requests.len() == 2, "the mock got {} requests", requests.len());
+    let offered: Vec<String> = requests[0].body["tools"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default();
+    ensure!(
+        offered.contains(&"service_status".to_owned()) && !offered.contains(&"grep_notes".to_owned()),
+        "the HTTP tool is offered, the command tool not before it is allowed: {offered:?}"
+    );
+    app.screenshot("3-http-tool-card").await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}
