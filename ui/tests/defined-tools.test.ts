@@ -101,6 +101,7 @@ describe('Your tools', () => {
     await setValue(within(form).getByTestId('http-pointer'), '/id');
     await setValue(within(form).getByTestId('http-timeout'), '20');
     await setValue(within(form).getByTestId('http-approval'), 'ask');
+    await setValue(within(form).getByTestId('http-example'), '{"id": 42}');
     await fireEvent.click(within(form).getByTestId('http-allow-local'));
     await fireEvent.submit(form);
 
@@ -118,6 +119,7 @@ describe('Your tools', () => {
       responsePointer: '/id',
       approval: 'ask',
       allowLocalAddresses: true,
+      exampleOutput: '{"id": 42}',
     } satisfies HttpToolConfig);
     await waitFor(() => expect(screen.queryByTestId('http-form')).toBeNull());
     // It sends a key: saved, but it waits for the person's approval.
@@ -187,6 +189,7 @@ describe('Your tools', () => {
       env: { LC_ALL: 'C' },
       timeoutSecs: null,
       approval: 'auto',
+      exampleOutput: null,
     } satisfies CommandToolConfig);
     // A command tool waits for approval until the person agrees in the shell's dialog.
     expect(within(await row('find_notes')).getByTestId('defined-status').textContent).toBe('Needs approval');

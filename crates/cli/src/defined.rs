@@ -61,6 +61,9 @@ pub enum DefinedCmd {
         /// Never ask, whatever the method.
         #[arg(long)]
         no_ask: bool,
+        /// What a dry run returns instead of calling the API.
+        #[arg(long)]
+        example: Option<String>,
         /// Confirm sending the keys it uses to its address (shown first).
         #[arg(long)]
         yes: bool,
@@ -88,6 +91,9 @@ pub enum DefinedCmd {
         /// Run without asking you first. Dangerous: the model chooses the arguments.
         #[arg(long)]
         no_ask: bool,
+        /// What a dry run returns instead of running the program.
+        #[arg(long)]
+        example: Option<String>,
         /// Confirm the command line shown.
         #[arg(long)]
         yes: bool,
@@ -216,6 +222,7 @@ pub fn run(service: &Service, cmd: DefinedCmd) -> anyhow::Result<ExitCode> {
             allow_local,
             ask,
             no_ask,
+            example,
             yes,
         } => {
             let mut f = Map::new();
@@ -246,10 +253,13 @@ pub fn run(service: &Service, cmd: DefinedCmd) -> anyhow::Result<ExitCode> {
             if ask || no_ask {
                 f.insert("approval".into(), json!(if ask { "ask" } else { "auto" }));
             }
+            if let Some(example) = example {
+                f.insert("exampleOutput".into(), json!(example));
+            }
             let info = service.add_http_tool(config(f)?, &Yes(yes))?;
             print_tool(&info);
         }
-        DefinedCmd::AddCommand { name, description, cwd, env, parameters, timeout, no_ask, yes, argv } => {
+        DefinedCmd::AddCommand { name, description, cwd, env, parameters, timeout, no_ask, example, yes, argv } => {
             let mut f = Map::new();
             f.insert("name".into(), json!(name));
             f.insert("description".into(), json!(description));
@@ -266,6 +276,9 @@ pub fn run(service: &Service, cmd: DefinedCmd) -> anyhow::Result<ExitCode> {
             }
             if no_ask {
                 f.insert("approval".into(), json!("auto"));
+            }
+            if let Some(example) = example {
+                f.insert("exampleOutput".into(), json!(example));
             }
             let info = service.add_command_tool(config(f)?, &Yes(yes))?;
             print_tool(&info);

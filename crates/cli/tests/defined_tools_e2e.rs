@@ -154,6 +154,8 @@ async fn a_command_tool_asks_first_with_the_exact_command_line_and_keeps_each_pl
         "shout",
         "--description",
         "Prints its text in brackets.",
+        "--example",
+        "<example>",
         "--",
         "printf",
         "<%s>",
@@ -194,6 +196,13 @@ async fn a_command_tool_asks_first_with_the_exact_command_line_and_keeps_each_pl
     let result = of_type(&events, "toolResult");
     assert_eq!(result[0]["status"], "ok", "{events:?}");
     assert_eq!(result[0]["output"], "<a b; rm -rf / $(id)>");
+
+    // A dry run gives the model the declared example instead of running anything.
+    env.mock.push(Reply::tool_call("c3", "shout", r#"{"text":"dry"}"#));
+    env.mock.push(Reply::text("Dry."));
+    let (out, events) = env.chat_json(&["--dry-run-tools", "Shout something"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(of_type(&events, "toolResult")[0]["output"], "<example>", "{events:?}");
 
     // The file edited behind the app's back changes the command: it waits for approval again.
     let path = env.data_dir().join("tools.json");

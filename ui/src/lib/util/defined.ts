@@ -41,6 +41,8 @@ export interface HttpForm {
   approval: HttpApproval;
   /** The JSON Schema of the arguments as typed; empty: one required string per placeholder. */
   parameters: string;
+  /** What a dry run returns instead of calling (empty: a generic line). */
+  example: string;
 }
 
 export interface CommandForm {
@@ -54,16 +56,18 @@ export interface CommandForm {
   timeout: string;
   /** Ask before each run (the default). */
   ask: boolean;
+  /** What a dry run returns instead of running (empty: a generic line). */
+  example: string;
 }
 
 export type FormErrors = Partial<Record<'name' | 'description' | 'url' | 'program' | 'body' | 'timeout' | 'parameters', string>>;
 
 export function emptyHttpForm(): HttpForm {
-  return { name: '', description: '', method: 'GET', url: '', query: [], headers: [], body: '', responsePointer: '', timeout: '', allowLocal: false, approval: 'default', parameters: '' };
+  return { name: '', description: '', method: 'GET', url: '', query: [], headers: [], body: '', responsePointer: '', timeout: '', allowLocal: false, approval: 'default', parameters: '', example: '' };
 }
 
 export function emptyCommandForm(): CommandForm {
-  return { name: '', description: '', program: '', args: [], cwd: '', env: [], timeout: '', ask: true };
+  return { name: '', description: '', program: '', args: [], cwd: '', env: [], timeout: '', ask: true, example: '' };
 }
 
 function rows(map: Record<string, string> | undefined): Row[] {
@@ -110,12 +114,13 @@ export function httpFormOf(c: HttpToolConfig): HttpForm {
     allowLocal: c.allowLocalAddresses === true,
     approval: c.approval === 'ask' || c.approval === 'auto' ? c.approval : 'default',
     parameters: c.parameters == null ? '' : JSON.stringify(c.parameters, null, 2),
+    example: c.exampleOutput ?? '',
   };
 }
 
 /**
  * The config the form describes, or what to fix in it. `base` (the definition being edited) keeps
- * what the form does not show (limits, example output).
+ * what the form does not show (size and character limits).
  */
 export function buildHttpConfig(f: HttpForm, base?: HttpToolConfig): { config: HttpToolConfig } | { errors: FormErrors } {
   const errors: FormErrors = {};
@@ -152,6 +157,7 @@ export function buildHttpConfig(f: HttpForm, base?: HttpToolConfig): { config: H
     responsePointer: f.responsePointer.trim() || null,
     approval: f.approval === 'default' ? null : (f.approval satisfies ApprovalPolicy),
     allowLocalAddresses: f.allowLocal,
+    exampleOutput: f.example.trim() ? f.example : null,
   };
   return { config };
 }
@@ -168,6 +174,7 @@ export function commandFormOf(c: CommandToolConfig): CommandForm {
     env: rows(c.env),
     timeout: c.timeoutSecs == null ? '' : String(c.timeoutSecs),
     ask: c.approval !== 'auto',
+    example: c.exampleOutput ?? '',
   };
 }
 
@@ -189,6 +196,7 @@ export function buildCommandConfig(f: CommandForm, base?: CommandToolConfig): { 
     env: toMap(f.env),
     timeoutSecs,
     approval: f.ask ? keep : 'auto',
+    exampleOutput: f.example.trim() ? f.example : null,
   };
   return { config };
 }
