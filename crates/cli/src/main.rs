@@ -304,6 +304,18 @@ enum ConversationsCmd {
         /// Conversation id.
         id: String,
     },
+    /// Show a conversation's instructions (its own, the custom ones, what its last question was
+    /// sent with), or set its own.
+    Instructions {
+        /// Conversation id.
+        id: String,
+        /// Set its own instructions (from its next message on).
+        #[arg(long, conflicts_with = "clear")]
+        set: Option<String>,
+        /// Remove its own instructions.
+        #[arg(long)]
+        clear: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -628,6 +640,19 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
         ConversationsCmd::Unpin { id } => service.set_pinned(&id, false)?,
         ConversationsCmd::Archive { id } => service.set_archived(&id, true)?,
         ConversationsCmd::Unarchive { id } => service.set_archived(&id, false)?,
+        ConversationsCmd::Instructions { id, set, clear } => {
+            if let Some(text) = set.as_deref().or(clear.then_some("")) {
+                service.set_chat_instructions(&id, text)?;
+            }
+            let shown = service.chat_instructions(&id)?;
+            let or_none =
+                |t: &str| if t.trim().is_empty() { "(none)".to_owned() } else { render::safe(t).into_owned() };
+            println!("This chat's instructions:\n{}\n", or_none(&shown.chat));
+            println!("Custom instructions (every chat):\n{}", or_none(&shown.custom));
+            if let Some(sent) = &shown.last_sent {
+                println!("\nIts last question was sent with:\n{}", render::safe(sent));
+            }
+        }
         ConversationsCmd::Rename { id, title } => service.rename(&id, &title)?,
         ConversationsCmd::Delete { id } => service.delete(&id)?,
     }

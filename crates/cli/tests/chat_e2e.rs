@@ -372,3 +372,21 @@ async fn a_profiles_options_reach_the_request_and_providers_test_says_what_works
     assert!(stdout(&out).starts_with(&format!("Couldn't connect to {dead}")), "{}", stdout(&out));
     assert!(stderr(&out).contains("Details:"), "{}", stderr(&out));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_keeps_the_instructions_it_was_started_with_and_they_can_be_changed() {
+    let env = Env::new(Script::new([Reply::text("Bonjour."), Reply::text("Hello.")])).await;
+    let (out, events) = env.chat_json(&["--system", "Answer in French.", "hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = of_type(&events, "started")[0]["conversationId"].as_str().unwrap().to_owned();
+    let system = |i: usize| env.mock.requests()[i].messages()[0]["content"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(system(0), "Answer in French.");
+
+    let out = env.run(&["conversations", "instructions", &id, "--set", "Answer in English."]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("This chat's instructions:\nAnswer in English."), "{}", stdout(&out));
+    assert!(stdout(&out).contains("Its last question was sent with:\nAnswer in French."), "{}", stdout(&out));
+    let (out, _) = env.chat_json(&["--conversation", &id, "again"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(system(1), "Answer in English.", "the chat's own instructions, without --system");
+}

@@ -69,6 +69,20 @@ impl Service {
         Ok(self.inner.store.delete(id)?)
     }
 
+    /// A chat's instructions: the custom ones every chat gets, its own, and what its last
+    /// question was sent with.
+    pub fn chat_instructions(&self, id: &str) -> Result<crate::ipc::ChatInstructions> {
+        let chat = self.inner.store.instructions(id)?.unwrap_or_default();
+        let last_sent = self.last_choices(id).ok().and_then(|c| c.sent_instructions);
+        Ok(crate::ipc::ChatInstructions { custom: self.settings()?.chats.instructions, chat, last_sent })
+    }
+
+    /// Sets a chat's own instructions (blank removes them); its next question is sent with them.
+    pub fn set_chat_instructions(&self, id: &str, text: &str) -> Result<()> {
+        crate::settings::check_instructions(text, "The chat's instructions")?;
+        Ok(self.inner.store.set_instructions(id, Some(text))?)
+    }
+
     /// Pins a conversation to the top of the list, or unpins it.
     pub fn set_pinned(&self, id: &str, pinned: bool) -> Result<()> {
         Ok(self.inner.store.set_pinned(id, pinned)?)

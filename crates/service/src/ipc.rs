@@ -73,6 +73,7 @@ impl SendRequest {
             system_prompt: self.system_prompt.clone(),
             max_iterations: self.max_iterations,
             generation: self.generation,
+            sent_instructions: None,
         }
     }
 }
@@ -100,6 +101,24 @@ pub struct TurnChoices {
     /// This chat's generation settings over the profile's.
     #[cfg_attr(feature = "ts", ts(optional))]
     pub generation: Option<GenerationOptions>,
+    /// What the model was given as its system prompt (the custom instructions, the chat's own
+    /// and this turn's), kept with the question for the record. Composed again when asked again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub sent_instructions: Option<String>,
+}
+
+/// The instructions of one chat, as its Instructions dialog shows them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ChatInstructions {
+    /// The custom instructions every chat gets (Settings → Chats).
+    pub custom: String,
+    /// This chat's own (empty: none).
+    pub chat: String,
+    /// What its last question was sent with, if it was recorded.
+    pub last_sent: Option<String>,
 }
 
 impl Default for TurnChoices {
@@ -113,6 +132,7 @@ impl Default for TurnChoices {
             system_prompt: None,
             max_iterations: None,
             generation: None,
+            sent_instructions: None,
         }
     }
 }

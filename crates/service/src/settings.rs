@@ -36,13 +36,18 @@ pub enum TitleMode {
     FirstLine,
 }
 
+/// The longest instructions kept (custom ones, or a chat's own), in characters.
+pub const MAX_INSTRUCTIONS_CHARS: usize = 20_000;
+
 /// Chat preferences.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default)]
 pub struct ChatPrefs {
     /// How a new chat gets its title.
     pub titles: TitleMode,
+    /// Custom instructions: given to the model in every chat, before a chat's own.
+    pub instructions: String,
 }
 
 /// Which search API `web_search` uses.
@@ -247,6 +252,7 @@ impl Settings {
                 )));
             }
         }
+        check_instructions(&self.chats.instructions, "The custom instructions")?;
         self.web.tools_config().validate().map_err(|e| Error::config(e.to_string()))
     }
 
@@ -305,6 +311,17 @@ impl Settings {
         }
         c
     }
+}
+
+/// Refuses instructions longer than [`MAX_INSTRUCTIONS_CHARS`]; `what` names them.
+pub(crate) fn check_instructions(text: &str, what: &str) -> Result<(), Error> {
+    let n = text.chars().count();
+    if n > MAX_INSTRUCTIONS_CHARS {
+        return Err(Error::config(format!(
+            "{what} are {n} characters long; at most {MAX_INSTRUCTIONS_CHARS} are kept. Shorten them."
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

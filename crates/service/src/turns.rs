@@ -209,17 +209,39 @@ impl Service {
         let store = &self.inner.store;
         let ResolvedProvider { profile, model, provider } = resolved;
         let settings = self.settings()?;
+        let mut choices = choices;
+        if let Some(extra) = &choices.system_prompt {
+            crate::settings::check_instructions(extra, "The system prompt")?;
+        }
         let tool_secrets: Arc<dyn Secrets> = Arc::new(ToolSecrets(self.keys()));
         let redactor = self.redactor();
         let engine = Engine::new(settings.engine_config(), self.registry(&settings), tool_secrets)
             .with_redactor(Arc::new(redactor.clone()));
 
+        // A new chat keeps the system prompt it was started with as its own instructions, so
+        // every later turn (and a restart) runs with them.
+        let chat_instructions = match conversation_id {
+            Some(id) => store.instructions(id)?,
+            None => choices.system_prompt.take(),
+        };
+        let system_prompt = compose_instructions(&[
+            Some(settings.chats.instructions.as_str()),
+            chat_instructions.as_deref(),
+            choices.system_prompt.as_deref(),
+        ]);
         // Stored resolved, so asking again uses this profile and model even if the defaults change.
-        let stored =
-            TurnChoices { provider: Some(profile.name.clone()), model: Some(model.clone()), ..choices.clone() };
+        let stored = TurnChoices {
+            provider: Some(profile.name.clone()),
+            model: Some(model.clone()),
+            sent_instructions: system_prompt.clone(),
+            ..choices.clone()
+        };
         let stored = serde_json::to_string(&stored)
             .map_err(|e| Error::new(switchboard_core::ErrorKind::Internal, e.to_string()))?;
         let rows = store.begin_turn_with(conversation_id, text, &profile.name, &model, Some(&stored))?;
+        if conversation_id.is_none() && chat_instructions.is_some() {
+            store.set_instructions(&rows.conversation_id, chat_instructions.as_deref())?;
+        }
         if !disable_for_chat.is_empty() {
             let mut set = store.disabled_tools(&rows.conversation_id)?;
             set.extend(disable_for_chat.iter().cloned());
@@ -252,7 +274,7 @@ impl Service {
             message_id: rows.message_id.clone(),
             provider_name: profile.name.clone(),
             model,
-            system_prompt: choices.system_prompt,
+            system_prompt,
             history: store.history(&rows.conversation_id)?,
             options: TurnOptions {
                 use_tools: choices.use_tools,
@@ -413,4 +435,10 @@ impl Service {
     pub fn running(&self) -> Vec<String> {
         lock(&self.inner.turns.turns).keys().cloned().collect()
     }
+}
+/// The system prompt from its parts (custom instructions, the chat's own, this turn's), blank
+/// parts left out; `None` when nothing is left.
+fn compose_instructions(parts: &[Option<&str>]) -> Option<String> {
+    let parts: Vec<&str> = parts.iter().flatten().map(|p| p.trim()).filter(|p| !p.is_empty()).collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
 }

@@ -49,6 +49,7 @@ fn render() -> String {
         ipc::ConversationView,
         ipc::SendRequest,
         ipc::TurnChoices,
+        ipc::ChatInstructions,
         ipc::TurnStarted,
         ipc::ToolInfo,
         ipc::ProviderInfo,

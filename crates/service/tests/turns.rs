@@ -346,3 +346,57 @@ async fn a_conversation_exports_as_markdown_with_calls_in_place_and_as_json_into
     let c = &service.conversations().unwrap()[0];
     assert!(c.archived && !c.pinned);
 }
+
+/// The system message of a recorded Chat Completions request, if it has one.
+fn system_of(r: &switchboard_mock_provider::RecordedRequest) -> Option<String> {
+    r.messages().iter().find(|m| m["role"] == "system").and_then(|m| m["content"].as_str()).map(str::to_owned)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_and_chat_instructions_reach_every_turn_and_are_kept_with_the_chat() {
+    let (service, mock) = setup(Script::new([
+        Reply::text("Bonjour."),
+        Reply::text("Encore."),
+        Reply::text("Again."),
+        Reply::text("Re."),
+    ]))
+    .await;
+    let mut settings = service.settings().unwrap();
+    settings.chats.instructions = "Call me Sam.".into();
+    service.update_settings(&settings).unwrap();
+
+    // A new chat started with a system prompt keeps it as its own instructions.
+    let request = SendRequest { system_prompt: Some("Answer in French.".into()), ..SendRequest::text(None, "hi") };
+    let (sink, mut rx) = channel_sink();
+    let started = service.send(request, sink).unwrap();
+    until_done(&mut rx).await;
+    let id = started.conversation_id;
+    assert_eq!(system_of(&mock.requests()[0]).as_deref(), Some("Call me Sam.\n\nAnswer in French."));
+
+    // The next turn (no system prompt given) runs with both; what was sent is on record.
+    let (sink, mut rx) = channel_sink();
+    service.send(SendRequest::text(Some(id.clone()), "again"), sink).unwrap();
+    until_done(&mut rx).await;
+    assert_eq!(system_of(&mock.requests()[1]).as_deref(), Some("Call me Sam.\n\nAnswer in French."));
+    let shown = service.chat_instructions(&id).unwrap();
+    assert_eq!((shown.custom.as_str(), shown.chat.as_str()), ("Call me Sam.", "Answer in French."));
+    assert_eq!(shown.last_sent.as_deref(), Some("Call me Sam.\n\nAnswer in French."));
+
+    // Edited from the chat: the next question uses the new ones; a regenerate composes them again
+    // (never twice).
+    service.set_chat_instructions(&id, "Answer in English.").unwrap();
+    let (sink, mut rx) = channel_sink();
+    service.send(SendRequest::text(Some(id.clone()), "and now?"), sink).unwrap();
+    until_done(&mut rx).await;
+    assert_eq!(system_of(&mock.requests()[2]).as_deref(), Some("Call me Sam.\n\nAnswer in English."));
+    let (sink, mut rx) = channel_sink();
+    service.regenerate(&id, None, sink).unwrap();
+    until_done(&mut rx).await;
+    assert_eq!(system_of(&mock.requests()[3]).as_deref(), Some("Call me Sam.\n\nAnswer in English."));
+
+    // Too long is refused with the limit, and nothing changes.
+    let long = "x".repeat(switchboard_service::settings::MAX_INSTRUCTIONS_CHARS + 1);
+    let e = service.set_chat_instructions(&id, &long).unwrap_err();
+    assert!(e.message.contains("at most 20000"), "{}", e.message);
+    assert_eq!(service.chat_instructions(&id).unwrap().chat, "Answer in English.");
+}

@@ -119,6 +119,10 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ALTER TABLE conversations ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE messages ADD COLUMN error_detail TEXT;
     "#,
+    // 6: a conversation's own instructions (its system prompt, beside the person's custom ones).
+    r#"
+    ALTER TABLE conversations ADD COLUMN instructions TEXT;
+    "#,
 ];
 
 /// The schema version this build creates and understands.

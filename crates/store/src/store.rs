@@ -353,6 +353,24 @@ impl Store {
         Ok(())
     }
 
+    /// A conversation's own instructions (its system prompt); `None` when it has none.
+    pub fn instructions(&self, id: &str) -> Result<Option<String>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached("SELECT instructions FROM conversations WHERE id = ?1")?;
+        let found: Option<Option<String>> = stmt.query_row([id], |r| r.get(0)).optional()?;
+        found.ok_or_else(|| Error::not_found("conversation", id))
+    }
+
+    /// Sets a conversation's own instructions; blank or `None` removes them.
+    pub fn set_instructions(&self, id: &str, instructions: Option<&str>) -> Result<()> {
+        let value = instructions.filter(|t| !t.trim().is_empty());
+        let n = self.conn().execute("UPDATE conversations SET instructions = ?2 WHERE id = ?1", (id, value))?;
+        if n == 0 {
+            return Err(Error::not_found("conversation", id));
+        }
+        Ok(())
+    }
+
     /// Renames a conversation. Does not change its place in the list.
     pub fn rename(&self, id: &str, title: &str) -> Result<()> {
         let n = self.conn().execute("UPDATE conversations SET title = ?2 WHERE id = ?1", (id, title))?;

@@ -303,3 +303,16 @@ fn pinned_conversations_lead_the_list_and_archiving_unpins() {
     assert!(matches!(store.set_archived("nope", true), Err(Error::NotFound { .. })));
     let _ = second;
 }
+
+#[test]
+fn a_conversation_keeps_its_own_instructions_and_blank_removes_them() {
+    let store = Store::open_in_memory().unwrap();
+    let id = new_chat(&store, "chat");
+    assert_eq!(store.instructions(&id).unwrap(), None);
+    store.set_instructions(&id, Some("Answer in French.\nBe brief.")).unwrap();
+    assert_eq!(store.instructions(&id).unwrap().as_deref(), Some("Answer in French.\nBe brief."));
+    store.set_instructions(&id, Some("  \n")).unwrap();
+    assert_eq!(store.instructions(&id).unwrap(), None, "blank is none");
+    assert!(matches!(store.instructions("nope"), Err(Error::NotFound { what: "conversation", .. })));
+    assert!(matches!(store.set_instructions("nope", Some("x")), Err(Error::NotFound { what: "conversation", .. })));
+}

@@ -561,7 +561,26 @@ maxIterations: number | null,
 /**
  * This chat's generation settings over the profile's.
  */
-generation?: GenerationOptions, };
+generation?: GenerationOptions, 
+/**
+ * What the model was given as its system prompt (the custom instructions, the chat's own
+ * and this turn's), kept with the question for the record. Composed again when asked again.
+ */
+sentInstructions?: string, };
+
+export type ChatInstructions = { 
+/**
+ * The custom instructions every chat gets (Settings → Chats).
+ */
+custom: string, 
+/**
+ * This chat's own (empty: none).
+ */
+chat: string, 
+/**
+ * What its last question was sent with, if it was recorded.
+ */
+lastSent: string | null, };
 
 export type TurnStarted = { 
 /**
@@ -842,7 +861,11 @@ export type ChatPrefs = {
 /**
  * How a new chat gets its title.
  */
-titles: TitleMode, };
+titles: TitleMode, 
+/**
+ * Custom instructions: given to the model in every chat, before a chat's own.
+ */
+instructions: string, };
 
 export type ToolPrefs = { 
 /**
