@@ -14,8 +14,9 @@ use switchboard_service::defined_tools::{
 };
 use switchboard_service::export::ExportFormat;
 use switchboard_service::ipc::{
-    ApprovalChoice, ConnectionReport, ConversationSummary, ConversationView, DataInfo, IpcError, KeyInfo, KeyMode,
-    KeychainStatus, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ToolInfo, TurnChoices, TurnStarted,
+    ApprovalChoice, ChatInstructions, ConnectionReport, ConversationSummary, ConversationView, DataInfo, IpcError,
+    KeyInfo, KeyMode, KeychainStatus, MessagePage, ProviderInfo, ProviderProfile, SendRequest, ToolInfo, TurnChoices,
+    TurnStarted,
 };
 use switchboard_service::mcp::{ImportPreview, ImportSource, McpOverview, McpServerInfo, ServerConfig};
 use switchboard_service::openapi_docs::{OpenApiImport, OpenApiPreview, OpenApiRequest};
@@ -152,6 +153,17 @@ async fn rename_conversation(service: State<'_, Service>, id: String, title: Str
 #[tauri::command]
 async fn generate_title(service: State<'_, Service>, id: String) -> Result<String> {
     service.generate_title(&id).await.map_err(ipc)
+}
+
+/// A chat's instructions: the custom ones, its own, and what its last question was sent with.
+#[tauri::command]
+async fn chat_instructions(service: State<'_, Service>, id: String) -> Result<ChatInstructions> {
+    service.chat_instructions(&id).map_err(ipc)
+}
+
+#[tauri::command]
+async fn set_chat_instructions(service: State<'_, Service>, id: String, text: String) -> Result<()> {
+    service.set_chat_instructions(&id, &text).map_err(ipc)
 }
 
 #[tauri::command]
@@ -624,6 +636,8 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         set_conversation_pinned,
         generate_title,
         set_conversation_archived,
+        chat_instructions,
+        set_chat_instructions,
         open_url,
         mcp_servers,
         mcp_add,

@@ -8,7 +8,8 @@ import ChatMenu from '../src/lib/components/ChatMenu.svelte';
 import type { Backend } from '../src/lib/ipc/backend';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import { AppState } from '../src/lib/state/app.svelte';
-import { CHAT_PARAMS_KEY, chatParamsDialog, ChatParamsStore, generationFor } from '../src/lib/state/chatParams.svelte';
+import ChatDialogs from '../src/lib/components/ChatDialogs.svelte';
+import { CHAT_PARAMS_KEY, chatDialog, ChatParamsStore, closeChatDialog, generationFor } from '../src/lib/state/chatParams.svelte';
 import { maybeGenerateTitle } from '../src/lib/state/titles';
 
 const schedule = (cb: () => void) => setTimeout(cb, 0);
@@ -21,6 +22,7 @@ async function setup(patch: Partial<Backend> = {}) {
   const id = app.conversations[0]?.id as string;
   const other = app.conversations[1]?.id as string;
   const view = render(ChatMenu, { props: { app, conversationId: id, store } });
+  render(ChatDialogs, { props: { api: backend } });
   return { app, backend, store, id, other, view };
 }
 
@@ -36,6 +38,7 @@ async function setValue(el: HTMLInputElement, value: string) {
 
 beforeEach(() => {
   localStorage.clear();
+  closeChatDialog();
 });
 
 describe('the chat menu', () => {
@@ -48,10 +51,10 @@ describe('the chat menu', () => {
     const menu = await screen.findByRole('menu');
     expect(trigger.getAttribute('aria-expanded')).toBe('true');
     const items = within(menu).getAllByRole('menuitem');
-    expect(items.map((i) => i.textContent?.trim())).toEqual(['Pin', 'Archive', 'Export as Markdown', 'Export as JSON', 'Chat parameters…']);
+    expect(items.map((i) => i.textContent?.trim())).toEqual(['Pin', 'Archive', 'Export as Markdown', 'Export as JSON', 'Instructions…', 'Chat parameters…']);
     await waitFor(() => expect(document.activeElement).toBe(items[0]));
     await fireEvent.keyDown(menu, { key: 'ArrowUp' });
-    expect(document.activeElement).toBe(items[4]);
+    expect(document.activeElement).toBe(items[5]);
     await fireEvent.keyDown(menu, { key: 'Home' });
     expect(document.activeElement).toBe(items[0]);
     await fireEvent.keyDown(menu, { key: 'ArrowDown' });
@@ -115,7 +118,7 @@ describe('the chat menu', () => {
     await fireEvent.click(within(await openMenu()).getByTestId('chat-menu-params'));
     const dialog = await screen.findByTestId('chat-params-dialog');
     expect(dialog.getAttribute('role')).toBe('dialog');
-    expect(chatParamsDialog.open).toBe(true);
+    expect(chatDialog.kind).toBe('params');
     const temperature = within(dialog).getByLabelText('Temperature') as HTMLInputElement;
     await waitFor(() => expect(document.activeElement).toBe(temperature));
     expect(temperature.placeholder).toBe('Profile default');
@@ -134,7 +137,7 @@ describe('the chat menu', () => {
     await setValue(within(dialog).getByLabelText('Max output tokens') as HTMLInputElement, '2048');
     await fireEvent.click(within(dialog).getByTestId('chat-params-save'));
     await waitFor(() => expect(screen.queryByTestId('chat-params-dialog')).toBeNull());
-    expect(chatParamsDialog.open).toBe(false);
+    expect(chatDialog.kind).toBe(null);
     expect(store.get(id)).toEqual({ temperature: 0.4, topP: 0.8, maxOutputTokens: 2048 });
     expect(generationFor(id, store)).toEqual({ temperature: 0.4, topP: 0.8, maxOutputTokens: 2048 });
     expect(generationFor(other, store)).toBeUndefined();
@@ -201,7 +204,7 @@ describe('generated titles', () => {
     expect(await maybeGenerateTitle(backend, a?.id, true)).toBe('My own name');
 
     const settings = await backend.getSettings();
-    await backend.updateSettings({ ...settings, chats: { titles: 'firstLine' } });
+    await backend.updateSettings({ ...settings, chats: { ...settings.chats, titles: 'firstLine' } });
     expect(await maybeGenerateTitle(backend, b?.id, true)).toBe(b?.title);
 
     expect(await maybeGenerateTitle({ generateTitle: () => Promise.reject(new Error('offline')) }, 'x', true)).toBeNull();

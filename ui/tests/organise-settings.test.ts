@@ -75,7 +75,7 @@ describe('the Chats section', () => {
     await fireEvent.click(byFirstLine);
     await waitFor(() => expect(update).toHaveBeenCalledTimes(1));
     const sent = update.mock.calls[0]?.[0] as Settings;
-    expect(sent.chats).toEqual({ titles: 'firstLine' });
+    expect(sent.chats).toEqual({ titles: 'firstLine', instructions: '' });
     // Everything else is sent as it was.
     expect(sent.web).toEqual(model.settings?.web);
     expect(await within(el).findByTestId('saved-note')).toBeTruthy();

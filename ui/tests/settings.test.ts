@@ -84,7 +84,7 @@ describe('the settings screen', () => {
       limits: { maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: null, idleTimeoutSecs: null },
       retry: { maxRetries: null, baseDelayMs: null },
       web: { searchBackend: 'tavily', searxngUrl: null, allowLocalAddresses: false },
-      chats: { titles: 'model' },
+      chats: { titles: 'model', instructions: '' },
     });
     const row = screen.getAllByTestId('settings-tool-row').find((r) => r.dataset.toolName === 'web_fetch') as HTMLElement;
     expect((await within(row).findByTestId('saved-note')).textContent).toContain('Saved');

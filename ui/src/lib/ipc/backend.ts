@@ -5,6 +5,7 @@
 import type {
   ApprovalChoice,
   ChatEvent,
+  ChatInstructions,
   ConnectionReport,
   ConversationSummary,
   ConversationView,
@@ -59,6 +60,10 @@ export interface Backend {
    * `chats.titles: "firstLine"` or the person renamed the chat; resolves with the title it has after.
    */
   generateTitle(id: string): Promise<string>;
+  /** A chat's instructions: the custom ones every chat gets, its own, and what its last question was sent with. */
+  chatInstructions(id: string): Promise<ChatInstructions>;
+  /** Sets a chat's own instructions (blank removes them); its next question is sent with them. */
+  setChatInstructions(id: string, text: string): Promise<void>;
   /** Pinned conversations come first in the list. */
   setConversationPinned(id: string, pinned: boolean): Promise<void>;
   /** Archived conversations stay out of the main list (still searchable and openable); archiving unpins. */

@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { ApprovalChoice, ChatEvent, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiPreview, OpenApiRequest, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, TryResult, TurnChoices, TurnStarted } from './bindings';
+import type { ApprovalChoice, ChatEvent, ChatInstructions, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiPreview, OpenApiRequest, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, TryResult, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -15,6 +15,8 @@ export interface Commands {
   older_messages: { args: { id: string; before: string; limit: number }; result: MessagePage };
   rename_conversation: { args: { id: string; title: string }; result: void };
   generate_title: { args: { id: string }; result: string };
+  chat_instructions: { args: { id: string }; result: ChatInstructions };
+  set_chat_instructions: { args: { id: string; text: string }; result: void };
   set_conversation_pinned: { args: { id: string; pinned: boolean }; result: void };
   set_conversation_archived: { args: { id: string; archived: boolean }; result: void };
   delete_conversation: { args: { id: string }; result: void };
@@ -75,6 +77,8 @@ export const COMMANDS = {
   older_messages: ['id', 'before', 'limit'],
   rename_conversation: ['id', 'title'],
   generate_title: ['id'],
+  chat_instructions: ['id'],
+  set_chat_instructions: ['id', 'text'],
   set_conversation_pinned: ['id', 'pinned'],
   set_conversation_archived: ['id', 'archived'],
   delete_conversation: ['id'],

@@ -60,6 +60,8 @@ interface FakeConversation {
   disabled: Set<string>;
   /** The person renamed it: generate_title leaves the title alone. */
   renamed?: boolean;
+  /** Its own instructions. */
+  instructions?: string;
 }
 
 export interface FakeOptions {
@@ -688,7 +690,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     limits: { maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: null, idleTimeoutSecs: null },
     retry: { maxRetries: null, baseDelayMs: null },
     web: { searchBackend: 'tavily', searxngUrl: null, allowLocalAddresses: false },
-    chats: { titles: 'model' },
+    chats: { titles: 'model', instructions: '' },
   };
   // The stores hold values; nothing below ever returns one.
   const stores: Record<KeyMode, Map<string, string>> = {
@@ -897,6 +899,15 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       if (!first.trim()) return c.summary.title;
       c.summary.title = shortTitle(first);
       return c.summary.title;
+    },
+    async chatInstructions(cid) {
+      const c = conversation(cid);
+      const parts = [settings.chats.instructions, c.instructions].map((p) => p?.trim() ?? '').filter((p) => p !== '');
+      return { custom: settings.chats.instructions, chat: c.instructions ?? '', lastSent: c.messages.length > 0 && parts.length > 0 ? parts.join('\n\n') : null };
+    },
+    async setChatInstructions(cid, text) {
+      if ([...text].length > 20_000) throw err('config', "The chat's instructions are too long; at most 20000 characters are kept. Shorten them.");
+      conversation(cid).instructions = text.trim() ? text : undefined;
     },
     async setConversationPinned(cid, pinned) {
       const c = conversation(cid);

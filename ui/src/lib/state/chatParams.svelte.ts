@@ -100,7 +100,23 @@ export function generationFor(conversationId: string | null | undefined, store: 
 }
 
 /**
- * Whether a chat's parameters dialog is open (set by <ChatMenu>), so <App> can count it among its
- * modals and make the rest of the window inert, as it does for its own dialogs.
+ * The chat dialog open now, if any: opened from a chat's menu (<ChatMenu>), shown by <ChatDialogs>
+ * outside the window's layout, which <App> makes inert while it is open (a dialog inside the inert
+ * layout could be neither focused nor clicked).
  */
-export const chatParamsDialog = $state({ open: false });
+export const chatDialog = $state<{ kind: 'params' | 'instructions' | null; conversationId: string; title: string; store: ChatParamsStore | null }>({
+  kind: null,
+  conversationId: '',
+  title: '',
+  store: null,
+});
+
+/** Opens a chat's parameters (with `store`) or instructions dialog. */
+export function openChatDialog(kind: 'params' | 'instructions', conversationId: string, title: string, store: ChatParamsStore | null = null): void {
+  Object.assign(chatDialog, { kind, conversationId, title, store });
+}
+
+/** Closes the chat dialog. */
+export function closeChatDialog(): void {
+  chatDialog.kind = null;
+}

@@ -431,4 +431,11 @@ export class SettingsModel {
       s.chats = { ...s.chats, titles: mode };
     });
   }
+
+  /** The custom instructions every chat is sent with, before its own. */
+  setInstructions(text: string): Promise<boolean> {
+    return this.save('chats:instructions', (s) => {
+      s.chats = { ...s.chats, instructions: text };
+    });
+  }
 }
