@@ -1183,3 +1183,97 @@ async fn n_tools_you_define_are_listed_tried_and_called() -> Result<()> {
     app.close().await?;
     Ok(())
 }
+
+// ----- o. instructions: the custom ones in Settings, a chat's own from its menu ---------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn o_custom_and_chat_instructions_reach_the_model() -> Result<()> {
+    let Some(rig) = rig("o_instructions", vec![Reply::text("Hi Sam."), Reply::text("Bonjour Sam.")]).await? else {
+        return Ok(());
+    };
+    let app = rig.driver.launch("o").await?;
+
+    // Settings → Chats: custom instructions, saved when the field is left.
+    app.click(&tid("open-settings")).await?;
+    app.wait_and_click(&tid("settings-nav-chats"), LONG).await?;
+    app.wait_and_click(&tid("chats-instructions"), LONG).await?;
+    app.keys("Call me Sam.").await?;
+    // Leaving the field (a click elsewhere in the section) saves it.
+    app.click(&tid("chat-titles-firstLine")).await?;
+    app.wait_for(
+        "the custom instructions to be saved",
+        &format!(
+            "const card = document.querySelector('{}').closest('.card'); return !!card.querySelector('{}');",
+            tid("chats-instructions"),
+            tid("saved-note")
+        ),
+        LONG,
+    )
+    .await?;
+    app.screenshot("1-custom-instructions").await?;
+    app.click(&tid("close-settings")).await?;
+
+    app.send_message("hello").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the first answer failed");
+
+    // The chat's menu → Instructions…: the custom ones and what was sent; add the chat's own.
+    app.click(&tid("chat-menu")).await?;
+    app.wait_and_click(&tid("chat-menu-instructions"), LONG).await?;
+    app.wait_for(
+        "the instructions dialog with what was sent",
+        &format!(
+            "const s = document.querySelector('{}'); return s && s.textContent === 'Call me Sam.' ? true : null;",
+            tid("chat-instructions-last-sent")
+        ),
+        LONG,
+    )
+    .await?;
+    // The dialog opens with its text field focused.
+    let focused = app.js("const a = document.activeElement; return a ? a.tagName + '#' + a.id + ' ' + (a.dataset.testid || '') : null;", vec![]).await?;
+    ensure!(
+        app.focused_testid().await?.as_deref() == Some("chat-instructions-text"),
+        "focus is not on the instructions field but on {focused}"
+    );
+    app.keys("Answer in French.").await?;
+    app.screenshot("2-chat-instructions").await?;
+    app.click(&tid("chat-instructions-save")).await?;
+    app.wait_for(
+        "the dialog to close",
+        &format!("return !document.querySelector('{}');", tid("chat-instructions-dialog")),
+        LONG,
+    )
+    .await?;
+
+    // The parameters dialog beside it takes focus too (both live outside the inert layout).
+    app.click(&tid("chat-menu")).await?;
+    app.wait_and_click(&tid("chat-menu-params"), LONG).await?;
+    app.wait_for(
+        "the parameters dialog",
+        &format!("return !!document.querySelector('{}');", tid("chat-params-dialog")),
+        LONG,
+    )
+    .await?;
+    ensure!(
+        app.focused_testid().await?.as_deref() == Some("chat-params-temperature"),
+        "focus is not in the parameters dialog"
+    );
+    app.keys("\u{e00c}").await?; // Escape
+    app.wait_for(
+        "the parameters dialog to close",
+        &format!("return !document.querySelector('{}');", tid("chat-params-dialog")),
+        LONG,
+    )
+    .await?;
+
+    app.send_message("and now?").await?;
+    ensure!(wait_assistant_settled(&app, 2, LONG).await? == "complete", "the second answer failed");
+    let requests = rig.mock.requests();
+    ensure!(requests.len() == 2, "the mock got {} requests", requests.len());
+    let system = |i: usize| requests[i].messages()[0]["content"].as_str().unwrap_or_default().to_owned();
+    ensure!(system(0) == "Call me Sam.", "first request's system prompt: {:?}", system(0));
+    ensure!(system(1) == "Call me Sam.\n\nAnswer in French.", "second request's system prompt: {:?}", system(1));
+    app.screenshot("3-answered").await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}
