@@ -220,6 +220,8 @@ pub(crate) struct Defined {
     seen: Mutex<Option<Seen>>,
     /// Why the file could not be used, if it could not.
     problem: Mutex<Option<String>>,
+    /// Every definition of the file with its state, as of the last rebuild.
+    infos: Mutex<Vec<DefinedToolInfo>>,
 }
 
 impl Defined {
@@ -231,6 +233,7 @@ impl Defined {
             documents: Arc::new(DefinedSource { id: "openapi", tools: Mutex::default() }),
             seen: Mutex::default(),
             problem: Mutex::default(),
+            infos: Mutex::default(),
         }
     }
 }
@@ -306,7 +309,8 @@ impl Service {
         file.save(self.tools_path()?).map_err(Error::config)
     }
 
-    /// Adds the two sources to the catalog and loads the file. Called once, at start-up.
+    /// Adds the three sources to the catalog, empty. Called once, at start-up; the file (and
+    /// the OpenAPI documents it keeps, up to 10 MB each) is read when tools are first needed.
     pub(crate) fn load_defined_tools(&self) {
         let d = &self.inner.defined;
         for source in [d.http.clone() as Arc<dyn Source>, d.commands.clone(), d.documents.clone()] {
@@ -314,7 +318,6 @@ impl Service {
                 tracing::warn!("{e}");
             }
         }
-        self.sync_defined_tools();
     }
 
     /// Reads the file and the trust record again when either changed, and rebuilds the tools.
@@ -322,14 +325,9 @@ impl Service {
         let d = &self.inner.defined;
         let stamp =
             d.path.as_deref().and_then(|p| std::fs::metadata(p).ok()).and_then(|m| Some((m.modified().ok()?, m.len())));
-        let trust_text = self
-            .inner
-            .store
-            .setting::<serde_json::Value>(TRUST)
-            .ok()
-            .flatten()
-            .map(|v| v.to_string())
-            .unwrap_or_default();
+        // An unreadable record allows nothing.
+        let record = self.inner.store.setting::<serde_json::Value>(TRUST).ok().flatten();
+        let trust_text = record.as_ref().map(|v| v.to_string()).unwrap_or_default();
         let now = Some((stamp, trust_text));
         {
             let mut seen = d.seen.lock().unwrap_or_else(|p| p.into_inner());
@@ -349,93 +347,85 @@ impl Service {
                 return;
             }
         };
-        let built = self.build_defined(&file);
-        let (http, commands): (Vec<_>, Vec<_>) = built.into_iter().partition(|b| b.info.kind == DefinedKind::Http);
-        *d.http.tools.lock().unwrap_or_else(|p| p.into_inner()) = http.into_iter().filter_map(|b| b.tool).collect();
-        *d.commands.tools.lock().unwrap_or_else(|p| p.into_inner()) =
-            commands.into_iter().filter_map(|b| b.tool).collect();
-        let trusted = trust(&self.inner.store).unwrap_or_default();
-        let documents = self
-            .build_documents(&file)
-            .into_iter()
-            .filter(|b| match &b.widening {
-                Some((_, fp)) => trusted.get(&format!("openapi:{}", b.info.name)) == Some(fp),
-                None => true,
-            })
-            .flat_map(|b| b.tools);
-        *d.documents.tools.lock().unwrap_or_else(|p| p.into_inner()) = documents.collect();
+        let trusted: BTreeMap<String, String> = record.and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
+        let built = self.build_defined(&file, &trusted);
+        let mut infos = Vec::with_capacity(built.len());
+        let (mut http, mut commands, mut documents) = (Vec::new(), Vec::new(), Vec::new());
+        for b in built {
+            match (&b.info.kind, b.tool) {
+                (DefinedKind::Http, Some(tool)) => http.push(tool),
+                (_, Some(tool)) => commands.push(tool),
+                (_, None) => {}
+            }
+            infos.push(b.info);
+        }
+        for b in self.build_documents(&file) {
+            let mut info = b.info;
+            match b.widening {
+                Some((change, fp)) if trusted.get(&format!("openapi:{}", info.name)) != Some(&fp) => {
+                    if info.state == DefinedState::Ready {
+                        info.state = DefinedState::NeedsApproval { reason: change.describe() };
+                    }
+                }
+                _ => documents.extend(b.tools),
+            }
+            infos.push(info);
+        }
+        *d.http.tools.lock().unwrap_or_else(|p| p.into_inner()) = http;
+        *d.commands.tools.lock().unwrap_or_else(|p| p.into_inner()) = commands;
+        *d.documents.tools.lock().unwrap_or_else(|p| p.into_inner()) = documents;
+        *d.infos.lock().unwrap_or_else(|p| p.into_inner()) = infos;
         self.inner.tools.catalog.rebuild();
     }
 
-    /// Builds every tool of `file`, each with its state.
-    fn build_defined(&self, file: &ToolsFile) -> Vec<Built> {
-        // An unreadable record allows nothing.
-        let trusted = trust(&self.inner.store).unwrap_or_default();
+    /// Builds every HTTP and command tool of `file`, each with its state.
+    fn build_defined(&self, file: &ToolsFile, trusted: &BTreeMap<String, String>) -> Vec<Built> {
         let allowed = |name: &str, fingerprint: &str| trusted.get(name).is_some_and(|f| f == fingerprint);
-        let mut out = Vec::new();
         let mut names: Vec<String> = Vec::new();
-        let mut duplicate = |name: &str| {
-            let seen = names.iter().any(|n| n == name);
-            names.push(name.to_owned());
-            seen.then(|| format!("Another tool in the file is also named '{name}'; rename one of them."))
-        };
+        // Why a definition is not offered, or the tool; `widening` is what it needs allowed.
+        let mut settle =
+            |name: &str, made: std::result::Result<Arc<dyn Tool>, String>, widening: Option<(Widening, String)>| {
+                let duplicate = names.iter().any(|n| n == name);
+                names.push(name.to_owned());
+                if duplicate {
+                    let reason = format!("Another tool in the file is also named '{name}'; rename one of them.");
+                    return (DefinedState::Invalid { reason }, None);
+                }
+                match (made, widening) {
+                    (Err(reason), _) => (DefinedState::Invalid { reason }, None),
+                    (Ok(_), Some((change, fp))) if !allowed(name, &fp) => {
+                        (DefinedState::NeedsApproval { reason: change.describe() }, None)
+                    }
+                    (Ok(tool), _) => (DefinedState::Ready, Some(tool)),
+                }
+            };
+        let mut out = Vec::new();
         for config in &file.http_tools {
-            let mut info = DefinedToolInfo {
+            let made = HttpTool::new(config.clone()).map(|t| Arc::new(t) as Arc<dyn Tool>).map_err(|e| e.to_string());
+            let (state, tool) = settle(&config.name, made, http_widening(config));
+            let info = DefinedToolInfo {
                 name: config.name.clone(),
                 kind: DefinedKind::Http,
                 description: config.description.clone(),
                 target: format!("{} {}", config.method_upper(), config.url),
                 keys: config.secrets(),
                 asks_first: config.effective_approval() == ApprovalPolicy::Ask,
-                state: DefinedState::Ready,
-            };
-            let tool = match (duplicate(&config.name), HttpTool::new(config.clone())) {
-                (Some(reason), _) => {
-                    info.state = DefinedState::Invalid { reason };
-                    None
-                }
-                (None, Err(e)) => {
-                    info.state = DefinedState::Invalid { reason: e.to_string() };
-                    None
-                }
-                (None, Ok(tool)) => match http_widening(config) {
-                    Some((change, fp)) if !allowed(&config.name, &fp) => {
-                        info.state = DefinedState::NeedsApproval { reason: change.describe() };
-                        None
-                    }
-                    _ => Some(Arc::new(tool) as Arc<dyn Tool>),
-                },
+                state,
             };
             out.push(Built { info, tool });
         }
         for config in &file.command_tools {
-            let mut info = DefinedToolInfo {
+            let made =
+                CommandTool::new(config.clone()).map(|t| Arc::new(t) as Arc<dyn Tool>).map_err(|e| e.to_string());
+            let (state, tool) = settle(&config.name, made, Some(command_widening(config)));
+            let info = DefinedToolInfo {
                 name: config.name.clone(),
                 kind: DefinedKind::Command,
                 description: config.description.clone(),
                 target: config.command_line_template(),
                 keys: config.secrets(),
                 asks_first: config.asks_first(),
-                state: DefinedState::Ready,
-            };
-            let tool = match (duplicate(&config.name), CommandTool::new(config.clone())) {
-                (Some(reason), _) => {
-                    info.state = DefinedState::Invalid { reason };
-                    None
-                }
-                (None, Err(e)) => {
-                    info.state = DefinedState::Invalid { reason: e.to_string() };
-                    None
-                }
-                (None, Ok(tool)) => {
-                    let (change, fp) = command_widening(config);
-                    if allowed(&config.name, &fp) {
-                        Some(Arc::new(tool) as Arc<dyn Tool>)
-                    } else {
-                        info.state = DefinedState::NeedsApproval { reason: change.describe() };
-                        None
-                    }
-                }
+                state,
             };
             out.push(Built { info, tool });
         }
@@ -447,23 +437,8 @@ impl Service {
         self.sync_defined_tools();
         let d = &self.inner.defined;
         let problem = d.problem.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let tools = match self.tools_file() {
-            Ok(file) => {
-                let trusted = trust(&self.inner.store).unwrap_or_default();
-                let documents = self.build_documents(&file).into_iter().map(|b| {
-                    let mut info = b.info;
-                    if let Some((change, fp)) = b.widening
-                        && info.state == DefinedState::Ready
-                        && trusted.get(&format!("openapi:{}", info.name)) != Some(&fp)
-                    {
-                        info.state = DefinedState::NeedsApproval { reason: change.describe() };
-                    }
-                    info
-                });
-                self.build_defined(&file).into_iter().map(|b| b.info).chain(documents).collect()
-            }
-            Err(_) => Vec::new(),
-        };
+        let tools =
+            if problem.is_some() { Vec::new() } else { d.infos.lock().unwrap_or_else(|p| p.into_inner()).clone() };
         Ok(DefinedToolsOverview { config_path: d.path.as_ref().map(|p| p.display().to_string()), problem, tools })
     }
 
@@ -629,6 +604,7 @@ impl Service {
         for c in &imported.command_tools {
             CommandTool::new(c.clone()).map_err(|e| Error::config(e.to_string()))?;
         }
+        let added: Vec<String> = imported.names().into_iter().map(str::to_owned).collect();
         let mut file = self.tools_file()?;
         let mut changes = Vec::new();
         let mut names = Vec::new();
@@ -648,10 +624,6 @@ impl Service {
         }
         self.save_tools_file(&file)?;
         self.allow_defined(changes, &names, confirm)?;
-        self.sync_defined_tools();
-        let added: Vec<String> = ToolsFile::parse(&std::fs::read_to_string(path).unwrap_or_default())
-            .map(|f| f.names().into_iter().map(str::to_owned).collect())
-            .unwrap_or_default();
         Ok(self.defined_tools()?.tools.into_iter().filter(|t| added.contains(&t.name)).collect())
     }
 

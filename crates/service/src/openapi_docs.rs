@@ -325,16 +325,7 @@ impl Service {
             .ok_or_else(|| Error::new(ErrorKind::Internal, "The imported document is not listed."))?;
         Ok(OpenApiImport {
             document,
-            operations: converted
-                .operations
-                .iter()
-                .map(|o| OpenApiOperation {
-                    tool: o.tool.name.clone(),
-                    route: format!("{} {}", o.method, o.path),
-                    summary: o.summary.clone(),
-                    selected: entry.include.as_ref().is_some_and(|i| i.contains(&o.tool.name)),
-                })
-                .collect(),
+            operations: operations(&converted),
             servers: converted.servers,
             notes: converted.notes,
         })

@@ -46,6 +46,7 @@ impl Service {
 
     /// Every tool source and its state.
     pub fn tool_sources(&self) -> Vec<SourceState> {
+        self.sync_defined_tools();
         self.inner.tools.catalog.states()
     }
 

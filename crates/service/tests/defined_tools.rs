@@ -110,3 +110,46 @@ fn bad_definitions_are_refused_when_added_and_listed_when_written_by_hand() {
     assert!(overview.problem.as_deref().is_some_and(|p| p.contains("is not a valid tools file")), "{overview:?}");
     assert!(offered(&service).contains(&"good".to_owned()));
 }
+
+#[test]
+fn importing_a_tools_file_adds_its_tools_and_asks_once_for_what_needs_the_person() {
+    let (dir, service) = service();
+    service.add_http_tool(http("status", "https://status.example.com/v1/{{component}}"), &Refuse).unwrap();
+    let mut keyed = http("issues", "https://api.example.com/issues");
+    keyed.headers.insert("Authorization".into(), "Bearer {{secret:tracker}}".into());
+    let mut updated = http("status", "https://status.example.com/v2/{{component}}");
+    updated.description = "The newer status API.".into();
+    let command =
+        CommandToolConfig::new("say", "Prints its text.", vec!["printf".into(), "%s".into(), "{{text}}".into()]);
+    let shared = serde_json::json!({ "httpTools": [keyed, updated], "commandTools": [command] });
+    let path = dir.path().join("shared-tools.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&shared).unwrap()).unwrap();
+
+    // Refused: the keyless tool is offered (and replaced the old one), the others wait.
+    let added = service.import_defined_tools(&path, &Refuse).unwrap();
+    let state = |name: &str| added.iter().find(|t| t.name == name).map(|t| t.state.clone());
+    assert_eq!(added.len(), 3);
+    assert_eq!(state("status"), Some(DefinedState::Ready));
+    assert!(matches!(state("issues"), Some(DefinedState::NeedsApproval { .. })));
+    assert!(matches!(state("say"), Some(DefinedState::NeedsApproval { .. })));
+    let overview = service.defined_tools().unwrap();
+    assert_eq!(overview.tools.iter().filter(|t| t.name == "status").count(), 1);
+    assert!(overview.tools.iter().any(|t| t.name == "status" && t.target.contains("/v2/")));
+    let now = offered(&service);
+    assert!(
+        now.contains(&"status".to_owned()) && !now.contains(&"issues".to_owned()) && !now.contains(&"say".to_owned())
+    );
+
+    // Allowed: every tool of the file is offered.
+    let added = service.import_defined_tools(&path, &AlreadyConfirmed).unwrap();
+    assert!(added.iter().all(|t| t.state == DefinedState::Ready), "{added:?}");
+    let now = offered(&service);
+    assert!(["status", "issues", "say"].iter().all(|n| now.contains(&(*n).to_owned())), "{now:?}");
+
+    // A file that is not a tools file changes nothing and says which file.
+    std::fs::write(&path, r#"{"httpTools": [{"name": "x"}]}"#).unwrap();
+    let e = service.import_defined_tools(&path, &AlreadyConfirmed).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config);
+    assert!(e.message.contains("shared-tools.json"), "{}", e.message);
+    assert_eq!(service.defined_tools().unwrap().tools.len(), 3);
+}
