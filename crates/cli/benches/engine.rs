@@ -203,7 +203,8 @@ fn measure(
     history: &[Message],
     runs: usize,
 ) -> (f64, f64) {
-    let approver = FixedApprover(ApprovalDecision::Once);
+    let approver: std::sync::Arc<dyn switchboard_core::turn::Approver> =
+        std::sync::Arc::new(FixedApprover(ApprovalDecision::Once));
     let mut per_token = Vec::new();
     let mut gaps = Vec::new();
     for run in 0..runs + 3 {
@@ -226,7 +227,7 @@ fn measure(
             options: TurnOptions::default(),
         };
         let cpu0 = cpu_time();
-        runtime.block_on(engine.run_turn(&provider, input, sink.clone(), &approver, CancellationToken::new()));
+        runtime.block_on(engine.run_turn(&provider, input, sink.clone(), approver.clone(), CancellationToken::new()));
         sink.recorder.flush();
         let cpu = cpu_time() - cpu0;
         assert!(sink.recorder.take_error().is_none());

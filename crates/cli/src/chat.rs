@@ -196,8 +196,8 @@ pub fn regenerate(service: &Service, args: RegenerateArgs) -> anyhow::Result<Exi
 fn stream(service: &Service, turn: PreparedTurn, json: bool, approve_all: bool) -> anyhow::Result<ExitCode> {
     let cancel = turn.cancel_token();
     let printer = Arc::new(LivePrinter::new(json));
-    let approver: Box<dyn Approver> =
-        if approve_all { Box::new(FixedApprover(ApprovalDecision::Once)) } else { Box::new(TerminalApprover) };
+    let approver: Arc<dyn Approver> =
+        if approve_all { Arc::new(FixedApprover(ApprovalDecision::Once)) } else { Arc::new(TerminalApprover) };
 
     let report = crate::runtime().block_on(async {
         let stop = cancel.clone();
@@ -206,7 +206,7 @@ fn stream(service: &Service, turn: PreparedTurn, json: bool, approve_all: bool) 
                 stop.cancel();
             }
         });
-        service.run(turn, printer.clone(), approver.as_ref()).await
+        service.run(turn, printer.clone(), approver).await
     });
     printer.finish();
     if let Some(e) = report.storage_error {

@@ -198,6 +198,8 @@ pub struct ToolFinished {
     /// Unicode scalar values of answer text the tool streamed (control-taking tools): later
     /// offsets count them.
     pub answer_chars: usize,
+    /// What the sub-agent turns the call ran used; it counts toward this turn's usage.
+    pub usage: Usage,
 }
 
 /// How a tool call ended, before it is worded for the model.
@@ -1047,10 +1049,14 @@ impl<'a> Machine<'a> {
     }
 
     fn on_tool_finished(&mut self, done: ToolFinished, out: &mut Vec<Effect>) {
-        let ToolFinished { index, end, duration_ms, answer_chars } = done;
+        let ToolFinished { index, end, duration_ms, answer_chars, usage } = done;
         let Some(call) = self.round.calls.get(index) else { return };
         if !matches!(self.round.slots.get(index), Some(Slot::Run(_))) || self.round.results[index].is_some() {
             return;
+        }
+        if !usage.is_empty() {
+            self.usage.add(&usage);
+            out.push(Effect::Emit(ChatEvent::Usage { usage, total: self.usage }));
         }
         let name = &call.name;
         let mut images = Vec::new();

@@ -185,6 +185,9 @@ pub struct ToolContext {
     /// Fires when the turn is stopped or the call timed out; tools should stop promptly.
     pub cancel: CancellationToken,
     pub(crate) events: Arc<dyn crate::event::EventSink>,
+    /// The turn's approver: a tool that runs calls of its own (a sub-agent) asks the person
+    /// through it, exactly as the turn does.
+    pub(crate) approver: Arc<dyn crate::turn::Approver>,
 }
 
 impl ToolContext {
@@ -196,7 +199,14 @@ impl ToolContext {
             secrets,
             cancel: CancellationToken::new(),
             events: Arc::new(|_| {}),
+            // Outside a turn nobody can be asked: what needs the person is refused.
+            approver: Arc::new(crate::turn::FixedApprover(crate::turn::ApprovalDecision::Deny)),
         }
+    }
+
+    /// The turn's approver, for a tool whose own calls need the person (a sub-agent's turn).
+    pub fn approver(&self) -> Arc<dyn crate::turn::Approver> {
+        Arc::clone(&self.approver)
     }
 
     /// A context outside the loop whose events (progress) go to `events`.

@@ -18,7 +18,7 @@ use crate::machine::{Effect, Input, Machine, ToolEnd, ToolFinished, ToolRun};
 use crate::provider::{Provider, ProviderRequest, ProviderStream};
 use crate::registry::ToolRegistry;
 use crate::tool::{Redact, Secrets, ToolContext, ToolError};
-use crate::types::char_len;
+use crate::types::{Usage, char_len};
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
@@ -95,12 +95,19 @@ impl Engine {
         provider: &dyn Provider,
         input: TurnInput,
         sink: Arc<dyn EventSink>,
-        approver: &dyn Approver,
+        approver: Arc<dyn Approver>,
         cancel: CancellationToken,
     ) -> TurnOutcome {
         let span = info_span!("turn", conversation = %input.conversation_id, message = %input.message_id, model = %input.model);
-        let driver =
-            Driver { engine: self, provider, sink, approver, cancel, conversation_id: input.conversation_id.clone() };
+        let driver = Driver {
+            engine: self,
+            provider,
+            sink,
+            approver: approver.as_ref(),
+            shared_approver: Arc::clone(&approver),
+            cancel,
+            conversation_id: input.conversation_id.clone(),
+        };
         driver.run(input).instrument(span).await
     }
 }
@@ -125,6 +132,8 @@ struct Driver<'a> {
     provider: &'a dyn Provider,
     sink: Arc<dyn EventSink>,
     approver: &'a dyn Approver,
+    /// The same approver, for tools that ask the person themselves (a sub-agent's own calls).
+    shared_approver: Arc<dyn Approver>,
     cancel: CancellationToken,
     conversation_id: String,
 }
@@ -235,7 +244,11 @@ impl<'a> Driver<'a> {
         let ToolRun { index, call, args, timeout, takes_control } = run;
         let tool = self.engine.registry.get(&call.name).cloned();
         let cancel = self.cancel.child_token();
-        let counter = Arc::new(AnswerCounter { inner: Arc::clone(&self.sink), chars: AtomicUsize::new(0) });
+        let counter = Arc::new(ToolEvents {
+            inner: Arc::clone(&self.sink),
+            chars: AtomicUsize::new(0),
+            usage: std::sync::Mutex::new(Usage::default()),
+        });
         let redact = self.engine.redact.clone();
         let ctx = ToolContext {
             call_id: call.id.clone(),
@@ -243,6 +256,7 @@ impl<'a> Driver<'a> {
             secrets: Arc::clone(&self.engine.secrets),
             cancel: cancel.clone(),
             events: Arc::clone(&counter) as Arc<dyn EventSink>,
+            approver: Arc::clone(&self.shared_approver),
         };
         let span = info_span!("tool", name = %call.name, call = %call.id, takes_control);
         async move {
@@ -276,23 +290,35 @@ impl<'a> Driver<'a> {
             let duration_ms = started.elapsed().as_millis() as u64;
             debug!(ok = matches!(end, ToolEnd::Returned(Ok(_))), duration_ms, "tool finished");
             let answer_chars = counter.chars.load(Ordering::Relaxed);
-            Input::ToolFinished(ToolFinished { index, end, duration_ms, answer_chars })
+            let usage = *counter.usage.lock().unwrap_or_else(|p| p.into_inner());
+            Input::ToolFinished(ToolFinished { index, end, duration_ms, answer_chars, usage })
         }
         .instrument(span)
         .boxed()
     }
 }
 
-/// Forwards a tool's events, counting the answer text a control-taking tool streams.
-struct AnswerCounter {
+/// Forwards a tool's events, counting the answer text a control-taking tool streams and the
+/// usage of the sub-agent turns it ran: each child's `done`, nested directly under this call,
+/// carries its whole turn's usage (its own children included).
+struct ToolEvents {
     inner: Arc<dyn EventSink>,
     chars: AtomicUsize,
+    usage: std::sync::Mutex<Usage>,
 }
 
-impl EventSink for AnswerCounter {
+impl EventSink for ToolEvents {
     fn emit(&self, event: ChatEvent) {
-        if let ChatEvent::TextDelta { text } = &event {
-            self.chars.fetch_add(char_len(text), Ordering::Relaxed);
+        match &event {
+            ChatEvent::TextDelta { text } => {
+                self.chars.fetch_add(char_len(text), Ordering::Relaxed);
+            }
+            ChatEvent::ToolProgress { event: Some(nested), .. } => {
+                if let ChatEvent::Done { usage, .. } = nested.as_ref() {
+                    self.usage.lock().unwrap_or_else(|p| p.into_inner()).add(usage);
+                }
+            }
+            _ => {}
         }
         self.inner.emit(event);
     }

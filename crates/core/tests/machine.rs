@@ -133,7 +133,7 @@ fn ok(index: usize, output: &str) -> Input {
 }
 
 fn finished(index: usize, end: ToolEnd, answer_chars: usize) -> Input {
-    Input::ToolFinished(ToolFinished { index, end, duration_ms: 7, answer_chars })
+    Input::ToolFinished(ToolFinished { index, end, duration_ms: 7, answer_chars, usage: Default::default() })
 }
 
 fn emit(event: ChatEvent) -> Effect {

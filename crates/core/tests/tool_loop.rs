@@ -1059,7 +1059,7 @@ async fn keep_alives_count_as_activity_for_the_idle_timeout() {
         Arc::new(switchboard_core::tool::NoSecrets),
     );
     let sink = Arc::new(switchboard_core::event::VecSink::default());
-    let outcome = engine.run_turn(&Thinking, h.input(), sink.clone(), h.approver.as_ref(), h.cancel.clone()).await;
+    let outcome = engine.run_turn(&Thinking, h.input(), sink.clone(), Arc::clone(&h.approver), h.cancel.clone()).await;
     assert_eq!(outcome.finish_reason, FinishReason::Stop, "{:?}", outcome.error);
     assert!(sink.events().iter().any(|e| matches!(e, ChatEvent::TextDelta { text } if text == "done thinking")));
 }
@@ -1093,7 +1093,7 @@ async fn a_slow_but_steady_stream_does_not_hit_the_idle_timeout() {
     );
     let sink = Arc::new(switchboard_core::event::VecSink::default());
     h.approver = Arc::new(switchboard_core::turn::FixedApprover(ApprovalDecision::Deny));
-    let outcome = engine.run_turn(&Dribble, h.input(), sink.clone(), h.approver.as_ref(), h.cancel.clone()).await;
+    let outcome = engine.run_turn(&Dribble, h.input(), sink.clone(), Arc::clone(&h.approver), h.cancel.clone()).await;
     assert_eq!(outcome.finish_reason, FinishReason::Stop);
     let text: String = sink
         .events()
@@ -1423,10 +1423,9 @@ async fn a_tool_can_run_a_child_turn_on_an_engine_from_inside_its_call() {
         let sink = Arc::new(switchboard_core::event::VecSink::default());
         let mut input = Harness::new(&child).input();
         input.message_id = "child-msg".into();
-        let approver = switchboard_core::turn::FixedApprover(ApprovalDecision::Deny);
-        let outcome = engine
-            .run_turn(&provider, input, sink.clone(), &approver, switchboard_core::CancellationToken::new())
-            .await;
+        let approver = Arc::new(switchboard_core::turn::FixedApprover(ApprovalDecision::Deny));
+        let outcome =
+            engine.run_turn(&provider, input, sink.clone(), approver, switchboard_core::CancellationToken::new()).await;
         assert_eq!(outcome.finish_reason, FinishReason::Stop);
         let inner_results =
             sink.events().iter().filter(|e| matches!(e, ChatEvent::ToolResult { id, .. } if id == "inner")).count();
@@ -1439,4 +1438,40 @@ async fn a_tool_can_run_a_child_turn_on_an_engine_from_inside_its_call() {
     assert_eq!(ran.result("outer").output, "child answer (1 inner result)");
     assert_eq!(ran.finish_reason(), FinishReason::Stop);
     assert_eq!(ran.text(), "done", "the child's events stay in the child's sink");
+}
+
+#[tokio::test]
+async fn a_sub_agents_usage_counts_toward_the_turn_and_its_calls_ask_the_turns_approver() {
+    // The agent tool runs a child turn whose `ask_tool` call needs the person: it asks through
+    // the parent's approver, and the child's usage (from its nested `done`) joins the parent's.
+    let def = switchboard_core::ToolDef::new("agent", "Runs a child turn.", serde_json::json!({"type": "object"}));
+    let agent = TestTool::new(def, |_args, ctx| async move {
+        let child = Kit::new([ask_tool()]);
+        let engine = switchboard_core::Engine::new(
+            test_config(),
+            Arc::clone(&child.registry),
+            Arc::new(switchboard_core::tool::NoSecrets),
+        );
+        let provider = ScriptedProvider::new([calls("", &[("c1", "ask_tool", "{}")]), text("child answer")]);
+        let nested = ctx.clone();
+        let sink: Arc<dyn switchboard_core::EventSink> = Arc::new(move |e: ChatEvent| nested.nested("Child[1]", e));
+        let mut input = Harness::new(&child).input();
+        input.message_id = "child-msg".into();
+        let outcome = engine.run_turn(&provider, input, sink, ctx.approver(), ctx.cancel.child_token()).await;
+        assert_eq!(outcome.usage, usage_times(2));
+        Ok(switchboard_core::ToolOutput::text("child answer"))
+    });
+    let kit = Kit::new([agent]);
+    let mut h = Harness::new(&kit);
+    let approver = RecordingApprover::new(ApprovalDecision::Once);
+    h.approver = approver.clone();
+    let provider = ScriptedProvider::new([calls("", &[("outer", "agent", "{}")]), text("done")]);
+    let ran = h.run(&provider).await;
+
+    assert_eq!(ran.result("outer").output, "child answer");
+    let asked: Vec<String> = approver.requests().into_iter().map(|r| r.call_id).collect();
+    assert_eq!(asked, ["c1"], "the child's call was put to the turn's approver");
+    // Two parent iterations and the child's two.
+    assert_eq!(ran.outcome.usage, usage_times(4));
+    assert!(matches!(ran.events.last(), Some(ChatEvent::Done { usage, .. }) if *usage == usage_times(4)));
 }

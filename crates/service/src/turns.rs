@@ -136,12 +136,12 @@ impl Approver for UiApprover {
 }
 
 /// Wraps a shell's approver: "for this chat" and "always" are saved, whichever shell asked.
-struct Remembering<'a> {
-    shell: &'a dyn Approver,
-    service: &'a Service,
+struct Remembering {
+    shell: Arc<dyn Approver>,
+    service: Service,
 }
 
-impl Approver for Remembering<'_> {
+impl Approver for Remembering {
     fn decide(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
         let conversation_id = request.conversation_id.clone();
         let tool = request.name.clone();
@@ -308,7 +308,7 @@ impl Service {
     /// Runs a prepared turn to its end. Events go to the recorder, then to `sink`; the shell's
     /// `approver` is asked about `ask` tools, and what it answers for the chat or for always is
     /// remembered.
-    pub async fn run(&self, turn: PreparedTurn, sink: Arc<dyn EventSink>, approver: &dyn Approver) -> TurnReport {
+    pub async fn run(&self, turn: PreparedTurn, sink: Arc<dyn EventSink>, approver: Arc<dyn Approver>) -> TurnReport {
         let PreparedTurn { started, input, provider, engine, recorder, cancel, profile, redactor } = turn;
         let fanout = Arc::new(Fanout {
             redactor: redactor.clone(),
@@ -317,8 +317,8 @@ impl Service {
             inner: Arc::clone(&self.inner),
             message_id: started.message_id.clone(),
         });
-        let approver = Remembering { shell: approver, service: self };
-        let mut outcome = engine.run_turn(provider.as_ref(), input, fanout.clone(), &approver, cancel).await;
+        let approver = Arc::new(Remembering { shell: approver, service: self.clone() });
+        let mut outcome = engine.run_turn(provider.as_ref(), input, fanout.clone(), approver, cancel).await;
         if let Some(e) = &mut outcome.error {
             e.message = redactor.redact(&e.message).into_owned();
             e.detail = e.detail.as_deref().map(|d| redactor.redact(d).into_owned());
@@ -335,8 +335,8 @@ impl Service {
         let started = turn.started.clone();
         let this = self.clone();
         tokio::spawn(async move {
-            let approver = UiApprover { inner: Arc::clone(&this.inner) };
-            let report = this.run(turn, sink, &approver).await;
+            let approver = Arc::new(UiApprover { inner: Arc::clone(&this.inner) });
+            let report = this.run(turn, sink, approver).await;
             if let Some(e) = report.storage_error {
                 tracing::error!("the answer could not be saved: {e}");
             }

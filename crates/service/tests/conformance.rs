@@ -110,7 +110,7 @@ async fn run_kind(kind: &'static str, case: Case) -> Run {
     let stop = case.stop_at_first_text.then(|| (service.clone(), turn.started.message_id.clone()));
     let sink = Arc::new(Sink { events: Mutex::default(), stop });
     let approver = FixedApprover(ApprovalDecision::Once);
-    let report = tokio::time::timeout(Duration::from_secs(25), service.run(turn, sink.clone(), &approver))
+    let report = tokio::time::timeout(Duration::from_secs(25), service.run(turn, sink.clone(), Arc::new(approver)))
         .await
         .unwrap_or_else(|_| panic!("{kind}: the turn stalled"));
     assert!(report.storage_error.is_none(), "{kind}: {:?}", report.storage_error);

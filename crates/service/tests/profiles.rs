@@ -34,7 +34,7 @@ async fn ask(service: &Service, conversation: Option<&str>, provider: &str, text
     let turn = service.prepare(request).unwrap();
     let sink = Arc::new(VecSink::default());
     let approver = FixedApprover(ApprovalDecision::Once);
-    let report = tokio::time::timeout(Duration::from_secs(20), service.run(turn, sink.clone(), &approver))
+    let report = tokio::time::timeout(Duration::from_secs(20), service.run(turn, sink.clone(), Arc::new(approver)))
         .await
         .expect("turn stalled");
     assert!(report.storage_error.is_none());
@@ -233,7 +233,7 @@ async fn a_chats_sampling_settings_win_over_the_profiles_and_reasoning_models_ge
     let chat = GenerationOptions { temperature: Some(0.1), max_output_tokens: Some(50), ..Default::default() };
     let request = SendRequest { generation: Some(chat), ..SendRequest::text(None, "hi") };
     let turn = service.prepare(request).unwrap();
-    service.run(turn, Arc::new(VecSink::default()), &FixedApprover(ApprovalDecision::Once)).await;
+    service.run(turn, Arc::new(VecSink::default()), Arc::new(FixedApprover(ApprovalDecision::Once))).await;
     let body = &mock.requests()[0].body;
     assert_eq!((body["temperature"].as_f64(), body["top_p"].as_f64()), (Some(0.1f32 as f64), Some(0.9f32 as f64)));
     assert_eq!(body["max_tokens"], 50);

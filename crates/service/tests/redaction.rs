@@ -57,7 +57,7 @@ async fn a_key_quoted_back_by_a_server_or_a_tool_is_redacted_everywhere() {
     let sink: Arc<dyn EventSink> = Arc::new(move |e: ChatEvent| seen.lock().unwrap().push(e));
     let turn = service.prepare(SendRequest::text(None, "fetch it")).unwrap();
     let conversation = turn.started.conversation_id.clone();
-    let report = service.run(turn, sink, &FixedApprover(switchboard_core::turn::ApprovalDecision::Once)).await;
+    let report = service.run(turn, sink, Arc::new(FixedApprover(switchboard_core::turn::ApprovalDecision::Once))).await;
 
     assert_eq!(
         mock.requests()[1].header("authorization"),

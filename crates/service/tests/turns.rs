@@ -286,12 +286,12 @@ async fn approvals_for_the_chat_or_always_are_remembered_whichever_shell_answers
 
     let turn = service.prepare(SendRequest::text(None, "time?")).unwrap();
     let conversation = turn.started.conversation_id.clone();
-    service.run(turn, sink.clone(), &FixedApprover(ApprovalDecision::ForChat)).await;
+    service.run(turn, sink.clone(), Arc::new(FixedApprover(ApprovalDecision::ForChat))).await;
     let tools = service.tools(Some(&conversation)).unwrap();
     assert_eq!(tools.iter().find(|t| t.name == "get_time").unwrap().approval, switchboard_core::ApprovalPolicy::Ask);
     // The next turn in the same chat does not ask: an approver that would deny is never asked.
     let turn = service.prepare(SendRequest::text(Some(conversation.clone()), "again")).unwrap();
-    let report = service.run(turn, sink.clone(), &FixedApprover(ApprovalDecision::Deny)).await;
+    let report = service.run(turn, sink.clone(), Arc::new(FixedApprover(ApprovalDecision::Deny))).await;
     assert_eq!(report.outcome.tool_calls_made, 1);
     let stored = service.open(&conversation).unwrap();
     assert_eq!(stored.messages[3].tool_calls[0].result.as_ref().unwrap().status, switchboard_core::ToolStatus::Ok);
@@ -299,7 +299,7 @@ async fn approvals_for_the_chat_or_always_are_remembered_whichever_shell_answers
     let (service, _mock) = setup(Script::new([Reply::tool_call("c1", "get_time", "{}"), Reply::text("done")])).await;
     service.update_settings(&settings).unwrap();
     let turn = service.prepare(SendRequest::text(None, "time?")).unwrap();
-    service.run(turn, sink, &FixedApprover(ApprovalDecision::Always)).await;
+    service.run(turn, sink, Arc::new(FixedApprover(ApprovalDecision::Always))).await;
     assert_eq!(service.settings().unwrap().tools.approval["get_time"], switchboard_core::ApprovalPolicy::Auto);
 }
 

@@ -441,8 +441,9 @@ impl Harness {
     pub async fn run(&self, provider: &ScriptedProvider) -> Ran {
         let engine = Engine::new(self.config.clone(), Arc::clone(&self.registry), Arc::new(NoSecrets));
         let sink = Arc::new(VecSink::default());
-        let outcome =
-            engine.run_turn(provider, self.input(), sink.clone(), self.approver.as_ref(), self.cancel.clone()).await;
+        let outcome = engine
+            .run_turn(provider, self.input(), sink.clone(), Arc::clone(&self.approver), self.cancel.clone())
+            .await;
         let ran = Ran { outcome, events: sink.events(), requests: provider.requests() };
         ran.assert_well_formed();
         ran
