@@ -84,6 +84,9 @@ pub struct TurnOptions {
     pub generation: GenerationOptions,
     /// Set when the model is known to take no tools: none are offered, and this is said once.
     pub tools_unsupported: Option<String>,
+    /// Tools the turn was meant to have but does not (a toolset names one that no longer
+    /// exists): each is said once, right after `started`, and the turn goes on without them.
+    pub unavailable: Vec<String>,
 }
 
 impl Default for TurnOptions {
@@ -97,6 +100,7 @@ impl Default for TurnOptions {
             approved_tools: HashSet::new(),
             generation: GenerationOptions::default(),
             tools_unsupported: None,
+            unavailable: Vec::new(),
         }
     }
 }
@@ -508,6 +512,9 @@ impl<'a> Machine<'a> {
 
     fn start(&mut self, out: &mut Vec<Effect>) {
         self.emit_started(out);
+        for why in std::mem::take(&mut self.options.unavailable) {
+            Self::notice(NoticeKind::ToolUnavailable, why, out);
+        }
         self.begin_iteration(out);
     }
 

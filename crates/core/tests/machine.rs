@@ -236,6 +236,19 @@ fn start_emits_started_then_the_first_request_with_the_offered_tools() {
 }
 
 #[test]
+fn tools_the_turn_cannot_have_are_said_after_started_and_the_turn_goes_on() {
+    let (config, registry) = (config(), registry());
+    let why = "The toolset 'research' names 'gone', which no longer exists; it is left out.";
+    let options = TurnOptions { unavailable: vec![why.into()], ..TurnOptions::default() };
+    let mut m = Machine::new(&config, &registry, input(options));
+    let out = step(&mut m, Input::Start);
+    assert!(matches!(out[0], Effect::Emit(ChatEvent::Started { .. })), "{out:#?}");
+    assert_eq!(out[1], emit(ChatEvent::Notice { kind: NoticeKind::ToolUnavailable, message: why.into() }));
+    assert_eq!(request(&out).tools.len(), 4);
+    assert_eq!(m.phase(), Phase::Streaming);
+}
+
+#[test]
 fn text_then_finish_ends_with_done_stop() {
     let (config, registry) = (config(), registry());
     let mut m = started(&config, &registry, TurnOptions::default());

@@ -285,6 +285,7 @@ impl Service {
                 approved_tools: store.approved_tools(&rows.conversation_id)?,
                 generation,
                 tools_unsupported,
+                unavailable: Vec::new(),
             },
         };
         let cancel = CancellationToken::new();
