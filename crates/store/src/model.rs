@@ -2,7 +2,7 @@
 //! and the desktop shell can send it to the UI unchanged.
 
 use serde::{Deserialize, Serialize};
-use switchboard_core::{ErrorKind, FinishReason, NoticeKind, ToolSource, ToolStatus, Usage};
+use switchboard_core::{ChatEvent, ErrorKind, FinishReason, NoticeKind, ToolSource, ToolStatus, Usage};
 
 /// The rows [`Store::begin_turn`](crate::Store::begin_turn) created: what `TurnInput` needs.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -277,7 +277,7 @@ pub struct StoredNotice {
 
 /// A stored tool call and, once written, its result.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredToolCall {
     /// The provider's call id.
@@ -298,6 +298,22 @@ pub struct StoredToolCall {
     pub status: ToolCallStatus,
     /// The result, if one was written.
     pub result: Option<StoredToolResult>,
+    /// What the sub-agents it ran did, in order (an agent's call; empty for other tools).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<Vec<NestedEvent>>"))]
+    pub nested: Vec<NestedEvent>,
+}
+
+/// One event of a sub-agent's turn inside a call: which instance (`Name[i]`) and what happened,
+/// as it streamed (runs of text merged).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NestedEvent {
+    /// The instance, `Name[i]`.
+    pub instance: String,
+    /// The child's event (its own sub-agents' events nested inside, the same way).
+    pub event: ChatEvent,
 }
 
 /// A tool call's result.

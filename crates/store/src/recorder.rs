@@ -3,11 +3,14 @@
 //!
 //! Text is buffered and written as a whole (content and reasoning) at checkpoints: at every tool
 //! boundary, when a delta arrives more than a second after the last checkpoint, on `tick`, and at
-//! `done`. Calls and results are written the moment they happen.
+//! `done`. Calls and results are written the moment they happen. What a sub-agent does inside a
+//! call (its nested events) is kept per call, runs of text merged, and written at the same
+//! checkpoints and with the call's result, up to [`NESTED_MAX_BYTES`].
 
 use crate::error::{Error, Result};
-use crate::model::{MessageStatus, StoredNotice};
+use crate::model::{MessageStatus, NestedEvent, StoredNotice};
 use crate::store::{Store, now_millis};
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use switchboard_core::{
@@ -16,6 +19,55 @@ use switchboard_core::{
 
 /// How long buffered text may stay unwritten while deltas keep arriving.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// At most this much of one call's nested log is kept (its text counted); what comes after is
+/// left out, and the call's result still is written.
+pub const NESTED_MAX_BYTES: usize = 1 << 20;
+
+/// A call's nested events so far.
+#[derive(Default)]
+struct NestedLog {
+    events: Vec<NestedEvent>,
+    bytes: usize,
+    dirty: bool,
+}
+
+impl NestedLog {
+    fn push(&mut self, instance: String, event: ChatEvent) {
+        let size = match &event {
+            ChatEvent::TextDelta { text } | ChatEvent::ReasoningDelta { text } => text.len(),
+            _ => 96,
+        };
+        if self.bytes + size > NESTED_MAX_BYTES {
+            return;
+        }
+        self.bytes += size;
+        self.dirty = true;
+        if let Some(last) = self.events.last_mut()
+            && last.instance == instance
+            && merge(&mut last.event, &event)
+        {
+            return;
+        }
+        self.events.push(NestedEvent { instance, event });
+    }
+}
+
+/// Appends `next` to `into` when both are text of the same kind (at any depth of nesting).
+fn merge(into: &mut ChatEvent, next: &ChatEvent) -> bool {
+    match (into, next) {
+        (ChatEvent::TextDelta { text }, ChatEvent::TextDelta { text: more })
+        | (ChatEvent::ReasoningDelta { text }, ChatEvent::ReasoningDelta { text: more }) => {
+            text.push_str(more);
+            true
+        }
+        (
+            ChatEvent::ToolProgress { id, instance, text: None, event: Some(inner) },
+            ChatEvent::ToolProgress { id: next_id, instance: next_instance, text: None, event: Some(next_inner) },
+        ) if id == next_id && instance == next_instance => merge(inner, next_inner),
+        _ => false,
+    }
+}
 
 /// Writes one turn's [`ChatEvent`]s into its assistant message. Create it with
 /// [`Store::recorder`] and give it the same events the UI gets, `tick` included.
@@ -39,6 +91,7 @@ struct State {
     notices: Vec<StoredNotice>,
     /// Each iteration's provider state; rewritten whole, like the notices.
     provider_states: Vec<(u32, ProviderState)>,
+    nested: HashMap<String, NestedLog>,
     error: Option<Error>,
 }
 
@@ -55,6 +108,7 @@ impl Recorder {
                 last_checkpoint: Instant::now(),
                 notices: Vec::new(),
                 provider_states: Vec::new(),
+                nested: HashMap::new(),
                 error: None,
             }),
         }
@@ -96,6 +150,7 @@ impl Recorder {
     }
 
     fn checkpoint(&self, st: &mut State) {
+        self.write_nested(st, None);
         if !st.dirty {
             return;
         }
@@ -112,6 +167,29 @@ impl Recorder {
     }
 
     /// Runs an UPDATE of this recorder's message row; a missing row is an error, not a no-op.
+    /// Writes the nested logs that changed (of `only` that call, when given).
+    fn write_nested(&self, st: &mut State, only: Option<&str>) {
+        let mut failed = None;
+        for (call_id, log) in st.nested.iter_mut().filter(|(id, log)| log.dirty && only.is_none_or(|o| o == *id)) {
+            let result = serde_json::to_string(&log.events)
+                .map_err(|source| Error::Json { what: "nested events".to_owned(), source })
+                .and_then(|json| {
+                    self.store
+                        .conn()
+                        .prepare_cached("UPDATE tool_calls SET nested = ?3 WHERE message_id = ?1 AND call_id = ?2")?
+                        .execute((&self.message_id, call_id, json))?;
+                    Ok(())
+                });
+            match result {
+                Ok(()) => log.dirty = false,
+                Err(e) => failed = Some(e),
+            }
+        }
+        if let Some(e) = failed {
+            self.fail(st, "nested events", e);
+        }
+    }
+
     fn update_message<P: rusqlite::Params>(&self, sql: &str, params: P) -> Result<()> {
         let n = self.store.conn().prepare_cached(sql)?.execute(params)?;
         if n == 0 {
@@ -318,6 +396,7 @@ impl EventSink for Recorder {
             }
             ChatEvent::ToolStarted { id } => ("tool start", self.tool_started(&id)),
             ChatEvent::ToolResult { id, status, output, duration_ms, images } => {
+                self.write_nested(&mut st, Some(&id));
                 ("tool result", self.tool_result(&id, status, &output, duration_ms, images.as_deref()))
             }
             ChatEvent::Usage { total, .. } => ("usage", self.usage(&total)),
@@ -327,9 +406,16 @@ impl EventSink for Recorder {
             }
             ChatEvent::Error { kind, message, detail, .. } => ("error", self.error(kind, &message, detail.as_deref())),
             ChatEvent::Done { finish_reason, usage, tool_calls_made } => {
+                self.write_nested(&mut st, None);
                 ("end of the turn", self.done(&mut st, finish_reason, &usage, tool_calls_made))
             }
-            // Ids were written by begin_turn; progress and approvals are live-only UI state.
+            ChatEvent::ToolProgress { id, instance: Some(instance), text: None, event: Some(event) } => {
+                if !matches!(*event, ChatEvent::ProviderState { .. }) {
+                    st.nested.entry(id).or_default().push(instance, *event);
+                }
+                return;
+            }
+            // Ids were written by begin_turn; progress lines and approvals are live-only UI state.
             ChatEvent::Started { .. }
             | ChatEvent::ToolProgress { .. }
             | ChatEvent::ApprovalRequested { .. }

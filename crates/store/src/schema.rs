@@ -123,6 +123,12 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE conversations ADD COLUMN instructions TEXT;
     "#,
+    // 7: the agent a conversation runs (by name), and what a sub-agent did inside a call (JSON:
+    // [{instance, event}], its events as they streamed), so the nested cards reload as they ran.
+    r#"
+    ALTER TABLE conversations ADD COLUMN agent TEXT;
+    ALTER TABLE tool_calls ADD COLUMN nested TEXT;
+    "#,
 ];
 
 /// The schema version this build creates and understands.

@@ -268,7 +268,8 @@ impl Store {
         {
             let mut stmt = tx.prepare_cached(
                 "SELECT tc.message_id, tc.call_id, tc.name, tc.source, tc.arguments, tc.text_offset,
-                        tc.iteration, tc.idx, tc.status, tr.status, tr.output, tr.duration_ms, tr.images
+                        tc.iteration, tc.idx, tc.status, tr.status, tr.output, tr.duration_ms, tr.images,
+                        tc.nested
                  FROM tool_calls tc
                  JOIN messages m ON m.id = tc.message_id
                  LEFT JOIN tool_results tr ON tr.tool_call_id = tc.id
@@ -365,6 +366,23 @@ impl Store {
     pub fn set_instructions(&self, id: &str, instructions: Option<&str>) -> Result<()> {
         let value = instructions.filter(|t| !t.trim().is_empty());
         let n = self.conn().execute("UPDATE conversations SET instructions = ?2 WHERE id = ?1", (id, value))?;
+        if n == 0 {
+            return Err(Error::not_found("conversation", id));
+        }
+        Ok(())
+    }
+
+    /// The agent a conversation runs, by name; `None` for a plain chat.
+    pub fn agent(&self, id: &str) -> Result<Option<String>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached("SELECT agent FROM conversations WHERE id = ?1")?;
+        let found: Option<Option<String>> = stmt.query_row([id], |r| r.get(0)).optional()?;
+        found.ok_or_else(|| Error::not_found("conversation", id))
+    }
+
+    /// Sets the agent a conversation runs (`None`: a plain chat).
+    pub fn set_agent(&self, id: &str, agent: Option<&str>) -> Result<()> {
+        let n = self.conn().execute("UPDATE conversations SET agent = ?2 WHERE id = ?1", (id, agent))?;
         if n == 0 {
             return Err(Error::not_found("conversation", id));
         }
@@ -679,6 +697,8 @@ fn tool_call_from_row(r: &Row<'_>) -> rusqlite::Result<StoredToolCall> {
         index: r.get(7)?,
         status: ToolCallStatus::parse(&status).ok_or_else(|| bad_value(8, "tool call status", &status))?,
         result,
+        // A log this build cannot read only costs the card its nested progress.
+        nested: r.get::<_, Option<String>>(13)?.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default(),
     })
 }
 

@@ -470,3 +470,85 @@ fn take_last_turn_removes_the_last_question_and_its_answer() {
     let left: Vec<String> = store.messages(&first.conversation_id).unwrap().into_iter().map(|m| m.content).collect();
     assert_eq!(left, ["first question", "first answer"]);
 }
+
+/// A sub-agent's event inside call `id`, as the agent tool forwards it.
+fn nested(id: &str, instance: &str, event: ChatEvent) -> ChatEvent {
+    ChatEvent::ToolProgress { id: id.into(), instance: Some(instance.into()), text: None, event: Some(Box::new(event)) }
+}
+
+#[test]
+fn what_sub_agents_did_inside_a_call_is_kept_with_it_and_reloads_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(dir.path());
+    let inner_call = ChatEvent::ToolCall {
+        id: "c1".into(),
+        name: "fetch".into(),
+        source: ToolSource::Builtin,
+        arguments: "{}".into(),
+        text_offset: 3,
+        iteration: 1,
+        index: 0,
+    };
+    let rows = {
+        let store = Store::open(&path).unwrap();
+        let rows = store.begin_turn(None, "Research both", "mock", "m-1").unwrap();
+        store.set_agent(&rows.conversation_id, Some("Lead")).unwrap();
+        let sink: Arc<dyn EventSink> = Arc::new(store.recorder(&rows.message_id));
+        for e in [
+            started(&rows),
+            call("call_1", 0, 1, 0),
+            nested("call_1", "Scout[1]", text("One")),
+            nested("call_1", "Scout[2]", text("Two")),
+            nested("call_1", "Scout[1]", text(" more")),
+            nested("call_1", "Scout[1]", text(" text")),
+            nested("call_1", "Scout[1]", inner_call.clone()),
+            // A grandchild's text, nested twice, merges the same way.
+            nested("call_1", "Scout[1]", nested("c1", "Deep[1]", text("a"))),
+            nested("call_1", "Scout[1]", nested("c1", "Deep[1]", text("b"))),
+            nested(
+                "call_1",
+                "Scout[1]",
+                ChatEvent::ProviderState {
+                    iteration: 1,
+                    state: switchboard_core::ProviderState {
+                        api: "x".into(),
+                        origin: "y".into(),
+                        data: serde_json::json!({}),
+                    },
+                },
+            ),
+            ChatEvent::ToolResult {
+                id: "call_1".into(),
+                status: ToolStatus::Ok,
+                output: "One more text / Two".into(),
+                duration_ms: 9,
+                images: None,
+            },
+            text("Done."),
+            ChatEvent::Done { finish_reason: FinishReason::Stop, usage: usage(1, 1), tool_calls_made: 1 },
+        ] {
+            sink.emit(e);
+        }
+        rows
+    };
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.agent(&rows.conversation_id).unwrap().as_deref(), Some("Lead"));
+    let m = assistant(&store, &rows.conversation_id);
+    let log: Vec<(String, ChatEvent)> =
+        m.tool_calls[0].nested.iter().map(|n| (n.instance.clone(), n.event.clone())).collect();
+    assert_eq!(
+        log,
+        [
+            ("Scout[1]".to_owned(), text("One")),
+            ("Scout[2]".to_owned(), text("Two")),
+            ("Scout[1]".to_owned(), text(" more text")),
+            ("Scout[1]".to_owned(), inner_call),
+            ("Scout[1]".to_owned(), nested("c1", "Deep[1]", text("ab"))),
+        ],
+        "text runs merge per instance, provider state is not kept"
+    );
+    assert_eq!(m.tool_calls[0].result.as_ref().unwrap().output, "One more text / Two");
+    store.set_agent(&rows.conversation_id, None).unwrap();
+    assert_eq!(store.agent(&rows.conversation_id).unwrap(), None);
+    assert!(store.set_agent("nope", Some("Lead")).is_err());
+}
