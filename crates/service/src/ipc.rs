@@ -42,6 +42,14 @@ pub struct SendRequest {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub generation: Option<GenerationOptions>,
+    /// The agent a new chat runs (a chat keeps the one it started with).
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub agent: Option<String>,
+    /// Toolsets switched on for this turn: its tools are theirs (with the agent's, if any).
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<Vec<String>>"))]
+    pub toolsets: Vec<String>,
 }
 
 impl SendRequest {
@@ -59,6 +67,8 @@ impl SendRequest {
             system_prompt: None,
             max_iterations: None,
             generation: None,
+            agent: None,
+            toolsets: Vec::new(),
         }
     }
 
@@ -74,6 +84,8 @@ impl SendRequest {
             max_iterations: self.max_iterations,
             generation: self.generation,
             sent_instructions: None,
+            agent: self.agent.clone(),
+            toolsets: self.toolsets.clone(),
         }
     }
 }
@@ -106,6 +118,14 @@ pub struct TurnChoices {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub sent_instructions: Option<String>,
+    /// The agent the chat runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub agent: Option<String>,
+    /// Toolsets switched on for the turn.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<Vec<String>>"))]
+    pub toolsets: Vec<String>,
 }
 
 /// The instructions of one chat, as its Instructions dialog shows them.
@@ -133,6 +153,8 @@ impl Default for TurnChoices {
             max_iterations: None,
             generation: None,
             sent_instructions: None,
+            agent: None,
+            toolsets: Vec::new(),
         }
     }
 }

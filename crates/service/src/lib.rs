@@ -15,6 +15,7 @@
 //! them first. Every rule that decides what a turn does (its options, approvals remembered,
 //! settings validated) lives here, so every shell behaves the same.
 
+pub mod agents;
 pub mod confirm;
 pub mod connection;
 pub mod contract;

@@ -166,25 +166,34 @@ impl Service {
         if request.text.trim().is_empty() {
             return Err(Error::config("The message is empty."));
         }
-        let choices = request.choices();
+        let mut choices = request.choices();
         if let Some(generation) = &choices.generation {
             generation.check().map_err(Error::config)?;
         }
+        let agent = self.turn_agent(request.conversation_id.as_deref(), &mut choices)?;
         let resolved = self.provider_factory().resolve(&choices)?;
-        self.begin(request.conversation_id.as_deref(), &request.text, &request.disable_for_chat, choices, resolved)
+        self.begin(
+            request.conversation_id.as_deref(),
+            &request.text,
+            &request.disable_for_chat,
+            choices,
+            resolved,
+            agent,
+        )
     }
 
     /// Takes back the conversation's last question and its answer and prepares the question
     /// again, with `choices` when given, else exactly the choices it was asked with. Everything
     /// is checked before anything is removed: a failure leaves the conversation as it was.
     pub fn prepare_regenerate(&self, conversation_id: &str, choices: Option<TurnChoices>) -> Result<PreparedTurn> {
-        let choices = match choices {
+        let mut choices = match choices {
             Some(c) => c,
             None => self.last_choices(conversation_id)?,
         };
+        let agent = self.turn_agent(Some(conversation_id), &mut choices)?;
         let resolved = self.provider_factory().resolve(&choices)?;
         let taken = self.inner.store.take_last_turn(conversation_id)?;
-        self.begin(Some(conversation_id), &taken.text, &[], choices, resolved)
+        self.begin(Some(conversation_id), &taken.text, &[], choices, resolved, agent)
     }
 
     /// The choices the conversation's last question was asked with.
@@ -198,6 +207,37 @@ impl Service {
             .unwrap_or(TurnChoices { provider: last.provider, model: last.model, ..TurnChoices::default() }))
     }
 
+    /// The agent a turn runs: the one chosen for a new chat, else the chat's. Its profile and
+    /// model fill the choices the person left open. An agent that no longer exists leaves a
+    /// plain chat, said at the start of the turn.
+    fn turn_agent(&self, conversation_id: Option<&str>, choices: &mut TurnChoices) -> Result<TurnAgent> {
+        if choices.agent.is_none()
+            && let Some(id) = conversation_id
+        {
+            choices.agent = self.inner.store.agent(id)?;
+        }
+        let file = self.agents_file()?;
+        let Some(name) = choices.agent.clone() else { return Ok(TurnAgent { file, config: None, gone: None }) };
+        let Some(config) = file.agent(&name).cloned() else {
+            if conversation_id.is_none() {
+                return Err(Error::new(
+                    switchboard_core::ErrorKind::NotFound,
+                    format!("There is no agent named '{name}'."),
+                ));
+            }
+            choices.agent = None;
+            let gone = format!("The agent '{name}' this chat ran no longer exists; the chat goes on without it.");
+            return Ok(TurnAgent { file, config: None, gone: Some(gone) });
+        };
+        if choices.provider.is_none() {
+            choices.provider.clone_from(&config.profile);
+            if choices.model.is_none() {
+                choices.model.clone_from(&config.model);
+            }
+        }
+        Ok(TurnAgent { file, config: Some(config), gone: None })
+    }
+
     fn begin(
         &self,
         conversation_id: Option<&str>,
@@ -205,6 +245,7 @@ impl Service {
         disable_for_chat: &[String],
         choices: TurnChoices,
         resolved: ResolvedProvider,
+        agent: TurnAgent,
     ) -> Result<PreparedTurn> {
         let store = &self.inner.store;
         let ResolvedProvider { profile, model, provider } = resolved;
@@ -215,8 +256,18 @@ impl Service {
         }
         let tool_secrets: Arc<dyn Secrets> = Arc::new(ToolSecrets(self.keys()));
         let redactor = self.redactor();
-        let engine = Engine::new(settings.engine_config(), self.registry(&settings), tool_secrets)
-            .with_redactor(Arc::new(redactor.clone()));
+        let chain = Arc::new(agent.config.iter().map(|a| a.name.clone()).collect());
+        let (engine_config, selected) =
+            self.agent_turn_setup(&agent.file, agent.config.as_ref(), &choices.toolsets, &settings, chain);
+        let mut unavailable: Vec<String> = agent.gone.into_iter().collect();
+        let registry = match selected {
+            Some(s) => {
+                unavailable.extend(s.unavailable);
+                s.registry
+            }
+            None => self.registry(&settings),
+        };
+        let engine = Engine::new(engine_config, registry, tool_secrets).with_redactor(Arc::new(redactor.clone()));
 
         // A new chat keeps the system prompt it was started with as its own instructions, so
         // every later turn (and a restart) runs with them.
@@ -226,6 +277,7 @@ impl Service {
         };
         let system_prompt = compose_instructions(&[
             Some(settings.chats.instructions.as_str()),
+            agent.config.as_ref().map(|a| a.instructions.as_str()),
             chat_instructions.as_deref(),
             choices.system_prompt.as_deref(),
         ]);
@@ -241,6 +293,9 @@ impl Service {
         let rows = store.begin_turn_with(conversation_id, text, &profile.name, &model, Some(&stored))?;
         if conversation_id.is_none() && chat_instructions.is_some() {
             store.set_instructions(&rows.conversation_id, chat_instructions.as_deref())?;
+        }
+        if conversation_id.is_none() && choices.agent.is_some() {
+            store.set_agent(&rows.conversation_id, choices.agent.as_deref())?;
         }
         if !disable_for_chat.is_empty() {
             let mut set = store.disabled_tools(&rows.conversation_id)?;
@@ -285,7 +340,7 @@ impl Service {
                 approved_tools: store.approved_tools(&rows.conversation_id)?,
                 generation,
                 tools_unsupported,
-                unavailable: Vec::new(),
+                unavailable,
             },
         };
         let cancel = CancellationToken::new();
@@ -437,6 +492,14 @@ impl Service {
         lock(&self.inner.turns.turns).keys().cloned().collect()
     }
 }
+/// The agent a turn runs, and the agents file it came from.
+struct TurnAgent {
+    file: crate::agents::AgentsFile,
+    config: Option<crate::agents::AgentConfig>,
+    /// Why the chat's agent is not there any more.
+    gone: Option<String>,
+}
+
 /// The system prompt from its parts (custom instructions, the chat's own, this turn's), blank
 /// parts left out; `None` when nothing is left.
 fn compose_instructions(parts: &[Option<&str>]) -> Option<String> {

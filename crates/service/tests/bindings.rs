@@ -100,6 +100,15 @@ fn render() -> String {
         switchboard_service::openapi_docs::OpenApiScheme,
         switchboard_service::openapi_docs::OpenApiOperation,
         switchboard_service::openapi_docs::OpenApiImport,
+        store::NestedEvent,
+        switchboard_service::agents::AgentsFile,
+        switchboard_service::agents::Toolset,
+        switchboard_service::agents::AgentConfig,
+        switchboard_service::agents::AgentInput,
+        switchboard_service::agents::InputKind,
+        switchboard_service::agents::AgentInfo,
+        switchboard_service::agents::ToolsetInfo,
+        switchboard_service::agents::AgentsOverview,
     );
     // `as const` keeps the literal values as types; `satisfies` ties each to the generated type.
     let mut constant = |name: &str, doc: &str, value: &dyn erased::Json, ty: Option<&str>| {

@@ -362,7 +362,11 @@ status: ToolCallStatus,
 /**
  * The result, if one was written.
  */
-result: StoredToolResult | null, };
+result: StoredToolResult | null, 
+/**
+ * What the sub-agents it ran did, in order (an agent's call; empty for other tools).
+ */
+nested?: Array<NestedEvent>, };
 
 export type StoredError = { 
 /**
@@ -527,7 +531,15 @@ maxIterations?: number,
 /**
  * This chat's generation settings; each one set wins over the profile's.
  */
-generation?: GenerationOptions, };
+generation?: GenerationOptions, 
+/**
+ * The agent a new chat runs (a chat keeps the one it started with).
+ */
+agent?: string, 
+/**
+ * Toolsets switched on for this turn: its tools are theirs (with the agent's, if any).
+ */
+toolsets?: Array<string>, };
 
 export type TurnChoices = { 
 /**
@@ -566,7 +578,15 @@ generation?: GenerationOptions,
  * What the model was given as its system prompt (the custom instructions, the chat's own
  * and this turn's), kept with the question for the record. Composed again when asked again.
  */
-sentInstructions?: string, };
+sentInstructions?: string, 
+/**
+ * The agent the chat runs.
+ */
+agent?: string, 
+/**
+ * Toolsets switched on for the turn.
+ */
+toolsets?: Array<string>, };
 
 export type ChatInstructions = { 
 /**
@@ -1464,6 +1484,153 @@ servers: Array<string>,
  * What was not supported and left out.
  */
 notes: Array<string>, };
+
+export type NestedEvent = { 
+/**
+ * The instance, `Name[i]`.
+ */
+instance: string, 
+/**
+ * The child's event (its own sub-agents' events nested inside, the same way).
+ */
+event: ChatEvent, };
+
+export type AgentsFile = { 
+/**
+ * Named groups of tools.
+ */
+toolsets?: Array<Toolset>, 
+/**
+ * Agents.
+ */
+agents?: Array<AgentConfig>, };
+
+export type Toolset = { 
+/**
+ * Its name (letters, digits, '-', '_').
+ */
+name: string, 
+/**
+ * What it is for, for the person.
+ */
+description?: string, 
+/**
+ * Tool names, `mcp:<server>`, `openapi:<document>`, `builtin`, `agent:<Name>`.
+ */
+tools: Array<string>, };
+
+export type AgentConfig = { 
+/**
+ * Its name; as a tool, `agent__Name`.
+ */
+name: string, 
+/**
+ * What it does: for the person, and for a parent model choosing to call it.
+ */
+description?: string, 
+/**
+ * Its instructions (system prompt).
+ */
+instructions?: string, 
+/**
+ * Provider profile (default: the default profile).
+ */
+profile?: string, 
+/**
+ * Model (default: the profile's).
+ */
+model?: string, 
+/**
+ * The toolsets it has, by name.
+ */
+toolsets?: Array<string>, 
+/**
+ * Most model calls with tools before its final answer (default: the settings').
+ */
+maxIterations?: number, 
+/**
+ * Approval defaults by tool name: `ask` or `deny` where the tool would otherwise run.
+ */
+approval?: { [key in string]: ApprovalPolicy }, 
+/**
+ * Called as a tool, its answer streams as the parent's answer and ends the parent's turn.
+ */
+takesControl?: boolean, 
+/**
+ * Called as a tool, it runs alone: only when forced, never beside other tools.
+ */
+exclusive?: boolean, 
+/**
+ * Structured fields a caller may fill besides its message.
+ */
+inputs?: Array<AgentInput>, };
+
+export type AgentInput = { 
+/**
+ * The field's name.
+ */
+name: string, 
+/**
+ * What to put in it, for the calling model.
+ */
+description?: string, 
+/**
+ * Its JSON type.
+ */
+type: InputKind, 
+/**
+ * Whether a call must fill it.
+ */
+required?: boolean, };
+
+export type InputKind = "string" | "number" | "integer" | "boolean";
+
+export type AgentInfo = { 
+/**
+ * The definition.
+ */
+config: AgentConfig, 
+/**
+ * Its name as a tool.
+ */
+toolName: string, 
+/**
+ * What keeps it from running as set up (a deleted profile, an unknown toolset, a tool that
+ * no longer exists); it still runs without what is missing.
+ */
+problems: Array<string>, };
+
+export type ToolsetInfo = { 
+/**
+ * The definition.
+ */
+toolset: Toolset, 
+/**
+ * The tools it gives now.
+ */
+tools: Array<string>, 
+/**
+ * Entries that name nothing now, each with why.
+ */
+missing: Array<string>, };
+
+export type AgentsOverview = { 
+/**
+ * Where the file is.
+ */
+configPath: string | null, 
+/**
+ * Why the file cannot be used, if it cannot.
+ */
+problem: string | null, 
+/**
+ * Agents, in file order.
+ */
+agents: Array<AgentInfo>, 
+/**
+ * Toolsets, in file order.
+ */
+toolsets: Array<ToolsetInfo>, };
 
 /** What an unset limit means: the engine's defaults (`EngineConfig::default()`). */
 export const ENGINE_DEFAULTS = {
