@@ -60,6 +60,12 @@ pub struct ChatArgs {
     /// System prompt.
     #[arg(long)]
     system: Option<String>,
+    /// Chat with this agent (a new chat; a chat keeps the agent it started with).
+    #[arg(long, conflicts_with_all = ["conversation", "continue_last"])]
+    agent: Option<String>,
+    /// Give the model this toolset's tools only (repeatable; with an agent, besides its own).
+    #[arg(long = "toolset", value_name = "NAME")]
+    toolsets: Vec<String>,
     /// Print one ChatEvent per line (exactly what the desktop UI receives).
     #[arg(long)]
     pub json: bool,
@@ -171,6 +177,8 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
                 ..Default::default()
             },
         ),
+        agent: args.agent,
+        toolsets: args.toolsets,
     };
     let turn = service.prepare(request)?;
     stream(service, turn, args.json, args.approve_all)

@@ -3,6 +3,7 @@
 //! It is the desktop app's twin for scripting, tests and benchmarks: same engine, same SQLite file,
 //! same `ChatEvent`s (`--json` prints exactly what the UI receives, one per line).
 
+mod agents;
 mod chat;
 mod defined;
 mod mcp;
@@ -83,6 +84,12 @@ enum Command {
     /// Manage MCP servers (the mcpServers config shared with the app).
     #[command(subcommand)]
     Mcp(mcp::McpCmd),
+    /// Manage agents: named setups to chat with (`chat --agent NAME`) and to call as tools.
+    #[command(subcommand)]
+    Agents(agents::AgentsCmd),
+    /// Manage toolsets: named groups of tools an agent (or a chat) has.
+    #[command(subcommand)]
+    Toolsets(agents::ToolsetsCmd),
 }
 
 #[derive(Subcommand, Debug)]
@@ -414,7 +421,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let service = Service::load(cli.data_dir, access)?;
     // Commands that offer tools start the tool sources (MCP servers) first and wait for each
     // to be ready or to fail; one that fails is reported and the others are offered.
-    if matches!(cli.command, Command::Chat(_) | Command::Regenerate(_) | Command::Tools(_)) {
+    let lists_tools = matches!(
+        cli.command,
+        Command::Agents(agents::AgentsCmd::List { .. } | agents::AgentsCmd::Show { .. })
+            | Command::Toolsets(agents::ToolsetsCmd::List { .. })
+    );
+    if lists_tools || matches!(cli.command, Command::Chat(_) | Command::Regenerate(_) | Command::Tools(_)) {
         start_tool_sources(&service);
     }
     let code = match cli.command {
@@ -427,6 +439,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Settings(cmd) => settings(&service, cmd),
         Command::Keys(cmd) => keys(&service, cmd),
         Command::Mcp(cmd) => mcp::run(&service, cmd),
+        Command::Agents(cmd) => agents::run(&service, cmd),
+        Command::Toolsets(cmd) => agents::run_toolsets(&service, cmd),
     };
     shut_down(&service);
     code

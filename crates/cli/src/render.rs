@@ -56,6 +56,50 @@ fn result_line(name: &str, status: ToolStatus, duration_ms: u64, output: &str) -
     format!("↳ {} {} ({duration_ms} ms): {}\n", safe(name), status.as_str(), one_line(output, MAX_OUTPUT_CHARS))
 }
 
+/// A sub-agent's event inside a call, at any depth: the instances down to it (`Lead › Scout[1]`)
+/// and the event itself.
+fn innermost(instance: &str, event: &ChatEvent) -> (String, ChatEvent) {
+    match event {
+        ChatEvent::ToolProgress { instance: Some(inner), event: Some(next), .. } => {
+            let (path, leaf) = innermost(inner, next);
+            (format!("{} › {path}", safe(instance)), leaf)
+        }
+        other => (safe(instance).into_owned(), other.clone()),
+    }
+}
+
+/// The line a sub-agent's event gets, indented under its parent's call; `None` for what is not
+/// shown (its text streams into its result; usage and bookkeeping stay out of the way).
+fn nested_line(path: &str, event: &ChatEvent, names: &std::collections::HashMap<String, String>) -> Option<String> {
+    let line = match event {
+        ChatEvent::ToolCall { name, arguments, .. } => call_line(name, arguments),
+        ChatEvent::ToolResult { id, status, output, duration_ms, .. } => {
+            let name = names.get(&format!("{path}/{id}")).map_or(id.as_str(), String::as_str);
+            result_line(name, *status, *duration_ms, output)
+        }
+        ChatEvent::Notice { message, .. } => format!(
+            "note: {}
+",
+            one_line(message, MAX_OUTPUT_CHARS)
+        ),
+        ChatEvent::Error { message, .. } => format!(
+            "error: {}
+",
+            one_line(message, MAX_OUTPUT_CHARS)
+        ),
+        ChatEvent::Done { finish_reason, usage, .. } => {
+            format!(
+                "done ({}, {} tokens)
+",
+                finish_reason.as_str(),
+                usage.prompt_tokens + usage.completion_tokens
+            )
+        }
+        _ => return None,
+    };
+    Some(format!("    {path}: {line}"))
+}
+
 /// Writes text while remembering whether the cursor is at the start of a line.
 struct Cursor<W: Write> {
     out: W,
@@ -149,6 +193,15 @@ impl LivePrinter {
                 s.cursor.out.flush()?;
                 eprintln!("note: '{}' is waiting for approval", safe(&name));
             }
+            ChatEvent::ToolProgress { instance: Some(instance), event: Some(event), .. } => {
+                let (path, leaf) = innermost(&instance, &event);
+                if let ChatEvent::ToolCall { id, name, .. } = &leaf {
+                    s.names.insert(format!("{path}/{id}"), name.clone());
+                }
+                if let Some(line) = nested_line(&path, &leaf, &s.names) {
+                    s.cursor.block(&line)?;
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -185,6 +238,18 @@ fn assistant<W: Write>(out: W, m: &StoredMessage) -> io::Result<()> {
             cursor.text(&piece)?;
             printed = upto;
             cursor.block(&call_line(&c.name, &c.arguments))?;
+        }
+        for c in &group {
+            let mut names = std::collections::HashMap::new();
+            for n in &c.nested {
+                let (path, leaf) = innermost(&n.instance, &n.event);
+                if let ChatEvent::ToolCall { id, name, .. } = &leaf {
+                    names.insert(format!("{path}/{id}"), name.clone());
+                }
+                if let Some(line) = nested_line(&path, &leaf, &names) {
+                    cursor.block(&line)?;
+                }
+            }
         }
         for c in &group {
             if let Some(r) = &c.result {
