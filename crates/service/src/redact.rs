@@ -81,6 +81,13 @@ impl Redactor {
             // The hot path: one per streamed token.
             ChatEvent::TextDelta { text } => ChatEvent::TextDelta { text: self.redact_owned(text) },
             ChatEvent::ReasoningDelta { text } => ChatEvent::ReasoningDelta { text: self.redact_owned(text) },
+            // A sub-agent's events, one per token of each child: the same fast path, nested.
+            ChatEvent::ToolProgress { id, instance, text, event: Some(inner) } => ChatEvent::ToolProgress {
+                id,
+                instance: instance.map(|i| self.redact_owned(i)),
+                text: text.map(|t| self.redact_owned(t)),
+                event: Some(Box::new(self.redact_event(*inner))),
+            },
             // Everything else is rare, and walked as JSON, so a variant added later is covered
             // without anyone remembering to list it here.
             other => self.redact_generic(other),
@@ -216,6 +223,18 @@ mod tests {
                 output: format!("HTTP 401 for key {KEY}"),
                 duration_ms: 3,
                 images: None,
+            },
+            // A grandchild agent's text, nested twice.
+            ChatEvent::ToolProgress {
+                id: "c1".into(),
+                instance: Some("Scout[1]".into()),
+                text: None,
+                event: Some(Box::new(ChatEvent::ToolProgress {
+                    id: "d1".into(),
+                    instance: Some("Deep[1]".into()),
+                    text: None,
+                    event: Some(Box::new(ChatEvent::TextDelta { text: format!("the key is {KEY}") })),
+                })),
             },
         ];
         for e in events {
