@@ -132,6 +132,7 @@ describe('a 1 MB line in a tool card', () => {
     result: { status: 'ok', output, durationMs: 12 },
     progress: [],
     awaitingApproval: false,
+    runs: [],
   });
 
   it('shows the output in pieces of bounded size, collapsed and expanded', async () => {

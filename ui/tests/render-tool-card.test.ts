@@ -24,6 +24,7 @@ function call(status: ToolCallModel['status'], output: string | null, extra: Par
     result: output === null ? null : { status: status as ToolStatus, output, durationMs: 4 },
     progress: [],
     awaitingApproval: false,
+    runs: [],
     ...extra,
   };
 }

@@ -20,6 +20,7 @@ const call = (images?: ToolImage[]): ToolCallModel => ({
   result: { status: 'ok', output: '[image: image/png, 8 bytes]', durationMs: 3, ...(images ? { images } : {}) },
   progress: [],
   awaitingApproval: false,
+  runs: [],
 });
 
 describe('tool images', () => {

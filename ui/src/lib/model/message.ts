@@ -7,6 +7,7 @@ import type {
   ChatEvent,
   FinishReason,
   MessageStatus,
+  NestedEvent,
   Role,
   StoredError,
   StoredMessage,
@@ -31,6 +32,19 @@ export interface ToolCallModel {
   progress: string[];
   /** Live only: the loop waits for the person to allow or deny this call. */
   awaitingApproval: boolean;
+  /**
+   * The id the person's answer goes back with: the call's own, or for a sub-agent's call the
+   * unique one its approval was asked under (`parentCall/Name[i]/call`).
+   */
+  approvalId?: string;
+  /** The sub-agents this call ran (an agent's call), each its own answer, in the order they began. */
+  runs: AgentRun[];
+}
+
+/** One sub-agent instance inside a call: `Name[i]` and its own answer, built by the same reducer. */
+export interface AgentRun {
+  instance: string;
+  model: MessageModel;
 }
 
 export interface MessageModel {
@@ -102,8 +116,34 @@ export function fromStored(m: StoredMessage): MessageModel {
       result: c.result ? { ...c.result } : null,
       progress: [],
       awaitingApproval: false,
+      // Replayed as they streamed; one that never ended (the app was closed) was interrupted.
+      runs: runsFrom(c.nested ?? []).map((r) => ({ ...r, model: interrupt(r.model) })),
     })),
   };
+}
+
+/** The sub-agent runs a call's stored nested events build. */
+export function runsFrom(nested: readonly NestedEvent[]): AgentRun[] {
+  let runs: AgentRun[] = [];
+  for (const n of nested) runs = reduceRun(runs, n.instance, n.event);
+  return runs;
+}
+
+/** Applies one of a sub-agent's events to its run (started on its first event). */
+function reduceRun(runs: AgentRun[], instance: string, e: ChatEvent): AgentRun[] {
+  const at = runs.findIndex((r) => r.instance === instance);
+  if (at < 0) return [...runs, { instance, model: reduce(pendingAssistant(), e) }];
+  const next = runs.slice();
+  next[at] = { instance, model: reduce(runs[at]!.model, e) };
+  return next;
+}
+
+/**
+ * Whether an approval event is about call `c`: its own id, or a sub-agent's call asked under the
+ * ids of the calls above it (`parentCall/Name[i]/call`), which end with the call's own.
+ */
+function approvalFor(c: ToolCallModel, id: string): boolean {
+  return c.id === id || id.endsWith(`/${c.id}`);
 }
 
 function statusFromFinish(reason: FinishReason): MessageStatus {
@@ -144,29 +184,30 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
         result: null,
         progress: [],
         awaitingApproval: false,
+        runs: [],
       };
-      if (m.toolCalls.some((c) => c.id === e.id)) return updateCall(m, e.id, (c) => ({ ...call, status: c.status, result: c.result }));
+      if (m.toolCalls.some((c) => c.id === e.id)) return updateCall(m, e.id, (c) => ({ ...call, status: c.status, result: c.result, runs: c.runs }));
       return { ...m, toolCalls: [...m.toolCalls, call] };
     }
     case 'toolStarted':
-      return updateCall(m, e.id, (c) => (c.status === 'pending' ? { ...c, status: 'running', awaitingApproval: false } : c));
+      return updateCall(m, e.id, (c) => (c.status === 'pending' ? { ...settled(c), status: 'running' } : c));
     case 'toolProgress': {
-      const line = e.text ?? progressLine(e.event);
-      if (!line) return m;
-      const label = e.instance ? `${e.instance}: ${line}` : line;
-      return updateCall(m, e.id, (c) => ({ ...c, progress: [...c.progress, label].slice(-50) }));
+      const { instance, event } = e;
+      if (instance && event) return updateCall(m, e.id, (c) => ({ ...c, runs: reduceRun(c.runs, instance, event) }));
+      if (!e.text) return m;
+      const line = instance ? `${instance}: ${e.text}` : e.text;
+      return updateCall(m, e.id, (c) => ({ ...c, progress: [...c.progress, line].slice(-50) }));
     }
     case 'approvalRequested':
-      return updateCall(m, e.id, (c) => ({ ...c, awaitingApproval: true }));
+      return { ...m, toolCalls: m.toolCalls.map((c) => (approvalFor(c, e.id) ? { ...c, awaitingApproval: true, approvalId: e.id } : c)) };
     case 'approvalResolved':
-      return updateCall(m, e.id, (c) => ({ ...c, awaitingApproval: false }));
+      return { ...m, toolCalls: m.toolCalls.map((c) => (approvalFor(c, e.id) ? settled(c) : c)) };
     case 'toolResult':
       return updateCall(m, e.id, (c) => ({
-        ...c,
+        ...settled(c),
         status: e.status,
         result: { status: e.status, output: e.output, durationMs: e.durationMs, ...(e.images?.length ? { images: e.images } : {}) },
         progress: [],
-        awaitingApproval: false,
       }));
     case 'usage':
       return { ...m, usage: { ...e.total } };
@@ -184,31 +225,30 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
         finishReason: e.finishReason,
         usage: { ...e.usage },
         toolCallsMade: e.toolCallsMade,
-        // As the Recorder does: no card keeps spinning after the turn ended.
-        toolCalls: m.toolCalls.map((c) =>
-          c.status === 'pending' || c.status === 'running' ? { ...c, status: 'cancelled', awaitingApproval: false } : c.awaitingApproval ? { ...c, awaitingApproval: false } : c,
-        ),
+        // As the Recorder does: no card keeps spinning after the turn ended, nor a sub-agent
+        // that was stopped with it.
+        toolCalls: m.toolCalls.map((c) => {
+          const runs = c.runs.some((r) => r.model.status === 'streaming') ? c.runs.map((r) => ({ ...r, model: interrupt(r.model) })) : c.runs;
+          if (c.status === 'pending' || c.status === 'running') return { ...settled(c), status: 'cancelled', runs };
+          return c.awaitingApproval || runs !== c.runs ? { ...settled(c), runs } : c;
+        }),
       };
   }
 }
 
-/** A one-line summary of a sub-agent's nested event, for a tool card's progress. */
-function progressLine(e: ChatEvent | null | undefined): string | null {
-  if (!e) return null;
-  switch (e.type) {
-    case 'toolCall':
-      return `calls ${e.name}`;
-    case 'toolResult':
-      return `tool finished (${e.status})`;
-    case 'notice':
-      return e.message;
-    case 'error':
-      return `error: ${e.message}`;
-    case 'done':
-      return 'finished';
-    default:
-      return null;
+/**
+ * The approval question inside an event, at any depth of sub-agents: what the person must answer,
+ * and which instances it comes through (`Lead[1] › Scout[2]`).
+ */
+export function nestedApproval(e: ChatEvent): { event: Extract<ChatEvent, { type: 'approvalRequested' | 'approvalResolved' }>; agent: string | null } | null {
+  const path: string[] = [];
+  let at: ChatEvent = e;
+  while (at.type === 'toolProgress' && at.event) {
+    if (at.instance) path.push(at.instance);
+    at = at.event;
   }
+  if (at.type !== 'approvalRequested' && at.type !== 'approvalResolved') return null;
+  return { event: at, agent: path.length > 0 ? path.join(' › ') : null };
 }
 
 /** Applies events in order. */
@@ -228,8 +268,14 @@ export function interrupt(m: MessageModel, error: StoredError | null = null): Me
     ...m,
     status: error && m.content === '' && m.toolCalls.length === 0 ? 'error' : 'interrupted',
     error: error ?? m.error,
-    toolCalls: m.toolCalls.map((c) => (c.awaitingApproval ? { ...c, awaitingApproval: false } : c)),
+    toolCalls: m.toolCalls.map((c) => (c.awaitingApproval ? settled(c) : c)),
   };
+}
+
+/** A call no longer waiting for the person (live-only approval state dropped). */
+function settled(c: ToolCallModel): ToolCallModel {
+  const { approvalId: _, ...rest } = c;
+  return { ...rest, awaitingApproval: false };
 }
 
 /** Whether a call still has no result. */

@@ -6,7 +6,7 @@
 import type { Backend, TurnHandlers } from '../ipc/backend';
 import type { ChatEvent, ConversationView, IpcError, SendRequest, ToolSource, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
-import { fromStored, interrupt, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
+import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
 import type { Scheduler } from '../util/frame';
 import { uid } from '../util/id';
 import { REVEAL_CHARS_PER_FRAME, takeFrame } from '../model/reveal';
@@ -29,6 +29,8 @@ export interface ApprovalRequest {
   arguments: string;
   /** What the call will do in the tool's words (a command line, an HTTP request). */
   preview?: string;
+  /** The sub-agent asking (`Scout[1]`, or `Lead[1] › Scout[2]` deeper down); none for the chat's own calls. */
+  agent?: string;
   session: ChatSession;
 }
 
@@ -253,11 +255,18 @@ export class ChatSession {
             if (t.stopRequested) void this.stop();
             break;
           case 'approvalRequested':
-            this.host.requestApproval({ id: e.id, name: e.name, source: e.source, arguments: e.arguments, preview: e.preview, session: this });
-            break;
           case 'approvalResolved':
-            this.host.approvalResolved(e.id);
+          case 'toolProgress': {
+            // A sub-agent's calls ask the person here, in the chat that runs it.
+            const asked = nestedApproval(e);
+            if (asked?.event.type === 'approvalRequested') {
+              const q = asked.event;
+              this.host.requestApproval({ id: q.id, name: q.name, source: q.source, arguments: q.arguments, preview: q.preview, ...(asked.agent ? { agent: asked.agent } : {}), session: this });
+            } else if (asked) {
+              this.host.approvalResolved(asked.event.id);
+            }
             break;
+          }
           case 'done':
             done = true;
             break;
