@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use switchboard_core::{ChatEvent, Coalescing, ErrorKind, EventSink, coalesce};
+use switchboard_service::agents::{AgentConfig, AgentsOverview, Toolset};
 use switchboard_service::connection::DetectedServer;
 use switchboard_service::defined_tools::{
     CommandToolConfig, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, HttpToolConfig, TryResult,
@@ -470,6 +471,44 @@ async fn remove_defined_tool(service: State<'_, Service>, name: String) -> Resul
     service.defined_tools().map_err(ipc)
 }
 
+/// Every agent and toolset, with what is wrong with each now.
+#[tauri::command]
+async fn agents(service: State<'_, Service>) -> Result<AgentsOverview> {
+    service.agents().map_err(ipc)
+}
+
+/// Adds an agent, or replaces the one of the same name.
+#[tauri::command]
+async fn put_agent(service: State<'_, Service>, agent: AgentConfig) -> Result<AgentsOverview> {
+    service.put_agent(agent).map_err(ipc)?;
+    service.agents().map_err(ipc)
+}
+
+#[tauri::command]
+async fn duplicate_agent(service: State<'_, Service>, name: String, new_name: String) -> Result<AgentsOverview> {
+    service.duplicate_agent(&name, &new_name).map_err(ipc)?;
+    service.agents().map_err(ipc)
+}
+
+#[tauri::command]
+async fn remove_agent(service: State<'_, Service>, name: String) -> Result<AgentsOverview> {
+    service.remove_agent(&name).map_err(ipc)?;
+    service.agents().map_err(ipc)
+}
+
+/// Adds a toolset, or replaces the one of the same name.
+#[tauri::command]
+async fn put_toolset(service: State<'_, Service>, toolset: Toolset) -> Result<AgentsOverview> {
+    service.put_toolset(toolset).map_err(ipc)?;
+    service.agents().map_err(ipc)
+}
+
+#[tauri::command]
+async fn remove_toolset(service: State<'_, Service>, name: String) -> Result<AgentsOverview> {
+    service.remove_toolset(&name).map_err(ipc)?;
+    service.agents().map_err(ipc)
+}
+
 /// Runs an HTTP tool once with `args` (the person's own act): the exact request, keys masked,
 /// and what came back.
 #[tauri::command]
@@ -660,6 +699,12 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         try_http_tool,
         preview_openapi,
         import_openapi,
+        agents,
+        put_agent,
+        duplicate_agent,
+        remove_agent,
+        put_toolset,
+        remove_toolset,
     ])
 }
 

@@ -587,3 +587,32 @@ fn an_openapi_document_is_previewed_then_imported_and_its_key_waits_for_the_pers
     let entry = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == "pets").cloned().unwrap_or_default();
     assert_eq!((&entry["kind"], &entry["state"]["state"]), (&json!("openApi"), &json!("needsApproval")), "{listed}");
 }
+
+#[test]
+fn agents_and_toolsets_are_saved_listed_copied_and_removed_from_the_page() {
+    let (_app, webview, _person, _dir) = app_with_config_dir(false);
+    let listed =
+        invoke(&webview, "put_toolset", json!({"toolset": {"name": "clock", "tools": ["get_time", "gone_tool"]}}))
+            .unwrap();
+    assert_eq!(listed["toolsets"][0]["tools"], json!(["get_time"]));
+    assert!(
+        listed["toolsets"][0]["missing"][0].as_str().unwrap().contains("'gone_tool' names nothing now"),
+        "{listed}"
+    );
+
+    let agent = json!({"name": "Timer", "instructions": "Tell the time.", "toolsets": ["clock"], "maxIterations": 3});
+    let listed = invoke(&webview, "put_agent", json!({"agent": agent})).unwrap();
+    assert_eq!(listed["agents"][0]["toolName"], "agent__Timer");
+    assert_eq!(listed["agents"][0]["config"]["maxIterations"], 3);
+    let err = invoke(&webview, "put_agent", json!({"agent": {"name": "bad name"}})).unwrap_err();
+    assert_eq!(err["kind"], "config", "{err}");
+    let listed = invoke(&webview, "duplicate_agent", json!({"name": "Timer", "newName": "Timer2"})).unwrap();
+    assert_eq!(listed["agents"][1]["config"]["instructions"], "Tell the time.");
+    let err = invoke(&webview, "remove_toolset", json!({"name": "clock"})).unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("take it out of the agent first"), "{err}");
+    invoke(&webview, "remove_agent", json!({"name": "Timer"})).unwrap();
+    invoke(&webview, "remove_agent", json!({"name": "Timer2"})).unwrap();
+    let listed = invoke(&webview, "remove_toolset", json!({"name": "clock"})).unwrap();
+    assert_eq!(listed, invoke(&webview, "agents", json!({})).unwrap());
+    assert_eq!(listed["agents"], json!([]));
+}

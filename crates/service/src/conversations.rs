@@ -31,6 +31,7 @@ impl Service {
             messages: page.messages,
             earlier: page.earlier,
             disabled_tools: store.disabled_tools(id)?.into_iter().collect(),
+            agent: store.agent(id)?,
         })
     }
 
@@ -42,6 +43,7 @@ impl Service {
             messages: store.messages(id)?,
             earlier: 0,
             disabled_tools: store.disabled_tools(id)?.into_iter().collect(),
+            agent: store.agent(id)?,
         })
     }
 

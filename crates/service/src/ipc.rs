@@ -211,6 +211,10 @@ pub struct ConversationView {
     pub earlier: u32,
     /// Tools disabled for this conversation.
     pub disabled_tools: Vec<String>,
+    /// The agent it runs, if any.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// A provider profile as pickers show it (never with its key).

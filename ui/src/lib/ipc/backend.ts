@@ -3,6 +3,8 @@
  * dev/test fake in fake.ts. This file imports nothing from Tauri.
  */
 import type {
+  AgentConfig,
+  AgentsOverview,
   ApprovalChoice,
   ChatEvent,
   ChatInstructions,
@@ -35,6 +37,7 @@ import type {
   ServerConfig,
   Settings,
   ToolInfo,
+  Toolset,
   TryResult,
   TurnStarted,
 } from './bindings';
@@ -158,6 +161,19 @@ export interface Backend {
    * are offered once the person agrees in a native dialog; if they refuse it waits in `needsApproval`.
    */
   importOpenApi(request: OpenApiRequest): Promise<OpenApiImport>;
+
+  // ---- agents and toolsets (agents.json) --------------------------------------------------------
+
+  /** Every agent and toolset, with what is wrong with each now. */
+  agents(): Promise<AgentsOverview>;
+  /** Adds or replaces an agent (by name); rejects (kind "config") with what to fix. */
+  putAgent(agent: AgentConfig): Promise<AgentsOverview>;
+  duplicateAgent(name: string, newName: string): Promise<AgentsOverview>;
+  removeAgent(name: string): Promise<AgentsOverview>;
+  /** Adds or replaces a toolset (by name). */
+  putToolset(toolset: Toolset): Promise<AgentsOverview>;
+  /** Removes a toolset; rejects (kind "config") while an agent has it. */
+  removeToolset(name: string): Promise<AgentsOverview>;
 
   // ---- data ------------------------------------------------------------------------------------
 

@@ -484,7 +484,11 @@ earlier: number,
 /**
  * Tools disabled for this conversation.
  */
-disabledTools: Array<string>, };
+disabledTools: Array<string>, 
+/**
+ * The agent it runs, if any.
+ */
+agent?: string, };
 
 export type SendRequest = { 
 /**

@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { ApprovalChoice, ChatEvent, ChatInstructions, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiPreview, OpenApiRequest, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, TryResult, TurnChoices, TurnStarted } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatInstructions, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiPreview, OpenApiRequest, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -52,6 +52,12 @@ export interface Commands {
   add_command_tool: { args: { config: CommandToolConfig }; result: DefinedToolInfo };
   approve_defined_tool: { args: { name: string }; result: DefinedToolInfo };
   remove_defined_tool: { args: { name: string }; result: DefinedToolsOverview };
+  agents: { args: Record<string, never>; result: AgentsOverview };
+  put_agent: { args: { agent: AgentConfig }; result: AgentsOverview };
+  duplicate_agent: { args: { name: string; newName: string }; result: AgentsOverview };
+  remove_agent: { args: { name: string }; result: AgentsOverview };
+  put_toolset: { args: { toolset: Toolset }; result: AgentsOverview };
+  remove_toolset: { args: { name: string }; result: AgentsOverview };
   try_http_tool: { args: { name: string; args: { [key: string]: unknown } }; result: TryResult };
   preview_openapi: { args: { request: OpenApiRequest }; result: OpenApiPreview };
   import_openapi: { args: { request: OpenApiRequest }; result: OpenApiImport };
@@ -114,6 +120,12 @@ export const COMMANDS = {
   add_command_tool: ['config'],
   approve_defined_tool: ['name'],
   remove_defined_tool: ['name'],
+  agents: [],
+  put_agent: ['agent'],
+  duplicate_agent: ['name', 'newName'],
+  remove_agent: ['name'],
+  put_toolset: ['toolset'],
+  remove_toolset: ['name'],
   try_http_tool: ['name', 'args'],
   preview_openapi: ['request'],
   import_openapi: ['request'],

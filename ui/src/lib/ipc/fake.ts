@@ -17,6 +17,8 @@
 import type { Backend, TurnHandlers } from './backend';
 import { LIMIT_BOUNDS, OPEN_PAGE, PROVIDER_KINDS, PROVIDER_PRESETS } from './bindings';
 import type {
+  AgentConfig,
+  AgentsOverview,
   ApprovalChoice,
   ChatEvent,
   CommandToolConfig,
@@ -46,6 +48,7 @@ import type {
   Settings,
   StoredMessage,
   ToolInfo,
+  Toolset,
   ToolSource,
   TryResult,
   TurnStarted,
@@ -667,6 +670,66 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     }));
   }
 
+  // ---- agents and toolsets ----------------------------------------------------------------------
+
+  const agentsFile: { agents: AgentConfig[]; toolsets: Toolset[] } = {
+    toolsets: [{ name: 'research', description: 'Looking things up', tools: ['web_search', 'fetch_url', 'agent:Scout'] }],
+    agents: [
+      { name: 'Scout', description: 'Finds sources for one question.', instructions: 'Find two good sources and quote them.', profile: 'openai', model: 'gpt-4o-mini' },
+      { name: 'Researcher', description: 'Answers with sources, asking Scout for help.', instructions: 'Split the question, ask Scout for each part, then answer with sources.', profile: 'openai', toolsets: ['research'], maxIterations: 8 },
+    ],
+  };
+  const AGENT_NAME_RE = /^[A-Za-z][A-Za-z0-9_-]{0,47}$/;
+
+  /** Like the service: what a toolset entry gives now, or why it gives nothing. */
+  function toolsetEntry(entry: string): string[] | string {
+    if (entry.startsWith('agent:')) {
+      const name = entry.slice('agent:'.length);
+      return agentsFile.agents.some((a) => a.name === name) ? [`agent__${name}`] : `there is no agent named '${name}'.`;
+    }
+    const tools = allTools();
+    if (entry.startsWith('mcp:')) {
+      const server = entry.slice('mcp:'.length);
+      const names = tools.filter((t) => t.source.kind === 'mcp' && t.source.server === server).map((t) => t.name);
+      return names.length > 0 ? names : `the MCP server '${server}' has no tools now (not added, not approved, or not running).`;
+    }
+    if (entry === 'builtin') return tools.filter((t) => t.source.kind === 'builtin').map((t) => t.name);
+    return tools.some((t) => t.name === entry) ? [entry] : 'no tool has this name now.';
+  }
+
+  function agentsOverview(): AgentsOverview {
+    const toolsets = agentsFile.toolsets.map((t) => {
+      const tools: string[] = [];
+      const missing: string[] = [];
+      for (const entry of t.tools) {
+        const got = toolsetEntry(entry);
+        if (typeof got === 'string') missing.push(`'${entry}' names nothing now: ${got}`);
+        else tools.push(...got);
+      }
+      return { toolset: structuredClone(t), tools, missing };
+    });
+    const agents = agentsFile.agents.map((a) => {
+      const problems: string[] = [];
+      if (a.profile && !profiles.some((p) => p.name === a.profile)) problems.push(`There is no provider profile named '${a.profile}'.`);
+      for (const ts of a.toolsets ?? []) {
+        const found = toolsets.find((t) => t.toolset.name === ts);
+        if (!found) problems.push(`The toolset '${ts}' no longer exists; its tools are left out.`);
+        else problems.push(...found.missing.map((m) => `The toolset '${ts}' names ${m.replace(' names nothing now:', ':')} It is left out.`));
+      }
+      return { config: structuredClone(a), toolName: `agent__${a.name}`, problems };
+    });
+    return { configPath: '/home/you/.config/switchboard/agents.json', problem: null, agents, toolsets };
+  }
+
+  function checkAgent(a: AgentConfig): void {
+    if (!AGENT_NAME_RE.test(a.name)) throw err('config', `'${a.name}' cannot name an agent: start with a letter, then letters, digits, '-' or '_' (at most 48).`);
+    if (a.maxIterations !== undefined && (a.maxIterations < 1 || a.maxIterations > 50)) throw err('config', `'${a.name}' may take 1 to 50 steps, not ${a.maxIterations}.`);
+    if (a.takesControl && a.exclusive) throw err('config', `'${a.name}' cannot both take control and be exclusive; choose one.`);
+    const unknown = (a.toolsets ?? []).find((t) => !agentsFile.toolsets.some((x) => x.name === t));
+    if (unknown) throw err('config', `There is no toolset named '${unknown}'.`);
+    if (a.profile && !profiles.some((p) => p.name === a.profile)) throw err('notFound', `There is no provider profile named '${a.profile}'.`);
+  }
+
   // ---- settings, providers, keys ----------------------------------------------------------------
 
   const profiles: ProviderProfile[] = opts.noProviders ? [] : PROVIDERS.map((p) => ({ ...p }));
@@ -1146,6 +1209,47 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     },
     async definedTools() {
       return definedOverview();
+    },
+    async agents() {
+      return agentsOverview();
+    },
+    async putAgent(agent) {
+      checkAgent(agent);
+      const i = agentsFile.agents.findIndex((a) => a.name === agent.name);
+      if (i >= 0) agentsFile.agents[i] = structuredClone(agent);
+      else agentsFile.agents.push(structuredClone(agent));
+      return agentsOverview();
+    },
+    async duplicateAgent(name, newName) {
+      const a = agentsFile.agents.find((x) => x.name === name);
+      if (!a) throw err('notFound', `There is no agent named '${name}'.`);
+      if (agentsFile.agents.some((x) => x.name === newName)) throw err('config', `An agent named '${newName}' already exists.`);
+      const copy = { ...structuredClone(a), name: newName };
+      checkAgent(copy);
+      agentsFile.agents.push(copy);
+      return agentsOverview();
+    },
+    async removeAgent(name) {
+      const i = agentsFile.agents.findIndex((a) => a.name === name);
+      if (i < 0) throw err('notFound', `There is no agent named '${name}'.`);
+      agentsFile.agents.splice(i, 1);
+      return agentsOverview();
+    },
+    async putToolset(toolset) {
+      if (!AGENT_NAME_RE.test(toolset.name)) throw err('config', `'${toolset.name}' cannot name a toolset: start with a letter, then letters, digits, '-' or '_' (at most 48).`);
+      if (toolset.tools.some((t) => t.trim() === '')) throw err('config', `The toolset '${toolset.name}' has an empty entry.`);
+      const i = agentsFile.toolsets.findIndex((t) => t.name === toolset.name);
+      if (i >= 0) agentsFile.toolsets[i] = structuredClone(toolset);
+      else agentsFile.toolsets.push(structuredClone(toolset));
+      return agentsOverview();
+    },
+    async removeToolset(name) {
+      const i = agentsFile.toolsets.findIndex((t) => t.name === name);
+      if (i < 0) throw err('notFound', `There is no toolset named '${name}'.`);
+      const user = agentsFile.agents.find((a) => (a.toolsets ?? []).includes(name));
+      if (user) throw err('config', `The agent '${user.name}' has the toolset '${name}'; take it out of the agent first.`);
+      agentsFile.toolsets.splice(i, 1);
+      return agentsOverview();
     },
     async definedToolConfig(name) {
       const t = definedFind(name);
