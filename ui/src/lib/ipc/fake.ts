@@ -33,6 +33,7 @@ import type {
   ImportSource,
   McpServerInfo,
   MessagePage,
+  NestedEvent,
   IpcError,
   OpenApiOperation,
   OpenApiPreview,
@@ -65,6 +66,8 @@ interface FakeConversation {
   renamed?: boolean;
   /** Its own instructions. */
   instructions?: string;
+  /** The agent it runs. */
+  agent?: string;
 }
 
 export interface FakeOptions {
@@ -154,8 +157,43 @@ function scriptFor(text: string): ChatEvent[] {
   );
 }
 
-/** What the store keeps of a message (the inverse of the reducer's `fromStored`). */
-function toStored(m: MessageModel, createdAt: number, updatedAt: number): StoredMessage {
+/**
+ * An agent's turn: it hands the question to two `Scout` instances at once, whose answers stream
+ * into its call's card, then answers with what they found.
+ */
+function agentScript(agent: string, text: string): ChatEvent[] {
+  const u = (p: number, c: number) => ({ promptTokens: p, completionTokens: c, reasoningTokens: 0, cachedTokens: 0 });
+  const nested = (instance: string, event: ChatEvent): ChatEvent => ({ type: 'toolProgress', id: 'agent_call', instance, event });
+  const child = (n: number): ChatEvent => ({ type: 'started', conversationId: '', messageId: `agent_call/Scout[${n}]`, userMessageId: '', provider: 'openai', model: 'gpt-4o-mini' });
+  const topic = text.trim().replace(/\s+/g, ' ').slice(0, 40) || 'the question';
+  const intro = `${agent} asks two scouts. `;
+  return [
+    { type: 'started', conversationId: '', messageId: '', userMessageId: '', provider: 'openai', model: 'gpt-4o-mini' },
+    { type: 'textDelta', text: intro },
+    { type: 'toolCall', id: 'agent_call', name: 'agent__Scout', source: { kind: 'agent' }, arguments: JSON.stringify({ message: topic }), textOffset: [...intro].length, iteration: 1, index: 0 },
+    { type: 'toolStarted', id: 'agent_call' },
+    nested('Scout[1]', child(1)),
+    nested('Scout[2]', child(2)),
+    nested('Scout[1]', { type: 'textDelta', text: 'Looking for ' }),
+    nested('Scout[2]', { type: 'textDelta', text: 'Checking the ' }),
+    nested('Scout[1]', { type: 'toolCall', id: 'scout_time', name: 'get_time', source: { kind: 'builtin' }, arguments: '{"timezone":"UTC"}', textOffset: 12, iteration: 1, index: 0 }),
+    nested('Scout[1]', { type: 'toolStarted', id: 'scout_time' }),
+    nested('Scout[2]', { type: 'textDelta', text: 'second source: ' }),
+    nested('Scout[1]', { type: 'toolResult', id: 'scout_time', status: 'ok', output: '{"time":"12:00","timezone":"UTC"}', durationMs: 3 }),
+    nested('Scout[1]', { type: 'textDelta', text: 'sources — found **two**, both agree.' }),
+    nested('Scout[2]', { type: 'textDelta', text: 'it says the same.' }),
+    nested('Scout[1]', { type: 'done', finishReason: 'stop', usage: u(120, 40), toolCallsMade: 1 }),
+    nested('Scout[2]', { type: 'done', finishReason: 'stop', usage: u(90, 25), toolCallsMade: 0 }),
+    { type: 'usage', usage: u(210, 65), total: u(210, 65) },
+    { type: 'toolResult', id: 'agent_call', status: 'ok', output: 'Found two sources, both agree.', durationMs: 1200 },
+    { type: 'textDelta', text: 'Both scouts found sources that agree.' },
+    { type: 'usage', usage: u(300, 30), total: u(510, 95) },
+    { type: 'done', finishReason: 'stop', usage: u(510, 95), toolCallsMade: 1 },
+  ];
+}
+
+/** What the store keeps of a message (the inverse of the reducer's `fromStored`); `nested`: each call's sub-agent events. */
+function toStored(m: MessageModel, createdAt: number, updatedAt: number, nested: Map<string, NestedEvent[]> = new Map()): StoredMessage {
   return {
     id: m.id,
     role: m.role,
@@ -182,6 +220,7 @@ function toStored(m: MessageModel, createdAt: number, updatedAt: number): Stored
       index: c.index,
       status: c.status,
       result: c.result,
+      ...(nested.has(c.id) ? { nested: structuredClone(nested.get(c.id)) } : {}),
     })),
   };
 }
@@ -856,6 +895,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     const turn: Turn = { stopped: false, asking: null, wake: null };
     running.set(started.messageId, turn);
     let state = pendingAssistant(started.messageId);
+    const nested = new Map<string, NestedEvent[]>();
 
     // Golden call ids -> this turn's; calls taken from another golden turn are aliased to the asked call.
     const ids = new Map<string, string>();
@@ -869,7 +909,8 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     const emit = (golden: ChatEvent) => {
       const e: ChatEvent = golden.type === 'started' ? { ...golden, ...started, provider, model } : 'id' in golden ? { ...golden, id: fresh(golden.id) } : golden;
       state = reduce(state, e);
-      conv.messages[slot] = toStored(state, now, Date.now());
+      if (e.type === 'toolProgress' && e.instance && e.event) nested.set(e.id, [...(nested.get(e.id) ?? []), { instance: e.instance, event: e.event }]);
+      conv.messages[slot] = toStored(state, now, Date.now(), nested);
       handlers.onEvent(e);
     };
     const wait = (ms: number | null) =>
@@ -882,7 +923,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
 
     const run = async () => {
       await Promise.resolve();
-      const queue = [...scriptFor(text)];
+      const queue = [...(conv.agent ? agentScript(conv.agent, text) : scriptFor(text))];
       let ending = false;
       while (queue.length > 0) {
         const next = queue.shift() as ChatEvent;
@@ -937,6 +978,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
         messages: c.messages.slice(from).map((m) => structuredClone(m)),
         earlier: from,
         disabledTools: [...c.disabled],
+        ...(c.agent ? { agent: c.agent } : {}),
       };
     },
     async olderMessages(cid, before, limit): Promise<MessagePage> {
@@ -996,6 +1038,10 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
         conversations.set(cid, conv);
       }
       for (const name of request.disableForChat) conv.disabled.add(name);
+      if (request.agent && conv.messages.length === 0) {
+        if (!agentsFile.agents.some((a) => a.name === request.agent)) throw err('notFound', `There is no agent named '${request.agent}'.`);
+        conv.agent = request.agent;
+      }
       return runTurn(conv, request.text, request, handlers);
     },
     async stopTurn(messageId) {

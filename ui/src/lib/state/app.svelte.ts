@@ -6,7 +6,7 @@ import { chatParams, generationFor } from './chatParams.svelte';
 import { maybeGenerateTitle } from './titles';
 import { getContext, setContext } from 'svelte';
 import type { Backend } from '../ipc/backend';
-import type { ApprovalChoice, ConversationSummary, IpcError, ProviderInfo, ToolInfo } from '../ipc/bindings';
+import type { AgentsOverview, ApprovalChoice, ConversationSummary, IpcError, ProviderInfo, ToolInfo } from '../ipc/bindings';
 import { errorAction, toIpcError, type ErrorAction } from '../ipc/errors';
 import { nextFrame, type Scheduler } from '../util/frame';
 import { extractMentions } from '../util/mentions';
@@ -22,9 +22,9 @@ export interface Toast {
 }
 
 /** The sections of the settings screen, in nav order. */
-export type SettingsSection = 'providers' | 'keys' | 'web' | 'tools' | 'defined' | 'mcp' | 'limits' | 'chats' | 'appearance' | 'data';
+export type SettingsSection = 'providers' | 'keys' | 'web' | 'tools' | 'defined' | 'mcp' | 'agents' | 'limits' | 'chats' | 'appearance' | 'data';
 
-export const SETTINGS_SECTIONS: readonly SettingsSection[] = ['providers', 'keys', 'web', 'tools', 'defined', 'mcp', 'limits', 'chats', 'appearance', 'data'];
+export const SETTINGS_SECTIONS: readonly SettingsSection[] = ['providers', 'keys', 'web', 'tools', 'defined', 'mcp', 'agents', 'limits', 'chats', 'appearance', 'data'];
 
 export function isSettingsSection(s: unknown): s is SettingsSection {
   return typeof s === 'string' && (SETTINGS_SECTIONS as readonly string[]).includes(s);
@@ -93,6 +93,8 @@ export class AppState implements SessionHost {
   dryRun = $state(false);
 
   providers = $state.raw<ProviderInfo[]>([]);
+  /** Agents and toolsets (agents.json), for the new-chat picker and the tools tray. */
+  agents = $state.raw<AgentsOverview | null>(null);
   /** The provider list was read at least once (an empty list then means "first run"). */
   providersLoaded = $state(false);
   models = $state.raw<Record<string, string[]>>({});
@@ -140,7 +142,27 @@ export class AppState implements SessionHost {
 
   /** Loads everything the first screen needs. */
   async init(): Promise<void> {
-    await Promise.all([this.refreshConversations(), this.loadTools(), this.loadProviders()]);
+    await Promise.all([this.refreshConversations(), this.loadTools(), this.loadProviders(), this.loadAgents()]);
+  }
+
+  /** Reads the agents and toolsets again (at start, and after Settings changed them). */
+  async loadAgents(): Promise<void> {
+    try {
+      this.agents = await this.api.agents();
+    } catch (e) {
+      this.toast(toIpcError(e));
+    }
+  }
+
+  /** Picks the agent a new chat runs (`null`: none). */
+  pickAgent(name: string | null): void {
+    if (this.current.isDraft) this.current.agent = name;
+  }
+
+  /** Switches a toolset on or off for the current chat's next turns. */
+  toggleToolset(name: string): void {
+    const s = this.current;
+    s.toolsets = s.toolsets.includes(name) ? s.toolsets.filter((t) => t !== name) : [...s.toolsets, name];
   }
 
   // ---- conversations -------------------------------------------------------------------------
@@ -330,8 +352,11 @@ export class AppState implements SessionHost {
     const request = {
       conversationId: s.conversationId,
       text: m.text,
-      provider: m.choice?.provider ?? null,
-      model: m.choice?.model ?? null,
+      // An agent runs on its own profile and model.
+      provider: s.agent ? null : (m.choice?.provider ?? null),
+      model: s.agent ? null : (m.choice?.model ?? null),
+      ...(s.isDraft && s.agent ? { agent: s.agent } : {}),
+      ...(s.toolsets.length > 0 ? { toolsets: [...s.toolsets] } : {}),
       forced: m.noTools ? [] : m.forced,
       useTools: !m.noTools,
       dryRun: m.dryRun,

@@ -74,6 +74,10 @@ export class ChatSession {
   stopping = $state(false);
   /** Tools switched off in a new chat, applied once `started` names the conversation. */
   draftDisabled = $state.raw<string[]>([]);
+  /** The agent the chat runs: picked for a new chat, then kept by the conversation. */
+  agent = $state<string | null>(null);
+  /** Toolsets switched on in this chat: its turns get their tools (with the agent's, if any). */
+  toolsets = $state.raw<string[]>([]);
 
   private turn: LiveTurn | null = null;
   private readonly host: SessionHost;
@@ -97,6 +101,7 @@ export class ChatSession {
       const view: ConversationView = await this.host.api.openConversation(id);
       if (this.running) return; // a turn started meanwhile: its live state wins
       this.title = view.conversation.title;
+      this.agent = view.agent ?? null;
       this.messages = view.messages.map((m) => ({ key: m.id || uid('m'), model: fromStored(m) }));
       this.earlier = view.earlier;
     } catch (e) {
