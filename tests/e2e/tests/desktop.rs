@@ -1277,3 +1277,163 @@ async fn o_custom_and_chat_instructions_reach_the_model() -> Result<()> {
     app.close().await?;
     Ok(())
 }
+
+// ----- p. an agent hands work to two sub-agents; their progress nests live and after a restart -
+
+/// The lead's first answer: a sentence, then the same scout twice, in parallel.
+const P_BEFORE: &str = "Two scouts are on it. ";
+
+/// Each agent card's runs as the page shows them: instance, status, its own tool cards, its text.
+const P_RUNS_JS: &str = "return [...document.querySelectorAll('[data-testid=\"tool-card\"][data-tool-name=\"agent__Scout\"]')].map(card => \
+     [...card.querySelectorAll('[data-testid=\"agent-run\"]')].map(r => ({ instance: r.dataset.instance, status: r.dataset.status, \
+       tools: [...r.querySelectorAll('[data-testid=\"tool-card\"]')].map(c => c.dataset.toolName + ':' + c.dataset.status), \
+       text: (r.querySelector('[data-testid=\"agent-run-text\"]') || {}).textContent || '' })));";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn p_an_agent_runs_two_sub_agents_whose_progress_nests_live_and_after_a_restart() -> Result<()> {
+    let lead = vec![
+        slow(
+            vec![
+                Step::text(P_BEFORE),
+                Step::tool_call("c1", "agent__Scout", r#"{"message":"What time is it in Lyon?"}"#),
+                Step::tool_call("c2", "agent__Scout", r#"{"message":"What time is it in Rome?"}"#),
+                Step::finish("tool_calls"),
+                Step::usage(40, 12),
+                Step::Done,
+            ],
+            4,
+            20,
+        ),
+        Reply::text("Both scouts answered: it is the same time in Lyon and Rome."),
+    ];
+    let Some(rig) = rig("p_agents", lead).await? else { return Ok(()) };
+    // The scouts' own model: the echo server calls get_time for a question about the time, then
+    // quotes it, slowly enough to watch.
+    let scouts = MockServer::start(Script::echo().with_chunk_delay(60)).await;
+    let store = rig.data.open_store()?;
+    store.upsert_provider(&switchboard_store::ProviderProfile {
+        name: "scouts".into(),
+        kind: "openai".into(),
+        base_url: scouts.base_url(),
+        model: Some("scout-model".into()),
+        options: Default::default(),
+    })?;
+    drop(store);
+    let agents = json!({
+        "toolsets": [
+            { "name": "scouting", "tools": ["agent:Scout"] },
+            { "name": "clock", "tools": ["get_time"] }
+        ],
+        "agents": [
+            { "name": "Scout", "description": "Finds one fact.", "profile": "scouts", "toolsets": ["clock"] },
+            { "name": "Lead", "description": "Hands questions to scouts.", "instructions": "Delegate.", "profile": "mock", "toolsets": ["scouting"] }
+        ]
+    });
+    std::fs::write(rig.data.path().join("agents.json"), serde_json::to_string_pretty(&agents)?)?;
+
+    let app = rig.driver.launch("p").await?;
+    // A new chat with the agent Lead (the picker in the composer's bar).
+    app.wait_for("the agent picker", &format!("return !!document.querySelector('{}');", tid("agent-picker")), LONG)
+        .await?;
+    app.js(
+        &format!(
+            "const s = document.querySelector('{}'); s.value = 'Lead'; s.dispatchEvent(new Event('change', {{ bubbles: true }})); return true;",
+            tid("agent-picker")
+        ),
+        vec![],
+    )
+    .await?;
+    app.screenshot("1-agent-picked").await?;
+    app.send_message("What time is it in Lyon and in Rome?").await?;
+
+    // Live: both scouts' runs stream inside the lead's calls, open while they work.
+    app.wait_for(
+        "two sub-agent runs streaming",
+        "const runs = [...document.querySelectorAll('[data-testid=\"agent-run\"]')]; \
+         return runs.length === 2 && runs.some(r => r.dataset.status === 'streaming' && r.querySelector('button[aria-expanded=\"true\"]')) ? true : null;",
+        LONG,
+    )
+    .await?;
+    app.screenshot("2-live-nested").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the lead's answer failed");
+    let live: Value = app.js(P_RUNS_JS, vec![]).await?;
+    let cards = live.as_array().context("no agent cards")?;
+    ensure!(cards.len() == 2, "expected two agent__Scout cards: {live}");
+    let mut instances: Vec<&str> = cards.iter().filter_map(|c| c[0]["instance"].as_str()).collect();
+    instances.sort_unstable();
+    ensure!(instances == ["Scout[1]", "Scout[2]"], "the parallel calls are not numbered: {live}");
+    for card in cards {
+        let run = &card[0];
+        ensure!(run["status"] == "complete", "a scout did not finish: {run}");
+        ensure!(run["tools"] == json!(["get_time:ok"]), "a scout's own tool card is missing: {run}");
+        ensure!(run["text"].as_str().unwrap_or_default().starts_with("get_time returned:"), "a scout's answer: {run}");
+    }
+    ensure!(scouts.requests().len() == 4, "each scout made two requests: {}", scouts.requests().len());
+    // Open one card and its run to look at it.
+    app.click(&format!("{} button.head", tid("tool-card"))).await?;
+    app.click(&format!("{} {} button.head", tid("tool-card"), tid("agent-run"))).await?;
+    app.screenshot("3-done-opened").await?;
+    let transcript = app.transcript().await?;
+    app.close().await?;
+
+    // After a restart the same runs come back from the store, and the chat names its agent.
+    let app = rig.driver.launch("p").await?;
+    app.wait_and_click(&format!("{} button.open", tid("conversation-item")), LONG).await?;
+    app.wait_for(
+        "the reopened agent cards",
+        "return document.querySelectorAll('[data-testid=\"agent-run\"]').length === 2 ? true : null;",
+        LONG,
+    )
+    .await?;
+    let reopened: Value = app.js(P_RUNS_JS, vec![]).await?;
+    ensure!(reopened == live, "the nested runs differ after a restart:\nlive: {live}\nreopened: {reopened}");
+    ensure!(app.transcript().await? == transcript, "the reopened conversation differs from the live one");
+    let chip = app
+        .js(
+            &format!(
+                "const c = document.querySelector('{}'); return c ? c.textContent.trim() : null;",
+                tid("agent-chip")
+            ),
+            vec![],
+        )
+        .await?;
+    ensure!(chip == json!("Lead"), "the chat does not name its agent: {chip}");
+    app.click(&format!("{} button.head", tid("tool-card"))).await?;
+    app.screenshot("4-reopened").await?;
+
+    // Settings → Agents lists both, with their toolsets.
+    app.click(&tid("open-settings")).await?;
+    app.wait_and_click(&tid("settings-nav-agents"), LONG).await?;
+    app.wait_for(
+        "the agents",
+        &format!("return document.querySelectorAll('{}').length === 2 ? true : null;", tid("agent-row")),
+        LONG,
+    )
+    .await?;
+    app.screenshot("5-settings-agents").await?;
+
+    // Add an agent from the form: a name, instructions, a toolset.
+    app.click(&tid("agents-add")).await?;
+    app.wait_and_click(&tid("agent-name"), LONG).await?;
+    app.keys("Helper").await?;
+    app.click(&tid("agent-instructions")).await?;
+    app.keys("Be brief.").await?;
+    app.click(&format!("{}[value=\"clock\"]", tid("agent-toolset"))).await?;
+    app.screenshot("6-agent-form").await?;
+    app.click(&tid("agent-save")).await?;
+    app.wait_for(
+        "the new agent",
+        &format!("return document.querySelectorAll('{}').length === 3 ? true : null;", tid("agent-row")),
+        LONG,
+    )
+    .await?;
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(rig.data.path().join("agents.json"))?)?;
+    ensure!(
+        saved["agents"][2] == json!({ "name": "Helper", "instructions": "Be brief.", "toolsets": ["clock"] }),
+        "the saved agent: {}",
+        saved["agents"][2]
+    );
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}
