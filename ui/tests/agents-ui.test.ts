@@ -55,6 +55,11 @@ describe('Settings → Agents', () => {
     await setValue(within(form).getByTestId('agent-instructions'), 'Be blunt.');
     await setValue(within(form).getByTestId('agent-model'), 'gpt-4o');
     await fireEvent.click(within(form).getAllByTestId('agent-toolset')[0]!);
+    await setValue(within(form).getByTestId('agent-prompt'), 'Ask Critic before you answer.');
+    // The toolset's tools (its agents aside) can be made stricter while it runs.
+    const approvals = within(form).getAllByTestId('agent-approval');
+    expect(approvals.map((a) => a.dataset.tool)).toEqual(['web_fetch', 'get_time']);
+    await setValue(approvals[0]!, 'ask');
     await setValue(within(form).getByTestId('agent-max-iterations'), '4');
     await fireEvent.click(within(form).getByTestId('agent-exclusive'));
     await fireEvent.submit(form);
@@ -69,6 +74,8 @@ describe('Settings → Agents', () => {
       maxIterations: 4,
       takesControl: false,
       exclusive: true,
+      prompt: 'Ask Critic before you answer.',
+      approval: { web_fetch: 'ask' },
     });
     await waitFor(() => expect(rows('agent-row')).toEqual(['Scout', 'Researcher', 'Critic']));
     expect(screen.queryByTestId('agent-form')).toBeNull();

@@ -55,6 +55,9 @@ pub struct AddAgent {
     /// Its instructions, from a file.
     #[arg(long, value_name = "FILE")]
     instructions_file: Option<PathBuf>,
+    /// A note for a caller's system prompt while it is offered as a tool (when to hand it work).
+    #[arg(long, default_value = "")]
+    prompt: String,
     /// Provider profile (default: the default profile).
     #[arg(long)]
     profile: Option<String>,
@@ -253,6 +256,7 @@ impl AddAgent {
             name: self.name,
             description: self.description,
             instructions,
+            prompt: self.prompt,
             profile: self.profile,
             model: self.model,
             toolsets: self.toolsets,

@@ -92,7 +92,20 @@ async fn an_agent_that_takes_control_answers_for_the_lead_and_an_exclusive_one_r
     .await;
     let _solo = add_profile(&env, "solo", Script::echo()).await;
     ok(&env, &["toolsets", "add", "team", "agent:Deep", "agent:Solo", "get_time"]).await;
-    ok(&env, &["agents", "add", "Deep", "--profile", "deep", "--takes-control"]).await;
+    ok(
+        &env,
+        &[
+            "agents",
+            "add",
+            "Deep",
+            "--profile",
+            "deep",
+            "--takes-control",
+            "--prompt",
+            "Hand anything about the sea to Deep.",
+        ],
+    )
+    .await;
     ok(&env, &["agents", "add", "Solo", "--profile", "solo", "--exclusive"]).await;
     ok(&env, &["agents", "add", "Lead", "--profile", "mock", "--toolset", "team"]).await;
 
@@ -109,6 +122,8 @@ async fn an_agent_that_takes_control_answers_for_the_lead_and_an_exclusive_one_r
     let offered: Vec<&str> =
         first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
     assert_eq!(offered, ["agent__Deep", "get_time"]);
+    // The agent's note for its callers is in the lead's system prompt while it is offered.
+    assert_eq!(first["messages"][0]["content"], "Hand anything about the sea to Deep.");
 
     let id = conversation_id(&events);
     let (out, events) = env.chat_json(&["--conversation", &id, "--force", "agent__Solo", "Solo, please"]).await;

@@ -86,6 +86,10 @@ pub struct AgentConfig {
     /// Its instructions (system prompt).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub instructions: String,
+    /// A note for a caller's system prompt while it is offered as a tool (when to hand it work).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<String>"))]
+    pub prompt: String,
     /// Provider profile (default: the default profile).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
@@ -277,6 +281,9 @@ impl AgentConfig {
         let who = &self.name;
         if self.description.chars().count() > 1000 {
             return Err(format!("The description of '{who}' is longer than 1,000 characters."));
+        }
+        if self.prompt.chars().count() > 2000 {
+            return Err(format!("The note for callers of '{who}' is longer than 2,000 characters."));
         }
         crate::settings::check_instructions(&self.instructions, &format!("The instructions of '{who}'"))
             .map_err(|e| e.message)?;
@@ -684,6 +691,7 @@ impl AgentTool {
         let mut def = ToolDef::new(config.tool_name(), description, config.parameters());
         def.source = ToolSource::Agent;
         def.takes_control = config.takes_control;
+        def.prompt = Some(config.prompt.trim().to_owned()).filter(|p| !p.is_empty());
         def.exclusive = config.exclusive;
         def.timeout = Some(AGENT_TIMEOUT);
         AgentTool { def, service, name: config.name.clone(), chain, counters }

@@ -1537,6 +1537,10 @@ description?: string,
  */
 instructions?: string, 
 /**
+ * A note for a caller's system prompt while it is offered as a tool (when to hand it work).
+ */
+prompt?: string, 
+/**
  * Provider profile (default: the default profile).
  */
 profile?: string, 

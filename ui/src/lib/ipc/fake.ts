@@ -267,7 +267,6 @@ const BUILTIN_TOOLS: ToolInfo[] = [
 
 const OTHER_TOOLS: ToolInfo[] = [
   tool('weather', 'Current weather for a city (HTTP API tool).', { kind: 'http' }),
-  tool('agent__Researcher', 'A research sub-agent that searches and summarizes.', { kind: 'agent' }, { exclusive: true }),
   tool('shell', 'Runs a shell command. Disabled in settings.', { kind: 'builtin' }, { enabled: false, approval: 'ask' }),
 ];
 
@@ -712,7 +711,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
   // ---- agents and toolsets ----------------------------------------------------------------------
 
   const agentsFile: { agents: AgentConfig[]; toolsets: Toolset[] } = {
-    toolsets: [{ name: 'research', description: 'Looking things up', tools: ['web_search', 'fetch_url', 'agent:Scout'] }],
+    toolsets: [{ name: 'research', description: 'Looking things up', tools: ['web_fetch', 'get_time', 'agent:Scout'] }],
     agents: [
       { name: 'Scout', description: 'Finds sources for one question.', instructions: 'Find two good sources and quote them.', profile: 'openai', model: 'gpt-4o-mini' },
       { name: 'Researcher', description: 'Answers with sources, asking Scout for help.', instructions: 'Split the question, ask Scout for each part, then answer with sources.', profile: 'openai', toolsets: ['research'], maxIterations: 8 },

@@ -223,7 +223,7 @@ describe('the tools tray', () => {
     const { app } = await start();
     await fireEvent.click(screen.getByTestId('tools-tray-toggle'));
     const groups = screen.getAllByTestId('tool-group');
-    expect(groups.map((g) => g.dataset.group)).toEqual(['builtin', 'mcp:files', 'HTTP', 'agent']);
+    expect(groups.map((g) => g.dataset.group)).toEqual(['builtin', 'mcp:files', 'HTTP']);
     expect(groups[1]?.querySelector('h3')?.textContent).toContain('files');
     expect(within(groups[0] as HTMLElement).getAllByTestId('tool-row').map((r) => r.dataset.toolName)).toEqual(['get_time', 'web_fetch', 'shell']);
     expect(within(groups[1] as HTMLElement).getAllByTestId('tool-row').map((r) => r.dataset.toolName)).toEqual(['files__read_file', 'files__write_file']);
