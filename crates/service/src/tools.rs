@@ -64,16 +64,29 @@ impl Service {
         self.inner.tools.catalog.stop().await;
     }
 
-    /// Every tool, with its state in Settings and, when given, in a conversation.
+    /// Every tool, with its state in Settings and, when given, in a conversation. A conversation
+    /// that runs an agent lists the agent's tools, with its approval defaults.
     pub fn tools(&self, conversation_id: Option<&str>) -> Result<Vec<ToolInfo>> {
         let settings = self.settings()?;
-        let tool_settings = settings.engine_config().tool_settings;
         let chat_disabled = match conversation_id {
             Some(id) => self.inner.store.disabled_tools(id)?,
             None => Default::default(),
         };
-        Ok(self
-            .registry(&settings)
+        let agent = match conversation_id {
+            Some(id) => self.inner.store.agent(id)?,
+            None => None,
+        };
+        let file = self.agents_file().unwrap_or_default();
+        let (config, selected) = match agent.as_deref().and_then(|name| file.agent(name)) {
+            Some(a) => self.agent_turn_setup(&file, Some(a), &[], &settings, Arc::new(vec![a.name.clone()])),
+            None => (settings.engine_config(), None),
+        };
+        let tool_settings = config.tool_settings;
+        let registry = match selected {
+            Some(s) => s.registry,
+            None => self.registry(&settings),
+        };
+        Ok(registry
             .defs()
             .map(|d| ToolInfo {
                 name: d.name.clone(),

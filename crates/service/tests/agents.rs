@@ -168,6 +168,12 @@ async fn a_lead_agent_calls_two_children_in_parallel_and_their_work_nests_in_its
     assert!(writer_call.nested.iter().any(|n| matches!(n.event, ChatEvent::Done { .. })));
     assert_eq!(view.messages[1].content, "Both cities, and a haiku.");
 
+    // The chat's tools are the agent's (its tray forces and turns off those).
+    let listed: Vec<String> =
+        service.tools(Some(&report.started.conversation_id)).unwrap().into_iter().map(|t| t.name).collect();
+    assert_eq!(listed, ["agent__Scout", "agent__Writer"]);
+    assert!(service.tools(None).unwrap().iter().any(|t| t.name == "get_time"), "a plain chat lists every tool");
+
     // The chat remembers its agent: the next question runs with it again.
     let next = SendRequest::text(Some(report.started.conversation_id.clone()), "Thanks");
     let lead_before = lead.requests().len();
@@ -469,6 +475,12 @@ fn agents_and_toolsets_are_checked_and_looser_approval_defaults_are_not_applied(
     loose.approval.insert("get_time".into(), ApprovalPolicy::Auto);
     let info = service.put_agent(loose).unwrap();
     assert!(info.problems.iter().any(|p| p.contains("only make a tool stricter")), "{:?}", info.problems);
+    // A stricter one is no problem.
+    let mut strict = AgentConfig { name: "Strict".into(), toolsets: vec!["t".into()], ..AgentConfig::default() };
+    strict.approval.insert("get_time".into(), ApprovalPolicy::Deny);
+    let strict = service.put_agent(strict).unwrap();
+    assert!(!strict.problems.iter().any(|p| p.contains("stricter")), "{:?}", strict.problems);
+    service.remove_agent("Strict").unwrap();
     assert_eq!(info.tool_name, "agent__Loose");
 
     let copy = service.duplicate_agent("Loose", "Loose2").unwrap();
