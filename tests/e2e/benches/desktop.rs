@@ -226,6 +226,7 @@ return {
   supported: b.supported, longtasks: b.longtasks, frames: stats(b.frames), lags: stats(b.lags),
   firstQuarter: stats(b.frames.slice(0, q)), lastQuarter: stats(b.frames.slice(b.frames.length - q)),
   sendAt: b.sendAt, firstText: b.firstText, doneAt: b.doneAt,
+  longest: b.frames.map((g, i) => [g, i]).sort((x, y) => y[0] - x[0]).slice(0, 3).map(([g, i]) => `${g.toFixed(0)} ms at frame ${i} of ${b.frames.length}`),
   status: msg ? msg.dataset.status : null, words: msg ? msg.innerText.trim().split(/\s+/).length : 0,
 };
 "#;
@@ -370,6 +371,7 @@ async fn measure_stream(app: &App, mock: &MockServer, agent: Option<&str>) -> Re
         f(&frames["max"]),
         frames["over50"]
     );
+    println!("longest frame gaps: {}", s["longest"]);
     println!(
         "frame gap p50 in the first quarter of the stream {:.1} ms, in the last quarter {:.1} ms",
         f(&s["firstQuarter"]["p50"]),
