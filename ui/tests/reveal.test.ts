@@ -36,8 +36,24 @@ describe('takeFrame', () => {
 
   it('keeps the order: a tool card and done come only after the text before them', () => {
     const done = { type: 'done', finishReason: 'stop' } as ChatEvent;
-    const out = frames([text('abcdef'), call, text('ghij'), done], 4);
-    expect(out).toEqual([[text('abcd')], [text('ef'), call, text('gh')], [text('ij'), done]]);
+    // A new card costs a third of a frame (here 2 of 6).
+    const out = frames([text('abcdef'), call, text('ghij'), done], 6);
+    expect(out).toEqual([[text('abcdef')], [call, text('ghij'), done]]);
+  });
+
+  it('spreads cards and sub-agent runs that begin at once over frames, a few per frame', () => {
+    const agentCall = (id: string): ChatEvent => ({ ...call, id, name: 'agent__Scout' }) as ChatEvent;
+    const run = (id: string, n: number): ChatEvent => ({
+      type: 'toolProgress',
+      id,
+      instance: `Scout[${n}]`,
+      event: { type: 'started', conversationId: 'c', messageId: `${id}/Scout[${n}]`, userMessageId: 'q', provider: 'p', model: 'm' },
+    });
+    const childText = (id: string, n: number, t: string): ChatEvent => ({ type: 'toolProgress', id, instance: `Scout[${n}]`, event: text(t) });
+    const q = [agentCall('a'), agentCall('b'), agentCall('c'), run('a', 1), run('b', 2), run('c', 3), childText('a', 1, 'x'.repeat(1500))];
+    const out = frames(q, REVEAL_CHARS_PER_FRAME);
+    expect(out.map((f) => f.length)).toEqual([2, 2, 2, 1]);
+    expect(out.flat()).toEqual(q);
   });
 
   it('never separates a surrogate pair, even with a budget of one', () => {

@@ -20,17 +20,44 @@ function cut(text: string, at: number): number {
 }
 
 /**
+ * What an event that is not one of the turn's own text deltas (those are split instead) costs of
+ * a frame's `budget`: a new tool card, or a sub-agent's run beginning inside one, mounts a whole
+ * component tree and costs a third of a frame (three parallel agent calls mounting at once took
+ * one frame of about 50 ms); a sub-agent's text costs its length; everything else is free.
+ */
+function cost(e: ChatEvent, budget: number): number {
+  const mount = Math.ceil(budget / 3);
+  switch (e.type) {
+    case 'toolCall':
+      return mount;
+    case 'toolProgress': {
+      const inner = e.event;
+      if (!inner) return 0;
+      if (inner.type === 'textDelta' || inner.type === 'reasoningDelta') return inner.text.length;
+      return inner.type === 'started' || inner.type === 'toolCall' ? mount : cost(inner, budget);
+    }
+    default:
+      return 0;
+  }
+}
+
+/**
  * The events to apply now (`now`) and those to leave for the next frame (`rest`), spending at most
- * `budget` characters of text and reasoning deltas; a delta that does not fit is split. Other
- * events cost nothing. Something is always taken from a non-empty queue.
+ * `budget` characters: text and reasoning deltas by their length (a delta that does not fit is
+ * split), a sub-agent's text by its length (not split), what mounts a card or a run a third of
+ * the budget; other events cost nothing. Something is always taken from a non-empty queue.
  */
 export function takeFrame(queue: readonly ChatEvent[], budget = REVEAL_CHARS_PER_FRAME): { now: ChatEvent[]; rest: ChatEvent[] } {
-  let left = Math.max(1, budget);
+  const whole = Math.max(1, budget);
+  let left = whole;
   const now: ChatEvent[] = [];
   for (let i = 0; i < queue.length; i++) {
     const e = queue[i] as ChatEvent;
     if (e.type !== 'textDelta' && e.type !== 'reasoningDelta') {
+      const c = cost(e, whole);
+      if (c > left && now.length > 0) return { now, rest: queue.slice(i) };
       now.push(e);
+      left -= c;
       continue;
     }
     if (left <= 0) return { now, rest: queue.slice(i) };
