@@ -350,6 +350,15 @@ fn strictness(p: ApprovalPolicy) -> u8 {
     }
 }
 
+/// A tool's policy under `config`: the settings' override, else the tool's own (auto for a tool
+/// that is not there).
+fn policy_of(tool: &str, config: &EngineConfig, registry: &ToolRegistry) -> ApprovalPolicy {
+    match registry.get(tool) {
+        Some(t) => switchboard_core::policy::approval_for(t.def(), &config.tool_settings),
+        None => config.tool_settings.approval.get(tool).copied().unwrap_or_default(),
+    }
+}
+
 /// The tools a set of toolsets gives, and what they name that is not there.
 pub(crate) struct Selected {
     pub(crate) registry: Arc<ToolRegistry>,
@@ -446,13 +455,7 @@ impl Service {
         }
         let config = settings.engine_config();
         for (tool, wanted) in &agent.approval {
-            let current = config
-                .tool_settings
-                .approval
-                .get(tool)
-                .copied()
-                .or_else(|| base.get(tool).map(|t| t.def().approval))
-                .unwrap_or_default();
+            let current = policy_of(tool, &config, base);
             if strictness(*wanted) < strictness(current) {
                 problems.push(format!(
                     "'{tool}' is set to {} in Settings; an agent can only make a tool stricter, so {} is not applied.",
@@ -616,14 +619,7 @@ impl Service {
             }
             let registry = selected.as_ref().map_or(&base, |s| &s.registry);
             for (tool, wanted) in &agent.approval {
-                let current = config
-                    .tool_settings
-                    .approval
-                    .get(tool)
-                    .copied()
-                    .or_else(|| registry.get(tool).map(|t| t.def().approval))
-                    .unwrap_or_default();
-                if strictness(*wanted) > strictness(current) {
+                if strictness(*wanted) > strictness(policy_of(tool, &config, registry)) {
                     config.tool_settings.approval.insert(tool.clone(), *wanted);
                 }
             }
