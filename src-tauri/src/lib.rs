@@ -208,9 +208,18 @@ async fn regenerate(
     service.regenerate(&conversation_id, choices, turn_sink(on_event)).map_err(ipc)
 }
 
+/// Every tool with its state in Settings and in a chat; a new chat with `agent` gets the agent's.
 #[tauri::command]
-async fn list_tools(service: State<'_, Service>, conversation_id: Option<String>) -> Result<Vec<ToolInfo>> {
-    service.tools(conversation_id.as_deref()).map_err(ipc)
+async fn list_tools(
+    service: State<'_, Service>,
+    conversation_id: Option<String>,
+    agent: Option<String>,
+) -> Result<Vec<ToolInfo>> {
+    match (conversation_id, agent) {
+        (None, Some(agent)) => service.agent_tools(&agent),
+        (id, _) => service.tools(id.as_deref()),
+    }
+    .map_err(ipc)
 }
 
 #[tauri::command]

@@ -118,6 +118,11 @@ describe('a chat with an agent', () => {
     const picker = (await screen.findByTestId('agent-picker')) as HTMLSelectElement;
     await setValue(picker, 'Researcher');
     expect(screen.queryByTestId('model-picker')).toBeNull();
+    // The tray shows the agent's tools (its toolset's), not every tool.
+    await waitFor(() => expect(app.tools.map((t) => t.name)).toEqual(['web_fetch', 'get_time', 'agent__Scout']));
+    await setValue(picker, '');
+    await waitFor(() => expect(app.tools.some((t) => t.name === 'weather')).toBe(true));
+    await setValue(picker, 'Researcher');
     await send('Who wrote it?');
     await waitFor(() => expect(sent).toHaveBeenCalledTimes(1));
     expect(sent.mock.calls[0]?.[0]).toMatchObject({ agent: 'Researcher', provider: null, model: null });

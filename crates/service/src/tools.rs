@@ -67,17 +67,27 @@ impl Service {
     /// Every tool, with its state in Settings and, when given, in a conversation. A conversation
     /// that runs an agent lists the agent's tools, with its approval defaults.
     pub fn tools(&self, conversation_id: Option<&str>) -> Result<Vec<ToolInfo>> {
-        let settings = self.settings()?;
-        let chat_disabled = match conversation_id {
-            Some(id) => self.inner.store.disabled_tools(id)?,
+        let (chat_disabled, agent) = match conversation_id {
+            Some(id) => (self.inner.store.disabled_tools(id)?, self.inner.store.agent(id)?),
             None => Default::default(),
         };
-        let agent = match conversation_id {
-            Some(id) => self.inner.store.agent(id)?,
-            None => None,
-        };
+        self.tool_list(&chat_disabled, agent.as_deref())
+    }
+
+    /// The tools a new chat with `agent` would have (its toolsets'), with their state in Settings
+    /// and the agent's approval defaults; every tool for an agent that does not exist.
+    pub fn agent_tools(&self, agent: &str) -> Result<Vec<ToolInfo>> {
+        self.tool_list(&Default::default(), Some(agent))
+    }
+
+    fn tool_list(
+        &self,
+        chat_disabled: &std::collections::BTreeSet<String>,
+        agent: Option<&str>,
+    ) -> Result<Vec<ToolInfo>> {
+        let settings = self.settings()?;
         let file = self.agents_file().unwrap_or_default();
-        let (config, selected) = match agent.as_deref().and_then(|name| file.agent(name)) {
+        let (config, selected) = match agent.and_then(|name| file.agent(name)) {
             Some(a) => self.agent_turn_setup(&file, Some(a), &[], &settings, Arc::new(vec![a.name.clone()])),
             None => (settings.engine_config(), None),
         };

@@ -173,6 +173,9 @@ async fn a_lead_agent_calls_two_children_in_parallel_and_their_work_nests_in_its
         service.tools(Some(&report.started.conversation_id)).unwrap().into_iter().map(|t| t.name).collect();
     assert_eq!(listed, ["agent__Scout", "agent__Writer"]);
     assert!(service.tools(None).unwrap().iter().any(|t| t.name == "get_time"), "a plain chat lists every tool");
+    // A new chat with the agent picked lists the same, before it has an id.
+    let picked: Vec<String> = service.agent_tools("Lead").unwrap().into_iter().map(|t| t.name).collect();
+    assert_eq!(picked, listed);
 
     // The chat remembers its agent: the next question runs with it again.
     let next = SendRequest::text(Some(report.started.conversation_id.clone()), "Thanks");

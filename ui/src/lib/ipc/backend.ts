@@ -75,7 +75,8 @@ export interface Backend {
   sendMessage(request: SendRequest, handlers: TurnHandlers): Promise<TurnStarted>;
   stopTurn(messageId: string): Promise<boolean>;
   regenerate(conversationId: string, handlers: TurnHandlers): Promise<TurnStarted>;
-  listTools(conversationId: string | null): Promise<ToolInfo[]>;
+  /** Every tool with its state; a new chat (no id) with `agent` gets the agent's tools. */
+  listTools(conversationId: string | null, agent?: string | null): Promise<ToolInfo[]>;
   setChatToolDisabled(conversationId: string, name: string, disabled: boolean): Promise<void>;
   listProviders(): Promise<ProviderInfo[]>;
   listModels(provider: string): Promise<string[]>;

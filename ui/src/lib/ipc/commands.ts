@@ -23,7 +23,7 @@ export interface Commands {
   send_message: { args: { request: SendRequest; onEvent: EventChannel<ChatEvent> }; result: TurnStarted };
   stop_turn: { args: { messageId: string }; result: boolean };
   regenerate: { args: { conversationId: string; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; result: TurnStarted };
-  list_tools: { args: { conversationId?: string | null }; result: ToolInfo[] };
+  list_tools: { args: { conversationId?: string | null; agent?: string | null }; result: ToolInfo[] };
   set_chat_tool_disabled: { args: { conversationId: string; name: string; disabled: boolean }; result: void };
   list_providers: { args: Record<string, never>; result: ProviderInfo[] };
   list_models: { args: { provider?: string | null }; result: string[] };
@@ -91,7 +91,7 @@ export const COMMANDS = {
   send_message: ['request', 'onEvent'],
   stop_turn: ['messageId'],
   regenerate: ['conversationId', 'choices', 'onEvent'],
-  list_tools: ['conversationId'],
+  list_tools: ['conversationId', 'agent'],
   set_chat_tool_disabled: ['conversationId', 'name', 'disabled'],
   list_providers: [],
   list_models: ['provider'],

@@ -698,9 +698,12 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     return [...BUILTIN_TOOLS, ...mcpTools(), ...OTHER_TOOLS, ...definedTools()];
   }
 
-  function toolsFor(cid: string | null): ToolInfo[] {
+  /** Like the service: a chat with an agent (or a new one with `agent` picked) has the agent's tools. */
+  function toolsFor(cid: string | null, picked: string | null = null): ToolInfo[] {
     const conv = cid ? conversations.get(cid) : undefined;
-    return allTools().map((t) => ({
+    const agent = agentsFile.agents.find((a) => a.name === (conv ? conv.agent : picked));
+    const tools = agent ? agentToolList(agent) : allTools();
+    return tools.map((t) => ({
       ...t,
       enabled: !settings.tools.disabled.includes(t.name),
       approval: settings.tools.approval[t.name] ?? t.approval,
@@ -757,6 +760,20 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       return { config: structuredClone(a), toolName: `agent__${a.name}`, problems };
     });
     return { configPath: '/home/you/.config/switchboard/agents.json', problem: null, agents, toolsets };
+  }
+
+  function agentToolList(agent: AgentConfig): ToolInfo[] {
+    const all = allTools();
+    const names = (agent.toolsets ?? []).flatMap((ts) => agentsFile.toolsets.find((t) => t.name === ts)?.tools ?? []).flatMap((entry) => {
+      const got = toolsetEntry(entry);
+      return typeof got === 'string' ? [] : got;
+    });
+    return [...new Set(names)].map((name) => {
+      const known = all.find((t) => t.name === name);
+      if (known) return { ...known, approval: agent.approval?.[name] ?? known.approval };
+      const other = agentsFile.agents.find((a) => `agent__${a.name}` === name);
+      return tool(name, other?.description ?? '', { kind: 'agent' }, other?.exclusive ? { exclusive: true } : {});
+    });
   }
 
   function checkAgent(a: AgentConfig): void {
@@ -1059,8 +1076,8 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       c.messages.splice(lastUser);
       return runTurn(c, text, { provider: null, model: null }, handlers);
     },
-    async listTools(cid) {
-      return toolsFor(cid);
+    async listTools(cid, agent = null) {
+      return toolsFor(cid, agent);
     },
     async setChatToolDisabled(cid, name, disabled) {
       const c = conversations.get(cid);

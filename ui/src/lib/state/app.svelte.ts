@@ -156,7 +156,10 @@ export class AppState implements SessionHost {
 
   /** Picks the agent a new chat runs (`null`: none). */
   pickAgent(name: string | null): void {
-    if (this.current.isDraft) this.current.agent = name;
+    if (!this.current.isDraft) return;
+    this.current.agent = name;
+    // The tray shows what the agent has.
+    void this.loadTools();
   }
 
   /** Switches a toolset on or off for the current chat's next turns. */
@@ -443,7 +446,7 @@ export class AppState implements SessionHost {
     const req = ++this.toolsRequest;
     const s = this.current;
     try {
-      const tools = await this.api.listTools(s.conversationId);
+      const tools = await this.api.listTools(s.conversationId, s.isDraft ? s.agent : null);
       if (req !== this.toolsRequest) return;
       this.tools = s.isDraft ? tools.map((t) => ({ ...t, disabledForChat: s.draftDisabled.includes(t.name) })) : tools;
       this.forced = this.forced.filter((f) => this.tools.some((t) => t.name === f && t.enabled && !t.disabledForChat));
