@@ -365,6 +365,13 @@ pub(crate) struct Selected {
     pub(crate) unavailable: Vec<String>,
 }
 
+/// What a turn runs with: the engine's limits, its tools, and what its toolsets name that is gone.
+pub(crate) struct TurnSetup {
+    pub(crate) config: EngineConfig,
+    pub(crate) registry: Arc<ToolRegistry>,
+    pub(crate) unavailable: Vec<String>,
+}
+
 /// Agents running above a call, outermost first (the agent a person chats with, if any).
 type Chain = Arc<Vec<String>>;
 
@@ -566,26 +573,17 @@ impl Service {
                 continue;
             };
             for entry in &toolset.tools {
-                let tools: Vec<Arc<dyn Tool>> = if let Some(agent) = entry.strip_prefix("agent:") {
-                    match file.agent(agent) {
-                        Some(config) => vec![Arc::new(AgentTool::new(
-                            self.clone(),
-                            config,
-                            Arc::clone(&chain),
-                            Arc::clone(&counters),
-                        ))],
-                        None => Vec::new(),
+                let agent = entry.strip_prefix("agent:").and_then(|a| file.agent(a));
+                let tools: Vec<Arc<dyn Tool>> = match (agent, resolve_entry(file, base, entry)) {
+                    (Some(config), _) => {
+                        vec![Arc::new(AgentTool::new(self.clone(), config, Arc::clone(&chain), Arc::clone(&counters)))]
                     }
-                } else {
-                    match resolve_entry(file, base, entry) {
-                        Ok(names) => names.iter().filter_map(|n| base.get(n).cloned()).collect(),
-                        Err(_) => Vec::new(),
+                    (None, Ok(names)) => names.iter().filter_map(|n| base.get(n).cloned()).collect(),
+                    (None, Err(why)) => {
+                        unavailable.push(format!("The toolset '{name}' names '{entry}': {why} It is left out."));
+                        continue;
                     }
                 };
-                if tools.is_empty() {
-                    let why = resolve_entry(file, base, entry).err().unwrap_or_default();
-                    unavailable.push(format!("The toolset '{name}' names '{entry}': {why} It is left out."));
-                }
                 for tool in tools {
                     if registry.get(&tool.def().name).is_none()
                         && let Err(e) = registry.register(tool)
@@ -598,33 +596,39 @@ impl Service {
         Selected { registry: Arc::new(registry), unavailable }
     }
 
-    /// What a turn with `agent` (and the chat's extra `toolsets`) runs with: its tools, and the
-    /// engine limits with its step limit and approval defaults applied.
+    /// What a turn with `agent` (called below the agents `above`, outermost first) and the chat's
+    /// extra `toolsets` runs with: the tools of those (every tool when there are neither), and the
+    /// engine limits with the agent's step limit and approval defaults applied.
     pub(crate) fn agent_turn_setup(
         &self,
         file: &AgentsFile,
         agent: Option<&AgentConfig>,
+        above: &[String],
         toolsets: &[String],
         settings: &crate::settings::Settings,
-        chain: Chain,
-    ) -> (EngineConfig, Option<Selected>) {
+    ) -> TurnSetup {
         let base = self.registry(settings);
         let mut config = settings.engine_config();
-        let mut names: Vec<String> = agent.map(|a| a.toolsets.clone()).unwrap_or_default();
-        names.extend(toolsets.iter().filter(|t| !names.contains(t)).cloned().collect::<Vec<_>>());
-        let selected = (agent.is_some() || !toolsets.is_empty()).then(|| self.select_tools(file, &names, &base, chain));
+        let (registry, unavailable) = if agent.is_none() && toolsets.is_empty() {
+            (base, Vec::new())
+        } else {
+            let mut names: Vec<String> = agent.map(|a| a.toolsets.clone()).unwrap_or_default();
+            names.extend(toolsets.iter().filter(|t| !names.contains(t)).cloned().collect::<Vec<_>>());
+            let chain = Arc::new(above.iter().cloned().chain(agent.map(|a| a.name.clone())).collect());
+            let selected = self.select_tools(file, &names, &base, chain);
+            (selected.registry, selected.unavailable)
+        };
         if let Some(agent) = agent {
             if let Some(n) = agent.max_iterations {
                 config.max_iterations = n;
             }
-            let registry = selected.as_ref().map_or(&base, |s| &s.registry);
             for (tool, wanted) in &agent.approval {
-                if strictness(*wanted) > strictness(policy_of(tool, &config, registry)) {
+                if strictness(*wanted) > strictness(policy_of(tool, &config, &registry)) {
                     config.tool_settings.approval.insert(tool.clone(), *wanted);
                 }
             }
         }
-        (config, selected)
+        TurnSetup { config, registry, unavailable }
     }
 }
 
@@ -737,11 +741,8 @@ impl AgentTool {
             TurnChoices { provider: config.profile.clone(), model: config.model.clone(), ..TurnChoices::default() };
         let resolved = service.provider_factory().resolve(&choices).map_err(cannot)?;
         let settings = service.settings().map_err(cannot)?;
-        let mut chain = (*self.chain).clone();
-        chain.push(self.name.clone());
-        let (engine_config, selected) = service.agent_turn_setup(&file, Some(&config), &[], &settings, Arc::new(chain));
-        let selected = selected.unwrap_or_else(|| Selected { registry: Arc::default(), unavailable: Vec::new() });
-        let engine = Engine::new(engine_config, selected.registry, Arc::clone(&ctx.secrets))
+        let setup = service.agent_turn_setup(&file, Some(&config), &self.chain, &[], &settings);
+        let engine = Engine::new(setup.config, setup.registry, Arc::clone(&ctx.secrets))
             .with_redactor(Arc::new(service.redactor()));
         let caps = service.model_capabilities(&resolved.profile, &resolved.model);
         let input = TurnInput {
@@ -757,7 +758,7 @@ impl AgentTool {
                 generation: resolved.profile.options.generation,
                 tools_unsupported: (caps.tools == Some(false))
                     .then(|| format!("{} does not take tools, so {instance} has none.", resolved.model)),
-                unavailable: selected.unavailable,
+                unavailable: setup.unavailable,
                 ..TurnOptions::default()
             },
         };

@@ -2,6 +2,7 @@
 //! in as further sources), the registry composed from them, and each tool's state in Settings
 //! and in a chat.
 
+use crate::agents::AgentsFile;
 use crate::ipc::ToolInfo;
 use crate::settings::{Settings, WebPrefs};
 use crate::{Result, Service};
@@ -86,17 +87,15 @@ impl Service {
         agent: Option<&str>,
     ) -> Result<Vec<ToolInfo>> {
         let settings = self.settings()?;
-        let file = self.agents_file().unwrap_or_default();
-        let (config, selected) = match agent.and_then(|name| file.agent(name)) {
-            Some(a) => self.agent_turn_setup(&file, Some(a), &[], &settings, Arc::new(vec![a.name.clone()])),
-            None => (settings.engine_config(), None),
+        // The agents file is read only for a chat with an agent.
+        let file = match agent {
+            Some(_) => self.agents_file().unwrap_or_default(),
+            None => AgentsFile::default(),
         };
-        let tool_settings = config.tool_settings;
-        let registry = match selected {
-            Some(s) => s.registry,
-            None => self.registry(&settings),
-        };
-        Ok(registry
+        let setup = self.agent_turn_setup(&file, agent.and_then(|name| file.agent(name)), &[], &[], &settings);
+        let tool_settings = setup.config.tool_settings;
+        Ok(setup
+            .registry
             .defs()
             .map(|d| ToolInfo {
                 name: d.name.clone(),

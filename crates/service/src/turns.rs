@@ -2,6 +2,7 @@
 //! store's recorder first in line, regenerating an answer with the choices it was asked with,
 //! stopping, and approvals — remembered here ("for this chat", "always") for every shell alike.
 
+use crate::agents::AgentsFile;
 use crate::ipc::{ApprovalChoice, SendRequest, TurnChoices, TurnStarted};
 use crate::providers::ResolvedProvider;
 use crate::redact::Redactor;
@@ -216,8 +217,12 @@ impl Service {
         {
             choices.agent = self.inner.store.agent(id)?;
         }
+        let Some(name) = choices.agent.clone() else {
+            // The agents file is read only when the turn needs it.
+            let file = if choices.toolsets.is_empty() { AgentsFile::default() } else { self.agents_file()? };
+            return Ok(TurnAgent { file, config: None, gone: None });
+        };
         let file = self.agents_file()?;
-        let Some(name) = choices.agent.clone() else { return Ok(TurnAgent { file, config: None, gone: None }) };
         let Some(config) = file.agent(&name).cloned() else {
             if conversation_id.is_none() {
                 return Err(Error::new(
@@ -256,18 +261,9 @@ impl Service {
         }
         let tool_secrets: Arc<dyn Secrets> = Arc::new(ToolSecrets(self.keys()));
         let redactor = self.redactor();
-        let chain = Arc::new(agent.config.iter().map(|a| a.name.clone()).collect());
-        let (engine_config, selected) =
-            self.agent_turn_setup(&agent.file, agent.config.as_ref(), &choices.toolsets, &settings, chain);
-        let mut unavailable: Vec<String> = agent.gone.into_iter().collect();
-        let registry = match selected {
-            Some(s) => {
-                unavailable.extend(s.unavailable);
-                s.registry
-            }
-            None => self.registry(&settings),
-        };
-        let engine = Engine::new(engine_config, registry, tool_secrets).with_redactor(Arc::new(redactor.clone()));
+        let setup = self.agent_turn_setup(&agent.file, agent.config.as_ref(), &[], &choices.toolsets, &settings);
+        let unavailable: Vec<String> = agent.gone.into_iter().chain(setup.unavailable).collect();
+        let engine = Engine::new(setup.config, setup.registry, tool_secrets).with_redactor(Arc::new(redactor.clone()));
 
         // A new chat keeps the system prompt it was started with as its own instructions, so
         // every later turn (and a restart) runs with them.
