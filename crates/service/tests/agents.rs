@@ -496,3 +496,38 @@ fn agents_and_toolsets_are_checked_and_looser_approval_defaults_are_not_applied(
     service.remove_toolset("t").unwrap();
     assert!(service.agents().unwrap().agents.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_whose_model_takes_no_tools_gets_none_and_says_so_in_its_run() {
+    let (_dir, service) = service();
+    let _lead = profile(
+        &service,
+        "lead",
+        Script::new([Reply::tool_call("c1", "agent__Plain", r#"{"message":"hi"}"#), Reply::text("Done.")]),
+    )
+    .await;
+    let plain = MockServer::start(Script::new([Reply::text("Hello without tools.")])).await;
+    let options = switchboard_store::ProfileOptions { tools: Some(false), ..Default::default() };
+    let profile = ProviderProfile {
+        name: "plain".into(),
+        kind: "openai".into(),
+        base_url: plain.base_url(),
+        model: Some("plain-model".into()),
+        options,
+    };
+    service.add_provider(&profile, false).unwrap();
+    service.put_toolset(toolset("clock", &["get_time"])).unwrap();
+    service.put_toolset(toolset("kids", &["agent:Plain"])).unwrap();
+    service.put_agent(agent("Plain", "plain", &["clock"])).unwrap();
+    service.put_agent(agent("Lead", "lead", &["kids"])).unwrap();
+
+    let (report, events) = run(&service, with_agent("Say hi", "Lead")).await;
+
+    assert_eq!(report.outcome.finish_reason, FinishReason::Stop);
+    assert_eq!(result(&events, "c1"), (&ToolStatus::Ok, "Hello without tools."));
+    assert!(plain.requests()[0].body.get("tools").is_none(), "the child's model was offered no tools");
+    assert!(nested(&events, "c1").iter().any(|(_, e)| matches!(
+        e,
+        ChatEvent::Notice { kind: NoticeKind::ToolUnavailable, message } if message.contains("does not take tools, so Plain[1] has none")
+    )));
+}
