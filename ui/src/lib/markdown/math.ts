@@ -10,27 +10,18 @@
 import type { MarkdownIt, StateBlock, StateInline } from 'markdown-it';
 import type Katex from 'katex';
 import { escapeHtml } from './escape';
+import { loadOnce } from '../util/loadOnce';
 
 let katex: typeof Katex | null = null;
-let loading: Promise<void> | null = null;
+const loadKatex = loadOnce(() => import('./katex'));
 
 /** The class of math rendered before KaTeX was loaded. */
 export const MATH_PENDING_CLASS = 'math-pending';
 const PENDING_MARK = `<span class="${MATH_PENDING_CLASS}"`;
 
 /** Loads KaTeX (once); resolves when math renders as math. */
-export function loadMath(): Promise<void> {
-  loading ??= import('./katex').then(
-    (m) => {
-      katex = m.default;
-    },
-    (e: unknown) => {
-      // A failed load is retried the next time math is rendered; meanwhile the source shows.
-      loading = null;
-      throw e;
-    },
-  );
-  return loading;
+export async function loadMath(): Promise<void> {
+  katex = (await loadKatex()).default;
 }
 
 /** Whether KaTeX is loaded. */
