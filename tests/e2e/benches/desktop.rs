@@ -429,7 +429,7 @@ const check = () => {
       return;
     }
   }
-  if (performance.now() - t0 > 25000) { finished = true; return done({ error: 'timeout', count: ms.length }); }
+  if (performance.now() - t0 > 25000) { finished = true; const l = ms[ms.length - 1]; const rr = l ? l.getBoundingClientRect() : null; return done({ error: 'timeout', count: ms.length, total: list && list.dataset.total, tail: l && l.innerText.slice(-120), top: rr && rr.top, bottom: rr && rr.bottom, h: innerHeight }); }
   requestAnimationFrame(check);
 };
 const mo = new MutationObserver(() => { check(); if (finished) mo.disconnect(); });
