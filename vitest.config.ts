@@ -9,6 +9,7 @@ export default mergeConfig(
     test: {
       environment: 'jsdom',
       include: ['src/**/*.test.ts', 'tests/**/*.test.ts'],
+      setupFiles: ['tests/setup.ts'],
       restoreMocks: true,
     },
   }),

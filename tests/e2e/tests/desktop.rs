@@ -383,6 +383,17 @@ async fn e_restart_shows_the_same_conversation() -> Result<()> {
         reopened == live,
         "the reopened conversation differs from the live one:\nlive: {live:#?}\nreopened: {reopened:#?}"
     );
+    // The Markdown engine loads on first use (this is the new process's first chat): the messages
+    // come rendered, never as pending text, and the chat opens at its end.
+    let opened = app
+        .js(
+            "const ms = document.querySelectorAll('[data-testid=\"message\"]'); \
+             const r = ms[ms.length - 1].getBoundingClientRect(); \
+             return { pending: document.querySelectorAll('.markdown-pending').length, lastInView: r.bottom > 0 && r.top < innerHeight };",
+            vec![],
+        )
+        .await?;
+    ensure!(opened == json!({ "pending": 0, "lastInView": true }), "the reopened chat: {opened}");
     assert_not_blank(&app).await?;
     app.close().await?;
     Ok(())

@@ -6,7 +6,7 @@
  */
 import { needsMathRender } from './math';
 import { isTooLongToFormat, plainHtmls, renderPlain, type PlainRender } from './plain';
-import { renderMarkdown } from './render';
+import { needsMarkdownRender, renderMarkdownNow } from './engine';
 
 export interface Block {
   source: string;
@@ -83,6 +83,10 @@ export function splitBlocks(text: string, final: boolean): Block[] {
 
 export type RenderFn = (src: string) => string;
 
+function needsRenderAgain(html: string): boolean {
+  return needsMarkdownRender(html) || needsMathRender(html);
+}
+
 export interface RenderedBlock {
   html: string;
   complete: boolean;
@@ -101,7 +105,7 @@ export class BlockRenderer {
   private growing: { source: string; rendered: Rendered } | null = null;
   private readonly render: RenderFn;
 
-  constructor(render: RenderFn = renderMarkdown) {
+  constructor(render: RenderFn = renderMarkdownNow) {
     this.render = render;
   }
 
@@ -113,8 +117,8 @@ export class BlockRenderer {
     let growing: { source: string; rendered: Rendered } | null = null;
     for (const b of blocks) {
       let known = this.cache.get(b.source) ?? used.get(b.source) ?? (this.growing?.source === b.source ? this.growing.rendered : undefined);
-      // Rendered before KaTeX arrived: render again now that math can be shown as math.
-      if (known !== undefined && !known.plain && known.htmls.some(needsMathRender)) known = undefined;
+      // Rendered before the Markdown engine or KaTeX arrived: render again now that they are here.
+      if (known !== undefined && !known.plain && known.htmls.some(needsRenderAgain)) known = undefined;
       const rendered = known ?? this.renderBlock(b.source);
       if (b.complete) used.set(b.source, rendered);
       else growing = { source: b.source, rendered };

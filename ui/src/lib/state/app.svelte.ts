@@ -12,6 +12,7 @@ import { nextFrame, type Scheduler } from '../util/frame';
 import { extractMentions } from '../util/mentions';
 import { PrefsState } from './prefs.svelte';
 import { ChatSession, type ApprovalRequest, type SessionHost } from './session.svelte';
+import { preloadMarkdown } from '../markdown/engine';
 
 export interface Toast {
   id: number;
@@ -352,6 +353,7 @@ export class AppState implements SessionHost {
   }
 
   private startTurn(s: ChatSession, m: QueuedMessage): void {
+    preloadMarkdown(); // usually here already: the composer loads it when the person starts writing
     const request = {
       conversationId: s.conversationId,
       text: m.text,

@@ -4,11 +4,12 @@
  * through the pure reducer, so a fast stream costs one model update and one render per frame.
  */
 import type { Backend, TurnHandlers } from '../ipc/backend';
-import type { ChatEvent, ConversationView, IpcError, SendRequest, ToolSource, TurnStarted } from '../ipc/bindings';
+import type { ChatEvent, IpcError, SendRequest, ToolSource, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
 import type { Scheduler } from '../util/frame';
 import { uid } from '../util/id';
+import { loadMarkdown } from '../markdown/engine';
 import { REVEAL_CHARS_PER_FRAME, takeFrame } from '../model/reveal';
 
 /** How many older messages one step up reads from the store. */
@@ -98,7 +99,8 @@ export class ChatSession {
     this.loading = true;
     this.loadError = null;
     try {
-      const view: ConversationView = await this.host.api.openConversation(id);
+      // The Markdown engine loads alongside, so the chat's first paint is its rendered messages.
+      const [view] = await Promise.all([this.host.api.openConversation(id), loadMarkdown().catch(() => undefined)]);
       if (this.running) return; // a turn started meanwhile: its live state wins
       this.title = view.conversation.title;
       this.agent = view.agent ?? null;

@@ -1,0 +1,3 @@
+/** What `engine.ts` loads on demand: everything that parses, highlights or sanitizes Markdown. */
+export { renderMarkdown } from './render';
+export { markdownToPlainText } from './plainText';
