@@ -250,17 +250,22 @@ impl AgentsFile {
     }
 }
 
-/// A name for an agent or a toolset: a letter, then letters, digits, '-' or '_' (at most 48),
-/// so `agent__Name` is a name every provider takes.
+/// The longest name of an agent or a toolset, so that `agent__Name` is a name every provider takes.
+pub const NAME_MAX_CHARS: usize = 48;
+
+/// A name for an agent or a toolset: a letter, then letters, digits, '-' or '_' (at most
+/// [`NAME_MAX_CHARS`]).
 fn check_name(name: &str, what: &str) -> std::result::Result<(), String> {
     let mut chars = name.chars();
     let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        && name.len() <= 48;
+        && name.len() <= NAME_MAX_CHARS;
     if ok {
         Ok(())
     } else {
-        Err(format!("'{name}' cannot name {what}: start with a letter, then letters, digits, '-' or '_' (at most 48)."))
+        Err(format!(
+            "'{name}' cannot name {what}: start with a letter, then letters, digits, '-' or '_' (at most {NAME_MAX_CHARS})."
+        ))
     }
 }
 

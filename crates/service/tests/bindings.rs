@@ -158,6 +158,12 @@ fn render() -> String {
         &switchboard_service::OPEN_PAGE,
         None,
     );
+    constant(
+        "AGENT_NAME_MAX",
+        "The longest name of an agent or a toolset (`agents::NAME_MAX_CHARS`).",
+        &switchboard_service::agents::NAME_MAX_CHARS,
+        None,
+    );
     out.truncate(out.trim_end().len());
     out.push('\n');
     out

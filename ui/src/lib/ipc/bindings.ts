@@ -1847,3 +1847,6 @@ export const PROVIDER_PRESETS = [
 
 /** How many of a conversation's last messages `open_conversation` returns. */
 export const OPEN_PAGE = 60 as const;
+
+/** The longest name of an agent or a toolset (`agents::NAME_MAX_CHARS`). */
+export const AGENT_NAME_MAX = 48 as const;

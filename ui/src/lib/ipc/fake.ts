@@ -15,7 +15,8 @@
  * same validation messages for bad input.
  */
 import type { Backend, TurnHandlers } from './backend';
-import { LIMIT_BOUNDS, OPEN_PAGE, PROVIDER_KINDS, PROVIDER_PRESETS } from './bindings';
+import { AGENT_NAME_MAX, LIMIT_BOUNDS, OPEN_PAGE, PROVIDER_KINDS, PROVIDER_PRESETS } from './bindings';
+import { AGENT_NAME_RE } from '../util/agentNames';
 import type {
   AgentConfig,
   AgentsOverview,
@@ -720,7 +721,6 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       { name: 'Researcher', description: 'Answers with sources, asking Scout for help.', instructions: 'Split the question, ask Scout for each part, then answer with sources.', profile: 'openai', toolsets: ['research'], maxIterations: 8 },
     ],
   };
-  const AGENT_NAME_RE = /^[A-Za-z][A-Za-z0-9_-]{0,47}$/;
 
   /** Like the service: what a toolset entry gives now, or why it gives nothing. */
   function toolsetEntry(entry: string): string[] | string {
@@ -777,7 +777,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
   }
 
   function checkAgent(a: AgentConfig): void {
-    if (!AGENT_NAME_RE.test(a.name)) throw err('config', `'${a.name}' cannot name an agent: start with a letter, then letters, digits, '-' or '_' (at most 48).`);
+    if (!AGENT_NAME_RE.test(a.name)) throw err('config', `'${a.name}' cannot name an agent: start with a letter, then letters, digits, '-' or '_' (at most ${AGENT_NAME_MAX}).`);
     if (a.maxIterations !== undefined && (a.maxIterations < 1 || a.maxIterations > 50)) throw err('config', `'${a.name}' may take 1 to 50 steps, not ${a.maxIterations}.`);
     if (a.takesControl && a.exclusive) throw err('config', `'${a.name}' cannot both take control and be exclusive; choose one.`);
     const unknown = (a.toolsets ?? []).find((t) => !agentsFile.toolsets.some((x) => x.name === t));
@@ -1298,7 +1298,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       return agentsOverview();
     },
     async putToolset(toolset) {
-      if (!AGENT_NAME_RE.test(toolset.name)) throw err('config', `'${toolset.name}' cannot name a toolset: start with a letter, then letters, digits, '-' or '_' (at most 48).`);
+      if (!AGENT_NAME_RE.test(toolset.name)) throw err('config', `'${toolset.name}' cannot name a toolset: start with a letter, then letters, digits, '-' or '_' (at most ${AGENT_NAME_MAX}).`);
       if (toolset.tools.some((t) => t.trim() === '')) throw err('config', `The toolset '${toolset.name}' has an empty entry.`);
       const i = agentsFile.toolsets.findIndex((t) => t.name === toolset.name);
       if (i >= 0) agentsFile.toolsets[i] = structuredClone(toolset);
