@@ -276,13 +276,7 @@ async fn stream_agents(pre: &Prereqs) -> Result<Verdict> {
     let child =
         Reply::long_text(700).with_options(StreamOptions { chunk_delay_ms: Some(2), ..StreamOptions::default() });
     let scouts = MockServer::start(Script::new([child.clone(), child.clone(), child])).await;
-    data.open_store()?.upsert_provider(&switchboard_store::ProviderProfile {
-        name: "scouts".into(),
-        kind: "openai".into(),
-        base_url: scouts.base_url(),
-        model: Some("scout-model".into()),
-        options: Default::default(),
-    })?;
+    data.add_provider("scouts", &scouts.base_url(), "scout-model")?;
     let agents = json!({
         "toolsets": [{ "name": "scouting", "tools": ["agent:Scout"] }],
         "agents": [

@@ -203,14 +203,8 @@ impl DataDir {
     pub fn new(base_url: &str) -> Result<DataDir> {
         let dir = tempfile::Builder::new().prefix("switchboard-e2e-").tempdir().context("temp data dir")?;
         let this = DataDir { dir, env_key: true };
+        this.add_provider(PROVIDER, base_url, MODEL)?;
         let store = this.open_store()?;
-        store.upsert_provider(&ProviderProfile {
-            name: PROVIDER.to_owned(),
-            kind: "openai".to_owned(),
-            base_url: base_url.to_owned(),
-            model: Some(MODEL.to_owned()),
-            options: Default::default(),
-        })?;
         store.set_setting("defaultProvider", PROVIDER)?;
         // Scripted scenarios count the mock's requests; a generated title would be one more.
         // (The onboarding scenario, on an empty directory, keeps the default and checks it.)
@@ -225,6 +219,18 @@ impl DataDir {
         let this = DataDir { dir, env_key: false };
         this.open_store()?;
         Ok(this)
+    }
+
+    /// Adds an OpenAI-compatible provider profile `name` at `base_url` with `model`.
+    pub fn add_provider(&self, name: &str, base_url: &str, model: &str) -> Result<()> {
+        self.open_store()?.upsert_provider(&ProviderProfile {
+            name: name.to_owned(),
+            kind: "openai".to_owned(),
+            base_url: base_url.to_owned(),
+            model: Some(model.to_owned()),
+            options: Default::default(),
+        })?;
+        Ok(())
     }
 
     /// The folder (`SWITCHBOARD_DATA_DIR`).

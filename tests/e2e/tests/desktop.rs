@@ -1321,15 +1321,7 @@ async fn p_an_agent_runs_two_sub_agents_whose_progress_nests_live_and_after_a_re
     // The scouts' own model: the echo server calls get_time for a question about the time, then
     // quotes it, slowly enough to watch.
     let scouts = MockServer::start(Script::echo().with_chunk_delay(60)).await;
-    let store = rig.data.open_store()?;
-    store.upsert_provider(&switchboard_store::ProviderProfile {
-        name: "scouts".into(),
-        kind: "openai".into(),
-        base_url: scouts.base_url(),
-        model: Some("scout-model".into()),
-        options: Default::default(),
-    })?;
-    drop(store);
+    rig.data.add_provider("scouts", &scouts.base_url(), "scout-model")?;
     let agents = json!({
         "toolsets": [
             { "name": "scouting", "tools": ["agent:Scout"] },
