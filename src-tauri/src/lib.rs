@@ -86,7 +86,7 @@ pub type OpenFn = dyn Fn(&str) -> std::result::Result<(), String> + Send + Sync;
 impl Opener {
     /// The system's opener.
     pub fn system() -> Self {
-        Opener(Arc::new(|url| tauri_plugin_opener::open_url(url, None::<&str>).map_err(|e| e.to_string())))
+        Opener(Arc::new(switchboard_process::open_external))
     }
 }
 

@@ -113,19 +113,10 @@ struct Terminal;
 impl switchboard_service::mcp::Browser for Terminal {
     fn open(&self, url: &str) -> Result<(), String> {
         eprintln!("Sign in at this address (it opens in your browser if one is available):\n{url}");
-        #[cfg(target_os = "linux")]
-        let opener = "xdg-open";
-        #[cfg(target_os = "macos")]
-        let opener = "open";
-        #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-        let opener = "explorer";
-        // The address is one argument (no shell); a missing opener only means the person copies it.
-        let _ = std::process::Command::new(opener)
-            .arg(url)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn();
+        // A missing opener only means the person copies the address.
+        if let Err(why) = switchboard_process::open_external(url) {
+            tracing::debug!("the browser was not opened: {why}");
+        }
         Ok(())
     }
 }

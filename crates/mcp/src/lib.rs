@@ -9,7 +9,8 @@
 //! - rmcp's types stay inside this crate; the engine sees [`switchboard_core::Tool`] and
 //!   [`switchboard_core::ToolSource::Mcp`].
 //! - A stdio server is spawned from an argv array, never through a shell, and only once the
-//!   person approved its command line ([`ServerConfig::command_fingerprint`]).
+//!   person approved its command line ([`ServerConfig::command_fingerprint`]). It gets the
+//!   minimal environment of `switchboard-process` plus its entry's `env`, nothing of the app's.
 //! - A tool whose definition changed since it was approved is held back ([`HeldTool`]).
 //! - Everything a server sends is bounded: stderr lines and their count, descriptions,
 //!   instructions, results ([`convert::MAX_RESULT`]); an unparsable stdout line is skipped.

@@ -685,7 +685,9 @@ impl Shared {
         };
         match spec {
             Spec::Stdio { command, args, env, cwd } => {
-                let mut cmd = tokio::process::Command::new(&command);
+                // The minimal environment, plus exactly the variables the entry names: never
+                // the app's own (its provider keys among them).
+                let mut cmd = switchboard_process::command(&command);
                 cmd.args(&args);
                 for (k, v) in &env {
                     cmd.env(k, self.resolve(v)?);
@@ -693,10 +695,7 @@ impl Shared {
                 if let Some(dir) = cwd.or_else(|| self.options.default_cwd.clone()) {
                     cmd.current_dir(dir);
                 }
-                let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
-                #[cfg(unix)]
-                wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
-                let (transport, stderr) = TokioChildProcess::builder(wrapped)
+                let (transport, stderr) = TokioChildProcess::builder(switchboard_process::group(cmd))
                     .stderr(std::process::Stdio::piped())
                     .spawn()
                     .map_err(|e| ConnectError(spawn_error(&command, &e)))?;

@@ -24,6 +24,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -47,28 +48,6 @@ const LOOP_TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
 const PIPE_GRACE: Duration = Duration::from_secs(1);
 /// How much of the end of stdout and of stderr an error quotes.
 const ERROR_TAIL_CHARS: usize = 2000;
-
-/// The variables a command inherits from the app; everything else it gets comes from its `env`.
-#[cfg(unix)]
-const INHERITED_ENV: &[&str] = &["PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR"];
-/// The variables a command inherits from the app; Windows programs also need the system's own
-/// folders (`cmd.exe` fails without `SYSTEMROOT`).
-#[cfg(windows)]
-const INHERITED_ENV: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LANG",
-    "LC_ALL",
-    "TMPDIR",
-    "SYSTEMROOT",
-    "WINDIR",
-    "USERPROFILE",
-    "TEMP",
-    "TMP",
-    "PATHEXT",
-    "COMSPEC",
-];
 
 /// A command tool as the person configured it (the settings file's and the editor's shape).
 ///
@@ -526,12 +505,12 @@ impl CommandTool {
         let name = &self.def.name;
         let argv = self.render_argv(&args)?;
         let own_env = self.render_env(&args, &ctx).await?;
-        let mut env: Vec<(String, String)> = INHERITED_ENV
-            .iter()
-            .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
-            .filter(|(k, _)| !own_env.iter().any(|(o, _)| o == k))
+        // The minimal environment every child gets, then the tool's own variables (which win).
+        let mut env: Vec<(OsString, OsString)> = switchboard_process::minimal_env()
+            .into_iter()
+            .filter(|(k, _)| !own_env.iter().any(|(o, _)| OsStr::new(o) == k))
             .collect();
-        env.extend(own_env);
+        env.extend(own_env.into_iter().map(|(k, v)| (k.into(), v.into())));
         let cwd = match &self.config.cwd {
             Some(cwd) => PathBuf::from(cwd),
             None => home_dir().ok_or_else(|| {
@@ -546,7 +525,7 @@ impl CommandTool {
                 cwd.display()
             )));
         }
-        let path_var = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
+        let path_var = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
         let program = find_program(&argv[0], path_var, &cwd).map_err(|why| {
             ToolError::Failed(format!("'{name}' cannot run '{}': {why}. Check the tool's settings.", argv[0]))
         })?;
@@ -564,12 +543,8 @@ impl CommandTool {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
-        let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
-        #[cfg(unix)]
-        wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
-        #[cfg(windows)]
-        wrapped.wrap(process_wrap::tokio::JobObject);
-        let child = wrapped.spawn().map_err(|e| ToolError::Failed(spawn_error(name, &argv[0], &e)))?;
+        let child =
+            switchboard_process::group(cmd).spawn().map_err(|e| ToolError::Failed(spawn_error(name, &argv[0], &e)))?;
         let mut group = Group { child, exited: false };
 
         let limit = usize::try_from(self.config.output_limit()).unwrap_or(usize::MAX);
@@ -874,7 +849,7 @@ fn home_dir() -> Option<PathBuf> {
 
 /// The program to run for `program`: a bare name is looked up on `path` (the command's own
 /// PATH, not the app's), a relative path with a folder is taken from `cwd`.
-fn find_program(program: &str, path: Option<&str>, cwd: &Path) -> Result<PathBuf, String> {
+fn find_program(program: &str, path: Option<&OsStr>, cwd: &Path) -> Result<PathBuf, String> {
     let given = Path::new(program);
     if given.components().count() > 1 || given.is_absolute() {
         let full = if given.is_absolute() { given.to_path_buf() } else { cwd.join(given) };
@@ -888,7 +863,7 @@ fn find_program(program: &str, path: Option<&str>, cwd: &Path) -> Result<PathBuf
             }
         }
     }
-    Err(format!("it was not found on the PATH commands get ({path}), so give its full path"))
+    Err(format!("it was not found on the PATH commands get ({}), so give its full path", path.to_string_lossy()))
 }
 
 #[cfg(unix)]
@@ -1235,10 +1210,12 @@ mod tests {
     #[test]
     fn programs_are_found_on_the_given_path_only() {
         let dir = std::env::temp_dir();
-        assert!(find_program("sh", Some("/nonexistent-dir"), &dir).unwrap_err().contains("/nonexistent-dir"));
+        assert!(
+            find_program("sh", Some(OsStr::new("/nonexistent-dir")), &dir).unwrap_err().contains("/nonexistent-dir")
+        );
         #[cfg(unix)]
         {
-            let sh = find_program("sh", Some("/nonexistent-dir:/bin:/usr/bin"), &dir).unwrap();
+            let sh = find_program("sh", Some(OsStr::new("/nonexistent-dir:/bin:/usr/bin")), &dir).unwrap();
             assert!(sh.ends_with("sh"), "{sh:?}");
             assert!(find_program("/definitely/not/here", None, &dir).unwrap_err().contains("does not exist"));
         }
