@@ -501,12 +501,23 @@ fn app_with_config_dir(answer: bool) -> (App<MockRuntime>, WebviewWindow<MockRun
 #[test]
 fn a_command_tool_from_the_page_runs_only_after_the_person_agrees_natively() {
     let (_app, webview, person, _dir) = app_with_config_dir(false);
-    let config = json!({"name": "grep_notes", "description": "Search my notes", "argv": ["grep", "-n", "--", "{{pattern}}", "notes.txt"]});
+    let config = json!({
+        "name": "grep_notes",
+        "description": "Search my notes",
+        "argv": ["grep", "-n", "--", "{{pattern}}", "notes.txt"],
+        "env": {"NOTES_TOKEN": "{{secret:notes}}"}
+    });
     // Whatever the page adds, only the shell's confirmer counts: the tool is saved and waits.
     let info = invoke(&webview, "add_command_tool", json!({"config": config, "confirmed": true})).unwrap();
     assert_eq!(info["state"]["state"], "needsApproval", "{info}");
     assert_eq!(person.asked.lock().unwrap().len(), 1);
     assert!(person.asked.lock().unwrap()[0].contains("grep -n --"), "{:?}", person.asked.lock().unwrap());
+    // The dialog names every key the program will receive.
+    assert!(
+        person.asked.lock().unwrap()[0].contains("Keys it receives from your key store: 'notes'."),
+        "{:?}",
+        person.asked.lock().unwrap()
+    );
     let err = invoke(&webview, "approve_defined_tool", json!({"name": "grep_notes"})).unwrap_err();
     assert_eq!(err["kind"], "cancelled", "{err}");
 

@@ -95,13 +95,17 @@ pub enum McpCmd {
     },
 }
 
-/// `--yes`, showing on stderr exactly what it would agree to when it was not given.
+/// `--yes`, showing on stderr exactly what it agrees to (the command line, the keys it sends),
+/// or would agree to when it was not given.
 pub(crate) struct Yes(pub(crate) bool);
 
 impl Confirm for Yes {
     fn confirm(&self, changes: &[Widening]) -> bool {
-        if !self.0 {
-            eprintln!("{}\n\nNothing was run. Run it again with --yes to allow it.", Widening::describe_all(changes));
+        let what = Widening::describe_all(changes);
+        if self.0 {
+            eprintln!("{what}\n\nAllowed (--yes).");
+        } else {
+            eprintln!("{what}\n\nNothing was run. Run it again with --yes to allow it.");
         }
         self.0
     }

@@ -193,9 +193,15 @@ impl ServerConfig {
         }
     }
 
-    /// Every `${secret:NAME}` this entry refers to.
+    /// Every key this entry refers to (`${secret:NAME}`), once each, in the order of first use.
     pub fn secret_refs(&self) -> Vec<String> {
-        self.env.values().chain(self.headers.values()).filter_map(|v| secret_ref(v).map(str::to_owned)).collect()
+        let mut out: Vec<String> = Vec::new();
+        for name in self.env.values().chain(self.headers.values()).filter_map(|v| secret_ref(v)) {
+            if !out.iter().any(|n| n == name) {
+                out.push(name.to_owned());
+            }
+        }
+        out
     }
 }
 

@@ -41,6 +41,8 @@ pub enum Widening {
         server: String,
         /// The exact command line, untruncated (secrets as references).
         command_line: String,
+        /// The keys its environment takes from the key store, by name.
+        keys: Vec<String>,
     },
     /// A command tool would be offered to the model: a program on this computer it can run.
     CommandTool {
@@ -50,6 +52,8 @@ pub enum Widening {
         command_line: String,
         /// Whether each call asks the person first (off only by the person's explicit choice).
         asks_first: bool,
+        /// The keys its environment takes from the key store, by name.
+        keys: Vec<String>,
     },
     /// An HTTP tool would send keys from the key store to its origin.
     KeyToTool {
@@ -100,17 +104,19 @@ impl Widening {
                     ApprovalPolicy::Deny => "never runs",
                 }
             ),
-            Widening::RunCommand { server, command_line } => format!(
+            Widening::RunCommand { server, command_line, keys } => format!(
                 "Run this program for the MCP server '{server}'? It runs on this computer with your \
-                 permissions, and its tools are offered to the model.\n\n{command_line}"
+                 permissions, and its tools are offered to the model.\n\n{command_line}\n\n{}",
+                environment(keys)
             ),
-            Widening::CommandTool { tool, command_line, asks_first } => format!(
-                "Let the model run this program on this computer, with your permissions, as the tool '{tool}'? {}\n\n{command_line}",
+            Widening::CommandTool { tool, command_line, asks_first, keys } => format!(
+                "Let the model run this program on this computer, with your permissions, as the tool '{tool}'? {}\n\n{command_line}\n\n{}",
                 if *asks_first {
                     "You will be asked before each run, with the exact command line."
                 } else {
                     "WARNING: it is set to run WITHOUT asking you first, whatever the model puts in its arguments."
-                }
+                },
+                environment(keys)
             ),
             Widening::KeyToTool { tool, keys, origin } => format!(
                 "Let the HTTP tool '{tool}' send your key{} {} to {origin}? Only that address receives {}; \
@@ -157,6 +163,20 @@ impl Widening {
     pub fn describe_all(changes: &[Widening]) -> String {
         changes.iter().map(Widening::describe).collect::<Vec<_>>().join("\n\n")
     }
+}
+
+/// What a program the app starts finds in its environment: every key it is given, by name, and
+/// that nothing else of the app's is there (`switchboard_process::minimal_env`).
+fn environment(keys: &[String]) -> String {
+    let keys = if keys.is_empty() {
+        "none".to_owned()
+    } else {
+        keys.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ")
+    };
+    format!(
+        "Keys it receives from your key store: {keys}. Besides the variables shown, its environment holds \
+         only PATH, HOME and your language, display and proxy settings: none of your other keys."
+    )
 }
 
 /// Asks the person about changes that widen what the app may do, somewhere the webview cannot
@@ -247,6 +267,31 @@ mod tests {
                 .starts_with("Send the key of 'openai' to https://evil.example instead of https://api.openai.com?"),
             "{}",
             w.describe()
+        );
+    }
+
+    #[test]
+    fn a_program_to_run_names_every_key_it_receives_or_says_none() {
+        let server = |keys: &[&str]| Widening::RunCommand {
+            server: "gh".into(),
+            command_line: "GITHUB_TOKEN='${secret:mcp-gh-GITHUB_TOKEN}' npx -y server-github".into(),
+            keys: keys.iter().map(|k| (*k).to_owned()).collect(),
+        };
+        let text = server(&["mcp-gh-GITHUB_TOKEN", "other"]).describe();
+        assert!(text.contains("Keys it receives from your key store: 'mcp-gh-GITHUB_TOKEN', 'other'."), "{text}");
+        assert!(text.contains("none of your other keys"), "{text}");
+        let text = server(&[]).describe();
+        assert!(text.contains("Keys it receives from your key store: none."), "{text}");
+        let tool = Widening::CommandTool {
+            tool: "notes".into(),
+            command_line: "grep -n -- '{{pattern}}' notes.txt".into(),
+            asks_first: true,
+            keys: vec!["notes-token".into()],
+        };
+        assert!(
+            tool.describe().contains("Keys it receives from your key store: 'notes-token'."),
+            "{}",
+            tool.describe()
         );
     }
 }

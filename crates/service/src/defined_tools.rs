@@ -263,8 +263,12 @@ fn http_widening(config: &HttpToolConfig) -> Option<(Widening, String)> {
 fn command_widening(config: &CommandToolConfig) -> (Widening, String) {
     let asks_first = config.asks_first();
     let fingerprint = fingerprint(&format!("command\n{}\n{asks_first}", config.fingerprint()));
-    let change =
-        Widening::CommandTool { tool: config.name.clone(), command_line: config.command_line_template(), asks_first };
+    let change = Widening::CommandTool {
+        tool: config.name.clone(),
+        command_line: config.command_line_template(),
+        asks_first,
+        keys: config.secrets(),
+    };
     (change, fingerprint)
 }
 

@@ -413,8 +413,7 @@ impl Service {
         let name = server.name().to_owned();
         let config = server.config().clone();
         if !self.mcp_approved(&name, &config) {
-            let change =
-                Widening::RunCommand { server: name.clone(), command_line: config.command_line().unwrap_or_default() };
+            let change = run_command(&name, &config);
             if !confirm.confirm(std::slice::from_ref(&change)) {
                 return;
             }
@@ -558,10 +557,7 @@ impl Service {
         let changes: Vec<Widening> = runnable
             .iter()
             .filter(|(name, c)| !self.mcp_approved(name, c))
-            .map(|(name, c)| Widening::RunCommand {
-                server: name.clone(),
-                command_line: c.command_line().unwrap_or_default(),
-            })
+            .map(|(name, c)| run_command(name, c))
             .collect();
         if !changes.is_empty() && confirm.confirm(&changes) {
             for (name, config) in &runnable {
@@ -579,6 +575,16 @@ impl Service {
             .collect();
         futures::future::join_all(starts).await;
         Ok(preview)
+    }
+}
+
+/// What the person is asked before a stdio server's command runs: the command line and every
+/// key its environment takes from the key store.
+fn run_command(name: &str, config: &ServerConfig) -> Widening {
+    Widening::RunCommand {
+        server: name.to_owned(),
+        command_line: config.command_line().unwrap_or_default(),
+        keys: config.secret_refs(),
     }
 }
 
