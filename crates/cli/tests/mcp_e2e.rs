@@ -6,27 +6,7 @@
 mod common;
 
 use common::*;
-use std::path::PathBuf;
 use switchboard_mock_provider::{Reply, Script};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
-
-fn installed(path: PathBuf) -> String {
-    assert!(path.exists(), "{} is missing: run scripts/setup.sh", path.display());
-    path.display().to_string()
-}
-
-fn everything() -> String {
-    installed(repo().join("node_modules/.bin/mcp-server-everything"))
-}
-
-fn venv_bin(name: &str) -> String {
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("target"));
-    let target = if target.is_absolute() { target } else { repo().join(target) };
-    installed(target.join("mcp-venv/bin").join(name))
-}
 
 fn time_server() -> String {
     venv_bin("mcp-server-time")

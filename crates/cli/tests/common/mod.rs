@@ -128,3 +128,26 @@ pub fn of_type<'a>(events: &'a [serde_json::Value], ty: &str) -> Vec<&'a serde_j
 pub fn conversation_id(events: &[serde_json::Value]) -> String {
     events[0]["conversationId"].as_str().expect("started event first").to_owned()
 }
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// `path` as a string; a test that needs it fails with what to run when setup has not installed it.
+pub fn installed(path: PathBuf) -> String {
+    assert!(path.exists(), "{} is missing: run scripts/setup.sh", path.display());
+    path.display().to_string()
+}
+
+/// The reference "everything" MCP server from npm.
+pub fn everything() -> String {
+    installed(repo().join("node_modules/.bin/mcp-server-everything"))
+}
+
+/// A program of the Python MCP servers' virtualenv (`scripts/mcp-servers.sh`).
+pub fn venv_bin(name: &str) -> String {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("target"));
+    let target = if target.is_absolute() { target } else { repo().join(target) };
+    installed(target.join("mcp-venv/bin").join(name))
+}
