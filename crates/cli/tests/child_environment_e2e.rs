@@ -109,6 +109,9 @@ async fn an_mcp_server_gets_the_minimal_environment_and_only_the_key_its_entry_n
     );
     let report = fixture.path().join("environment.json");
     assert!(!report.exists(), "nothing runs before the person agrees");
+    // The server's status, which Settings shows beside its button, says so too.
+    let out = with_keys(&env, &["mcp", "list", "--json"], variable).await;
+    assert!(stdout(&out).contains("It will receive the key 'envcheck-server-token'"), "{}", stdout(&out));
 
     let out = with_keys(&env, &["mcp", "approve", "fx", "--yes"], variable).await;
     assert!(stdout(&out).contains("tool fx__hello"), "{}\n{}", stdout(&out), stderr(&out));

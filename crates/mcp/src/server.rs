@@ -449,9 +449,18 @@ impl Shared {
 
     fn status_of(&self, state: &State) -> SourceStatus {
         if !state.approved && self.config.command.is_some() {
+            let keys = self.config.secret_refs();
+            let keys = match keys.as_slice() {
+                [] => String::new(),
+                [key] => format!("\nIt will receive the key '{key}' from your key store."),
+                keys => format!(
+                    "\nIt will receive the keys {} from your key store.",
+                    keys.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ")
+                ),
+            };
             return SourceStatus::NeedsApproval {
                 reason: format!(
-                    "Switchboard has not run this command before. Review it and allow it to run:\n{}",
+                    "Switchboard has not run this command before. Review it and allow it to run:\n{}{keys}",
                     self.config.command_line().unwrap_or_default()
                 ),
             };
