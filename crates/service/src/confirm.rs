@@ -174,8 +174,8 @@ fn environment(keys: &[String]) -> String {
         keys.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ")
     };
     format!(
-        "Keys it receives from your key store: {keys}. Besides the variables shown, its environment holds \
-         only PATH, HOME and your language, display and proxy settings: none of your other keys."
+        "Keys it receives from your key store: {keys}. Besides the variables shown, it gets only what \
+         programs need to run (PATH, HOME, your language, display and proxy settings): none of your other keys."
     )
 }
 
