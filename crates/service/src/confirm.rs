@@ -122,7 +122,7 @@ impl Widening {
                 "Let the HTTP tool '{tool}' send your key{} {} to {origin}? Only that address receives {}; \
                  whoever runs it could use {}.",
                 if keys.len() == 1 { "" } else { "s" },
-                keys.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", "),
+                quoted(keys),
                 if keys.len() == 1 { "it" } else { "them" },
                 if keys.len() == 1 { "it" } else { "them" },
             ),
@@ -130,7 +130,7 @@ impl Widening {
                 "Let the tools of the OpenAPI document '{document}' send your key{} {} to {origin}? Only that address \
                  receives {}; whoever runs it could use {}.",
                 if keys.len() == 1 { "" } else { "s" },
-                keys.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", "),
+                quoted(keys),
                 if keys.len() == 1 { "it" } else { "them" },
                 if keys.len() == 1 { "it" } else { "them" },
             ),
@@ -165,14 +165,15 @@ impl Widening {
     }
 }
 
+/// Key names as a list in a sentence: `'a', 'b'`.
+fn quoted(keys: &[String]) -> String {
+    keys.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ")
+}
+
 /// What a program the app starts finds in its environment: every key it is given, by name, and
 /// that nothing else of the app's is there (`switchboard_process::minimal_env`).
 fn environment(keys: &[String]) -> String {
-    let keys = if keys.is_empty() {
-        "none".to_owned()
-    } else {
-        keys.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ")
-    };
+    let keys = if keys.is_empty() { "none".to_owned() } else { quoted(keys) };
     format!(
         "Keys it receives from your key store: {keys}. Besides the variables shown, it gets only what \
          programs need to run (PATH, HOME, your language, display and proxy settings): none of your other keys."
