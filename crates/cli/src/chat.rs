@@ -47,10 +47,10 @@ pub struct ChatArgs {
     max_iterations: Option<u32>,
     /// Sampling temperature for this message (over the profile's).
     #[arg(long)]
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     /// Nucleus sampling for this message (over the profile's).
     #[arg(long)]
-    top_p: Option<f32>,
+    top_p: Option<f64>,
     /// Most tokens of the answer (over the profile's).
     #[arg(long, value_name = "TOKENS")]
     max_output_tokens: Option<u32>,

@@ -162,10 +162,10 @@ struct ProfileFlags {
     store: Option<bool>,
     /// Sampling temperature, 0 to 2 (Anthropic: 0 to 1).
     #[arg(long)]
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     /// Nucleus sampling, 0 to 1.
     #[arg(long)]
-    top_p: Option<f32>,
+    top_p: Option<f64>,
 }
 
 impl ProfileFlags {

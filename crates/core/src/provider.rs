@@ -93,11 +93,11 @@ pub struct GenerationOptions {
     /// (OpenAI's reasoning models, Claude while it thinks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     /// Nucleus sampling (0 to 1), where the API takes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
-    pub top_p: Option<f32>,
+    pub top_p: Option<f64>,
 }
 
 impl GenerationOptions {
@@ -115,7 +115,7 @@ impl GenerationOptions {
 
     /// Checks the values a person typed: a message naming the field that is out of range.
     pub fn check(&self) -> Result<(), String> {
-        let in_range = |v: Option<f32>, max: f32| v.is_none_or(|v| v.is_finite() && (0.0..=max).contains(&v));
+        let in_range = |v: Option<f64>, max: f64| v.is_none_or(|v| v.is_finite() && (0.0..=max).contains(&v));
         if !in_range(self.temperature, 2.0) {
             return Err("The temperature must be a number from 0 to 2.".into());
         }

@@ -1527,7 +1527,7 @@ mod tests {
         let body = request_body(&req, ORIGIN);
         assert_eq!((body["temperature"].clone(), body.get("top_p")), (json!(1.0), None));
         req.options = GenerationOptions { top_p: Some(0.9), ..Default::default() };
-        assert_eq!(request_body(&req, ORIGIN)["top_p"], json!(0.9f32));
+        assert_eq!(request_body(&req, ORIGIN)["top_p"], json!(0.9));
         req.options = GenerationOptions { temperature: Some(0.2), thinking_budget: Some(2000), ..Default::default() };
         let body = request_body(&req, ORIGIN);
         assert!(body.get("thinking").is_some() && body.get("temperature").is_none());

@@ -764,7 +764,9 @@ mod tests {
         };
         let body = request_body(&req);
         assert_eq!((body["max_tokens"].clone(), body["reasoning_effort"].clone()), (json!(300), json!("low")));
-        assert_eq!((body["temperature"].clone(), body["top_p"].clone()), (json!(0.5), json!(0.9f32)));
+        assert_eq!((body["temperature"].clone(), body["top_p"].clone()), (json!(0.5), json!(0.9)));
+        // Sent as the person set them: 0.9 is written "0.9", not "0.8999999761581421" (an f32).
+        assert!(body.to_string().contains(r#""top_p":0.9"#), "{body}");
         assert!(is_openai("https://api.openai.com/v1") && !is_openai("http://localhost:11434/v1"));
     }
 
