@@ -117,7 +117,7 @@ impl CommandToolConfig {
     }
 
     /// The command line as defined, placeholders as written (`{{pattern}}`): what the person
-    /// allows once, for every call (each call's exact line is [`CommandTool::command_line`]).
+    /// allows once, for every call (each call's exact line is [`CommandTool::command_line`](super::CommandTool::command_line)).
     pub fn command_line_template(&self) -> String {
         let mut words: Vec<String> = self.env.iter().map(|(var, t)| format!("{var}={}", shell_quote(t))).collect();
         words.extend(self.argv.iter().map(|a| shell_quote(a)));

@@ -20,7 +20,7 @@ pub const MAX_OPERATIONS: usize = 2000;
 /// The HTTP methods OpenAPI names, in the order operations are listed.
 const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
-/// Converts a document [`parse`](super::parse) read into one tool definition per operation.
+/// Converts a document [`parse`](fn@super::parse) read into one tool definition per operation.
 pub fn convert(doc: &Value, options: &OpenApiOptions) -> Result<Converted, OpenApiError> {
     check_version(doc)?;
     let paths = doc.get("paths").and_then(Value::as_object);

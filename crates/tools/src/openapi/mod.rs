@@ -1,6 +1,6 @@
 //! OpenAPI 3.0 / 3.1 documents to HTTP tools: one [`HttpToolConfig`](crate::HttpToolConfig) per operation.
 //!
-//! Pure: [`parse`] reads the text (JSON or YAML), [`convert`] turns the document into tool
+//! Pure: [`parse`](fn@parse) reads the text (JSON or YAML), [`convert`](fn@convert) turns the document into tool
 //! definitions with what it had to leave out as [`Converted::notes`]. Nothing is fetched (a
 //! reference to another file is not followed) and nothing is registered; the caller shows the
 //! operations, the person picks, and the picked definitions become [`HttpTool`](crate::HttpTool)s.
