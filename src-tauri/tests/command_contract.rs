@@ -189,8 +189,30 @@ fn render() -> String {
             .collect();
         let args_ty =
             if fields.is_empty() { "Record<string, never>".to_owned() } else { format!("{{ {} }}", fields.join("; ")) };
-        body.push_str(&format!("  {name}: {{ args: {args_ty}; result: {} }};\n", ts(result, &mut imports)));
+        // The same arguments in declaration order, for a method that takes them one by one: an
+        // optional argument may be left out only when no required one follows it.
+        let required_after = |i: usize| args[i + 1..].iter().any(|(_, t)| head(t).0 != "Option");
+        let params: Vec<String> = args
+            .iter()
+            .enumerate()
+            .map(|(i, (k, t))| match head(t) {
+                ("Option", inner) if !required_after(i) => format!("{k}?: {} | null", ts(inner[0], &mut imports)),
+                _ => format!("{k}: {}", ts(t, &mut imports)),
+            })
+            .collect();
+        body.push_str(&format!(
+            "  {name}: {{ args: {args_ty}; params: [{}]; result: {} }};\n",
+            params.join(", "),
+            ts(result, &mut imports)
+        ));
     }
+    let channels: Vec<String> = COMMANDS
+        .iter()
+        .filter_map(|(name, args, _)| {
+            let key = args.iter().find(|(_, t)| head(t).0 == "Channel")?.0;
+            Some(format!("  {name}: '{key}',\n"))
+        })
+        .collect();
     let keys: Vec<String> = COMMANDS
         .iter()
         .map(|(name, args, _)| {
@@ -207,10 +229,13 @@ fn render() -> String {
          /** Every command the shell registers: the arguments it reads and what it resolves with. */\n\
          export interface Commands {{\n{body}}}\n\n\
          export type CommandName = keyof Commands;\n\n\
-         /** Every command and its argument keys. */\n\
-         export const COMMANDS = {{\n{}}} as const satisfies {{ [C in CommandName]: readonly (keyof Commands[C]['args'])[] }};\n",
+         /** Every command and its argument keys, in declaration order (the order of `params`). */\n\
+         export const COMMANDS = {{\n{}}} as const satisfies {{ [C in CommandName]: readonly (keyof Commands[C]['args'])[] }};\n\n\
+         /** The argument that carries a turn's events, for the commands that have one. */\n\
+         export const CHANNEL_ARGS = {{\n{}}} as const satisfies {{ [C in CommandName]?: keyof Commands[C]['args'] }};\n",
         imports.into_iter().collect::<Vec<_>>().join(", "),
         keys.concat(),
+        channels.concat(),
     )
 }
 

@@ -9,74 +9,80 @@ export interface EventChannel<T> {
 
 /** Every command the shell registers: the arguments it reads and what it resolves with. */
 export interface Commands {
-  list_conversations: { args: Record<string, never>; result: ConversationSummary[] };
-  search_conversations: { args: { query: string }; result: ConversationSummary[] };
-  open_conversation: { args: { id: string }; result: ConversationView };
-  older_messages: { args: { id: string; before: string; limit: number }; result: MessagePage };
-  rename_conversation: { args: { id: string; title: string }; result: void };
-  generate_title: { args: { id: string }; result: string };
-  chat_instructions: { args: { id: string }; result: ChatInstructions };
-  set_chat_instructions: { args: { id: string; text: string }; result: void };
-  set_conversation_pinned: { args: { id: string; pinned: boolean }; result: void };
-  set_conversation_archived: { args: { id: string; archived: boolean }; result: void };
-  delete_conversation: { args: { id: string }; result: void };
-  send_message: { args: { request: SendRequest; onEvent: EventChannel<ChatEvent> }; result: TurnStarted };
-  stop_turn: { args: { messageId: string }; result: boolean };
-  regenerate: { args: { conversationId: string; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; result: TurnStarted };
-  list_tools: { args: { conversationId?: string | null; agent?: string | null }; result: ToolInfo[] };
-  set_chat_tool_disabled: { args: { conversationId: string; name: string; disabled: boolean }; result: void };
-  list_providers: { args: Record<string, never>; result: ProviderInfo[] };
-  list_models: { args: { provider?: string | null }; result: string[] };
-  detect_local_servers: { args: Record<string, never>; result: DetectedServer[] };
-  test_provider: { args: { provider?: string | null }; result: ConnectionReport };
-  resolve_approval: { args: { callId: string; choice: ApprovalChoice }; result: void };
-  get_settings: { args: Record<string, never>; result: Settings };
-  update_settings: { args: { settings: Settings }; result: Settings };
-  add_provider: { args: { profile: ProviderProfile; makeDefault: boolean }; result: ProviderInfo[] };
-  remove_provider: { args: { name: string }; result: ProviderInfo[] };
-  mcp_servers: { args: Record<string, never>; result: McpOverview };
-  mcp_add: { args: { name: string; config: ServerConfig }; result: McpServerInfo };
-  mcp_remove: { args: { name: string }; result: McpOverview };
-  mcp_set_enabled: { args: { name: string; enabled: boolean }; result: McpServerInfo };
-  mcp_approve: { args: { name: string }; result: McpServerInfo };
-  mcp_restart: { args: { name: string }; result: McpServerInfo };
-  mcp_approve_tools: { args: { name: string }; result: McpServerInfo };
-  mcp_sign_in: { args: { name: string }; result: McpServerInfo };
-  mcp_sign_out: { args: { name: string }; result: McpServerInfo };
-  mcp_import_sources: { args: Record<string, never>; result: ImportSource[] };
-  mcp_import_preview: { args: { app: string }; result: ImportPreview };
-  mcp_import: { args: { app: string }; result: ImportPreview };
-  defined_tools: { args: Record<string, never>; result: DefinedToolsOverview };
-  defined_tool_config: { args: { name: string }; result: DefinedConfig };
-  add_http_tool: { args: { config: HttpToolConfig }; result: DefinedToolInfo };
-  add_command_tool: { args: { config: CommandToolConfig }; result: DefinedToolInfo };
-  approve_defined_tool: { args: { name: string }; result: DefinedToolInfo };
-  remove_defined_tool: { args: { name: string }; result: DefinedToolsOverview };
-  agents: { args: Record<string, never>; result: AgentsOverview };
-  put_agent: { args: { agent: AgentConfig }; result: AgentsOverview };
-  duplicate_agent: { args: { name: string; newName: string }; result: AgentsOverview };
-  remove_agent: { args: { name: string }; result: AgentsOverview };
-  put_toolset: { args: { toolset: Toolset }; result: AgentsOverview };
-  remove_toolset: { args: { name: string }; result: AgentsOverview };
-  try_http_tool: { args: { name: string; args: { [key: string]: unknown } }; result: TryResult };
-  preview_openapi: { args: { request: OpenApiRequest }; result: OpenApiPreview };
-  import_openapi: { args: { request: OpenApiRequest }; result: OpenApiImport };
-  list_keys: { args: Record<string, never>; result: KeyInfo[] };
-  set_key: { args: { name: string; value: string }; result: KeyInfo };
-  delete_key: { args: { name: string }; result: KeyInfo };
-  keychain_status: { args: Record<string, never>; result: KeychainStatus };
-  use_key_fallback: { args: { mode: KeyMode }; result: KeychainStatus };
-  open_url: { args: { url: string }; result: void };
-  data_info: { args: Record<string, never>; result: DataInfo };
-  export_all: { args: Record<string, never>; result: string };
-  export_conversation: { args: { id: string; format: ExportFormat }; result: string };
-  open_exports_folder: { args: Record<string, never>; result: void };
+  agents: { args: Record<string, never>; params: []; result: AgentsOverview };
+  put_agent: { args: { agent: AgentConfig }; params: [agent: AgentConfig]; result: AgentsOverview };
+  duplicate_agent: { args: { name: string; newName: string }; params: [name: string, newName: string]; result: AgentsOverview };
+  remove_agent: { args: { name: string }; params: [name: string]; result: AgentsOverview };
+  put_toolset: { args: { toolset: Toolset }; params: [toolset: Toolset]; result: AgentsOverview };
+  remove_toolset: { args: { name: string }; params: [name: string]; result: AgentsOverview };
+  list_conversations: { args: Record<string, never>; params: []; result: ConversationSummary[] };
+  search_conversations: { args: { query: string }; params: [query: string]; result: ConversationSummary[] };
+  open_conversation: { args: { id: string }; params: [id: string]; result: ConversationView };
+  older_messages: { args: { id: string; before: string; limit: number }; params: [id: string, before: string, limit: number]; result: MessagePage };
+  rename_conversation: { args: { id: string; title: string }; params: [id: string, title: string]; result: void };
+  generate_title: { args: { id: string }; params: [id: string]; result: string };
+  chat_instructions: { args: { id: string }; params: [id: string]; result: ChatInstructions };
+  set_chat_instructions: { args: { id: string; text: string }; params: [id: string, text: string]; result: void };
+  set_conversation_pinned: { args: { id: string; pinned: boolean }; params: [id: string, pinned: boolean]; result: void };
+  set_conversation_archived: { args: { id: string; archived: boolean }; params: [id: string, archived: boolean]; result: void };
+  delete_conversation: { args: { id: string }; params: [id: string]; result: void };
+  data_info: { args: Record<string, never>; params: []; result: DataInfo };
+  export_all: { args: Record<string, never>; params: []; result: string };
+  export_conversation: { args: { id: string; format: ExportFormat }; params: [id: string, format: ExportFormat]; result: string };
+  open_exports_folder: { args: Record<string, never>; params: []; result: void };
+  open_url: { args: { url: string }; params: [url: string]; result: void };
+  defined_tools: { args: Record<string, never>; params: []; result: DefinedToolsOverview };
+  defined_tool_config: { args: { name: string }; params: [name: string]; result: DefinedConfig };
+  add_http_tool: { args: { config: HttpToolConfig }; params: [config: HttpToolConfig]; result: DefinedToolInfo };
+  add_command_tool: { args: { config: CommandToolConfig }; params: [config: CommandToolConfig]; result: DefinedToolInfo };
+  approve_defined_tool: { args: { name: string }; params: [name: string]; result: DefinedToolInfo };
+  remove_defined_tool: { args: { name: string }; params: [name: string]; result: DefinedToolsOverview };
+  try_http_tool: { args: { name: string; args: { [key: string]: unknown } }; params: [name: string, args: { [key: string]: unknown }]; result: TryResult };
+  preview_openapi: { args: { request: OpenApiRequest }; params: [request: OpenApiRequest]; result: OpenApiPreview };
+  import_openapi: { args: { request: OpenApiRequest }; params: [request: OpenApiRequest]; result: OpenApiImport };
+  list_keys: { args: Record<string, never>; params: []; result: KeyInfo[] };
+  set_key: { args: { name: string; value: string }; params: [name: string, value: string]; result: KeyInfo };
+  delete_key: { args: { name: string }; params: [name: string]; result: KeyInfo };
+  keychain_status: { args: Record<string, never>; params: []; result: KeychainStatus };
+  use_key_fallback: { args: { mode: KeyMode }; params: [mode: KeyMode]; result: KeychainStatus };
+  mcp_servers: { args: Record<string, never>; params: []; result: McpOverview };
+  mcp_add: { args: { name: string; config: ServerConfig }; params: [name: string, config: ServerConfig]; result: McpServerInfo };
+  mcp_remove: { args: { name: string }; params: [name: string]; result: McpOverview };
+  mcp_set_enabled: { args: { name: string; enabled: boolean }; params: [name: string, enabled: boolean]; result: McpServerInfo };
+  mcp_approve: { args: { name: string }; params: [name: string]; result: McpServerInfo };
+  mcp_restart: { args: { name: string }; params: [name: string]; result: McpServerInfo };
+  mcp_approve_tools: { args: { name: string }; params: [name: string]; result: McpServerInfo };
+  mcp_sign_in: { args: { name: string }; params: [name: string]; result: McpServerInfo };
+  mcp_sign_out: { args: { name: string }; params: [name: string]; result: McpServerInfo };
+  mcp_import_sources: { args: Record<string, never>; params: []; result: ImportSource[] };
+  mcp_import_preview: { args: { app: string }; params: [app: string]; result: ImportPreview };
+  mcp_import: { args: { app: string }; params: [app: string]; result: ImportPreview };
+  list_providers: { args: Record<string, never>; params: []; result: ProviderInfo[] };
+  list_models: { args: { provider?: string | null }; params: [provider?: string | null]; result: string[] };
+  detect_local_servers: { args: Record<string, never>; params: []; result: DetectedServer[] };
+  test_provider: { args: { provider?: string | null }; params: [provider?: string | null]; result: ConnectionReport };
+  add_provider: { args: { profile: ProviderProfile; makeDefault: boolean }; params: [profile: ProviderProfile, makeDefault: boolean]; result: ProviderInfo[] };
+  remove_provider: { args: { name: string }; params: [name: string]; result: ProviderInfo[] };
+  get_settings: { args: Record<string, never>; params: []; result: Settings };
+  update_settings: { args: { settings: Settings }; params: [settings: Settings]; result: Settings };
+  list_tools: { args: { conversationId?: string | null; agent?: string | null }; params: [conversationId?: string | null, agent?: string | null]; result: ToolInfo[] };
+  set_chat_tool_disabled: { args: { conversationId: string; name: string; disabled: boolean }; params: [conversationId: string, name: string, disabled: boolean]; result: void };
+  send_message: { args: { request: SendRequest; onEvent: EventChannel<ChatEvent> }; params: [request: SendRequest, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
+  stop_turn: { args: { messageId: string }; params: [messageId: string]; result: boolean };
+  regenerate: { args: { conversationId: string; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
+  resolve_approval: { args: { callId: string; choice: ApprovalChoice }; params: [callId: string, choice: ApprovalChoice]; result: void };
 }
 
 export type CommandName = keyof Commands;
 
-/** Every command and its argument keys. */
+/** Every command and its argument keys, in declaration order (the order of `params`). */
 export const COMMANDS = {
+  agents: [],
+  put_agent: ['agent'],
+  duplicate_agent: ['name', 'newName'],
+  remove_agent: ['name'],
+  put_toolset: ['toolset'],
+  remove_toolset: ['name'],
   list_conversations: [],
   search_conversations: ['query'],
   open_conversation: ['id'],
@@ -88,20 +94,25 @@ export const COMMANDS = {
   set_conversation_pinned: ['id', 'pinned'],
   set_conversation_archived: ['id', 'archived'],
   delete_conversation: ['id'],
-  send_message: ['request', 'onEvent'],
-  stop_turn: ['messageId'],
-  regenerate: ['conversationId', 'choices', 'onEvent'],
-  list_tools: ['conversationId', 'agent'],
-  set_chat_tool_disabled: ['conversationId', 'name', 'disabled'],
-  list_providers: [],
-  list_models: ['provider'],
-  detect_local_servers: [],
-  test_provider: ['provider'],
-  resolve_approval: ['callId', 'choice'],
-  get_settings: [],
-  update_settings: ['settings'],
-  add_provider: ['profile', 'makeDefault'],
-  remove_provider: ['name'],
+  data_info: [],
+  export_all: [],
+  export_conversation: ['id', 'format'],
+  open_exports_folder: [],
+  open_url: ['url'],
+  defined_tools: [],
+  defined_tool_config: ['name'],
+  add_http_tool: ['config'],
+  add_command_tool: ['config'],
+  approve_defined_tool: ['name'],
+  remove_defined_tool: ['name'],
+  try_http_tool: ['name', 'args'],
+  preview_openapi: ['request'],
+  import_openapi: ['request'],
+  list_keys: [],
+  set_key: ['name', 'value'],
+  delete_key: ['name'],
+  keychain_status: [],
+  use_key_fallback: ['mode'],
   mcp_servers: [],
   mcp_add: ['name', 'config'],
   mcp_remove: ['name'],
@@ -114,29 +125,24 @@ export const COMMANDS = {
   mcp_import_sources: [],
   mcp_import_preview: ['app'],
   mcp_import: ['app'],
-  defined_tools: [],
-  defined_tool_config: ['name'],
-  add_http_tool: ['config'],
-  add_command_tool: ['config'],
-  approve_defined_tool: ['name'],
-  remove_defined_tool: ['name'],
-  agents: [],
-  put_agent: ['agent'],
-  duplicate_agent: ['name', 'newName'],
-  remove_agent: ['name'],
-  put_toolset: ['toolset'],
-  remove_toolset: ['name'],
-  try_http_tool: ['name', 'args'],
-  preview_openapi: ['request'],
-  import_openapi: ['request'],
-  list_keys: [],
-  set_key: ['name', 'value'],
-  delete_key: ['name'],
-  keychain_status: [],
-  use_key_fallback: ['mode'],
-  open_url: ['url'],
-  data_info: [],
-  export_all: [],
-  export_conversation: ['id', 'format'],
-  open_exports_folder: [],
+  list_providers: [],
+  list_models: ['provider'],
+  detect_local_servers: [],
+  test_provider: ['provider'],
+  add_provider: ['profile', 'makeDefault'],
+  remove_provider: ['name'],
+  get_settings: [],
+  update_settings: ['settings'],
+  list_tools: ['conversationId', 'agent'],
+  set_chat_tool_disabled: ['conversationId', 'name', 'disabled'],
+  send_message: ['request', 'onEvent'],
+  stop_turn: ['messageId'],
+  regenerate: ['conversationId', 'choices', 'onEvent'],
+  resolve_approval: ['callId', 'choice'],
 } as const satisfies { [C in CommandName]: readonly (keyof Commands[C]['args'])[] };
+
+/** The argument that carries a turn's events, for the commands that have one. */
+export const CHANNEL_ARGS = {
+  send_message: 'onEvent',
+  regenerate: 'onEvent',
+} as const satisfies { [C in CommandName]?: keyof Commands[C]['args'] };

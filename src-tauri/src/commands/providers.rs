@@ -1,0 +1,52 @@
+//! Provider profiles: the list, their models, local servers found, a connection test, and adding
+//! or removing a profile (its key with it).
+
+use super::{Result, blocking, ipc};
+use crate::platform::dialog::Confirmer;
+use switchboard_service::Service;
+use switchboard_service::connection::DetectedServer;
+use switchboard_service::ipc::{ConnectionReport, ProviderInfo, ProviderProfile};
+use tauri::State;
+
+#[tauri::command]
+pub async fn list_providers(service: State<'_, Service>) -> Result<Vec<ProviderInfo>> {
+    service.providers().map_err(ipc)
+}
+
+#[tauri::command]
+pub async fn list_models(service: State<'_, Service>, provider: Option<String>) -> Result<Vec<String>> {
+    service.models(provider.as_deref()).await.map_err(ipc)
+}
+
+#[tauri::command]
+pub async fn detect_local_servers(service: State<'_, Service>) -> Result<Vec<DetectedServer>> {
+    service.detect_local_servers().await.map_err(ipc)
+}
+
+#[tauri::command]
+pub async fn test_provider(service: State<'_, Service>, provider: Option<String>) -> Result<ConnectionReport> {
+    service.test_provider(provider.as_deref()).await.map_err(ipc)
+}
+
+/// Saves a profile; moving one whose key is stored to another origin asks in a native dialog.
+#[tauri::command]
+pub async fn add_provider(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    profile: ProviderProfile,
+    make_default: bool,
+) -> Result<Vec<ProviderInfo>> {
+    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+    blocking(move || {
+        s.add_provider_confirmed(&profile, make_default, confirm.0.as_ref())?;
+        s.providers()
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn remove_provider(service: State<'_, Service>, name: String) -> Result<Vec<ProviderInfo>> {
+    let s = service.inner().clone();
+    blocking(move || s.remove_provider_and_key(&name)).await?;
+    service.providers().map_err(ipc)
+}

@@ -1,0 +1,30 @@
+//! The tools a chat may call: every tool with its state, and a chat's own switches.
+
+use super::{Result, ipc};
+use switchboard_service::Service;
+use switchboard_service::ipc::ToolInfo;
+use tauri::State;
+
+/// Every tool with its state in Settings and in a chat; a new chat with `agent` gets the agent's.
+#[tauri::command]
+pub async fn list_tools(
+    service: State<'_, Service>,
+    conversation_id: Option<String>,
+    agent: Option<String>,
+) -> Result<Vec<ToolInfo>> {
+    match (conversation_id, agent) {
+        (None, Some(agent)) => service.agent_tools(&agent),
+        (id, _) => service.tools(id.as_deref()),
+    }
+    .map_err(ipc)
+}
+
+#[tauri::command]
+pub async fn set_chat_tool_disabled(
+    service: State<'_, Service>,
+    conversation_id: String,
+    name: String,
+    disabled: bool,
+) -> Result<()> {
+    service.set_chat_tool_disabled(&conversation_id, &name, disabled).map_err(ipc)
+}
