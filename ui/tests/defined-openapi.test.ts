@@ -41,7 +41,7 @@ beforeEach(() => {
 describe('Import OpenAPI', () => {
   it('reads a document and shows its title, servers, schemes, operations and notes', async () => {
     const { backend } = await start();
-    const preview = vi.spyOn(backend, 'previewOpenApi');
+    const preview = vi.spyOn(backend, 'previewOpenapi');
     const form = await readDocument();
     const picker = await within(form).findByTestId('openapi-picker');
     expect(preview).toHaveBeenCalledWith({ name: 'petstore', source: 'https://petstore.example.com/openapi.json', server: null, keys: {}, include: null, allowLocalAddresses: false });
@@ -103,7 +103,7 @@ describe('Import OpenAPI', () => {
 
   it('imports exactly what was picked: the checked operations, the server when changed, the keys', async () => {
     const { backend } = await start();
-    const imp = vi.spyOn(backend, 'importOpenApi');
+    const imp = vi.spyOn(backend, 'importOpenapi');
     const form = await readDocument('pets');
     await within(form).findByTestId('openapi-picker');
     await fireEvent.click(checkbox(form, 'getPet'));
@@ -135,7 +135,7 @@ describe('Import OpenAPI', () => {
 
   it('sends no server when the document’s first one stays chosen, and a later one when picked', async () => {
     const { backend } = await start();
-    const imp = vi.spyOn(backend, 'importOpenApi').mockRejectedValueOnce({ kind: 'config', message: "The document has no operation named 'x'.", retryable: false });
+    const imp = vi.spyOn(backend, 'importOpenapi').mockRejectedValueOnce({ kind: 'config', message: "The document has no operation named 'x'.", retryable: false });
     const form = await readDocument();
     await within(form).findByTestId('openapi-picker');
     await fireEvent.click(checkbox(form, 'listPets'));
@@ -153,7 +153,7 @@ describe('Import OpenAPI', () => {
 
   it('nothing checked is said before anything is sent', async () => {
     const { backend } = await start();
-    const imp = vi.spyOn(backend, 'importOpenApi');
+    const imp = vi.spyOn(backend, 'importOpenapi');
     const form = await readDocument();
     await within(form).findByTestId('openapi-picker');
     await fireEvent.click(within(form).getByTestId('openapi-import'));
@@ -162,7 +162,7 @@ describe('Import OpenAPI', () => {
   });
 
   it('a document that cannot be read shows why, inline, and no picker', async () => {
-    await start({ previewOpenApi: () => Promise.reject({ kind: 'config', message: 'The document is not OpenAPI 3 or Swagger 2.', retryable: false }) });
+    await start({ previewOpenapi: () => Promise.reject({ kind: 'config', message: 'The document is not OpenAPI 3 or Swagger 2.', retryable: false }) });
     const form = await readDocument('x', '/home/you/notes.json');
     const error = await within(form).findByTestId('openapi-read-error');
     expect(error.textContent).toContain('not OpenAPI 3 or Swagger 2');

@@ -1067,7 +1067,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       t.wake?.(null);
       return true;
     },
-    async regenerate(conversationId, handlers) {
+    async regenerate(conversationId, _choices, handlers) {
       const c = conversations.get(conversationId);
       if (!c) throw err('notFound', `No conversation ${conversationId}.`);
       const lastUser = c.messages.map((m) => m.role).lastIndexOf('user');
@@ -1076,7 +1076,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       c.messages.splice(lastUser);
       return runTurn(c, text, { provider: null, model: null }, handlers);
     },
-    async listTools(cid, agent = null) {
+    async listTools(cid = null, agent = null) {
       return toolsFor(cid, agent);
     },
     async setChatToolDisabled(cid, name, disabled) {
@@ -1374,10 +1374,10 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
       const request = [`${(c.method || 'GET').toUpperCase()} ${url.toString().replaceAll('%5B', '[').replaceAll('%5D', ']').replaceAll('+', '%20')}`, ...headers, ...body].join('\n');
       return { request, ok: JSON.stringify({ ok: true, tool: name, args }, null, 2), error: null };
     },
-    async previewOpenApi(request) {
+    async previewOpenapi(request) {
       return openApiPreview(request);
     },
-    async importOpenApi(request) {
+    async importOpenapi(request) {
       if (!/^[A-Za-z0-9_-]{1,48}$/.test(request.name)) throw err('config', `'${request.name}' cannot name an API: use letters, digits, '-' and '_' (at most 48).`);
       const preview = openApiPreview(request);
       const unknown = request.include?.find((t) => !preview.operations.some((o) => o.tool === t));

@@ -90,7 +90,7 @@ export class DefinedModel {
   /** Reads and converts an OpenAPI document without keeping anything, or says why it cannot. */
   async previewOpenApi(request: OpenApiRequest): Promise<Outcome<OpenApiPreview>> {
     try {
-      return { value: await this.api.previewOpenApi(request) };
+      return { value: await this.api.previewOpenapi(request) };
     } catch (e) {
       return { error: toIpcError(e) };
     }
@@ -98,7 +98,7 @@ export class DefinedModel {
 
   /** Imports an OpenAPI document (the shell asks about its keys in its own dialog); the list follows. */
   importOpenApi(request: OpenApiRequest): Promise<Outcome<OpenApiImport>> {
-    return this.changed(() => this.api.importOpenApi(request));
+    return this.changed(() => this.api.importOpenapi(request));
   }
 
   /** Adds or replaces an HTTP tool; resolves with where it stands, or the backend's error. */
