@@ -9,6 +9,7 @@ import ChatDialogs from '../src/lib/components/ChatDialogs.svelte';
 import ChatMenu from '../src/lib/components/ChatMenu.svelte';
 import type { Backend } from '../src/lib/ipc/backend';
 import { createFakeBackend } from '../src/lib/ipc/fake';
+import { errorText, ipcError } from '../src/lib/ipc/fake/errors';
 import { AppState } from '../src/lib/state/app.svelte';
 import { ChatParamsStore, closeChatDialog } from '../src/lib/state/chatParams.svelte';
 
@@ -59,12 +60,13 @@ describe('instructions', () => {
 
   it('shows a refusal in the dialog and keeps it open', async () => {
     await menuApp({
-      setChatInstructions: () => Promise.reject({ kind: 'config', message: 'The chat’s instructions are too long.', retryable: false }),
+      // What the service answers for instructions over its limit.
+      setChatInstructions: () => Promise.reject(ipcError('instructionsTooLong', { length: 20_001 })),
     });
     const dialog = await openInstructions();
     await waitFor(() => expect(within(dialog).getByTestId('chat-instructions-save').hasAttribute('disabled')).toBe(false));
     await fireEvent.click(within(dialog).getByTestId('chat-instructions-save'));
-    expect((await within(dialog).findByTestId('chat-instructions-error')).textContent).toContain('too long');
+    expect((await within(dialog).findByTestId('chat-instructions-error')).textContent).toContain(errorText('instructionsTooLong', { length: 20_001 }));
     expect(screen.getByTestId('chat-instructions-dialog')).toBeTruthy();
   });
 

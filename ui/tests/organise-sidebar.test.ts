@@ -8,6 +8,7 @@ import App from '../src/App.svelte';
 import type { Backend } from '../src/lib/ipc/backend';
 import type { ConversationSummary } from '../src/lib/ipc/bindings';
 import { createFakeBackend } from '../src/lib/ipc/fake';
+import { errorText, ipcError } from '../src/lib/ipc/fake/errors';
 import { AppState } from '../src/lib/state/app.svelte';
 import { organise, setArchived, setPinned } from '../src/lib/state/organise';
 
@@ -167,10 +168,11 @@ describe('pin and archive from the list', () => {
   });
 
   it('shows a failure as a toast and leaves the list as it was', async () => {
-    const { app } = await start({ setConversationPinned: () => Promise.reject({ kind: 'notFound', message: 'No conversation c_1.', retryable: false }) });
+    // What the service answers for a conversation that is gone.
+    const { app } = await start({ setConversationPinned: () => Promise.reject(ipcError('conversationNotFound', { id: 'c_1' })) });
     const id = rows()[0]?.dataset.id as string;
     await fireEvent.click(within(rowById(id) as HTMLElement).getByTestId('pin-conversation'));
-    expect((await screen.findByTestId('error-banner')).textContent).toContain('No conversation c_1.');
+    expect((await screen.findByTestId('error-banner')).textContent).toContain(errorText('conversationNotFound', { id: 'c_1' }));
     expect(app.conversations.find((c) => c.id === id)?.pinned).toBe(false);
     expect(headings()).not.toContain('Pinned');
   });

@@ -291,7 +291,7 @@ describe('Test connection', () => {
 
   it('is what the fake says for each case: unknown profile, no key, no model', async () => {
     const backend = createFakeBackend({ tickMs: 0, empty: true });
-    await expect(backend.testProvider('nope')).rejects.toMatchObject({ kind: 'config', message: expect.stringContaining("No provider profile 'nope'") });
+    await expect(backend.testProvider('nope')).rejects.toMatchObject({ kind: 'config', message: expect.stringContaining("Unknown provider 'nope'.") });
     expect(await backend.testProvider(null)).toMatchObject({ ok: true, keyAccepted: true, models: 3, modelListed: true, tools: true });
     await backend.addProvider({ name: 'claude', kind: 'anthropic', baseUrl: 'https://api.anthropic.com/v1', model: 'claude-x' }, false);
     expect(await backend.testProvider('claude')).toMatchObject({ ok: false, errorKind: 'network' });

@@ -8,6 +8,7 @@ import App from '../../../App.svelte';
 import type { Backend } from '../../ipc/backend';
 import type { McpServerInfo, ServerConfig } from '../../ipc/bindings';
 import { createFakeBackend, FAKE_MCP_CONFIG } from '../../ipc/fake';
+import { errorText } from '../../ipc/fake/errors';
 import { AppState } from '../../state/app.svelte';
 
 const schedule = (cb: () => void) => setTimeout(cb, 0);
@@ -183,7 +184,7 @@ describe('the MCP servers section', () => {
     await openMcp();
     await fireEvent.click(screen.getByTestId('mcp-add'));
     await fireEvent.click(screen.getByTestId('mcp-kind-remote'));
-    await setValue(screen.getByTestId('mcp-name'), 'files');
+    await setValue(screen.getByTestId('mcp-name'), 'files!');
     await setValue(screen.getByTestId('mcp-url'), 'example.com/mcp');
     await setValue(screen.getByTestId('mcp-headers'), 'Authorization Bearer x');
     await fireEvent.submit(screen.getByTestId('mcp-form'));
@@ -195,9 +196,9 @@ describe('the MCP servers section', () => {
     await setValue(screen.getByTestId('mcp-headers'), 'Authorization: Bearer x\nX-Team:  blue');
     await fireEvent.submit(screen.getByTestId('mcp-form'));
     await waitFor(() => expect(add).toHaveBeenCalledTimes(1));
-    expect(add.mock.calls[0]).toEqual(['files', { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer x', 'X-Team': 'blue' }, timeout: null }]);
-    // The fake refuses a second "files": the message is shown next to the form, which stays open.
-    expect((await screen.findByTestId('mcp-form')).textContent).toContain('exists already');
+    expect(add.mock.calls[0]).toEqual(['files!', { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer x', 'X-Team': 'blue' }, timeout: null }]);
+    // The service refuses the name (the form lets it through): its message is shown in the form, which stays open.
+    expect((await screen.findByTestId('mcp-form')).textContent).toContain(errorText('mcpName', { name: 'files!' }));
   });
 
   it('imports from Claude Desktop after a preview', async () => {

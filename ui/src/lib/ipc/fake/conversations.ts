@@ -1,0 +1,141 @@
+/** Conversations in the fake: each golden turn as a chat to start with, and the commands on them. */
+import type { Backend } from '../backend';
+import type { ConversationSummary, ConversationView, MessagePage, StoredMessage } from '../bindings';
+import { OPEN_PAGE } from '../bindings';
+import { userMessage } from '../../model/message';
+import { ipcError } from './errors';
+import { ANSWER, SCENARIOS, toStored, type Scenario } from './golden';
+import type { FakeConversation, FakeState } from './state';
+import { shortTitle } from './util';
+
+/** A seeded conversation to look at Markdown, code and math without sending anything. */
+const MARKDOWN_SAMPLE =
+  'The roots of $ax^2 + bx + c = 0$ are\n\n$$\nx = \\frac{-b \\pm \\sqrt{b^2 - 4ac}}{2a}\n$$\n\nThe discriminant $\\Delta = b^2 - 4ac$ tells you how many real roots there are. In Rust:\n\n' +
+  '```rust\nfn roots(a: f64, b: f64, c: f64) -> Option<(f64, f64)> {\n    let d = b * b - 4.0 * a * c;\n    if d < 0.0 {\n        return None;\n    }\n    let s = d.sqrt();\n    Some(((-b + s) / (2.0 * a), (-b - s) / (2.0 * a)))\n}\n```\n\n' +
+  '| Zone | UTC offset |\n| --- | --- |\n| Asia/Tokyo | +09:00 |';
+
+/** Each golden turn as the store returned it, newest first; then a Markdown sample. */
+export function seedConversations(st: FakeState): void {
+  const { id } = st;
+  const add = (title: string, at: number, messages: StoredMessage[]) => {
+    const cid = id('c');
+    st.conversations.set(cid, { summary: { id: cid, title, createdAt: at, updatedAt: at, messageCount: messages.length, pinned: false, archived: false }, messages, disabled: new Set() });
+  };
+  const now = Date.now();
+  const hour = 3_600_000;
+  const stored = (s: Scenario, at: number): StoredMessage => ({
+    ...structuredClone(s.stored),
+    id: id('m'),
+    createdAt: at,
+    updatedAt: at,
+    toolCalls: s.stored.toolCalls.map((c) => ({ ...structuredClone(c), callId: id('call') })),
+  });
+  SCENARIOS.forEach((s, i) => {
+    const at = now - (i * i + 1) * 5 * hour;
+    add(s.prompt, at, [toStored(userMessage(id('m'), s.prompt), at, at), stored(s, at)]);
+  });
+  const at = now - 9 * 24 * hour;
+  const sample = { ...stored(ANSWER, at), content: MARKDOWN_SAMPLE, reasoning: '', toolCalls: [], toolCallsMade: 0 };
+  add('Quadratic formula refresher', at, [toStored(userMessage(id('m'), 'Remind me of the quadratic formula, with a Rust example'), at, at), sample]);
+}
+
+/** Like the shell: pinned first, then newest. */
+function summaries(st: FakeState): ConversationSummary[] {
+  return [...st.conversations.values()]
+    .map((c) => ({ ...c.summary, messageCount: c.messages.length }))
+    .sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt);
+}
+
+/** The conversation `cid`, or the service's answer when there is none (`missing`). */
+export function conversation(st: FakeState, cid: string, missing: 'conversationNotFound' | 'deleteNotFound' | 'chatToolConversationNotFound' = 'conversationNotFound'): FakeConversation {
+  const c = st.conversations.get(cid);
+  if (!c) throw ipcError(missing, { id: cid });
+  return c;
+}
+
+export function conversationCommands(
+  st: FakeState,
+): Pick<
+  Backend,
+  | 'listConversations'
+  | 'searchConversations'
+  | 'openConversation'
+  | 'olderMessages'
+  | 'renameConversation'
+  | 'generateTitle'
+  | 'chatInstructions'
+  | 'setChatInstructions'
+  | 'setConversationPinned'
+  | 'setConversationArchived'
+  | 'deleteConversation'
+> {
+  const { conversations } = st;
+  return {
+    async listConversations() {
+      return summaries(st);
+    },
+    async searchConversations(query) {
+      const q = query.trim().toLowerCase();
+      if (!q) return summaries(st);
+      return summaries(st).filter((s) => {
+        const c = conversations.get(s.id);
+        return s.title.toLowerCase().includes(q) || (c?.messages.some((m) => m.content.toLowerCase().includes(q)) ?? false);
+      });
+    },
+    async openConversation(cid): Promise<ConversationView> {
+      const c = conversation(st, cid);
+      // Like the shell: the last OPEN_PAGE messages, the rest read with olderMessages.
+      const from = Math.max(0, c.messages.length - OPEN_PAGE);
+      return {
+        conversation: { ...c.summary, messageCount: c.messages.length },
+        messages: c.messages.slice(from).map((m) => structuredClone(m)),
+        earlier: from,
+        disabledTools: [...c.disabled],
+        ...(c.agent ? { agent: c.agent } : {}),
+      };
+    },
+    async olderMessages(cid, before, limit): Promise<MessagePage> {
+      const c = conversation(st, cid);
+      const end = c.messages.findIndex((m) => m.id === before);
+      if (end < 0) throw ipcError('messageNotFound', { id: before });
+      const from = Math.max(0, end - Math.max(1, limit));
+      return { messages: c.messages.slice(from, end).map((m) => structuredClone(m)), earlier: from };
+    },
+    async renameConversation(cid, title) {
+      const c = conversation(st, cid);
+      const t = title.trim();
+      if (!t) throw ipcError('titleEmpty');
+      c.summary.title = t;
+      c.renamed = true;
+    },
+    async generateTitle(cid) {
+      const c = conversation(st, cid);
+      if (c.renamed || st.settings.chats.titles === 'firstLine') return c.summary.title;
+      const first = c.messages.find((m) => m.role === 'user')?.content ?? '';
+      if (!first.trim()) return c.summary.title;
+      c.summary.title = shortTitle(first);
+      return c.summary.title;
+    },
+    async chatInstructions(cid) {
+      const c = conversation(st, cid);
+      const parts = [st.settings.chats.instructions, c.instructions].map((p) => p?.trim() ?? '').filter((p) => p !== '');
+      return { custom: st.settings.chats.instructions, chat: c.instructions ?? '', lastSent: c.messages.length > 0 && parts.length > 0 ? parts.join('\n\n') : null };
+    },
+    async setChatInstructions(cid, text) {
+      const length = [...text].length;
+      if (length > 20_000) throw ipcError('instructionsTooLong', { length });
+      conversation(st, cid).instructions = text.trim() ? text : undefined;
+    },
+    async setConversationPinned(cid, pinned) {
+      const c = conversation(st, cid);
+      c.summary = { ...c.summary, pinned };
+    },
+    async setConversationArchived(cid, archived) {
+      const c = conversation(st, cid);
+      c.summary = { ...c.summary, archived, pinned: archived ? false : c.summary.pinned };
+    },
+    async deleteConversation(cid) {
+      if (!conversations.delete(cid)) throw ipcError('deleteNotFound', { id: cid });
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * An in-memory stand-in for the Tauri shell, used by `npm run dev` in a plain browser and by UI
+ * tests. One file per concern, each giving the commands of its concern over one shared state
+ * (./state.ts), like the shell's commands over one service:
+ * conversations, turns (replayed golden turns, ./golden.ts), tools, providers, settings, keys, MCP
+ * servers, defined tools and OpenAPI documents, agents, and the data folder.
+ *
+ * Its errors are the service's: every `{kind, message}` it throws for bad input comes from
+ * `../errors.generated.json`, produced by running the same input through the real service
+ * (./errors.ts says which few cannot be and are written by hand).
+ */
+import type { Backend } from '../backend';
+import { agentCommands, agentsSeed } from './agents';
+import { conversationCommands, seedConversations } from './conversations';
+import { dataCommands } from './data';
+import { definedCommands, definedSeed } from './defined';
+import { keyCommands, keychainSeed, startKeychainProbe, storesSeed } from './keys';
+import { mcpCommands, mcpSeed } from './mcp';
+import type { FakeOptions } from './options';
+import { profilesSeed, providerCommands } from './providers';
+import { settingsCommands, settingsSeed } from './settings';
+import type { FakeState } from './state';
+import { toolCommands } from './tools';
+import { turnCommands } from './turns';
+
+export { FAKE_KEYCHAIN_PROBLEM, fakeOptionsFromUrl, type FakeOptions } from './options';
+export { FAKE_MCP_CONFIG } from './mcp';
+export { FAKE_TOOLS_CONFIG } from './defined';
+
+export function createFakeBackend(opts: FakeOptions = {}): Backend {
+  let seq = 0;
+  const st: FakeState = {
+    opts,
+    tick: opts.tickMs ?? 28,
+    id: (p) => `${p}_${Date.now().toString(36)}_${(seq++).toString(36)}`,
+    conversations: new Map(),
+    running: new Map(),
+    mcp: mcpSeed(),
+    imported: new Set(),
+    defined: definedSeed(),
+    openApiDocs: [],
+    agentsFile: agentsSeed(),
+    profiles: profilesSeed(opts),
+    stale: new Set(opts.noProviders ? [] : ['lmstudio']),
+    settings: settingsSeed(opts),
+    stores: storesSeed(opts),
+    keychain: keychainSeed(opts),
+  };
+  if (!opts.empty) seedConversations(st);
+  startKeychainProbe(st);
+  return {
+    ...conversationCommands(st),
+    ...turnCommands(st),
+    ...toolCommands(st),
+    ...providerCommands(st),
+    ...settingsCommands(st),
+    ...keyCommands(st),
+    ...mcpCommands(st),
+    ...definedCommands(st),
+    ...agentCommands(st),
+    ...dataCommands(st),
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * What one fake backend holds while it runs: conversations and running turns, tool sources,
+ * agents, provider profiles, settings and keys. Every part of the fake reads and changes this one
+ * object, as the shell's commands share one service.
+ */
+import type { AgentConfig, ApprovalChoice, ConversationSummary, KeychainStatus, KeyMode, ProviderProfile, Settings, StoredMessage, Toolset } from '../bindings';
+import type { FakeDefined } from './defined';
+import type { FakeMcp } from './mcp';
+import type { FakeOpenApi } from './openapi';
+import type { FakeOptions } from './options';
+
+export interface FakeConversation {
+  summary: ConversationSummary;
+  messages: StoredMessage[];
+  disabled: Set<string>;
+  /** The person renamed it: generate_title leaves the title alone. */
+  renamed?: boolean;
+  /** Its own instructions. */
+  instructions?: string;
+  /** The agent it runs. */
+  agent?: string;
+}
+
+/** A running turn: what it waits for (a delay or an approval) can be cut short by Stop. */
+export interface Turn {
+  stopped: boolean;
+  /** The (replayed) call waiting for the person's choice. */
+  asking: string | null;
+  wake: ((choice: ApprovalChoice | null) => void) | null;
+}
+
+export interface FakeState {
+  readonly opts: FakeOptions;
+  /** Milliseconds between replayed events. */
+  readonly tick: number;
+  /** A fresh id with this prefix. */
+  id(prefix: string): string;
+  readonly conversations: Map<string, FakeConversation>;
+  readonly running: Map<string, Turn>;
+  readonly mcp: FakeMcp[];
+  /** Servers imported from another app's config. */
+  readonly imported: Set<string>;
+  readonly defined: FakeDefined[];
+  readonly openApiDocs: FakeOpenApi[];
+  readonly agentsFile: { agents: AgentConfig[]; toolsets: Toolset[] };
+  readonly profiles: ProviderProfile[];
+  /**
+   * Seeded profiles whose server does not answer (the seeded `lmstudio` one, whose listing fails),
+   * until they are saved again. A profile added while the fake runs reaches the LM Studio that
+   * detect_local_servers finds (unless `noLocalServers`).
+   */
+  readonly stale: Set<string>;
+  settings: Settings;
+  /** The stores hold values; nothing in the fake ever returns one. */
+  readonly stores: Record<KeyMode, Map<string, string>>;
+  keychain: KeychainStatus;
+}

@@ -1,0 +1,131 @@
+/**
+ * Turns in the fake: a question starts a replayed golden turn (or an agent's), which can wait for
+ * an approval and be stopped; what it produced is stored by running the same events through the
+ * UI's reducer. It does not apply tool settings, forcing, "no tools" or dry run to what it replays.
+ */
+import type { Backend, TurnHandlers } from '../backend';
+import type { ApprovalChoice, ChatEvent, NestedEvent, SendRequest, TurnStarted } from '../bindings';
+import { pendingAssistant, reduce, userMessage } from '../../model/message';
+import { ipcError } from './errors';
+import { afterApproval, agentScript, scriptFor, STOPPED_DONE, toStored } from './golden';
+import { providerList } from './providers';
+import type { FakeConversation, FakeState, Turn } from './state';
+
+async function runTurn(st: FakeState, conv: FakeConversation, text: string, req: Pick<SendRequest, 'provider' | 'model'>, handlers: TurnHandlers): Promise<TurnStarted> {
+  const { id, running, profiles, tick } = st;
+  const now = Date.now();
+  const started: TurnStarted = { conversationId: conv.summary.id, messageId: id('m'), userMessageId: id('m') };
+  const provider = req.provider ?? providerList(st).find((p) => p.isDefault)?.name ?? 'openai';
+  const model = req.model ?? profiles.find((p) => p.name === provider)?.model ?? 'gpt-4o-mini';
+  conv.messages.push(toStored(userMessage(started.userMessageId, text), now, now));
+  const slot = conv.messages.push(toStored(pendingAssistant(started.messageId), now, now)) - 1;
+  conv.summary.updatedAt = now;
+  const turn: Turn = { stopped: false, asking: null, wake: null };
+  running.set(started.messageId, turn);
+  let state = pendingAssistant(started.messageId);
+  const nested = new Map<string, NestedEvent[]>();
+
+  // Golden call ids -> this turn's; calls taken from another golden turn are aliased to the asked call.
+  const ids = new Map<string, string>();
+  const fresh = (goldenId: string) => {
+    const known = ids.get(goldenId);
+    if (known) return known;
+    const made = id('call');
+    ids.set(goldenId, made);
+    return made;
+  };
+  const emit = (golden: ChatEvent) => {
+    const e: ChatEvent = golden.type === 'started' ? { ...golden, ...started, provider, model } : 'id' in golden ? { ...golden, id: fresh(golden.id) } : golden;
+    state = reduce(state, e);
+    if (e.type === 'toolProgress' && e.instance && e.event) nested.set(e.id, [...(nested.get(e.id) ?? []), { instance: e.instance, event: e.event }]);
+    conv.messages[slot] = toStored(state, now, Date.now(), nested);
+    handlers.onEvent(e);
+  };
+  const wait = (ms: number | null) =>
+    new Promise<ApprovalChoice | null>((resolve) => {
+      turn.wake = resolve;
+      if (ms !== null) setTimeout(() => resolve(null), ms);
+    });
+  // The model "thinks" before its first event, and a tool takes a while, so both can be seen (and stopped).
+  const pause = (e: ChatEvent) => tick * (e.type === 'started' ? 8 : e.type === 'toolStarted' ? 25 : 1);
+
+  const run = async () => {
+    await Promise.resolve();
+    const queue = [...(conv.agent ? agentScript(conv.agent, text) : scriptFor(text))];
+    let ending = false;
+    while (queue.length > 0) {
+      const next = queue.shift() as ChatEvent;
+      if (next.type === 'approvalRequested') {
+        const callId = fresh(next.id);
+        turn.asking = callId;
+        // Waiting before the request goes out, so an answer given while it is handled is not lost.
+        const answer = wait(null);
+        emit(next);
+        const choice = await answer;
+        turn.asking = null;
+        const rest = afterApproval(turn.stopped ? 'stop' : (choice ?? 'deny'), callId);
+        for (const e of rest) if ('id' in e) ids.set(e.id, callId);
+        queue.splice(0, queue.length, ...rest);
+        ending = turn.stopped;
+      } else {
+        emit(next);
+        if (queue.length > 0 && !turn.stopped) await wait(pause(next));
+      }
+      if (turn.stopped && !ending && queue.length > 0) {
+        // As the service ends a stopped turn: a cancelled `done` with what was used so far.
+        ending = true;
+        queue.splice(0, queue.length, { ...STOPPED_DONE, usage: { ...state.usage }, toolCallsMade: state.toolCalls.length });
+      }
+    }
+    running.delete(started.messageId);
+    handlers.onClose?.();
+  };
+  void run();
+  return started;
+}
+
+export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stopTurn' | 'regenerate' | 'resolveApproval'> {
+  const { conversations, running, profiles, agentsFile, id } = st;
+  return {
+    async sendMessage(request, handlers) {
+      if (!request.text.trim()) throw ipcError('sendEmpty');
+      if (profiles.length === 0) throw ipcError('noProviderChosen');
+      let conv = request.conversationId ? conversations.get(request.conversationId) : undefined;
+      if (request.conversationId && !conv) throw ipcError('sendConversationNotFound', { id: request.conversationId });
+      if (!conv) {
+        const cid = id('c');
+        const now = Date.now();
+        const title = request.text.trim().replace(/\s+/g, ' ').slice(0, 48);
+        conv = { summary: { id: cid, title, createdAt: now, updatedAt: now, messageCount: 0, pinned: false, archived: false }, messages: [], disabled: new Set() };
+        conversations.set(cid, conv);
+      }
+      for (const name of request.disableForChat) conv.disabled.add(name);
+      if (request.agent && conv.messages.length === 0) {
+        if (!agentsFile.agents.some((a) => a.name === request.agent)) throw ipcError('sendAgentNotFound', { name: request.agent });
+        conv.agent = request.agent;
+      }
+      return runTurn(st, conv, request.text, request, handlers);
+    },
+    async stopTurn(messageId) {
+      const t = running.get(messageId);
+      if (!t) return false;
+      t.stopped = true;
+      t.wake?.(null);
+      return true;
+    },
+    async regenerate(conversationId, _choices, handlers) {
+      const c = conversations.get(conversationId);
+      const lastUser = c ? c.messages.map((m) => m.role).lastIndexOf('user') : -1;
+      // Like the service: no conversation, or none with a question, is the same "not found".
+      if (!c || lastUser < 0) throw ipcError('regenerateNotFound', { id: conversationId });
+      const text = c.messages[lastUser]?.content ?? '';
+      c.messages.splice(lastUser);
+      return runTurn(st, c, text, { provider: null, model: null }, handlers);
+    },
+    async resolveApproval(callId, choice) {
+      const t = [...running.values()].find((x) => x.asking === callId);
+      if (!t) throw ipcError('approvalNotPending', { callId });
+      t.wake?.(choice);
+    },
+  };
+}
