@@ -1,8 +1,8 @@
 //! The event stream of one turn: the only way a shell learns what happened.
 
 use crate::error::ErrorKind;
-use crate::tool::ToolSource;
 use crate::types::Usage;
+use crate::vocab::ToolSource;
 use serde::{Deserialize, Serialize};
 
 /// How a tool call ended.
@@ -209,7 +209,7 @@ pub enum ChatEvent {
         /// Images the tool returned.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "ts", ts(optional))]
-        images: Option<Vec<crate::tool::ToolImage>>,
+        images: Option<Vec<crate::vocab::ToolImage>>,
     },
     /// Provider-specific data of an iteration's response (signed thinking, a response id), kept
     /// with the message so a later request can send it back. For the store; shells ignore it.

@@ -6,8 +6,8 @@
 //! assistant/tool message sequence a live turn sent.
 
 use crate::event::ToolStatus;
-use crate::tool::ToolImage;
 use crate::types::{Message, ProviderState, ToolCall};
+use crate::vocab::ToolImage;
 
 /// A stored tool call with its result, as the store hands it over.
 #[derive(Clone, Debug, PartialEq, Eq)]

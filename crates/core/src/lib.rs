@@ -23,6 +23,7 @@ pub mod source;
 pub mod tool;
 pub mod turn;
 pub mod types;
+pub mod vocab;
 
 pub use coalesce::Coalescing;
 pub use error::{ErrorKind, ProviderError};
@@ -32,13 +33,12 @@ pub use provider::{
 };
 pub use registry::{RegistryError, ToolRegistry};
 pub use source::{Catalog, CatalogError, OnChange, Source, SourceState, SourceStatus};
-pub use tool::{
-    ApprovalPolicy, Redact, Secrets, Tool, ToolContext, ToolDef, ToolError, ToolImage, ToolOutput, ToolSource,
-};
+pub use tool::{Redact, Secrets, Tool, ToolContext};
 pub use turn::{
     ApprovalDecision, ApprovalRequest, Approver, Engine, EngineConfig, TurnInput, TurnOptions, TurnOutcome,
 };
 pub use types::{Message, ProviderState, ToolCall, Usage};
+pub use vocab::{ApprovalPolicy, ToolDef, ToolError, ToolImage, ToolOutput, ToolSource};
 
 /// Cancellation of a turn or a tool call (the stop button).
 pub use tokio_util::sync::CancellationToken;

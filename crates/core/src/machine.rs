@@ -20,8 +20,8 @@ use crate::policy::{self, Forcing, Offer, Selection, ToolSettings};
 use crate::provider::{GenerationOptions, ProviderEvent, ProviderRequest, StopReason, ToolChoice, ToolSpec};
 use crate::registry::ToolRegistry;
 use crate::round::{self, Plan};
-use crate::tool::{ApprovalPolicy, ToolError, ToolImage, ToolOutput, ToolSource};
 use crate::types::{Message, ProviderState, ToolCall, Usage, char_len};
+use crate::vocab::{ApprovalPolicy, ToolError, ToolImage, ToolOutput, ToolSource};
 use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 

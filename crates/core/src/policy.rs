@@ -1,6 +1,6 @@
 //! Which tools a request offers, and how they are forced. Pure: no I/O, table-tested.
 
-use crate::tool::{ApprovalPolicy, ToolDef};
+use crate::vocab::{ApprovalPolicy, ToolDef};
 use std::collections::{BTreeSet, HashMap};
 
 /// Tool settings of the person as administrator of their own app (apply to every chat).

@@ -1,6 +1,7 @@
 //! The tool registry: every source's tools under unique names, with compiled argument schemas.
 
-use crate::tool::{Tool, ToolDef, ToolSource};
+use crate::tool::Tool;
+use crate::vocab::{ToolDef, ToolSource};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 

@@ -257,7 +257,8 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tool::{ToolContext, ToolDef, ToolError, ToolOutput, ToolSource};
+    use crate::tool::ToolContext;
+    use crate::vocab::{ToolDef, ToolError, ToolOutput, ToolSource};
     use serde_json::json;
     use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -48,7 +48,7 @@ pub enum Message {
         is_error: bool,
         /// Images the tool returned, for providers that take images in tool results.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        images: Vec<crate::tool::ToolImage>,
+        images: Vec<crate::vocab::ToolImage>,
     },
 }
 
