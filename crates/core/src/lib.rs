@@ -9,6 +9,7 @@
 //! it; no knowledge of Tauri, SQLite, keychains or HTTP. Persistence and display are consumers of
 //! [`ChatEvent`]s through an [`EventSink`].
 
+pub mod approval;
 pub mod coalesce;
 pub mod error;
 pub mod event;
@@ -25,6 +26,7 @@ pub mod turn;
 pub mod types;
 pub mod vocab;
 
+pub use approval::{ApprovalDecision, ApprovalRequest, Approver};
 pub use coalesce::Coalescing;
 pub use error::{ErrorKind, ProviderError};
 pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
@@ -34,9 +36,7 @@ pub use provider::{
 pub use registry::{RegistryError, ToolRegistry};
 pub use source::{Catalog, CatalogError, OnChange, Source, SourceState, SourceStatus};
 pub use tool::{Redact, Secrets, Tool, ToolContext};
-pub use turn::{
-    ApprovalDecision, ApprovalRequest, Approver, Engine, EngineConfig, TurnInput, TurnOptions, TurnOutcome,
-};
+pub use turn::{Engine, EngineConfig, TurnInput, TurnOptions, TurnOutcome};
 pub use types::{Message, ProviderState, ToolCall, Usage};
 pub use vocab::{ApprovalPolicy, ToolDef, ToolError, ToolImage, ToolOutput, ToolSource};
 

@@ -13,6 +13,7 @@
 //! Invariants: every call id gets exactly one `toolResult`, on every path; `done` is the last
 //! event and [`Effect::Finish`] the last effect; a request is retried only before any output.
 
+use crate::approval::{ApprovalDecision, ApprovalRequest};
 use crate::error::{ErrorKind, ProviderError};
 use crate::event::{ChatEvent, FinishReason, NoticeKind, ToolStatus};
 use crate::names::NameMap;
@@ -124,36 +125,6 @@ pub struct TurnInput {
     pub history: Vec<Message>,
     /// Per-turn choices.
     pub options: TurnOptions,
-}
-
-/// A request for the person to approve a call.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ApprovalRequest {
-    /// Conversation id.
-    pub conversation_id: String,
-    /// Call id.
-    pub call_id: String,
-    /// Tool name.
-    pub name: String,
-    /// Tool source.
-    pub source: ToolSource,
-    /// Exact arguments.
-    pub arguments: String,
-    /// What the call will do, in the tool's words ([`crate::Tool::preview`]).
-    pub preview: Option<String>,
-}
-
-/// The person's answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ApprovalDecision {
-    /// Run this call.
-    Once,
-    /// Run it, and don't ask again in this chat (the approver persists that).
-    ForChat,
-    /// Run it, and never ask again (the approver persists that).
-    Always,
-    /// Don't run it; the model is told.
-    Deny,
 }
 
 /// How a turn ended (the same facts as the final `done` event).

@@ -1,7 +1,8 @@
 //! The tool abstraction: the [`Tool`] trait, the [`ToolContext`] a call gets and the person's
 //! [`Secrets`]. What a tool is as data ([`ToolDef`]) lives in [`crate::vocab`] and is re-exported here.
 
-use crate::event::ChatEvent;
+use crate::approval::{ApprovalDecision, Approver, FixedApprover};
+use crate::event::{ChatEvent, EventSink};
 use futures::future::BoxFuture;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -65,10 +66,10 @@ pub struct ToolContext {
     pub secrets: Arc<dyn Secrets>,
     /// Fires when the turn is stopped or the call timed out; tools should stop promptly.
     pub cancel: CancellationToken,
-    pub(crate) events: Arc<dyn crate::event::EventSink>,
+    pub(crate) events: Arc<dyn EventSink>,
     /// The turn's approver: a tool that runs calls of its own (a sub-agent) asks the person
     /// through it, exactly as the turn does.
-    pub(crate) approver: Arc<dyn crate::turn::Approver>,
+    pub(crate) approver: Arc<dyn Approver>,
 }
 
 impl ToolContext {
@@ -81,17 +82,17 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             events: Arc::new(|_| {}),
             // Outside a turn nobody can be asked: what needs the person is refused.
-            approver: Arc::new(crate::turn::FixedApprover(crate::turn::ApprovalDecision::Deny)),
+            approver: Arc::new(FixedApprover(ApprovalDecision::Deny)),
         }
     }
 
     /// The turn's approver, for a tool whose own calls need the person (a sub-agent's turn).
-    pub fn approver(&self) -> Arc<dyn crate::turn::Approver> {
+    pub fn approver(&self) -> Arc<dyn Approver> {
         Arc::clone(&self.approver)
     }
 
     /// A context outside the loop whose events (progress) go to `events`.
-    pub fn detached_with_events(secrets: Arc<dyn Secrets>, events: Arc<dyn crate::event::EventSink>) -> Self {
+    pub fn detached_with_events(secrets: Arc<dyn Secrets>, events: Arc<dyn EventSink>) -> Self {
         Self { events, ..Self::detached(secrets) }
     }
 

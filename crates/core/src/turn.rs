@@ -30,26 +30,8 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info_span, warn};
 
-pub use crate::machine::{ApprovalDecision, ApprovalRequest, EngineConfig, TurnInput, TurnOptions, TurnOutcome};
-
-/// Asks the person about `ask` calls (a dialog in the app, a prompt or a flag in the CLI).
-pub trait Approver: Send + Sync {
-    /// Waits for a decision. Called before `ApprovalRequested` is emitted: an approver that is
-    /// answered from elsewhere must be ready for that answer when this returns. The future is
-    /// dropped when the turn is stopped.
-    fn decide(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision>;
-}
-
-/// An approver that always answers the same.
-#[derive(Clone, Copy, Debug)]
-pub struct FixedApprover(pub ApprovalDecision);
-
-impl Approver for FixedApprover {
-    fn decide(&self, _request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
-        let d = self.0;
-        async move { d }.boxed()
-    }
-}
+pub use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
+pub use crate::machine::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
 
 /// The tool loop over a registry and the person's secrets.
 pub struct Engine {

@@ -1,0 +1,59 @@
+//! The approval contract: how the loop asks the person about a call whose policy is `ask`
+//! ([`ApprovalRequest`]), what they can answer ([`ApprovalDecision`]), and who answers
+//! ([`Approver`]: a dialog in the app, a prompt or a flag in the CLI).
+//!
+//! Invariant: it knows the vocabulary and nothing of the loop, so a tool (a sub-agent that asks
+//! the person about its own calls) can hold the turn's approver without importing the loop.
+
+use crate::vocab::ToolSource;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
+/// A request for the person to approve a call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApprovalRequest {
+    /// Conversation id.
+    pub conversation_id: String,
+    /// Call id.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Tool source.
+    pub source: ToolSource,
+    /// Exact arguments.
+    pub arguments: String,
+    /// What the call will do, in the tool's words ([`crate::Tool::preview`]).
+    pub preview: Option<String>,
+}
+
+/// The person's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApprovalDecision {
+    /// Run this call.
+    Once,
+    /// Run it, and don't ask again in this chat (the approver persists that).
+    ForChat,
+    /// Run it, and never ask again (the approver persists that).
+    Always,
+    /// Don't run it; the model is told.
+    Deny,
+}
+
+/// Asks the person about `ask` calls (a dialog in the app, a prompt or a flag in the CLI).
+pub trait Approver: Send + Sync {
+    /// Waits for a decision. Called before `ApprovalRequested` is emitted: an approver that is
+    /// answered from elsewhere must be ready for that answer when this returns. The future is
+    /// dropped when the turn is stopped.
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision>;
+}
+
+/// An approver that always answers the same.
+#[derive(Clone, Copy, Debug)]
+pub struct FixedApprover(pub ApprovalDecision);
+
+impl Approver for FixedApprover {
+    fn decide(&self, _request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
+        let d = self.0;
+        async move { d }.boxed()
+    }
+}
