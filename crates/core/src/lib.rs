@@ -11,6 +11,7 @@
 
 pub mod approval;
 pub mod coalesce;
+pub mod config;
 pub mod error;
 pub mod event;
 pub mod history;
@@ -28,6 +29,7 @@ pub mod vocab;
 
 pub use approval::{ApprovalDecision, ApprovalRequest, Approver};
 pub use coalesce::Coalescing;
+pub use config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
 pub use error::{ErrorKind, ProviderError};
 pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
 pub use provider::{
@@ -36,7 +38,7 @@ pub use provider::{
 pub use registry::{RegistryError, ToolRegistry};
 pub use source::{Catalog, CatalogError, OnChange, Source, SourceState, SourceStatus};
 pub use tool::{Redact, Secrets, Tool, ToolContext};
-pub use turn::{Engine, EngineConfig, TurnInput, TurnOptions, TurnOutcome};
+pub use turn::Engine;
 pub use types::{Message, ProviderState, ToolCall, Usage};
 pub use vocab::{ApprovalPolicy, ToolDef, ToolError, ToolImage, ToolOutput, ToolSource};
 

@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info_span, warn};
 
 pub use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
-pub use crate::machine::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
+pub use crate::config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
 
 /// The tool loop over a registry and the person's secrets.
 pub struct Engine {

@@ -1,0 +1,125 @@
+//! The turn configuration: what a turn starts from ([`TurnInput`] with the person's
+//! [`TurnOptions`]), the limits it runs under ([`EngineConfig`]) and how it ended
+//! ([`TurnOutcome`]).
+//!
+//! Invariant: plain values built before every turn (from settings, a profile, a chat), so the
+//! loop below reads them and nothing here reaches back into the loop.
+
+use crate::error::ProviderError;
+use crate::event::FinishReason;
+use crate::policy::ToolSettings;
+use crate::provider::GenerationOptions;
+use crate::types::{Message, Usage};
+use std::collections::{BTreeSet, HashSet};
+use std::time::Duration;
+
+/// Limits and behavior of the loop. Built from settings before every turn, so changes apply to
+/// the next turn without a restart.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Model calls with tools before the last, tools-off call.
+    pub max_iterations: u32,
+    /// Unique calls run per round; the rest are answered as skipped.
+    pub max_tool_calls_per_round: usize,
+    /// Per-call timeout unless the tool sets its own.
+    pub tool_timeout: Duration,
+    /// A stream with no event for this long ends with a timeout error.
+    pub idle_timeout: Duration,
+    /// Retries of a request that failed before any output.
+    pub max_retries: u32,
+    /// First retry delay; doubles per attempt.
+    pub retry_base_delay: Duration,
+    /// Upper bound of any retry delay, `Retry-After` included.
+    pub retry_max_delay: Duration,
+    /// Settings-wide tool settings (disabled tools, approval overrides).
+    pub tool_settings: ToolSettings,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            max_iterations: 10,
+            max_tool_calls_per_round: 10,
+            tool_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(120),
+            max_retries: 3,
+            retry_base_delay: Duration::from_millis(1000),
+            retry_max_delay: Duration::from_secs(30),
+            tool_settings: ToolSettings::default(),
+        }
+    }
+}
+
+/// The person's choices for one turn.
+#[derive(Clone, Debug)]
+pub struct TurnOptions {
+    /// `false`: no tools this turn.
+    pub use_tools: bool,
+    /// Tools forced for the first iteration.
+    pub forced: Vec<String>,
+    /// Tools disabled for this chat.
+    pub disabled_for_chat: BTreeSet<String>,
+    /// Tools return their example output instead of running.
+    pub dry_run: bool,
+    /// Overrides [`EngineConfig::max_iterations`] for this turn.
+    pub max_iterations: Option<u32>,
+    /// `ask` tools already approved for this chat or always.
+    pub approved_tools: HashSet<String>,
+    /// Output limit and reasoning controls for every request of the turn.
+    pub generation: GenerationOptions,
+    /// Set when the model is known to take no tools: none are offered, and this is said once.
+    pub tools_unsupported: Option<String>,
+    /// Tools the turn was meant to have but does not (a toolset names one that no longer
+    /// exists): each is said once, right after `started`, and the turn goes on without them.
+    pub unavailable: Vec<String>,
+}
+
+impl Default for TurnOptions {
+    fn default() -> Self {
+        Self {
+            use_tools: true,
+            forced: Vec::new(),
+            disabled_for_chat: BTreeSet::new(),
+            dry_run: false,
+            max_iterations: None,
+            approved_tools: HashSet::new(),
+            generation: GenerationOptions::default(),
+            tools_unsupported: None,
+            unavailable: Vec::new(),
+        }
+    }
+}
+
+/// Everything one turn starts from. The ids come from the store, which created the rows already.
+#[derive(Clone, Debug)]
+pub struct TurnInput {
+    /// Conversation id.
+    pub conversation_id: String,
+    /// The person's message id.
+    pub user_message_id: String,
+    /// The assistant message id.
+    pub message_id: String,
+    /// Provider profile name (for the `started` event).
+    pub provider_name: String,
+    /// Model id.
+    pub model: String,
+    /// System prompt before tool snippets.
+    pub system_prompt: Option<String>,
+    /// History, ending with the person's new message.
+    pub history: Vec<Message>,
+    /// Per-turn choices.
+    pub options: TurnOptions,
+}
+
+/// How a turn ended (the same facts as the final `done` event).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnOutcome {
+    /// Why it ended.
+    pub finish_reason: FinishReason,
+    /// Usage summed over iterations.
+    pub usage: Usage,
+    /// Tool calls the model made.
+    pub tool_calls_made: u32,
+    /// The error, if it failed.
+    pub error: Option<ProviderError>,
+}
