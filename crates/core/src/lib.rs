@@ -5,27 +5,49 @@
 //! [`Provider`] and [`Tool`] traits, the tool [`ToolRegistry`], the pure tool [`policy`], and the
 //! loop itself ([`Engine`]).
 //!
+//! The modules read bottom-up with no import circle: the vocabulary ([`types`], [`vocab`],
+//! [`error`], [`event`]), the approval contract ([`approval`]), pure decisions ([`policy`],
+//! [`names`], [`round`], [`history`]), what the loop talks to ([`tool`], [`provider`],
+//! [`registry`], [`source`]), the turn configuration ([`config`]), then the loop: the
+//! [`machine`] decides and the driver ([`turn`]) acts. `tests/layers.rs` fails naming the circle
+//! if an import ever points back up.
+//!
 //! Architecture invariant: no I/O of its own beyond what a provider or tool does when the loop calls
 //! it; no knowledge of Tauri, SQLite, keychains or HTTP. Persistence and display are consumers of
 //! [`ChatEvent`]s through an [`EventSink`].
 
-pub mod approval;
-pub mod coalesce;
-pub mod config;
+// Read bottom-up: a module imports only from its own group or the groups listed before it
+// (tests/layers.rs fails naming the circle otherwise).
+
+// 1. The vocabulary: plain data (messages, tool definitions and results, errors, events).
 pub mod error;
 pub mod event;
-pub mod history;
-pub mod machine;
-pub mod names;
-pub mod policy;
-pub mod provider;
-pub mod registry;
-pub mod round;
-pub mod source;
-pub mod tool;
-pub mod turn;
 pub mod types;
 pub mod vocab;
+
+// 2. The approval contract: how the loop asks the person about a call.
+pub mod approval;
+
+// 3. Pure decisions over the vocabulary: which tools are offered, provider-safe names, how a
+//    round is planned, how stored rows become history again.
+pub mod history;
+pub mod names;
+pub mod policy;
+pub mod round;
+
+// 4. What the loop talks to: tools, providers, the registry and its sources, sinks.
+pub mod coalesce;
+pub mod provider;
+pub mod registry;
+pub mod source;
+pub mod tool;
+
+// 5. The turn configuration: what a turn starts from and runs under.
+pub mod config;
+
+// 6. The loop: the machine decides (a folder of its phases), the driver acts.
+pub mod machine;
+pub mod turn;
 
 pub use approval::{ApprovalDecision, ApprovalRequest, Approver};
 pub use coalesce::Coalescing;

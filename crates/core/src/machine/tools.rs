@@ -1,0 +1,138 @@
+//! Running a round: calls answered without running get their result at once, the rest start
+//! together; as each finishes its result is worded for the model; when all are done the results
+//! go into the history in call order and the turn goes on (or ends, if a tool took control).
+//!
+//! Invariant: every call id of the round gets exactly one result, even when the turn is stopped.
+
+use super::{Effect, Machine, Phase, Round, Slot, ToolEnd, ToolFinished, ToolRun, result_event, seconds};
+use crate::event::{ChatEvent, FinishReason, ToolStatus};
+use crate::types::Message;
+use crate::vocab::ToolError;
+
+impl Machine<'_> {
+    /// Answers what needs no running, starts the rest.
+    pub(super) fn start_round(&mut self, out: &mut Vec<Effect>) {
+        let round = &mut self.round;
+        let mut runs = Vec::new();
+        for (i, (call, slot)) in round.calls.iter().zip(&mut round.slots).enumerate() {
+            match slot {
+                Slot::Answered(status, text) => {
+                    out.push(result_event(call, *status, text.clone(), 0, Vec::new()));
+                    round.results[i] = Some((*status, std::mem::take(text), Vec::new()));
+                }
+                Slot::DryRun(text) => {
+                    out.push(Effect::Emit(ChatEvent::ToolStarted { id: call.id.clone() }));
+                    out.push(result_event(call, ToolStatus::Ok, text.clone(), 0, Vec::new()));
+                    round.results[i] = Some((ToolStatus::Ok, std::mem::take(text), Vec::new()));
+                }
+                Slot::Duplicate(_) => {}
+                Slot::Run(args) => {
+                    let Some(tool) = self.registry.get(&call.name) else { continue };
+                    let def = tool.def();
+                    if def.takes_control {
+                        round.control_call = Some(i);
+                    }
+                    out.push(Effect::Emit(ChatEvent::ToolStarted { id: call.id.clone() }));
+                    runs.push(ToolRun {
+                        index: i,
+                        call: call.clone(),
+                        args: std::mem::take(args),
+                        timeout: def.timeout.unwrap_or(self.config.tool_timeout),
+                        takes_control: def.takes_control,
+                    });
+                }
+            }
+        }
+        round.running = runs.len();
+        if !runs.is_empty() {
+            out.push(Effect::RunTools(runs));
+        }
+        out.push(Effect::Flush);
+        self.phase = Phase::RunningTools;
+        if self.round.running == 0 {
+            self.finish_round(false, out);
+        }
+    }
+
+    pub(super) fn on_tool_finished(&mut self, done: ToolFinished, out: &mut Vec<Effect>) {
+        let ToolFinished { index, end, duration_ms, answer_chars, usage } = done;
+        let Some(call) = self.round.calls.get(index) else { return };
+        if !matches!(self.round.slots.get(index), Some(Slot::Run(_))) || self.round.results[index].is_some() {
+            return;
+        }
+        if !usage.is_empty() {
+            self.usage.add(&usage);
+            out.push(Effect::Emit(ChatEvent::Usage { usage, total: self.usage }));
+        }
+        let name = &call.name;
+        let mut images = Vec::new();
+        let (status, text) = match end {
+            ToolEnd::TimedOut => {
+                let timeout = self.registry.get(name).and_then(|t| t.def().timeout).unwrap_or(self.config.tool_timeout);
+                (ToolStatus::Timeout, format!("'{name}' did not finish within {} and was stopped.", seconds(timeout)))
+            }
+            ToolEnd::Panicked(what) => (ToolStatus::Error, format!("'{name}' crashed: {what}")),
+            ToolEnd::Returned(Ok(output)) => {
+                images = output.images;
+                (ToolStatus::Ok, output.text)
+            }
+            ToolEnd::Returned(Err(ToolError::Cancelled)) => {
+                (ToolStatus::Cancelled, "Stopped by the user while the tool was running.".into())
+            }
+            ToolEnd::Returned(Err(e @ ToolError::InvalidArguments(_))) => {
+                (ToolStatus::Error, format!("'{name}' failed: {e}"))
+            }
+            ToolEnd::Returned(Err(e)) => (ToolStatus::Error, e.to_string()),
+        };
+        out.push(result_event(call, status, text.clone(), duration_ms, images.clone()));
+        self.round.results[index] = Some((status, text, images));
+        self.round.answer_chars += answer_chars;
+        self.round.running -= 1;
+        if self.round.running == 0 {
+            self.finish_round(false, out);
+        }
+    }
+
+    /// Duplicates get their original's result, unfinished calls a cancellation; results go into
+    /// the history in call order; then the turn goes on, or ends.
+    pub(super) fn finish_round(&mut self, cancelled: bool, out: &mut Vec<Effect>) {
+        let round = std::mem::take(&mut self.round);
+        let Round { calls, slots, mut results, control_call, answer_chars, .. } = round;
+        for (i, slot) in slots.iter().enumerate() {
+            if let Slot::Duplicate(first) = slot
+                && let Some((status, text, images)) = results[*first].clone()
+            {
+                out.push(result_event(&calls[i], status, text.clone(), 0, images.clone()));
+                results[i] = Some((status, text, images));
+            }
+        }
+        for (i, call) in calls.iter().enumerate() {
+            if results[i].is_none() {
+                let text = "Stopped by the user while the tool was running.".to_owned();
+                out.push(result_event(call, ToolStatus::Cancelled, text.clone(), 0, Vec::new()));
+                results[i] = Some((ToolStatus::Cancelled, text, Vec::new()));
+            }
+        }
+        // Text a control-taking tool streamed is part of the answer: later offsets must count it.
+        self.turn_chars += answer_chars;
+        // A control-taking tool that failed hands the turn back to the model, which sees the error.
+        let took_control = control_call.is_some_and(|i| matches!(results[i], Some((ToolStatus::Ok, _, _))));
+        for (call, result) in calls.into_iter().zip(results) {
+            let (status, content, images) = result.unwrap_or((ToolStatus::Cancelled, String::new(), Vec::new()));
+            self.history.push(Message::Tool {
+                call_id: call.id,
+                name: call.name,
+                content,
+                is_error: status.is_error(),
+                images,
+            });
+        }
+        if cancelled {
+            self.finish(FinishReason::Cancelled, None, out);
+        } else if took_control {
+            self.finish(FinishReason::ToolTookControl, None, out);
+        } else {
+            self.begin_iteration(out);
+        }
+    }
+}
