@@ -1,6 +1,8 @@
 //! The store's errors. Every message names the file or the row involved and, where the person can
-//! do something about it, says what.
+//! do something about it, says what. Which SQLite failures mean a damaged file is decided here
+//! ([`is_corruption`]), below the schema checks that use it.
 
+use rusqlite::ErrorCode;
 use std::path::PathBuf;
 use switchboard_core::ErrorKind;
 
@@ -111,13 +113,18 @@ impl Error {
 /// SQLite's own text ("database disk image is malformed") says nothing a person can act on:
 /// damage found after opening gets the same guidance as damage found when opening.
 fn sqlite_message(e: &rusqlite::Error) -> String {
-    if crate::schema::is_corruption(e) {
+    if is_corruption(e) {
         format!(
             "The database file is damaged ({e}). Nothing more was written to it. Copy what you can with an export, then move the file aside (or point --data-dir at another folder) to start fresh."
         )
     } else {
         format!("Database error: {e}")
     }
+}
+
+/// Whether SQLite's error means the file itself is unreadable, as opposed to the disk or a lock.
+pub(crate) fn is_corruption(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt))
 }
 
 /// The store's result type.

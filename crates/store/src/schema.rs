@@ -3,8 +3,8 @@
 //! Nothing is written to a file until it has been read cleanly and recognised as empty or as ours:
 //! a damaged file, another program's database or one from a newer build is refused untouched.
 
-use crate::error::{Error, Result};
-use rusqlite::{Connection, ErrorCode, TransactionBehavior};
+use crate::error::{Error, Result, is_corruption};
+use rusqlite::{Connection, TransactionBehavior};
 use std::path::Path;
 use std::time::Duration;
 
@@ -138,11 +138,6 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 pub(crate) const APPLICATION_ID: i64 = 0x5357_4244;
 
 const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
-
-/// Whether SQLite's error means the file itself is unreadable, as opposed to the disk or a lock.
-pub(crate) fn is_corruption(e: &rusqlite::Error) -> bool {
-    matches!(e.sqlite_error_code(), Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt))
-}
 
 /// Reads the header fields that decide whether the file may be touched. Reads only.
 pub(crate) fn check_file(conn: &Connection, path: &Path) -> Result<()> {
