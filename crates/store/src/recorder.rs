@@ -6,6 +6,9 @@
 //! `done`. Calls and results are written the moment they happen. What a sub-agent does inside a
 //! call (its nested events) is kept per call, runs of text merged, and written at the same
 //! checkpoints and with the call's result, up to [`NESTED_MAX_BYTES`].
+//!
+//! [`Store::recorder`] is defined here, next to what it returns: the recorder builds on the
+//! store, and the store never imports its recorder.
 
 use crate::error::{Error, Result};
 use crate::model::{MessageStatus, NestedEvent, StoredNotice};
@@ -16,6 +19,14 @@ use std::time::{Duration, Instant};
 use switchboard_core::{
     ChatEvent, ErrorKind, EventSink, FinishReason, NoticeKind, ProviderState, ToolSource, ToolStatus, Usage,
 };
+
+impl Store {
+    /// A recorder that writes one turn's events into the assistant message `message_id` (the one
+    /// [`Store::begin_turn`] just created, whose text it starts from empty).
+    pub fn recorder(&self, message_id: &str) -> Recorder {
+        Recorder::new(self.clone(), message_id.to_owned())
+    }
+}
 
 /// How long buffered text may stay unwritten while deltas keep arriving.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);

@@ -1,0 +1,357 @@
+//! A turn's rows: creating them before the engine runs, taking the last question back to ask it
+//! again, and reading messages (a page at a time) and the provider history back from them.
+//!
+//! Invariant: the history rebuilt here is the one the live turn sent, iteration by iteration.
+
+use super::{Store, new_id, now_millis, title_from};
+use crate::error::{Error, Result};
+use crate::model::{
+    MessagePage, MessageStatus, Role, StoredError, StoredMessage, StoredNotice, StoredToolCall, StoredToolResult,
+    TakenTurn, ToolCallStatus, TurnRows,
+};
+use rusqlite::types::Type;
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior};
+use serde::de::DeserializeOwned;
+use std::collections::HashMap;
+use switchboard_core::history::{StoredCall, assistant_messages};
+use switchboard_core::{Message, ToolSource, Usage};
+
+impl Store {
+    /// Starts a turn: creates the conversation when `conversation_id` is `None` (titled after the
+    /// first line of `user_text`), stores the person's message and an empty `streaming` assistant
+    /// message, and marks the conversation updated — all in one transaction.
+    pub fn begin_turn(
+        &self,
+        conversation_id: Option<&str>,
+        user_text: &str,
+        provider: &str,
+        model: &str,
+    ) -> Result<TurnRows> {
+        self.begin_turn_with(conversation_id, user_text, provider, model, None)
+    }
+
+    /// [`Store::begin_turn`], also keeping `turn_options` (opaque JSON: the choices the question
+    /// was asked with) on the person's message, where [`Store::take_last_turn`] finds them.
+    pub fn begin_turn_with(
+        &self,
+        conversation_id: Option<&str>,
+        user_text: &str,
+        provider: &str,
+        model: &str,
+        turn_options: Option<&str>,
+    ) -> Result<TurnRows> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let now = now_millis();
+        let conversation_id = match conversation_id {
+            Some(id) => {
+                let n = tx.execute("UPDATE conversations SET updated_at = ?2 WHERE id = ?1", (id, now))?;
+                if n == 0 {
+                    return Err(Error::not_found("conversation", id));
+                }
+                id.to_owned()
+            }
+            None => {
+                let id = new_id();
+                tx.execute(
+                    "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
+                    (&id, title_from(user_text), now),
+                )?;
+                id
+            }
+        };
+        let last_seq: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE conversation_id = ?1",
+            [&conversation_id],
+            |r| r.get(0),
+        )?;
+        let user_message_id = new_id();
+        tx.execute(
+            "INSERT INTO messages (id, conversation_id, seq, role, content, status, turn_options, created_at, updated_at)
+             VALUES (?1, ?2, ?3, 'user', ?4, 'complete', ?5, ?6, ?6)",
+            (&user_message_id, &conversation_id, last_seq + 1, user_text, turn_options, now),
+        )?;
+        let message_id = new_id();
+        tx.execute(
+            "INSERT INTO messages (id, conversation_id, seq, role, status, provider, model, created_at, updated_at)
+             VALUES (?1, ?2, ?3, 'assistant', 'streaming', ?4, ?5, ?6, ?6)",
+            (&message_id, &conversation_id, last_seq + 2, provider, model, now),
+        )?;
+        tx.commit()?;
+        Ok(TurnRows { conversation_id, user_message_id, message_id })
+    }
+
+    /// The conversation's last question as [`Store::take_last_turn`] would take it, without
+    /// removing anything: a caller checks it can ask again before it takes it.
+    pub fn last_turn(&self, conversation_id: &str) -> Result<TakenTurn> {
+        let conn = self.conn();
+        Ok(last_turn_in(&conn, conversation_id)?.1)
+    }
+
+    /// Removes the conversation's last question and everything after it (its answer), returning
+    /// what is needed to ask it again ("regenerate"): its text, the choices it was asked with,
+    /// and the provider and model that answered. A turn still streaming is refused: stop it
+    /// first.
+    pub fn take_last_turn(&self, conversation_id: &str) -> Result<TakenTurn> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let (seq, taken) = last_turn_in(&tx, conversation_id)?;
+        tx.execute("DELETE FROM messages WHERE conversation_id = ?1 AND seq >= ?2", (conversation_id, seq))?;
+        tx.commit()?;
+        Ok(taken)
+    }
+
+    /// The canonical history to send a provider: the person's messages, and each finished
+    /// assistant message split back into its iterations (text, calls, results) exactly as the
+    /// live turn sent them. The turn in progress (`streaming`) and assistant messages with neither
+    /// text nor calls are left out, so right after [`Store::begin_turn`] it ends with the new
+    /// user message.
+    pub fn history(&self, conversation_id: &str) -> Result<Vec<Message>> {
+        let mut out = Vec::new();
+        for m in self.messages(conversation_id)? {
+            match m.role {
+                Role::User => out.push(Message::User { text: m.content }),
+                Role::Assistant => {
+                    if m.status == MessageStatus::Streaming || (m.content.is_empty() && m.tool_calls.is_empty()) {
+                        continue;
+                    }
+                    let calls: Vec<StoredCall> = m
+                        .tool_calls
+                        .into_iter()
+                        .map(|c| StoredCall {
+                            images: c.result.as_ref().map(|r| r.images.clone()).unwrap_or_default(),
+                            id: c.call_id,
+                            name: c.name,
+                            arguments: c.arguments,
+                            text_offset: c.text_offset,
+                            iteration: c.iteration,
+                            result: c.result.map(|r| (r.status, r.output)),
+                        })
+                        .collect();
+                    out.extend(assistant_messages(&m.content, &calls, &m.provider_states));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every message of a conversation in order, with its tool calls and results: enough to redraw
+    /// it exactly as it looked live.
+    pub fn messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>> {
+        Ok(self.messages_page(conversation_id, None, usize::MAX)?.messages)
+    }
+
+    /// The last `limit` (at least one) messages of a conversation that come before the message
+    /// `before` (or before its end when `None`), oldest first and drawn as [`Store::messages`]
+    /// draws them, with how many come earlier still. Opening a long conversation reads its last
+    /// page; scrolling up reads the pages before it.
+    pub fn messages_page(&self, conversation_id: &str, before: Option<&str>, limit: usize) -> Result<MessagePage> {
+        let conn = self.conn();
+        // One read transaction: the page, its calls and the count come from the same snapshot
+        // even while another process is recording a turn.
+        let tx = conn.unchecked_transaction()?;
+        ensure_conversation(&tx, conversation_id)?;
+        let end: i64 = match before {
+            None => i64::MAX,
+            Some(id) => tx
+                .prepare_cached("SELECT seq FROM messages WHERE id = ?1 AND conversation_id = ?2")?
+                .query_row([id, conversation_id], |r| r.get(0))
+                .optional()?
+                .ok_or_else(|| Error::not_found("message", id))?,
+        };
+        let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
+        let first: Option<i64> = tx
+            .prepare_cached(
+                "SELECT MIN(seq) FROM (SELECT seq FROM messages WHERE conversation_id = ?1 AND seq < ?2
+                                       ORDER BY seq DESC LIMIT ?3)",
+            )?
+            .query_row(rusqlite::params![conversation_id, end, limit], |r| r.get(0))?;
+        let Some(first) = first else {
+            return Ok(MessagePage { messages: Vec::new(), earlier: 0 });
+        };
+        let earlier: i64 = tx
+            .prepare_cached("SELECT COUNT(*) FROM messages WHERE conversation_id = ?1 AND seq < ?2")?
+            .query_row(rusqlite::params![conversation_id, first], |r| r.get(0))?;
+        let mut calls: HashMap<String, Vec<StoredToolCall>> = HashMap::new();
+        {
+            let mut stmt = tx.prepare_cached(
+                "SELECT tc.message_id, tc.call_id, tc.name, tc.source, tc.arguments, tc.text_offset,
+                        tc.iteration, tc.idx, tc.status, tr.status, tr.output, tr.duration_ms, tr.images,
+                        tc.nested
+                 FROM tool_calls tc
+                 JOIN messages m ON m.id = tc.message_id
+                 LEFT JOIN tool_results tr ON tr.tool_call_id = tc.id
+                 WHERE m.conversation_id = ?1 AND m.seq >= ?2 AND m.seq < ?3
+                 ORDER BY m.seq, tc.iteration, tc.idx",
+            )?;
+            let rows = stmt.query_map(rusqlite::params![conversation_id, first, end], |r| {
+                Ok((r.get::<_, String>(0)?, tool_call_from_row(r)?))
+            })?;
+            for row in rows {
+                let (message_id, call) = row?;
+                calls.entry(message_id).or_default().push(call);
+            }
+        }
+        let mut messages = Vec::new();
+        {
+            let mut stmt = tx.prepare_cached(
+                "SELECT id, role, content, reasoning, status, provider, model, finish_reason,
+                        prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, tool_calls_made,
+                        error_kind, error_message, notices, provider_response_id, created_at, updated_at,
+                        provider_state, cache_write_tokens, error_detail
+                 FROM messages WHERE conversation_id = ?1 AND seq >= ?2 AND seq < ?3 ORDER BY seq",
+            )?;
+            for row in stmt.query_map(rusqlite::params![conversation_id, first, end], message_from_row)? {
+                let mut m = row?;
+                m.tool_calls = calls.remove(&m.id).unwrap_or_default();
+                messages.push(m);
+            }
+        }
+        tx.commit()?;
+        Ok(MessagePage { messages, earlier: u32::try_from(earlier).unwrap_or(u32::MAX) })
+    }
+
+    /// Stores the provider's id for a response (for APIs that continue from it).
+    pub fn set_provider_response_id(&self, message_id: &str, response_id: &str) -> Result<()> {
+        let n = self
+            .conn()
+            .execute("UPDATE messages SET provider_response_id = ?2 WHERE id = ?1", (message_id, response_id))?;
+        if n == 0 {
+            return Err(Error::not_found("message", message_id));
+        }
+        Ok(())
+    }
+}
+
+/// The last question of a conversation and its sequence number; refused while an answer after
+/// it is still streaming.
+fn last_turn_in(conn: &Connection, conversation_id: &str) -> Result<(i64, TakenTurn)> {
+    let last: Option<(i64, String, Option<String>)> = conn
+        .query_row(
+            "SELECT seq, content, turn_options FROM messages WHERE conversation_id = ?1 AND role = 'user'
+             ORDER BY seq DESC LIMIT 1",
+            [conversation_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((seq, text, turn_options)) = last else {
+        return Err(Error::not_found("question in conversation", conversation_id));
+    };
+    let streaming: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM messages WHERE conversation_id = ?1 AND seq > ?2 AND status = 'streaming'",
+        (conversation_id, seq),
+        |r| r.get(0),
+    )?;
+    if streaming > 0 {
+        return Err(Error::Busy("an answer is still streaming in this conversation; stop it first".into()));
+    }
+    let (provider, model): (Option<String>, Option<String>) = conn
+        .query_row(
+            "SELECT provider, model FROM messages WHERE conversation_id = ?1 AND seq > ?2 AND role = 'assistant'
+             ORDER BY seq LIMIT 1",
+            (conversation_id, seq),
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?
+        .unwrap_or_default();
+    Ok((seq, TakenTurn { text, turn_options, provider, model }))
+}
+
+fn message_from_row(r: &Row<'_>) -> rusqlite::Result<StoredMessage> {
+    let role: String = r.get(1)?;
+    let status: String = r.get(4)?;
+    let finish_reason: Option<String> = r.get(7)?;
+    let error_kind: Option<String> = r.get(13)?;
+    let error_message: Option<String> = r.get(14)?;
+    let notices: String = r.get(15)?;
+    Ok(StoredMessage {
+        id: r.get(0)?,
+        role: Role::parse(&role).ok_or_else(|| bad_value(1, "role", &role))?,
+        content: r.get(2)?,
+        reasoning: r.get(3)?,
+        status: MessageStatus::parse(&status).ok_or_else(|| bad_value(4, "message status", &status))?,
+        provider: r.get(5)?,
+        model: r.get(6)?,
+        finish_reason: finish_reason.map(|s| parse_name(7, "finish reason", &s)).transpose()?,
+        usage: Usage {
+            prompt_tokens: r.get(8)?,
+            completion_tokens: r.get(9)?,
+            reasoning_tokens: r.get(10)?,
+            cached_tokens: r.get(11)?,
+            cache_write_tokens: r.get(20)?,
+        },
+        tool_calls_made: r.get(12)?,
+        error: match (error_kind, error_message) {
+            (None, None) => None,
+            (kind, message) => Some(StoredError {
+                kind: kind
+                    .map(|k| parse_name(13, "error kind", &k))
+                    .transpose()?
+                    .unwrap_or(switchboard_core::ErrorKind::Internal),
+                message: message.unwrap_or_default(),
+                detail: r.get(21)?,
+            }),
+        },
+        notices: serde_json::from_str::<Vec<StoredNotice>>(&notices)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(15, Type::Text, Box::new(e)))?,
+        provider_response_id: r.get(16)?,
+        created_at: r.get(17)?,
+        updated_at: r.get(18)?,
+        tool_calls: Vec::new(),
+        // State that cannot be read only costs the next request its continuation data.
+        provider_states: r
+            .get::<_, Option<String>>(19)?
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default(),
+    })
+}
+
+/// Reads columns 1.. of the tool-call query in [`Store::messages`].
+fn tool_call_from_row(r: &Row<'_>) -> rusqlite::Result<StoredToolCall> {
+    let source: String = r.get(3)?;
+    let status: String = r.get(8)?;
+    let result_status: Option<String> = r.get(9)?;
+    let result = match result_status {
+        None => None,
+        Some(s) => Some(StoredToolResult {
+            status: switchboard_core::ToolStatus::parse(&s).ok_or_else(|| bad_value(9, "tool result status", &s))?,
+            output: r.get(10)?,
+            duration_ms: r.get(11)?,
+            // Images that cannot be read only cost the card its pictures.
+            images: r
+                .get::<_, Option<String>>(12)?
+                .and_then(|json| serde_json::from_str(&json).ok())
+                .unwrap_or_default(),
+        }),
+    };
+    Ok(StoredToolCall {
+        call_id: r.get(1)?,
+        name: r.get(2)?,
+        // A source this build cannot parse only affects the card's label; the call still counts.
+        source: serde_json::from_str(&source).unwrap_or(ToolSource::Unknown),
+        arguments: r.get(4)?,
+        text_offset: r.get(5)?,
+        iteration: r.get(6)?,
+        index: r.get(7)?,
+        status: ToolCallStatus::parse(&status).ok_or_else(|| bad_value(8, "tool call status", &status))?,
+        result,
+        // A log this build cannot read only costs the card its nested progress.
+        nested: r.get::<_, Option<String>>(13)?.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default(),
+    })
+}
+
+fn bad_value(col: usize, what: &str, value: &str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(col, Type::Text, format!("unknown {what} '{value}'").into())
+}
+
+/// Parses a camelCase name stored with `as_str` back into the core enum it came from.
+fn parse_name<T: DeserializeOwned>(col: usize, what: &str, value: &str) -> rusqlite::Result<T> {
+    serde_json::from_value(serde_json::Value::String(value.to_owned())).map_err(|_| bad_value(col, what, value))
+}
+
+fn ensure_conversation(conn: &Connection, id: &str) -> Result<()> {
+    let exists: bool = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM conversations WHERE id = ?1)")?
+        .query_row([id], |r| r.get(0))?;
+    if exists { Ok(()) } else { Err(Error::not_found("conversation", id)) }
+}
