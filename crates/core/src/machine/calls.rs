@@ -26,7 +26,7 @@ impl Machine<'_> {
     }
 
     /// Validates and approves the calls not prepared yet, in call order; stops at a question.
-    pub(super) fn prepare_rest(&mut self, out: &mut Vec<Effect>) {
+    fn prepare_rest(&mut self, out: &mut Vec<Effect>) {
         while self.round.slots.len() < self.round.calls.len() {
             let i = self.round.slots.len();
             let call = &self.round.calls[i];
@@ -65,7 +65,7 @@ impl Machine<'_> {
     }
 
     /// Validates call `i` and applies the approval policy. `None`: the person is being asked.
-    pub(super) fn check(&mut self, i: usize, out: &mut Vec<Effect>) -> Option<Slot> {
+    fn check(&mut self, i: usize, out: &mut Vec<Effect>) -> Option<Slot> {
         let call = &self.round.calls[i];
         let offered = &self.offer.tools;
         let tool = match self.registry.get(&call.name) {
@@ -164,7 +164,7 @@ impl Machine<'_> {
     }
 
     /// A valid, allowed call: run it, or in a dry run answer with its example output.
-    pub(super) fn runnable(&mut self, i: usize, args: serde_json::Value, out: &mut Vec<Effect>) -> Slot {
+    fn runnable(&mut self, i: usize, args: serde_json::Value, out: &mut Vec<Effect>) -> Slot {
         if !self.options.dry_run {
             return Slot::Run(args);
         }

@@ -89,7 +89,7 @@ impl Machine<'_> {
         out.push(Effect::StartRequest { request: self.request(), attempt: self.retries + 1 });
     }
 
-    pub(super) fn request(&self) -> ProviderRequest {
+    fn request(&self) -> ProviderRequest {
         let names = &self.names;
         let mut system = self.system_prompt.clone().unwrap_or_default();
         let mut tools = Vec::with_capacity(self.offer.tools.len());

@@ -20,7 +20,7 @@ impl Machine<'_> {
     }
 
     /// The next jitter factor in [0.5, 1.0], or 1.0 without jitter.
-    pub(super) fn jitter_factor(&mut self) -> f64 {
+    fn jitter_factor(&mut self) -> f64 {
         if self.jitter == 0 {
             return 1.0;
         }
