@@ -34,7 +34,7 @@
 //!   thinking blocks of its own (the API demands that such a message start with them, which a
 //!   forced first iteration or a history from another API cannot).
 
-use crate::http_client::{self, ReqwestTransport};
+use crate::endpoint::Endpoint;
 use crate::sse;
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
@@ -77,29 +77,19 @@ pub struct AnthropicConfig {
 
 /// The Messages API provider.
 pub struct Anthropic {
-    config: AnthropicConfig,
-    client: reqwest::Client,
-    who: String,
-    origin: String,
+    endpoint: Endpoint,
 }
 
 impl std::fmt::Debug for Anthropic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Anthropic").field("base_url", &self.config.base_url).finish_non_exhaustive()
+        f.debug_struct("Anthropic").field("base_url", &self.endpoint.base()).finish_non_exhaustive()
     }
 }
 
 impl Anthropic {
     /// A provider for `config`.
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
-        let (base, client) = http_client::endpoint(&config.base_url)?;
-        let who = format!("The provider at {base}");
-        let origin = http_client::origin(&base);
-        Ok(Self { config: AnthropicConfig { base_url: base, ..config }, client, who, origin })
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}/{path}", self.config.base_url)
+        Ok(Self { endpoint: Endpoint::new(API, &config.base_url, config.api_key)? })
     }
 
     /// The models the API lists (`GET /models`, every page), sorted.
@@ -108,28 +98,10 @@ impl Anthropic {
         let mut after: Option<String> = None;
         for _ in 0..MAX_MODEL_PAGES {
             let url = match &after {
-                Some(after) => self.url(&format!("models?limit=1000&after_id={after}")),
-                None => self.url("models?limit=1000"),
+                Some(after) => self.endpoint.url(&format!("models?limit=1000&after_id={after}")),
+                None => self.endpoint.url("models?limit=1000"),
             };
-            let mut req = self.client.get(url).header("anthropic-version", API_VERSION);
-            if let Some(key) = &self.config.api_key {
-                req = req.header("x-api-key", key.expose());
-            }
-            let resp = req.send().await.map_err(|e| {
-                let who = crate::classify::mid_sentence(&self.who);
-                crate::classify::unreachable(&who, crate::sse::describe_transport(&e.without_url()))
-            })?;
-            let status = resp.status().as_u16();
-            let headers = resp.headers().clone();
-            let text = resp.text().await.unwrap_or_default();
-            if !(200..300).contains(&status) {
-                let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-                let retry = crate::classify::retry_after(header, &text);
-                return Err(crate::classify::http_error(&self.who, status, retry, &text));
-            }
-            let v: Value = serde_json::from_str(&text).map_err(|_| {
-                ProviderError::new(ErrorKind::Protocol, format!("{} returned a model list that is not JSON.", self.who))
-            })?;
+            let v = self.endpoint.get_json(&url, &[("anthropic-version", API_VERSION)]).await?;
             let page: Vec<String> = v["data"]
                 .as_array()
                 .into_iter()
@@ -158,7 +130,7 @@ impl Anthropic {
 
 impl Provider for Anthropic {
     fn kind(&self) -> &'static str {
-        "anthropic"
+        API
     }
 
     fn list_models(&self) -> futures::future::BoxFuture<'_, Result<Vec<String>, ProviderError>> {
@@ -166,24 +138,12 @@ impl Provider for Anthropic {
     }
 
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
-        let body = request_body(&request, &self.origin).to_string();
-        let mut headers = vec![
-            ("content-type", "application/json"),
-            ("accept", "text/event-stream"),
-            ("anthropic-version", API_VERSION),
-        ];
-        if let Some(key) = &self.config.api_key {
-            headers.push(("x-api-key", key.expose()));
-        }
-        let events = sse::post(
-            ReqwestTransport::new(self.client.clone()),
-            self.who.clone(),
-            &self.url("messages"),
-            &headers,
-            body,
-        );
+        let body = request_body(&request, self.endpoint.origin()).to_string();
+        let url = self.endpoint.url("messages");
+        let parser = EventParser::for_origin(self.endpoint.origin());
         let model = request.model;
-        sse::parse(events, self.who.clone(), EventParser::for_origin(&self.origin))
+        self.endpoint
+            .stream(&url, &[("anthropic-version", API_VERSION)], body, parser)
             .map(move |item| item.map_err(|e| with_model(e, &model)))
             .boxed()
     }
@@ -741,26 +701,6 @@ impl EventParser {
         };
         out.push_back(Ok(ProviderEvent::Finish { reason, response_id: self.message_id.take() }));
     }
-
-    /// The stream ended without `message_stop`: complete if the stop reason was seen, else an
-    /// error.
-    pub fn end(&mut self, who: &str, out: &mut VecDeque<Result<ProviderEvent, ProviderError>>) {
-        if self.done {
-            return;
-        }
-        if self.stop.is_some() {
-            self.finish_into(out);
-        } else {
-            self.done = true;
-            out.push_back(Err(ProviderError::new(
-                ErrorKind::Network,
-                format!(
-                    "The stream from {} ended before the response was complete.",
-                    crate::classify::mid_sentence(who)
-                ),
-            )));
-        }
-    }
 }
 
 /// The canonical reason for a `stop_reason`.
@@ -785,12 +725,10 @@ fn with_model(mut error: ProviderError, model: &str) -> ProviderError {
     error
 }
 
+/// The body may end without `message_stop`: complete if the stop reason was seen, else an error.
 impl sse::Parser for EventParser {
     fn push(&mut self, who: &str, event: &str, data: &str, out: &mut sse::Decided) {
         EventParser::push(self, who, event, data, out);
-    }
-    fn end(&mut self, who: &str, out: &mut sse::Decided) {
-        EventParser::end(self, who, out);
     }
     fn is_done(&self) -> bool {
         EventParser::is_done(self)
@@ -798,6 +736,9 @@ impl sse::Parser for EventParser {
     // A cut after the stop reason loses nothing but the closing event.
     fn has_finished(&self) -> bool {
         self.stop.is_some()
+    }
+    fn finish(&mut self, out: &mut sse::Decided) {
+        self.finish_into(out);
     }
     fn fail(&mut self) {
         self.done = true;
@@ -807,6 +748,7 @@ impl sse::Parser for EventParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sse::Parser as _;
     use switchboard_core::provider::ToolSpec;
     use switchboard_core::{GenerationOptions, ReasoningEffort};
 

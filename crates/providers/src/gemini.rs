@@ -49,7 +49,7 @@
 //! is ignored: its signatures would be refused there. A text signature whose message has no text
 //! and a thought signature on a run without text have no part to go on and are left out.
 
-use crate::http_client::{self, ReqwestTransport};
+use crate::endpoint::Endpoint;
 use crate::sse;
 use serde_json::{Value, json};
 use std::collections::{HashSet, VecDeque};
@@ -87,30 +87,23 @@ pub struct GeminiConfig {
 
 /// The Gemini provider.
 pub struct Gemini {
-    base_url: String,
-    api_key: Option<SecretValue>,
-    client: reqwest::Client,
-    who: String,
-    origin: String,
+    endpoint: Endpoint,
 }
 
 impl std::fmt::Debug for Gemini {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gemini").field("base_url", &self.base_url).finish_non_exhaustive()
+        f.debug_struct("Gemini").field("base_url", &self.endpoint.base()).finish_non_exhaustive()
     }
 }
 
 impl Gemini {
     /// A provider for `config`.
     pub fn new(config: GeminiConfig) -> Result<Self, ProviderError> {
-        let (base, client) = http_client::endpoint(&config.base_url)?;
-        let who = format!("The Gemini API at {base}");
-        let origin = http_client::origin(&base);
-        Ok(Self { base_url: base, api_key: config.api_key, client, who, origin })
+        Ok(Self { endpoint: Endpoint::new(API, &config.base_url, config.api_key)?.named("The Gemini API") })
     }
 
     fn stream_url(&self, model: &str) -> String {
-        format!("{}/{}:streamGenerateContent?alt=sse", self.base_url, model_path(model))
+        self.endpoint.url(&format!("{}:streamGenerateContent?alt=sse", model_path(model)))
     }
 
     /// The models that can generate content (`GET {base}/models`, every page), sorted, without
@@ -119,30 +112,12 @@ impl Gemini {
         let mut names = Vec::new();
         let mut token: Option<String> = None;
         for _ in 0..MAX_MODEL_PAGES {
-            let mut url = format!("{}/models?pageSize=1000", self.base_url);
+            let mut url = self.endpoint.url("models?pageSize=1000");
             if let Some(t) = &token {
                 url.push_str("&pageToken=");
                 url.push_str(&percent_encode(t));
             }
-            let mut req = self.client.get(url);
-            if let Some(key) = &self.api_key {
-                req = req.header("x-goog-api-key", key.expose());
-            }
-            let resp = req.send().await.map_err(|e| {
-                let who = crate::classify::mid_sentence(&self.who);
-                crate::classify::unreachable(&who, crate::sse::describe_transport(&e.without_url()))
-            })?;
-            let status = resp.status().as_u16();
-            let headers = resp.headers().clone();
-            let text = resp.text().await.unwrap_or_default();
-            if !(200..300).contains(&status) {
-                let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-                let retry = crate::classify::retry_after(header, &text);
-                return Err(crate::classify::http_error(&self.who, status, retry, &text));
-            }
-            let page: Value = serde_json::from_str(&text).map_err(|_| {
-                ProviderError::new(ErrorKind::Protocol, format!("{} returned a model list that is not JSON.", self.who))
-            })?;
+            let page = self.endpoint.get_json(&url, &[]).await?;
             let (more, next) = models_page(&page);
             names.extend(more);
             match next {
@@ -210,7 +185,7 @@ fn id_prefix() -> String {
 
 impl Provider for Gemini {
     fn kind(&self) -> &'static str {
-        "gemini"
+        API
     }
 
     fn list_models(&self) -> futures::future::BoxFuture<'_, Result<Vec<String>, ProviderError>> {
@@ -218,19 +193,9 @@ impl Provider for Gemini {
     }
 
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
-        let body = request_body(&request, &self.origin);
-        let mut headers = vec![("Content-Type", "application/json"), ("Accept", "text/event-stream")];
-        if let Some(key) = &self.api_key {
-            headers.push(("x-goog-api-key", key.expose()));
-        }
-        let events = sse::post(
-            ReqwestTransport::new(self.client.clone()),
-            self.who.clone(),
-            &self.stream_url(&request.model),
-            &headers,
-            body.to_string(),
-        );
-        sse::parse(events, self.who.clone(), StreamParser::new(id_prefix(), &self.origin))
+        let body = request_body(&request, self.endpoint.origin()).to_string();
+        let parser = StreamParser::new(id_prefix(), self.endpoint.origin());
+        self.endpoint.stream(&self.stream_url(&request.model), &[], body, parser)
     }
 }
 
@@ -607,25 +572,6 @@ impl StreamParser {
         };
         out.push_back(Ok(ProviderEvent::Finish { reason, response_id: self.response_id.take() }));
     }
-
-    /// The body ended: the answer is complete if a finish reason came, else it was cut.
-    pub fn end(&mut self, who: &str, out: &mut VecDeque<Result<ProviderEvent, ProviderError>>) {
-        if self.done {
-            return;
-        }
-        if self.finish.is_some() {
-            self.finish_into(out);
-        } else {
-            let who = crate::classify::mid_sentence(who);
-            self.fail(
-                out,
-                ProviderError::new(
-                    ErrorKind::Network,
-                    format!("The stream from {who} ended before the response was complete."),
-                ),
-            );
-        }
-    }
 }
 
 /// A finish reason: the canonical stop reason, nothing (unspecified), or the error it means.
@@ -711,12 +657,14 @@ fn stream_error(who: &str, chunk: &Value) -> ProviderError {
     }
 }
 
+/// There is no end sentinel: the body's end after a finish reason is the answer's end; before
+/// one, a cut.
 impl sse::Parser for StreamParser {
     fn push(&mut self, who: &str, _event: &str, data: &str, out: &mut sse::Decided) {
         StreamParser::push(self, who, data, out);
     }
-    fn end(&mut self, who: &str, out: &mut sse::Decided) {
-        StreamParser::end(self, who, out);
+    fn finish(&mut self, out: &mut sse::Decided) {
+        self.finish_into(out);
     }
     fn is_done(&self) -> bool {
         self.done
@@ -733,6 +681,7 @@ impl sse::Parser for StreamParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sse::Parser as _;
     use switchboard_core::provider::ToolSpec;
 
     type Out = Vec<Result<ProviderEvent, ProviderError>>;

@@ -1,10 +1,12 @@
 //! The provider-kind table: every model API Switchboard speaks, declared once.
 //!
 //! A kind says what it is called, where its API usually lives, which environment variable
-//! usually holds its key, what it can do, and how to build a provider for a profile. Everything
+//! usually holds its key and which header carries it, what it can do, and how to build a
+//! provider for a profile. Everything
 //! else (the CLI's `--kind`, Settings' kind picker, key fallbacks, model listing, the service's
 //! provider factory) reads this table, so adding an API is one module plus one entry in [`KINDS`].
 
+use crate::endpoint::KeyHeader;
 use crate::openai::{OpenAiChat, OpenAiConfig};
 use serde::Serialize;
 use switchboard_core::tool::SecretValue;
@@ -50,6 +52,9 @@ pub struct ProviderKind {
     /// The environment variable this kind's key is usually in (a fallback after the keychain
     /// and `SWITCHBOARD_KEY_<PROFILE>`).
     pub key_env: &'static str,
+    /// How the key travels in a request: the only place this rule is written
+    /// ([`crate::endpoint::Endpoint`] applies it).
+    pub key_header: KeyHeader,
     /// What the API can do.
     pub capabilities: Capabilities,
     /// Builds a provider for a profile of this kind.
@@ -64,6 +69,7 @@ pub static KINDS: &[ProviderKind] = &[
         label: "OpenAI / OpenAI-compatible (Ollama, LM Studio, vLLM, llama.cpp, OpenRouter)",
         default_base_url: "https://api.openai.com/v1",
         key_env: "OPENAI_API_KEY",
+        key_header: KeyHeader::Bearer,
         capabilities: Capabilities { tools: true, forced_subset: false, lists_models: true },
         build: |s| Ok(Box::new(OpenAiChat::new(OpenAiConfig { base_url: s.base_url, api_key: s.api_key })?)),
     },
@@ -73,6 +79,7 @@ pub static KINDS: &[ProviderKind] = &[
         label: "OpenAI (Responses API)",
         default_base_url: "https://api.openai.com/v1",
         key_env: "OPENAI_API_KEY",
+        key_header: KeyHeader::Bearer,
         // Forcing one of several is `required` with only those offered, as in Chat.
         capabilities: Capabilities { tools: true, forced_subset: false, lists_models: true },
         build: |s| {
@@ -91,6 +98,7 @@ pub static KINDS: &[ProviderKind] = &[
         label: "Anthropic (Claude)",
         default_base_url: "https://api.anthropic.com/v1",
         key_env: "ANTHROPIC_API_KEY",
+        key_header: KeyHeader::XApiKey,
         // `tool_choice: any` with exactly the forced tools offered is "call one of these".
         capabilities: Capabilities { tools: true, forced_subset: true, lists_models: true },
         build: |s| {
@@ -106,6 +114,7 @@ pub static KINDS: &[ProviderKind] = &[
         label: "Google Gemini",
         default_base_url: "https://generativelanguage.googleapis.com/v1beta",
         key_env: "GEMINI_API_KEY",
+        key_header: KeyHeader::XGoogApiKey,
         // `functionCallingConfig` ANY with `allowedFunctionNames` is "call one of these".
         capabilities: Capabilities { tools: true, forced_subset: true, lists_models: true },
         build: |s| {

@@ -11,19 +11,19 @@
 
 pub mod anthropic;
 pub mod classify;
+pub mod endpoint;
 pub mod event_stream;
 pub mod gemini;
 pub mod gemini_schema;
-pub mod http_client;
 pub mod kinds;
 pub mod models;
 pub mod openai;
-pub mod openai_responses;
 pub mod presets;
 pub mod retry_hint;
 pub mod sse;
 
 pub use kinds::{Capabilities, KINDS, ProviderKind, ProviderSettings};
 pub use models::{ModelCapabilities, ModelInfo, capabilities as model_capabilities};
+pub use openai::responses as openai_responses;
 pub use openai::{OpenAiChat, OpenAiConfig};
 pub use presets::{PRESETS, Preset};

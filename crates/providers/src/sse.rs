@@ -5,8 +5,8 @@
 //! guard fixes it, is in that module's docs); a 2xx HTML page is refused before parsing.
 
 use crate::classify::{self, MAX_ERROR_BODY};
+use crate::endpoint::ReqwestTransport;
 use crate::event_stream::{self, Guard, StreamViolation};
-use crate::http_client::ReqwestTransport;
 use bytes::Bytes;
 use eventsource_client::{self as es, Client as _, ReconnectOptions, SSE};
 use futures::stream::BoxStream;
@@ -217,11 +217,12 @@ async fn classify_error(who: &str, connected: bool, err: es::Error) -> ProviderE
 pub type Decided = std::collections::VecDeque<Result<switchboard_core::ProviderEvent, ProviderError>>;
 
 /// A provider's pure stream parser, as the shared driver ([`parse`]) runs it.
+///
+/// The end of the body is handled here once for every API ([`Parser::end`]): an answer whose own
+/// end was read is complete, any other was cut short.
 pub trait Parser: Send + 'static {
     /// Reads one event (`event` is the SSE event name, `message` when the server gave none).
     fn push(&mut self, who: &str, event: &str, data: &str, out: &mut Decided);
-    /// The body ended.
-    fn end(&mut self, who: &str, out: &mut Decided);
     /// Nothing more will be decided.
     fn is_done(&self) -> bool;
     /// The answer's own end (its finish or stop reason) was already read, so a connection cut now
@@ -229,8 +230,31 @@ pub trait Parser: Send + 'static {
     fn has_finished(&self) -> bool {
         false
     }
+    /// Hands out what a finished answer still holds (open calls, usage, state, the finish) when
+    /// the body ends after [`Parser::has_finished`]; afterwards the parser is done.
+    fn finish(&mut self, out: &mut Decided);
     /// The stream failed; nothing more will be decided.
     fn fail(&mut self);
+    /// The body ended: complete if the answer's end was read, else an error that says it was cut.
+    fn end(&mut self, who: &str, out: &mut Decided) {
+        if self.is_done() {
+            return;
+        }
+        if self.has_finished() {
+            self.finish(out);
+        } else {
+            self.fail();
+            out.push_back(Err(cut_short(who)));
+        }
+    }
+}
+
+/// The error of a body that ended before the answer did.
+pub fn cut_short(who: &str) -> ProviderError {
+    ProviderError::new(
+        ErrorKind::Network,
+        format!("The stream from {} ended before the response was complete.", classify::mid_sentence(who)),
+    )
 }
 
 /// Runs `parser` over an event stream: what every provider's stream does between the seam and

@@ -1,229 +1,12 @@
-//! OpenAI Chat Completions, which OpenAI-compatible servers (Ollama, LM Studio, vLLM, llama.cpp,
-//! OpenRouter) also speak.
-//!
-//! Quirks handled here: tool-call fragments are assembled by `index` (falling back to the call id
-//! for servers that omit it); reasoning arrives as `reasoning_content` (DeepSeek, vLLM, llama.cpp)
-//! or `reasoning` (OpenRouter, Ollama); usage comes in a last chunk with empty `choices` when
-//! `stream_options.include_usage` is set; some servers omit `[DONE]` after the finish reason.
+//! Reading a Chat Completions stream: chunks of deltas assembled into canonical events.
 
-use crate::http_client::{self, ReqwestTransport};
 use crate::sse;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, VecDeque};
-use switchboard_core::provider::{ModelCapabilities, ModelInfo, StopReason};
-use switchboard_core::tool::SecretValue;
+use switchboard_core::provider::StopReason;
 use switchboard_core::types::char_len;
-use switchboard_core::{
-    ErrorKind, Message, Provider, ProviderError, ProviderEvent, ProviderRequest, ProviderStream, ToolCall, ToolChoice,
-    Usage,
-};
-
-/// Configuration of one OpenAI-compatible endpoint.
-#[derive(Clone, Debug)]
-pub struct OpenAiConfig {
-    /// Base URL, e.g. `https://api.openai.com/v1`.
-    pub base_url: String,
-    /// Bearer key, if the server needs one.
-    pub api_key: Option<SecretValue>,
-}
-
-/// The Chat Completions provider.
-pub struct OpenAiChat {
-    config: OpenAiConfig,
-    client: reqwest::Client,
-    who: String,
-}
-
-impl std::fmt::Debug for OpenAiChat {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiChat").field("base_url", &self.config.base_url).finish_non_exhaustive()
-    }
-}
-
-impl OpenAiChat {
-    /// A provider for `config`.
-    pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
-        let (base, client) = http_client::endpoint(&config.base_url)?;
-        let who = format!("The provider at {base}");
-        Ok(Self { config: OpenAiConfig { base_url: base, ..config }, client, who })
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}/{path}", self.config.base_url)
-    }
-
-    /// The models the server lists (`GET /models`), sorted.
-    pub async fn models(&self) -> Result<Vec<String>, ProviderError> {
-        list_models(&self.client, &self.config, &self.who).await
-    }
-}
-
-/// `GET {base}/models` with the bearer key, sorted ids: OpenAI's listing, shared by the Chat and
-/// the Responses provider.
-pub(crate) async fn list_models(
-    client: &reqwest::Client,
-    config: &OpenAiConfig,
-    who: &str,
-) -> Result<Vec<String>, ProviderError> {
-    Ok(list_model_infos(client, config, who).await?.into_iter().map(|m| m.id).collect())
-}
-
-/// What one entry of an OpenAI-style listing says a model can do. OpenAI says nothing;
-/// OpenRouter lists `supported_parameters` (`tools`, `reasoning`) and
-/// `architecture.input_modalities` (`image`).
-fn listed_capabilities(entry: &Value) -> ModelCapabilities {
-    let params: Option<Vec<&str>> =
-        entry["supported_parameters"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect());
-    let inputs: Option<Vec<&str>> =
-        entry["architecture"]["input_modalities"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect());
-    ModelCapabilities {
-        tools: params.as_ref().map(|p| p.contains(&"tools")),
-        images: inputs.as_ref().map(|i| i.contains(&"image")),
-        reasoning: params.as_ref().map(|p| p.contains(&"reasoning") || p.contains(&"include_reasoning")),
-        sampling: params.as_ref().map(|p| p.contains(&"temperature")),
-    }
-}
-
-/// [`list_models`] with what the listing says about each model.
-pub(crate) async fn list_model_infos(
-    client: &reqwest::Client,
-    config: &OpenAiConfig,
-    who: &str,
-) -> Result<Vec<ModelInfo>, ProviderError> {
-    let mut req = client.get(format!("{}/models", config.base_url));
-    if let Some(key) = &config.api_key {
-        req = req.bearer_auth(key.expose());
-    }
-    let resp = req.send().await.map_err(|e| {
-        let who = crate::classify::mid_sentence(who);
-        crate::classify::unreachable(&who, crate::sse::describe_transport(&e.without_url()))
-    })?;
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap_or_default();
-    if !(200..300).contains(&status) {
-        return Err(crate::classify::http_error(who, status, None, &text));
-    }
-    let v: Value = serde_json::from_str(&text).map_err(|_| {
-        ProviderError::new(ErrorKind::Protocol, format!("{who} returned a model list that is not JSON."))
-    })?;
-    let mut models: Vec<ModelInfo> = v["data"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|m| Some(ModelInfo { id: m["id"].as_str()?.to_owned(), capabilities: listed_capabilities(m) }))
-        .collect();
-    models.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(models)
-}
-
-impl Provider for OpenAiChat {
-    fn kind(&self) -> &'static str {
-        "openai"
-    }
-
-    fn list_models(&self) -> futures::future::BoxFuture<'_, Result<Vec<String>, ProviderError>> {
-        Box::pin(self.models())
-    }
-
-    fn list_model_infos(&self) -> futures::future::BoxFuture<'_, Result<Vec<ModelInfo>, ProviderError>> {
-        Box::pin(list_model_infos(&self.client, &self.config, &self.who))
-    }
-
-    fn stream(&self, request: ProviderRequest) -> ProviderStream {
-        let mut body = request_body(&request);
-        if is_openai(&self.config.base_url)
-            && let Some(limit) = body.as_object_mut().and_then(|b| b.remove("max_tokens"))
-        {
-            // OpenAI's own API wants the newer name (its reasoning models refuse the old one);
-            // compatible servers know the old one best.
-            body["max_completion_tokens"] = limit;
-        }
-        let body = body.to_string();
-        let auth = self.config.api_key.as_ref().map(|k| format!("Bearer {}", k.expose()));
-        let mut headers = vec![("Content-Type", "application/json"), ("Accept", "text/event-stream")];
-        if let Some(auth) = &auth {
-            headers.push(("Authorization", auth.as_str()));
-        }
-        let events = sse::post(
-            ReqwestTransport::new(self.client.clone()),
-            self.who.clone(),
-            &self.url("chat/completions"),
-            &headers,
-            body,
-        );
-        sse::parse(events, self.who.clone(), ChunkParser::new())
-    }
-}
-
-/// Whether `base_url` is OpenAI's own API (not a compatible server).
-fn is_openai(base_url: &str) -> bool {
-    crate::http_client::origin(base_url) == "https://api.openai.com"
-}
-
-/// The JSON body of a streamed Chat Completions request. The output limit is `max_tokens`, the
-/// name compatible servers take (the provider renames it for OpenAI's own API); reasoning effort
-/// is `reasoning_effort`, sent only when the profile sets it (models without reasoning refuse it).
-pub fn request_body(request: &ProviderRequest) -> Value {
-    let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    if let Some(system) = &request.system {
-        messages.push(json!({"role": "system", "content": system}));
-    }
-    for m in &request.messages {
-        messages.push(match m {
-            Message::User { text } => json!({"role": "user", "content": text}),
-            Message::Assistant { text, tool_calls, .. } if tool_calls.is_empty() => {
-                json!({"role": "assistant", "content": text})
-            }
-            Message::Assistant { text, tool_calls, .. } => json!({
-                "role": "assistant",
-                // Some compatible servers reject "" next to tool calls; null is the spec's "none".
-                "content": if text.is_empty() { Value::Null } else { Value::String(text.clone()) },
-                "tool_calls": tool_calls.iter().map(|c| json!({
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": if c.arguments.trim().is_empty() { "{}" } else { c.arguments.as_str() }},
-                })).collect::<Vec<_>>(),
-            }),
-            Message::Tool { call_id, content, .. } => {
-                json!({"role": "tool", "tool_call_id": call_id, "content": content})
-            }
-        });
-    }
-    let mut body = json!({
-        "model": request.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    if let Some(limit) = request.options.max_output_tokens {
-        body["max_tokens"] = json!(limit);
-    }
-    if let Some(effort) = request.options.reasoning_effort {
-        body["reasoning_effort"] = json!(effort.as_str());
-    }
-    if let Some(t) = request.options.temperature {
-        body["temperature"] = json!(t);
-    }
-    if let Some(p) = request.options.top_p {
-        body["top_p"] = json!(p);
-    }
-    if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-            .collect();
-        body["tool_choice"] = match &request.tool_choice {
-            ToolChoice::Auto => json!("auto"),
-            ToolChoice::None => json!("none"),
-            // The request offers exactly the forced tools, so "required" means "one of these".
-            ToolChoice::Required | ToolChoice::OneOf(_) => json!("required"),
-            ToolChoice::Named(name) => json!({"type": "function", "function": {"name": name}}),
-        };
-    }
-    body
-}
+use switchboard_core::{ErrorKind, ProviderError, ProviderEvent, ToolCall, Usage};
 
 #[derive(Deserialize)]
 struct Chunk {
@@ -468,33 +251,12 @@ impl ChunkParser {
         };
         out.push_back(Ok(ProviderEvent::Finish { reason, response_id: self.response_id.take() }));
     }
-
-    /// The stream ended without `[DONE]`: complete if a finish reason was seen, else an error.
-    pub fn end(&mut self, who: &str, out: &mut VecDeque<Result<ProviderEvent, ProviderError>>) {
-        if self.done {
-            return;
-        }
-        if self.finish.is_some() {
-            self.finish_into(out);
-        } else {
-            self.done = true;
-            out.push_back(Err(ProviderError::new(
-                ErrorKind::Network,
-                format!(
-                    "The stream from {} ended before the response was complete.",
-                    crate::classify::mid_sentence(who)
-                ),
-            )));
-        }
-    }
 }
 
+/// The body may end without `[DONE]`: complete if a finish reason was seen, else an error.
 impl sse::Parser for ChunkParser {
     fn push(&mut self, who: &str, _event: &str, data: &str, out: &mut sse::Decided) {
         ChunkParser::push(self, who, data, out);
-    }
-    fn end(&mut self, who: &str, out: &mut sse::Decided) {
-        ChunkParser::end(self, who, out);
     }
     fn is_done(&self) -> bool {
         ChunkParser::is_done(self)
@@ -502,6 +264,9 @@ impl sse::Parser for ChunkParser {
     // The finish reason and usage may precede a cut; a cut after them loses nothing.
     fn has_finished(&self) -> bool {
         self.finish.is_some()
+    }
+    fn finish(&mut self, out: &mut sse::Decided) {
+        self.finish_into(out);
     }
     fn fail(&mut self) {
         self.done = true;
@@ -511,7 +276,7 @@ impl sse::Parser for ChunkParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchboard_core::provider::ToolSpec;
+    use crate::sse::Parser as _;
 
     fn feed(datas: &[&str]) -> Vec<Result<ProviderEvent, ProviderError>> {
         let mut p = ChunkParser::new();
@@ -704,86 +469,5 @@ mod tests {
         assert_eq!(out[1].clone().unwrap_err().kind, ErrorKind::Protocol);
         let out = feed(&[r#"{"error":{"message":"model overloaded","type":"server_error"}}"#]);
         assert_eq!(out[0].clone().unwrap_err().kind, ErrorKind::Overloaded);
-    }
-
-    #[test]
-    fn the_request_maps_history_tools_and_forcing() {
-        let mut req = ProviderRequest {
-            model: "m".into(),
-            system: Some("sys".into()),
-            messages: vec![
-                Message::User { text: "hi".into() },
-                Message::Assistant {
-                    text: String::new(),
-                    tool_calls: vec![ToolCall { id: "c1".into(), name: "t".into(), arguments: String::new() }],
-                    state: None,
-                },
-                Message::Tool {
-                    images: Default::default(),
-                    call_id: "c1".into(),
-                    name: "t".into(),
-                    content: "r".into(),
-                    is_error: false,
-                },
-            ],
-            tools: vec![ToolSpec { name: "t".into(), description: "d".into(), parameters: json!({"type":"object"}) }],
-            tool_choice: ToolChoice::Named("t".into()),
-            options: Default::default(),
-        };
-        let body = request_body(&req);
-        assert_eq!(body["messages"][0], json!({"role":"system","content":"sys"}));
-        assert_eq!(body["messages"][2]["content"], Value::Null);
-        assert_eq!(body["messages"][2]["tool_calls"][0]["function"]["arguments"], "{}");
-        assert_eq!(body["messages"][3], json!({"role":"tool","tool_call_id":"c1","content":"r"}));
-        assert_eq!(body["tool_choice"], json!({"type":"function","function":{"name":"t"}}));
-        assert_eq!(body["stream_options"]["include_usage"], true);
-        for (choice, wire) in [
-            (ToolChoice::Auto, json!("auto")),
-            (ToolChoice::None, json!("none")),
-            (ToolChoice::Required, json!("required")),
-            (ToolChoice::OneOf(vec!["t".into()]), json!("required")),
-        ] {
-            req.tool_choice = choice;
-            assert_eq!(request_body(&req)["tool_choice"], wire);
-        }
-        req.tools.clear();
-        assert!(request_body(&req).get("tools").is_none(), "no tools, no tool_choice");
-    }
-
-    #[test]
-    fn options_are_sent_only_when_set() {
-        let mut req = ProviderRequest { model: "m".into(), ..Default::default() };
-        let body = request_body(&req);
-        assert!(body.get("max_tokens").is_none() && body.get("reasoning_effort").is_none(), "{body}");
-        req.options = switchboard_core::GenerationOptions {
-            max_output_tokens: Some(300),
-            reasoning_effort: Some(switchboard_core::ReasoningEffort::Low),
-            thinking_budget: Some(9000),
-            temperature: Some(0.5),
-            top_p: Some(0.9),
-        };
-        let body = request_body(&req);
-        assert_eq!((body["max_tokens"].clone(), body["reasoning_effort"].clone()), (json!(300), json!("low")));
-        assert_eq!((body["temperature"].clone(), body["top_p"].clone()), (json!(0.5), json!(0.9)));
-        // Sent as the person set them: 0.9 is written "0.9", not "0.8999999761581421" (an f32).
-        assert!(body.to_string().contains(r#""top_p":0.9"#), "{body}");
-        assert!(is_openai("https://api.openai.com/v1") && !is_openai("http://localhost:11434/v1"));
-    }
-
-    #[test]
-    fn a_listing_that_says_what_a_model_takes_is_read_and_one_that_does_not_is_unknown() {
-        let openrouter = json!({
-            "id": "google/gemma-2-9b-it",
-            "supported_parameters": ["max_tokens", "temperature"],
-            "architecture": {"input_modalities": ["text"]},
-        });
-        assert_eq!(
-            listed_capabilities(&openrouter),
-            ModelCapabilities { tools: Some(false), images: Some(false), reasoning: Some(false), sampling: Some(true) }
-        );
-        let tools = json!({"id": "x", "supported_parameters": ["tools", "reasoning"]});
-        assert_eq!(listed_capabilities(&tools).tools, Some(true));
-        assert_eq!(listed_capabilities(&tools).reasoning, Some(true));
-        assert_eq!(listed_capabilities(&json!({"id": "gpt-4o", "owned_by": "openai"})), ModelCapabilities::default());
     }
 }
