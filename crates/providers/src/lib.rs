@@ -14,7 +14,7 @@ pub mod classify;
 pub mod endpoint;
 pub mod event_stream;
 pub mod gemini;
-pub mod gemini_schema;
+pub use gemini::schema as gemini_schema;
 pub mod kinds;
 pub mod models;
 pub mod openai;
