@@ -12,16 +12,12 @@ use serde::Serialize;
 use switchboard_core::tool::SecretValue;
 use switchboard_core::{ErrorKind, Provider, ProviderError};
 
-/// What an API can do, as far as the loop and the UI need to know.
+/// What an API can do, as far as the service and the UI need to know. (What a model can do is
+/// [`crate::models`]' business; how a kind forces "one of these tools" is its provider's.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Capabilities {
-    /// Takes tool definitions and returns tool calls.
-    pub tools: bool,
-    /// Can be made to call one tool among a subset ("must call one of these"); otherwise the
-    /// loop forces one call per tool.
-    pub forced_subset: bool,
     /// Lists its models over the API.
     pub lists_models: bool,
 }
@@ -70,7 +66,7 @@ pub static KINDS: &[ProviderKind] = &[
         default_base_url: "https://api.openai.com/v1",
         key_env: "OPENAI_API_KEY",
         key_header: KeyHeader::Bearer,
-        capabilities: Capabilities { tools: true, forced_subset: false, lists_models: true },
+        capabilities: Capabilities { lists_models: true },
         build: |s| Ok(Box::new(OpenAiChat::new(OpenAiConfig { base_url: s.base_url, api_key: s.api_key })?)),
     },
     ProviderKind {
@@ -80,8 +76,7 @@ pub static KINDS: &[ProviderKind] = &[
         default_base_url: "https://api.openai.com/v1",
         key_env: "OPENAI_API_KEY",
         key_header: KeyHeader::Bearer,
-        // Forcing one of several is `required` with only those offered, as in Chat.
-        capabilities: Capabilities { tools: true, forced_subset: false, lists_models: true },
+        capabilities: Capabilities { lists_models: true },
         build: |s| {
             Ok(Box::new(
                 crate::openai_responses::OpenAiResponses::new(OpenAiConfig {
@@ -99,8 +94,7 @@ pub static KINDS: &[ProviderKind] = &[
         default_base_url: "https://api.anthropic.com/v1",
         key_env: "ANTHROPIC_API_KEY",
         key_header: KeyHeader::XApiKey,
-        // `tool_choice: any` with exactly the forced tools offered is "call one of these".
-        capabilities: Capabilities { tools: true, forced_subset: true, lists_models: true },
+        capabilities: Capabilities { lists_models: true },
         build: |s| {
             Ok(Box::new(crate::anthropic::Anthropic::new(crate::anthropic::AnthropicConfig {
                 base_url: s.base_url,
@@ -115,8 +109,7 @@ pub static KINDS: &[ProviderKind] = &[
         default_base_url: "https://generativelanguage.googleapis.com/v1beta",
         key_env: "GEMINI_API_KEY",
         key_header: KeyHeader::XGoogApiKey,
-        // `functionCallingConfig` ANY with `allowedFunctionNames` is "call one of these".
-        capabilities: Capabilities { tools: true, forced_subset: true, lists_models: true },
+        capabilities: Capabilities { lists_models: true },
         build: |s| {
             Ok(Box::new(crate::gemini::Gemini::new(crate::gemini::GeminiConfig {
                 base_url: s.base_url,
