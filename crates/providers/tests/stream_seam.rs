@@ -1,10 +1,11 @@
-//! The event-stream seam end to end over loopback HTTP: what servers really send, cut at every
-//! byte, read through `OpenAiChat` (the seam is shared by every provider).
+//! The event-stream seam end to end over loopback HTTP, read through `OpenAiChat` (the seam is
+//! shared by every provider): keep-alives, the caps, HTML pages and unreachable servers. What
+//! servers really send, cut at every byte, runs for every API in the parser table
+//! (`tests/parsers.rs`).
 
 use futures::StreamExt;
-use switchboard_core::provider::StopReason;
 use switchboard_core::{ErrorKind, Message, Provider, ProviderError, ProviderEvent, ProviderRequest, ToolChoice};
-use switchboard_mock_provider::{MockServer, Reply, Script, Step, StreamOptions};
+use switchboard_mock_provider::{MockServer, Reply, Script, Step};
 use switchboard_providers::{OpenAiChat, OpenAiConfig};
 
 fn request() -> ProviderRequest {
@@ -35,87 +36,6 @@ fn text_of(items: &[Result<ProviderEvent, ProviderError>]) -> String {
 
 fn error_of(items: &[Result<ProviderEvent, ProviderError>]) -> Option<&ProviderError> {
     items.iter().find_map(|i| i.as_ref().err())
-}
-
-fn chunk(text: &str) -> String {
-    format!(r#"{{"choices":[{{"index":0,"delta":{{"content":"{text}"}}}}]}}"#)
-}
-
-fn with_split(steps: Vec<Step>, split: Option<usize>) -> Reply {
-    Reply::Stream { steps, options: StreamOptions { split_bytes: split, ..StreamOptions::default() } }
-}
-
-#[tokio::test]
-async fn every_field_form_the_rules_allow_is_read_at_every_split_and_never_ends_the_answer() {
-    let x = chunk("X");
-    // (bytes between "he" and "llo", text they add)
-    let forms: Vec<(Vec<u8>, &str)> = vec![
-        (b": keep-alive\n\n".to_vec(), ""),
-        (format!("data:{x}\n\n").into_bytes(), "X"),
-        (b"foo: bar\n\n".to_vec(), ""),
-        (b"nocolon\n\n".to_vec(), ""),
-        (b"retry: soon\n\n".to_vec(), ""),
-        (b"retry: 10\n\n".to_vec(), ""),
-        (b"id: a\0b \xFF odd\n\n".to_vec(), ""),
-        (format!("id: \0\ndata: {x}\n\n").into_bytes(), "X"),
-        (b"data : not a data field\n\n".to_vec(), ""),
-        (b"event: ping\n\n".to_vec(), ""),
-        (format!("data: {x}\r\n\r\n").into_bytes(), "X"),
-        (format!("data: {x}\r\r").into_bytes(), "X"),
-        ([&b"unknown: \xFF\n"[..], format!("data: {x}\n\n").as_bytes()].concat(), "X"),
-        (b"\xFF\xFE\n\n".to_vec(), ""),
-    ];
-    let mut replies = Vec::new();
-    let mut expected = Vec::new();
-    for (bytes, adds) in &forms {
-        let steps = || {
-            vec![
-                Step::text("he"),
-                Step::RawBytes { bytes: bytes.clone() },
-                Step::text("llo"),
-                Step::finish("stop"),
-                Step::Done,
-            ]
-        };
-        // The form's own length plus the chunk around it covers every split point within it.
-        for split in (1..=bytes.len() + 8).map(Some).chain([None]) {
-            replies.push(with_split(steps(), split));
-            expected.push((format!("he{adds}llo"), bytes.clone(), split));
-        }
-    }
-    let server = MockServer::start(Script::new(replies)).await;
-    for (want, bytes, split) in expected {
-        let items = run(&server).await;
-        let form = String::from_utf8_lossy(&bytes);
-        assert_eq!(error_of(&items), None, "{form:?} split {split:?}");
-        assert_eq!(text_of(&items), want, "{form:?} split {split:?}");
-        assert!(
-            matches!(items.last(), Some(Ok(ProviderEvent::Finish { reason: StopReason::Stop, .. }))),
-            "{form:?} split {split:?}: {items:?}"
-        );
-    }
-}
-
-#[tokio::test]
-async fn a_bom_at_the_start_is_dropped_at_every_split() {
-    let mut replies = Vec::new();
-    for split in 1..=12 {
-        replies.push(with_split(
-            vec![
-                Step::RawBytes { bytes: b"\xEF\xBB\xBF".to_vec() },
-                Step::text("ok"),
-                Step::finish("stop"),
-                Step::Done,
-            ],
-            Some(split),
-        ));
-    }
-    let server = MockServer::start(Script::new(replies)).await;
-    for split in 1..=12 {
-        let items = run(&server).await;
-        assert_eq!(error_of(&items), None, "split {split}");
-        assert_eq!(text_of(&items), "ok", "split {split}");
-    }
 }
 
 #[tokio::test]
@@ -184,18 +104,6 @@ async fn a_200_html_page_is_named_with_its_title() {
     assert!(err.message.contains("answered 200 with an HTML page"), "{}", err.message);
     assert!(err.message.contains("Hotel Wi-Fi \u{2013} Sign in"), "{}", err.message);
     assert!(err.message.contains("captive portal"), "{}", err.message);
-}
-
-#[tokio::test]
-async fn a_cut_after_the_answer_started_says_the_connection_was_lost_mid_answer() {
-    let server = MockServer::start(Script::new([Reply::stream([Step::text("partial"), Step::Drop])])).await;
-    let items = run(&server).await;
-    assert_eq!(text_of(&items), "partial");
-    let err = error_of(&items).expect("an error");
-    assert_eq!(err.kind, ErrorKind::Network);
-    assert!(err.message.contains("lost mid-answer"), "{}", err.message);
-    assert!(!err.message.contains("base URL"), "{}", err.message);
-    assert!(err.message.contains("the provider at http://"), "{}", err.message);
 }
 
 #[tokio::test]
