@@ -973,15 +973,6 @@ chats: ChatPrefs, };
 
 export type Capabilities = { 
 /**
- * Takes tool definitions and returns tool calls.
- */
-tools: boolean, 
-/**
- * Can be made to call one tool among a subset ("must call one of these"); otherwise the
- * loop forces one call per tool.
- */
-forcedSubset: boolean, 
-/**
  * Lists its models over the API.
  */
 listsModels: boolean, };
@@ -1720,8 +1711,6 @@ export const PROVIDER_KINDS = [
     "defaultBaseUrl": "https://api.openai.com/v1",
     "keyEnv": "OPENAI_API_KEY",
     "capabilities": {
-      "tools": true,
-      "forcedSubset": false,
       "listsModels": true
     }
   },
@@ -1731,8 +1720,6 @@ export const PROVIDER_KINDS = [
     "defaultBaseUrl": "https://api.openai.com/v1",
     "keyEnv": "OPENAI_API_KEY",
     "capabilities": {
-      "tools": true,
-      "forcedSubset": false,
       "listsModels": true
     }
   },
@@ -1742,8 +1729,6 @@ export const PROVIDER_KINDS = [
     "defaultBaseUrl": "https://api.anthropic.com/v1",
     "keyEnv": "ANTHROPIC_API_KEY",
     "capabilities": {
-      "tools": true,
-      "forcedSubset": true,
       "listsModels": true
     }
   },
@@ -1753,8 +1738,6 @@ export const PROVIDER_KINDS = [
     "defaultBaseUrl": "https://generativelanguage.googleapis.com/v1beta",
     "keyEnv": "GEMINI_API_KEY",
     "capabilities": {
-      "tools": true,
-      "forcedSubset": true,
       "listsModels": true
     }
   }
