@@ -235,7 +235,8 @@ async fn a_chats_sampling_settings_win_over_the_profiles_and_reasoning_models_ge
     let turn = service.prepare(request).unwrap();
     service.run(turn, Arc::new(VecSink::default()), Arc::new(FixedApprover(ApprovalDecision::Once))).await;
     let body = &mock.requests()[0].body;
-    assert_eq!((body["temperature"].as_f64(), body["top_p"].as_f64()), (Some(0.1f32 as f64), Some(0.9f32 as f64)));
+    // Sent as the person set them (an f32 on the way sent 0.10000000149011612).
+    assert_eq!((body["temperature"].as_f64(), body["top_p"].as_f64()), (Some(0.1), Some(0.9)));
     assert_eq!(body["max_tokens"], 50);
 
     // OpenAI's reasoning models refuse sampling settings: none are sent.
