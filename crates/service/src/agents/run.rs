@@ -1,0 +1,157 @@
+//! One call of an agent: the child's turn, built like a person's, run on the same engine with
+//! its events nested into the parent's call, its approvals asked through the parent's approver,
+//! and its outcome turned into the tool's result.
+
+use super::no_agent;
+use super::tool::{AgentTool, question};
+use crate::Error;
+use crate::ipc::TurnChoices;
+use futures::future::BoxFuture;
+use std::sync::{Arc, Mutex};
+use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
+use switchboard_core::{
+    ChatEvent, Engine, EventSink, FinishReason, Message, ToolContext, ToolError, ToolOutput, TurnInput, TurnOptions,
+};
+
+impl AgentTool {
+    pub(super) async fn run(
+        &self,
+        args: serde_json::Value,
+        ctx: ToolContext,
+    ) -> std::result::Result<ToolOutput, ToolError> {
+        if let Some(why) = self.refused() {
+            return Err(ToolError::Failed(why));
+        }
+        let instance = self.instance();
+        let service = &self.service;
+        let cannot = |e: Error| ToolError::Failed(format!("{instance} could not start: {}", e.message));
+        let file = service.agents_file().map_err(cannot)?;
+        let config = file.agent(&self.name).cloned().ok_or_else(|| cannot(no_agent(&self.name)))?;
+        let choices =
+            TurnChoices { provider: config.profile.clone(), model: config.model.clone(), ..TurnChoices::default() };
+        let resolved = service.provider_factory().resolve(&choices).map_err(cannot)?;
+        let settings = service.settings().map_err(cannot)?;
+        let setup = service.agent_turn_setup(&file, Some(&config), &self.chain, &[], &settings);
+        let engine = Engine::new(setup.config, setup.registry, Arc::clone(&ctx.secrets))
+            .with_redactor(Arc::new(service.redactor()));
+        let caps = service.model_capabilities(&resolved.profile, &resolved.model);
+        let input = TurnInput {
+            conversation_id: ctx.conversation_id.clone(),
+            user_message_id: format!("{}/{instance}/question", ctx.call_id),
+            message_id: format!("{}/{instance}", ctx.call_id),
+            provider_name: resolved.profile.name.clone(),
+            model: resolved.model.clone(),
+            system_prompt: Some(config.instructions.trim().to_owned()).filter(|s| !s.is_empty()),
+            history: vec![Message::User { text: question(&args) }],
+            options: TurnOptions {
+                approved_tools: service.inner.store.approved_tools(&ctx.conversation_id).unwrap_or_default(),
+                generation: resolved.profile.options.generation,
+                tools_unsupported: (caps.tools == Some(false))
+                    .then(|| format!("{} does not take tools, so {instance} has none.", resolved.model)),
+                unavailable: setup.unavailable,
+                ..TurnOptions::default()
+            },
+        };
+        let sink = Arc::new(Nesting {
+            ctx: ctx.clone(),
+            instance: instance.clone(),
+            prefix: format!("{}/{instance}/", ctx.call_id),
+            takes_control: config.takes_control,
+            answer: Mutex::default(),
+        });
+        let approver = Arc::new(Prefixed { inner: ctx.approver(), prefix: sink.prefix.clone() });
+        let outcome =
+            engine.run_turn(resolved.provider.as_ref(), input, sink.clone(), approver, ctx.cancel.child_token()).await;
+        let answer = sink.answer.lock().unwrap_or_else(|p| p.into_inner()).text();
+        let so_far = |what: String| {
+            if answer.trim().is_empty() { what } else { format!("{what} What it wrote before that:\n\n{answer}") }
+        };
+        match outcome.finish_reason {
+            FinishReason::Cancelled => Err(ToolError::Cancelled),
+            FinishReason::Error => {
+                let message = outcome.error.map(|e| e.message).unwrap_or_else(|| "it failed".into());
+                Err(ToolError::Failed(so_far(format!("{instance} failed: {message}"))))
+            }
+            FinishReason::MaxIterations => {
+                let steps = config.max_iterations.unwrap_or(settings.engine_config().max_iterations);
+                let limit = format!("{instance} used all of its {steps} steps");
+                let last = sink.answer.lock().unwrap_or_else(|p| p.into_inner()).last.clone();
+                if last.trim().is_empty() {
+                    Err(ToolError::Failed(so_far(format!("{limit} without a final answer."))))
+                } else {
+                    Ok(ToolOutput::text(format!("{last}\n\n({limit}; this is what it had then.)")))
+                }
+            }
+            _ if answer.trim().is_empty() => Err(ToolError::Failed(format!("{instance} finished without an answer."))),
+            _ => Ok(ToolOutput::text(answer)),
+        }
+    }
+}
+
+/// The text of a child's answer: what it wrote after its last tool call (its final answer),
+/// or everything when that is empty.
+#[derive(Default)]
+struct Answer {
+    all: String,
+    last: String,
+}
+
+impl Answer {
+    fn text(&self) -> String {
+        if self.last.trim().is_empty() { self.all.clone() } else { self.last.clone() }
+    }
+}
+
+/// The child's events, nested into the parent's call as `Name[i]`; approval ids carry the
+/// call's prefix at every depth, as [`Prefixed`] registers them.
+struct Nesting {
+    ctx: ToolContext,
+    instance: String,
+    prefix: String,
+    takes_control: bool,
+    answer: Mutex<Answer>,
+}
+
+impl EventSink for Nesting {
+    fn emit(&self, mut event: ChatEvent) {
+        match &event {
+            // For the store of the child's own turn only; nothing keeps it.
+            ChatEvent::ProviderState { .. } => return,
+            ChatEvent::TextDelta { text } => {
+                let mut answer = self.answer.lock().unwrap_or_else(|p| p.into_inner());
+                answer.all.push_str(text);
+                answer.last.push_str(text);
+                if self.takes_control {
+                    self.ctx.answer(text.clone());
+                }
+            }
+            ChatEvent::ToolCall { .. } => self.answer.lock().unwrap_or_else(|p| p.into_inner()).last.clear(),
+            _ => {}
+        }
+        prefix_approvals(&mut event, &self.prefix);
+        self.ctx.nested(self.instance.clone(), event);
+    }
+}
+
+/// Puts `prefix` before the call id of approval events, at any depth.
+fn prefix_approvals(event: &mut ChatEvent, prefix: &str) {
+    match event {
+        ChatEvent::ApprovalRequested { id, .. } | ChatEvent::ApprovalResolved { id, .. } => id.insert_str(0, prefix),
+        ChatEvent::ToolProgress { event: Some(inner), .. } => prefix_approvals(inner, prefix),
+        _ => {}
+    }
+}
+
+/// The parent's approver, with the child's call ids made unique (two children, or a child and
+/// its parent, may use the same ids).
+struct Prefixed {
+    inner: Arc<dyn Approver>,
+    prefix: String,
+}
+
+impl Approver for Prefixed {
+    fn decide(&self, mut request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
+        request.call_id.insert_str(0, &self.prefix);
+        self.inner.decide(request)
+    }
+}
