@@ -1,12 +1,16 @@
 //! Keys: which key store is in use (the OS keychain, environment variables, or memory for this
 //! session), the fallbacks when the keychain cannot be used, and setting, deleting and describing
 //! keys. A key value goes into a key store and comes out only to build a request header.
+//!
+//! A turn reads keys through its [`TurnKeys`]: each name at most once per turn, the agent calls
+//! and tools inside it included.
 
 use crate::ipc::{self, KeyMode};
-use crate::{Error, Result, Service, confirm};
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use crate::{Error, Result, Service, confirm, lock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+use switchboard_core::Secrets;
 use switchboard_secrets::{EnvStore, KeyringStore, Layered, MemoryStore, SecretStore, SecretValue};
 use switchboard_store::ProviderProfile;
 
@@ -212,29 +216,7 @@ impl Service {
 
     /// [`Service::provider_key`], and where it came from.
     pub(crate) fn provider_key_from(&self, profile: &ProviderProfile) -> Result<Option<(SecretValue, KeyFrom)>> {
-        let found = self.find_provider_key(profile)?;
-        if let Some((key, _)) = &found {
-            crate::redact::remember(key);
-        }
-        Ok(found)
-    }
-
-    fn find_provider_key(&self, profile: &ProviderProfile) -> Result<Option<(SecretValue, KeyFrom)>> {
-        let kind = switchboard_providers::ProviderKind::parse(&profile.kind)?;
-        match self.keys().get(&profile.name) {
-            Ok(Some(key)) => return Ok(Some((key, KeyFrom::Named))),
-            Ok(None) => {}
-            // A local server needs no key, so an unreadable keychain must not block the turn; if
-            // the provider does need one, its 401 says so and Settings explains the keychain.
-            Err(e) => tracing::warn!("the key store could not be read: {e}"),
-        }
-        if let Some(key) = EnvStore::new().get(&profile.name)? {
-            return Ok(Some((key, KeyFrom::Named)));
-        }
-        Ok(EnvStore::new()
-            .with_fallback(&profile.name, kind.key_env)
-            .get(&profile.name)?
-            .map(|key| (key, KeyFrom::KindVariable)))
+        profile_key(profile, self.keys().get(&profile.name))
     }
 
     fn key_origins(&self) -> Result<BTreeMap<String, String>> {
@@ -262,27 +244,19 @@ impl Service {
     /// Every secret value the service knows a name for (each profile's key, the web search
     /// keys), for redacting text that came from outside: a server that quotes the key back must
     /// not put it into an event, the database, a log or an export. Reads the key store: call it
-    /// once per turn or per failure, not per event.
+    /// once per turn or per failure, not per event (a turn reads them once, through its `TurnKeys`).
     pub fn known_secrets(&self) -> Vec<SecretValue> {
-        let mut out = Vec::new();
-        for p in self.inner.store.providers().unwrap_or_default() {
-            if let Ok(Some(key)) = self.provider_key(&p) {
-                out.push(key);
-            }
-        }
-        for name in ["tavily", "exa"] {
-            if let Ok(Some(key)) = self.keys().get(name) {
-                crate::redact::remember(&key);
-                out.push(key);
-            }
-        }
-        out
+        TurnKeys::new(self).known_secrets()
     }
 
     /// A redactor of [`Service::known_secrets`].
     pub fn redactor(&self) -> crate::redact::Redactor {
-        let secrets = self.known_secrets();
-        crate::redact::Redactor::new(secrets.iter().map(SecretValue::expose))
+        TurnKeys::new(self).redactor().clone()
+    }
+
+    /// The keys of one turn, read from the key store as they are first needed (see [`TurnKeys`]).
+    pub(crate) fn turn_keys(&self) -> Arc<TurnKeys> {
+        Arc::new(TurnKeys::new(self))
     }
 
     /// Where a profile's key can be put, in words ("Set the key in SWITCHBOARD_KEY_X (or
@@ -297,5 +271,103 @@ impl Service {
             .and_then(|p| switchboard_providers::ProviderKind::parse(&p.kind).ok())
             .map_or("the provider's variable", |k| k.key_env);
         format!("Set the key in {} (or {usual}).", switchboard_secrets::env_var_for(profile_name))
+    }
+}
+
+/// A profile's key from what the key store gave under its name (`stored`), else
+/// `SWITCHBOARD_KEY_<NAME>`, else the kind's usual variable; remembered for redaction.
+fn profile_key(
+    profile: &ProviderProfile,
+    stored: std::result::Result<Option<SecretValue>, switchboard_secrets::Error>,
+) -> Result<Option<(SecretValue, KeyFrom)>> {
+    let kind = switchboard_providers::ProviderKind::parse(&profile.kind)?;
+    let found = match stored {
+        Ok(Some(key)) => Some((key, KeyFrom::Named)),
+        Ok(None) => None,
+        // A local server needs no key, so an unreadable keychain must not block the turn; if
+        // the provider does need one, its 401 says so and Settings explains the keychain.
+        Err(e) => {
+            tracing::warn!("the key store could not be read: {e}");
+            None
+        }
+    };
+    let found = match found {
+        Some(found) => Some(found),
+        None => match EnvStore::new().get(&profile.name)? {
+            Some(key) => Some((key, KeyFrom::Named)),
+            None => EnvStore::new()
+                .with_fallback(&profile.name, kind.key_env)
+                .get(&profile.name)?
+                .map(|key| (key, KeyFrom::KindVariable)),
+        },
+    };
+    if let Some((key, _)) = &found {
+        crate::redact::remember(key);
+    }
+    Ok(found)
+}
+
+/// The keys of one turn, and of every agent call inside it: each name is read from the key store
+/// at most once per turn (a keychain read can take a D-Bus round trip, or seconds when it hangs),
+/// then answered from memory — the turn's provider key, its redactor, each agent call's provider
+/// key and redactor, and every tool's secrets. Created when a turn is prepared and shared by
+/// `Arc` with the agent calls; nothing is read until something asks. A key changed during the
+/// turn counts from the next turn.
+pub(crate) struct TurnKeys {
+    service: Service,
+    store: Arc<dyn SecretStore>,
+    /// What the key store gave per name, in this turn.
+    read: Mutex<HashMap<String, std::result::Result<Option<SecretValue>, switchboard_secrets::Error>>>,
+    /// Every known secret's redactor, made on first need.
+    redactor: OnceLock<crate::redact::Redactor>,
+}
+
+impl TurnKeys {
+    fn new(service: &Service) -> TurnKeys {
+        TurnKeys { service: service.clone(), store: service.keys(), read: Mutex::default(), redactor: OnceLock::new() }
+    }
+
+    /// What the key store holds under `name`: read once, then from memory.
+    fn stored(&self, name: &str) -> std::result::Result<Option<SecretValue>, switchboard_secrets::Error> {
+        // Held while reading, so two agent calls asking at once read the name once.
+        let mut read = lock(&self.read);
+        read.entry(name.to_owned()).or_insert_with(|| self.store.get(name)).clone()
+    }
+
+    /// [`Service::provider_key_from`], from this turn's reads.
+    pub(crate) fn provider_key_from(&self, profile: &ProviderProfile) -> Result<Option<(SecretValue, KeyFrom)>> {
+        profile_key(profile, self.stored(&profile.name))
+    }
+
+    /// [`Service::known_secrets`], from this turn's reads.
+    fn known_secrets(&self) -> Vec<SecretValue> {
+        let mut out = Vec::new();
+        for p in self.service.inner.store.providers().unwrap_or_default() {
+            if let Ok(Some((key, _))) = self.provider_key_from(&p) {
+                out.push(key);
+            }
+        }
+        for name in ["tavily", "exa"] {
+            if let Ok(Some(key)) = self.stored(name) {
+                crate::redact::remember(&key);
+                out.push(key);
+            }
+        }
+        out
+    }
+
+    /// A redactor of every secret the service knows a name for, made once per turn.
+    pub(crate) fn redactor(&self) -> &crate::redact::Redactor {
+        self.redactor.get_or_init(|| {
+            let secrets = self.known_secrets();
+            crate::redact::Redactor::new(secrets.iter().map(SecretValue::expose))
+        })
+    }
+}
+
+/// Tools read their keys (`{{secret:NAME}}`, a web search key) through the turn's reads too.
+impl Secrets for TurnKeys {
+    fn get(&self, name: &str) -> std::result::Result<Option<SecretValue>, String> {
+        self.stored(name).map_err(|e| e.to_string())
     }
 }

@@ -7,7 +7,8 @@
 //! The methods are split by concern, one module each: [`keys`](crate::keys) (key stores,
 //! fallbacks, the keychain), [`providers`](crate::providers) (profiles, the provider factory,
 //! models), [`conversations`](crate::conversations) (reading, renaming, exporting),
-//! [`turns`](crate::turns) (preparing, running, regenerating and stopping turns; approvals) and
+//! [`turns`](crate::turns) (preparing, running, regenerating and stopping turns; approvals),
+//! `turn_setup` (the one way a turn is built, for a person's chat and an agent call alike) and
 //! [`tools`](crate::tools) (the tool sources and the registry composed from them).
 //!
 //! Architecture invariant: no knowledge of Tauri, windows or terminals. Events leave through an
@@ -32,6 +33,7 @@ pub mod redact;
 pub mod settings;
 pub mod titles;
 pub mod tools;
+mod turn_setup;
 pub mod turns;
 
 pub use confirm::{AlreadyConfirmed, Confirm, Refuse, Widening};

@@ -4,7 +4,7 @@
 
 use crate::confirm::{self, Confirm, Refuse, Widening};
 use crate::ipc::{ConnectionReport, ProviderInfo, TurnChoices};
-use crate::keys::KeyFrom;
+use crate::keys::{KeyFrom, TurnKeys};
 use crate::{Error, Result, Service, lock, settings};
 use switchboard_core::Provider;
 use switchboard_providers::{ModelCapabilities, ProviderKind, ProviderSettings};
@@ -43,6 +43,11 @@ impl ProviderFactory {
     /// The profile and model `choices` name (the default profile and its model when they name
     /// none) and a provider for them. Fails, writing nothing, when either is missing.
     pub fn resolve(&self, choices: &TurnChoices) -> Result<ResolvedProvider> {
+        self.resolve_with(choices, &self.service.turn_keys())
+    }
+
+    /// [`ProviderFactory::resolve`] with the key from a turn's reads (a turn reads each key once).
+    pub(crate) fn resolve_with(&self, choices: &TurnChoices, keys: &TurnKeys) -> Result<ResolvedProvider> {
         let profile = self.service.profile(choices.provider.as_deref())?;
         let model = choices.model.clone().or_else(|| profile.model.clone()).ok_or_else(|| {
             Error::config(format!(
@@ -50,7 +55,7 @@ impl ProviderFactory {
                 profile.name
             ))
         })?;
-        let provider = self.provider(&profile)?;
+        let provider = self.provider_with(&profile, keys)?;
         Ok(ResolvedProvider { profile, model, provider })
     }
 
@@ -59,8 +64,13 @@ impl ProviderFactory {
     /// service's back, say by an older version or by hand): only saving the profile again, which
     /// asks the person, moves a key.
     pub fn provider(&self, profile: &ProviderProfile) -> Result<Box<dyn Provider>> {
+        self.provider_with(profile, &self.service.turn_keys())
+    }
+
+    /// [`ProviderFactory::provider`] with the key from a turn's reads.
+    pub(crate) fn provider_with(&self, profile: &ProviderProfile, keys: &TurnKeys) -> Result<Box<dyn Provider>> {
         let kind = ProviderKind::parse(&profile.kind)?;
-        let api_key = self.service.provider_key(profile)?;
+        let api_key = keys.provider_key_from(profile)?.map(|(key, _)| key);
         if api_key.is_some()
             && let Some(saved_for) = self.service.key_origin(&profile.name)?
             && confirm::origin(&profile.base_url).as_deref() != Some(saved_for.as_str())

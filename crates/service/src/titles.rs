@@ -71,7 +71,8 @@ impl Service {
         }
 
         let choices = self.last_choices(conversation_id)?;
-        let resolved = self.provider_factory().resolve(&choices)?;
+        let keys = self.turn_keys();
+        let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
         let caps = self.model_capabilities(&resolved.profile, &resolved.model);
         let reasons = caps.reasoning == Some(true);
         let request = ProviderRequest {
@@ -104,10 +105,10 @@ impl Service {
             .map_err(|_| Error::new(ErrorKind::Timeout, "The title took too long; the chat keeps its first line."))?
             .map_err(|e| {
                 let mut e = Error::from(e);
-                e.message = self.redactor().redact(&e.message).into_owned();
+                e.message = keys.redactor().redact(&e.message).into_owned();
                 e
             })?;
-        let redacted = self.redactor().redact(&answer).into_owned();
+        let redacted = keys.redactor().redact(&answer).into_owned();
         let Some(title) = clean(&redacted) else { return Ok(summary.title) };
         self.inner.store.rename(conversation_id, &title)?;
         Ok(title)

@@ -92,7 +92,9 @@ impl Service {
             Some(_) => self.agents_file().unwrap_or_default(),
             None => AgentsFile::default(),
         };
-        let setup = self.agent_turn_setup(&file, agent.and_then(|name| file.agent(name)), &[], &[], &settings);
+        // Listing runs nothing, so the keys are never read.
+        let agent = agent.and_then(|name| file.agent(name));
+        let setup = self.agent_turn_setup(&file, agent, &[], &[], &settings, &self.turn_keys());
         let tool_settings = setup.config.tool_settings;
         Ok(setup
             .registry

@@ -1,11 +1,16 @@
-//! Turns: preparing one (rows, provider, engine, the person's choices), running it with the
+//! Turns: preparing one (rows, provider, the person's choices; the engine and the rules every
+//! turn follows come from [`crate::turn_setup`], as for an agent call), running it with the
 //! store's recorder first in line, regenerating an answer with the choices it was asked with,
 //! stopping, and approvals — remembered here ("for this chat", "always") for every shell alike.
+//! A turn's keys ([`TurnKeys`]) are made when it is prepared: its provider key, its redactor and
+//! every agent call inside it read each key once.
 
 use crate::agents::AgentsFile;
 use crate::ipc::{ApprovalChoice, SendRequest, TurnChoices, TurnStarted};
+use crate::keys::TurnKeys;
 use crate::providers::ResolvedProvider;
 use crate::redact::Redactor;
+use crate::turn_setup::{Asker, Instructions, TurnSpec};
 use crate::{Error, Inner, Result, Service, lock};
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -13,10 +18,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
 use switchboard_core::{
-    ApprovalPolicy, CancellationToken, ChatEvent, Engine, EventSink, Provider, Secrets, TurnInput, TurnOptions,
-    TurnOutcome,
+    ApprovalPolicy, CancellationToken, ChatEvent, Engine, EventSink, Provider, TurnInput, TurnOptions, TurnOutcome,
 };
-use switchboard_secrets::ToolSecrets;
 use switchboard_store::{ProviderProfile, Recorder};
 use tokio::sync::oneshot;
 
@@ -172,13 +175,14 @@ impl Service {
             generation.check().map_err(Error::config)?;
         }
         let agent = self.turn_agent(request.conversation_id.as_deref(), &mut choices)?;
-        let resolved = self.provider_factory().resolve(&choices)?;
+        let keys = self.turn_keys();
+        let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
         self.begin(
             request.conversation_id.as_deref(),
             &request.text,
             &request.disable_for_chat,
             choices,
-            resolved,
+            (resolved, keys),
             agent,
         )
     }
@@ -192,9 +196,10 @@ impl Service {
             None => self.last_choices(conversation_id)?,
         };
         let agent = self.turn_agent(Some(conversation_id), &mut choices)?;
-        let resolved = self.provider_factory().resolve(&choices)?;
+        let keys = self.turn_keys();
+        let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
         let taken = self.inner.store.take_last_turn(conversation_id)?;
-        self.begin(Some(conversation_id), &taken.text, &[], choices, resolved, agent)
+        self.begin(Some(conversation_id), &taken.text, &[], choices, (resolved, keys), agent)
     }
 
     /// The choices the conversation's last question was asked with.
@@ -243,13 +248,15 @@ impl Service {
         Ok(TurnAgent { file, config: Some(config), gone: None })
     }
 
+    /// Writes the turn's rows and builds it ([`Service::build_turn`]); `resolved` came from
+    /// `keys`, the turn's.
     fn begin(
         &self,
         conversation_id: Option<&str>,
         text: &str,
         disable_for_chat: &[String],
         choices: TurnChoices,
-        resolved: ResolvedProvider,
+        (resolved, keys): (ResolvedProvider, Arc<TurnKeys>),
         agent: TurnAgent,
     ) -> Result<PreparedTurn> {
         let store = &self.inner.store;
@@ -259,24 +266,19 @@ impl Service {
         if let Some(extra) = &choices.system_prompt {
             crate::settings::check_instructions(extra, "The system prompt")?;
         }
-        let tool_secrets: Arc<dyn Secrets> = Arc::new(ToolSecrets(self.keys()));
-        let redactor = self.redactor();
-        let setup = self.agent_turn_setup(&agent.file, agent.config.as_ref(), &[], &choices.toolsets, &settings);
-        let unavailable: Vec<String> = agent.gone.into_iter().chain(setup.unavailable).collect();
-        let engine = Engine::new(setup.config, setup.registry, tool_secrets).with_redactor(Arc::new(redactor.clone()));
-
         // A new chat keeps the system prompt it was started with as its own instructions, so
         // every later turn (and a restart) runs with them.
         let chat_instructions = match conversation_id {
             Some(id) => store.instructions(id)?,
             None => choices.system_prompt.take(),
         };
-        let system_prompt = compose_instructions(&[
-            Some(settings.chats.instructions.as_str()),
-            agent.config.as_ref().map(|a| a.instructions.as_str()),
-            chat_instructions.as_deref(),
-            choices.system_prompt.as_deref(),
-        ]);
+        let system_prompt = Instructions::Chat {
+            custom: &settings.chats.instructions,
+            agent: agent.config.as_ref().map(|a| a.instructions.as_str()),
+            chat: chat_instructions.as_deref(),
+            turn: choices.system_prompt.as_deref(),
+        }
+        .system_prompt();
         // Stored resolved, so asking again uses this profile and model even if the defaults change.
         let stored = TurnChoices {
             provider: Some(profile.name.clone()),
@@ -298,27 +300,21 @@ impl Service {
             set.extend(disable_for_chat.iter().cloned());
             store.set_disabled_tools(&rows.conversation_id, &set)?;
         }
-        let caps = self.model_capabilities(&profile, &model);
-        let tools_unsupported = (caps.tools == Some(false)).then(|| {
-            format!(
-                "{model} does not take tools, so none are offered. If it does, set Tools to on in the profile '{}'.",
-                profile.name
-            )
-        });
-        let mut generation = match &choices.generation {
-            Some(chat) => profile.options.generation.overridden_by(chat),
-            None => profile.options.generation,
-        };
-        if caps.sampling == Some(false) {
-            // OpenAI's reasoning models refuse sampling settings.
-            generation.temperature = None;
-            generation.top_p = None;
-        }
-        if caps.reasoning == Some(false) {
-            // Models without reasoning refuse its controls.
-            generation.reasoning_effort = None;
-            generation.thinking_budget = None;
-        }
+        let built = self.build_turn(TurnSpec {
+            keys: &keys,
+            settings: &settings,
+            profile: &profile,
+            model: &model,
+            conversation_id: &rows.conversation_id,
+            file: &agent.file,
+            agent: agent.config.as_ref(),
+            above: &[],
+            toolsets: &choices.toolsets,
+            generation: choices.generation.as_ref(),
+            asker: Asker::Person,
+        })?;
+        let mut options = built.options;
+        options.unavailable = agent.gone.into_iter().chain(options.unavailable).collect();
         let input = TurnInput {
             conversation_id: rows.conversation_id.clone(),
             user_message_id: rows.user_message_id.clone(),
@@ -333,10 +329,7 @@ impl Service {
                 disabled_for_chat: store.disabled_tools(&rows.conversation_id)?,
                 dry_run: choices.dry_run,
                 max_iterations: choices.max_iterations,
-                approved_tools: store.approved_tools(&rows.conversation_id)?,
-                generation,
-                tools_unsupported,
-                unavailable,
+                ..options
             },
         };
         let cancel = CancellationToken::new();
@@ -349,11 +342,11 @@ impl Service {
             },
             input,
             provider,
-            engine,
+            engine: built.engine,
             recorder: store.recorder(&rows.message_id),
             cancel,
             profile,
-            redactor,
+            redactor: keys.redactor().clone(),
         })
     }
 
@@ -494,11 +487,4 @@ struct TurnAgent {
     config: Option<crate::agents::AgentConfig>,
     /// Why the chat's agent is not there any more.
     gone: Option<String>,
-}
-
-/// The system prompt from its parts (custom instructions, the chat's own, this turn's), blank
-/// parts left out; `None` when nothing is left.
-fn compose_instructions(parts: &[Option<&str>]) -> Option<String> {
-    let parts: Vec<&str> = parts.iter().flatten().map(|p| p.trim()).filter(|p| !p.is_empty()).collect();
-    (!parts.is_empty()).then(|| parts.join("\n\n"))
 }

@@ -1,14 +1,19 @@
 //! Agents and toolsets end to end against the mock provider: a person chatting with an agent,
 //! agents called as tools by another (in parallel, nested, approved through the parent, stopped
-//! with it), and everything a broken setup says instead of failing.
+//! with it), and everything a broken setup says instead of failing. An agent call's turn is
+//! built like a person's: what its model refuses is not sent, its instructions follow one rule,
+//! a store error is an error, and the whole turn reads each key once.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use switchboard_core::event::VecSink;
 use switchboard_core::turn::{ApprovalDecision, FixedApprover};
-use switchboard_core::{ApprovalPolicy, ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
+use switchboard_core::{
+    ApprovalPolicy, ChatEvent, EventSink, FinishReason, GenerationOptions, NoticeKind, ReasoningEffort, ToolStatus,
+};
 use switchboard_mock_provider::{MockServer, Reply, Script, Step};
-use switchboard_secrets::MemoryStore;
+use switchboard_secrets::{MemoryStore, SecretStore, SecretValue};
 use switchboard_service::Service;
 use switchboard_service::agents::{AgentConfig, AgentInput, Toolset};
 use switchboard_service::ipc::{ApprovalChoice, SendRequest};
@@ -530,4 +535,220 @@ async fn a_child_whose_model_takes_no_tools_gets_none_and_says_so_in_its_run() {
         e,
         ChatEvent::Notice { kind: NoticeKind::ToolUnavailable, message } if message.contains("does not take tools, so Plain[1] has none")
     )));
+}
+
+/// A profile `name` on model `model` of the OpenAI kind, with `generation` set, on its own mock.
+async fn model_profile(
+    service: &Service,
+    name: &str,
+    model: &str,
+    generation: GenerationOptions,
+    script: Script,
+) -> MockServer {
+    let mock = MockServer::start(script).await;
+    let options = switchboard_store::ProfileOptions { generation, ..Default::default() };
+    let profile = ProviderProfile {
+        name: name.into(),
+        kind: "openai".into(),
+        base_url: mock.base_url(),
+        model: Some(model.into()),
+        options,
+    };
+    service.add_provider(&profile, false).unwrap();
+    mock
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_on_a_model_that_refuses_sampling_settings_is_sent_none_as_in_a_persons_chat() {
+    let (_dir, service) = service();
+    let _lead = profile(
+        &service,
+        "lead",
+        Script::new([
+            Reply::parallel_tool_calls(&[
+                ("c1", "agent__Thinker", r#"{"message":"think"}"#),
+                ("c2", "agent__Talker", r#"{"message":"talk"}"#),
+            ]),
+            Reply::text("Both answered."),
+        ]),
+    )
+    .await;
+    let set = GenerationOptions {
+        temperature: Some(0.7),
+        top_p: Some(0.9),
+        reasoning_effort: Some(ReasoningEffort::High),
+        ..Default::default()
+    };
+    // o3 refuses sampling settings; gpt-4o refuses reasoning controls. Same profile settings.
+    let thinker = model_profile(&service, "thinker", "o3", set, Script::new([Reply::text("Thought.")])).await;
+    let talker = model_profile(&service, "talker", "gpt-4o", set, Script::new([Reply::text("Talked.")])).await;
+    service.put_toolset(toolset("kids", &["agent:Thinker", "agent:Talker"])).unwrap();
+    service.put_agent(agent("Thinker", "thinker", &[])).unwrap();
+    service.put_agent(agent("Talker", "talker", &[])).unwrap();
+    service.put_agent(agent("Lead", "lead", &["kids"])).unwrap();
+
+    let (report, events) = run(&service, with_agent("Ask both", "Lead")).await;
+
+    assert_eq!(report.outcome.finish_reason, FinishReason::Stop, "{events:#?}");
+    assert_eq!(result(&events, "c1"), (&ToolStatus::Ok, "Thought."));
+    let body = &thinker.requests()[0].body;
+    assert_eq!(body["model"], "o3");
+    assert!(body.get("temperature").is_none() && body.get("top_p").is_none(), "{body:#}");
+    assert_eq!(body["reasoning_effort"], "high", "what it takes is still sent: {body:#}");
+    assert_eq!(result(&events, "c2"), (&ToolStatus::Ok, "Talked."));
+    let body = &talker.requests()[0].body;
+    assert_eq!((body["temperature"].as_f64(), body["top_p"].as_f64()), (Some(0.7), Some(0.9)), "{body:#}");
+    assert!(body.get("reasoning_effort").is_none(), "{body:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agent_gets_its_own_instructions_only_while_the_persons_chat_gets_every_part() {
+    let (_dir, service) = service();
+    let lead = profile(
+        &service,
+        "lead",
+        Script::new([Reply::tool_call("c1", "agent__Scout", r#"{"message":"look"}"#), Reply::text("Fini.")]),
+    )
+    .await;
+    let scouts = profile(&service, "scouts", Script::echo()).await;
+    let quiet = profile(&service, "quiet", Script::echo()).await;
+    let mut settings = service.settings().unwrap();
+    settings.chats.instructions = "Answer in French.".into();
+    service.update_settings(&settings).unwrap();
+    service.put_toolset(toolset("kids", &["agent:Scout", "agent:Quiet"])).unwrap();
+    service.put_agent(agent("Scout", "scouts", &[])).unwrap();
+    service.put_agent(AgentConfig { instructions: String::new(), ..agent("Quiet", "quiet", &[]) }).unwrap();
+    service.put_agent(agent("Lead", "lead", &["kids"])).unwrap();
+
+    let request = SendRequest { system_prompt: Some("Be brief.".into()), ..with_agent("Go", "Lead") };
+    let (report, events) = run(&service, request).await;
+    assert_eq!(report.outcome.finish_reason, FinishReason::Stop, "{events:#?}");
+
+    // The person's chat: custom instructions, the agent's, then the chat's own.
+    let first = &lead.requests()[0].body["messages"][0];
+    assert_eq!(first["role"], "system");
+    assert_eq!(first["content"], "Answer in French.\n\nYou are Lead.\n\nBe brief.");
+    // The sub-agent: its own instructions, nothing of the chat that called it.
+    let child = &scouts.requests()[0].body["messages"];
+    assert_eq!(child[0]["role"], "system");
+    assert_eq!(child[0]["content"], "You are Scout.");
+    assert_eq!(child[1]["content"], "look");
+
+    // An agent without instructions sends no system prompt, not the chat's.
+    let next = SendRequest::text(Some(report.started.conversation_id), "Again");
+    lead.push(Reply::tool_call("c2", "agent__Quiet", r#"{"message":"hush"}"#));
+    lead.push(Reply::text("Fini."));
+    let (report, events) = run(&service, next).await;
+    assert_eq!(report.outcome.finish_reason, FinishReason::Stop, "{events:#?}");
+    let child = &quiet.requests()[0].body["messages"];
+    assert_eq!(child.as_array().unwrap().len(), 1, "{child:#}");
+    assert_eq!(child[0]["role"], "user");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_cannot_say_what_the_chat_approved_fails_the_agent_call_instead_of_approving_nothing() {
+    let (dir, service) = service();
+    let _lead = profile(
+        &service,
+        "lead",
+        Script::new([Reply::tool_call("c1", "agent__Scout", r#"{"message":"look"}"#), Reply::text("Reported.")]),
+    )
+    .await;
+    let scouts = profile(&service, "scouts", Script::echo()).await;
+    service.put_toolset(toolset("kids", &["agent:Scout"])).unwrap();
+    service.put_agent(agent("Scout", "scouts", &[])).unwrap();
+    service.put_agent(agent("Lead", "lead", &["kids"])).unwrap();
+
+    let turn = service.prepare(with_agent("Go", "Lead")).unwrap();
+    // After the person's turn read its approvals, the row goes bad behind the service's back.
+    let db = rusqlite::Connection::open(dir.path().join("switchboard.db")).unwrap();
+    let changed = db
+        .execute(
+            "UPDATE conversations SET approved_tools = 'not a list' WHERE id = ?1",
+            [&turn.started.conversation_id],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    let sink = Arc::new(VecSink::default());
+    let approver = Arc::new(FixedApprover(ApprovalDecision::Once));
+    let report = tokio::time::timeout(Duration::from_secs(20), service.run(turn, sink.clone(), approver))
+        .await
+        .expect("the turn ended");
+    let events = sink.events();
+
+    assert_eq!(report.outcome.finish_reason, FinishReason::Stop, "the parent goes on: {events:#?}");
+    let (status, output) = result(&events, "c1");
+    assert_eq!(*status, ToolStatus::Error);
+    assert!(output.starts_with("Scout[1] could not start:") && output.contains("approved tools"), "{output}");
+    assert!(scouts.requests().is_empty(), "the child did not run as if nothing were approved");
+}
+
+/// A key store that counts its reads, per name.
+#[derive(Default)]
+struct Counting {
+    keys: MemoryStore,
+    reads: Mutex<BTreeMap<String, usize>>,
+}
+
+impl SecretStore for Counting {
+    fn describe(&self) -> &'static str {
+        "the counting keychain"
+    }
+
+    fn get(&self, name: &str) -> switchboard_secrets::Result<Option<SecretValue>> {
+        *self.reads.lock().unwrap().entry(name.to_owned()).or_default() += 1;
+        self.keys.get(name)
+    }
+
+    fn set(&self, name: &str, value: &SecretValue) -> switchboard_secrets::Result<()> {
+        self.keys.set(name, value)
+    }
+
+    fn delete(&self, name: &str) -> switchboard_secrets::Result<bool> {
+        self.keys.delete(name)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_reads_each_key_once_however_many_agents_and_tools_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Arc::new(Counting::default());
+    let store = Store::open(&dir.path().join("switchboard.db")).unwrap();
+    let service = Service::new(store, keys.clone()).unwrap();
+    let _lead = profile(
+        &service,
+        "lead",
+        Script::new([
+            Reply::parallel_tool_calls(&[
+                ("c1", "agent__Scout", r#"{"message":"Paris"}"#),
+                ("c2", "agent__Scout", r#"{"message":"Rome"}"#),
+                ("c3", "agent__Clock", r#"{"message":"time?"}"#),
+            ]),
+            Reply::text("Done."),
+        ]),
+    )
+    .await;
+    let _scouts = profile(&service, "scouts", Script::echo()).await;
+    let _clock =
+        profile(&service, "clock", Script::new([Reply::tool_call("t1", "get_time", "{}"), Reply::text("Noon.")])).await;
+    for name in ["lead", "scouts", "tavily"] {
+        service.set_key(name, &format!("sk-test-{name}-0123456789")).unwrap();
+    }
+    service.put_toolset(toolset("time", &["get_time"])).unwrap();
+    service.put_toolset(toolset("kids", &["agent:Scout", "agent:Clock"])).unwrap();
+    service.put_agent(agent("Scout", "scouts", &[])).unwrap();
+    service.put_agent(agent("Clock", "clock", &["time"])).unwrap();
+    service.put_agent(agent("Lead", "lead", &["kids"])).unwrap();
+    keys.reads.lock().unwrap().clear();
+
+    let (report, events) = run(&service, with_agent("Go", "Lead")).await;
+
+    assert_eq!(report.outcome.finish_reason, FinishReason::Stop, "{events:#?}");
+    assert_eq!(result(&events, "c3"), (&ToolStatus::Ok, "Noon."));
+    let reads = keys.reads.lock().unwrap().clone();
+    // Every profile's key and the web search keys (for the redactor), each once: not again for
+    // the turn's provider, nor for each agent call's provider and redactor.
+    let once: BTreeMap<String, usize> =
+        ["clock", "exa", "lead", "scouts", "tavily"].iter().map(|n| ((*n).to_owned(), 1)).collect();
+    assert_eq!(reads, once);
 }

@@ -130,7 +130,8 @@ impl Service {
                 }
             }
         }
-        let selected = self.select_tools(file, &agent.toolsets, base, Arc::new(vec![agent.name.clone()]));
+        let chain = Arc::new(vec![agent.name.clone()]);
+        let selected = self.select_tools(file, &agent.toolsets, base, chain, &self.turn_keys());
         problems.extend(selected.unavailable);
         if !agent.toolsets.is_empty() && selected.registry.is_empty() {
             problems.push(format!("'{}' has toolsets but no tools in them now.", agent.name));

@@ -1,17 +1,19 @@
-//! One call of an agent: the child's turn, built like a person's, run on the same engine with
-//! its events nested into the parent's call, its approvals asked through the parent's approver,
-//! and its outcome turned into the tool's result.
+//! One call of an agent: the child's turn, built by the same [`crate::Service::build_turn`] as a
+//! person's (capabilities, approvals, redactor, keys: the parent turn's), with its own agent's
+//! instructions only ([`Instructions::SubAgent`]), run on the same engine with its events nested
+//! into the parent's call, its approvals asked through the parent's approver, and its outcome
+//! turned into the tool's result. Whatever keeps it from starting (its profile gone, the store
+//! unreadable) is the call's error, said to the calling model and in the tool card.
 
 use super::no_agent;
 use super::tool::{AgentTool, question};
 use crate::Error;
 use crate::ipc::TurnChoices;
+use crate::turn_setup::{Asker, Instructions, TurnSpec};
 use futures::future::BoxFuture;
 use std::sync::{Arc, Mutex};
 use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
-use switchboard_core::{
-    ChatEvent, Engine, EventSink, FinishReason, Message, ToolContext, ToolError, ToolOutput, TurnInput, TurnOptions,
-};
+use switchboard_core::{ChatEvent, EventSink, FinishReason, Message, ToolContext, ToolError, ToolOutput, TurnInput};
 
 impl AgentTool {
     pub(super) async fn run(
@@ -29,28 +31,32 @@ impl AgentTool {
         let config = file.agent(&self.name).cloned().ok_or_else(|| cannot(no_agent(&self.name)))?;
         let choices =
             TurnChoices { provider: config.profile.clone(), model: config.model.clone(), ..TurnChoices::default() };
-        let resolved = service.provider_factory().resolve(&choices).map_err(cannot)?;
+        let resolved = service.provider_factory().resolve_with(&choices, &self.keys).map_err(cannot)?;
         let settings = service.settings().map_err(cannot)?;
-        let setup = service.agent_turn_setup(&file, Some(&config), &self.chain, &[], &settings);
-        let engine = Engine::new(setup.config, setup.registry, Arc::clone(&ctx.secrets))
-            .with_redactor(Arc::new(service.redactor()));
-        let caps = service.model_capabilities(&resolved.profile, &resolved.model);
+        let built = service
+            .build_turn(TurnSpec {
+                keys: &self.keys,
+                settings: &settings,
+                profile: &resolved.profile,
+                model: &resolved.model,
+                conversation_id: &ctx.conversation_id,
+                file: &file,
+                agent: Some(&config),
+                above: &self.chain,
+                toolsets: &[],
+                generation: None,
+                asker: Asker::Agent { instance: &instance },
+            })
+            .map_err(cannot)?;
         let input = TurnInput {
             conversation_id: ctx.conversation_id.clone(),
             user_message_id: format!("{}/{instance}/question", ctx.call_id),
             message_id: format!("{}/{instance}", ctx.call_id),
             provider_name: resolved.profile.name.clone(),
             model: resolved.model.clone(),
-            system_prompt: Some(config.instructions.trim().to_owned()).filter(|s| !s.is_empty()),
+            system_prompt: Instructions::SubAgent { agent: &config.instructions }.system_prompt(),
             history: vec![Message::User { text: question(&args) }],
-            options: TurnOptions {
-                approved_tools: service.inner.store.approved_tools(&ctx.conversation_id).unwrap_or_default(),
-                generation: resolved.profile.options.generation,
-                tools_unsupported: (caps.tools == Some(false))
-                    .then(|| format!("{} does not take tools, so {instance} has none.", resolved.model)),
-                unavailable: setup.unavailable,
-                ..TurnOptions::default()
-            },
+            options: built.options,
         };
         let sink = Arc::new(Nesting {
             ctx: ctx.clone(),
@@ -60,8 +66,10 @@ impl AgentTool {
             answer: Mutex::default(),
         });
         let approver = Arc::new(Prefixed { inner: ctx.approver(), prefix: sink.prefix.clone() });
-        let outcome =
-            engine.run_turn(resolved.provider.as_ref(), input, sink.clone(), approver, ctx.cancel.child_token()).await;
+        let outcome = built
+            .engine
+            .run_turn(resolved.provider.as_ref(), input, sink.clone(), approver, ctx.cancel.child_token())
+            .await;
         let answer = sink.answer.lock().unwrap_or_else(|p| p.into_inner()).text();
         let so_far = |what: String| {
             if answer.trim().is_empty() { what } else { format!("{what} What it wrote before that:\n\n{answer}") }

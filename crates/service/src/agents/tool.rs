@@ -6,6 +6,7 @@ use super::config::AgentConfig;
 use super::toolsets::Chain;
 use super::{AGENT_TIMEOUT, MAX_DEPTH};
 use crate::Service;
+use crate::keys::TurnKeys;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use std::collections::BTreeMap;
@@ -21,6 +22,8 @@ pub(crate) struct AgentTool {
     pub(super) chain: Chain,
     /// Calls per agent in this turn, for the instance numbers.
     pub(super) counters: Arc<Mutex<BTreeMap<String, usize>>>,
+    /// The keys of the turn it is offered in, which its calls read too.
+    pub(super) keys: Arc<TurnKeys>,
 }
 
 impl AgentTool {
@@ -29,6 +32,7 @@ impl AgentTool {
         config: &AgentConfig,
         chain: Chain,
         counters: Arc<Mutex<BTreeMap<String, usize>>>,
+        keys: Arc<TurnKeys>,
     ) -> AgentTool {
         let description = if config.description.trim().is_empty() {
             format!("Asks the agent {} to do a task; it answers with its result.", config.name)
@@ -41,7 +45,7 @@ impl AgentTool {
         def.prompt = Some(config.prompt.trim().to_owned()).filter(|p| !p.is_empty());
         def.exclusive = config.exclusive;
         def.timeout = Some(AGENT_TIMEOUT);
-        AgentTool { def, service, name: config.name.clone(), chain, counters }
+        AgentTool { def, service, name: config.name.clone(), chain, counters, keys }
     }
 
     pub(super) fn instance(&self) -> String {

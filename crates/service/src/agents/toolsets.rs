@@ -8,6 +8,7 @@ use super::AgentsFile;
 use super::config::AgentConfig;
 use super::tool::AgentTool;
 use crate::Service;
+use crate::keys::TurnKeys;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use switchboard_core::{ApprovalPolicy, EngineConfig, Tool, ToolRegistry, ToolSource};
@@ -48,13 +49,15 @@ pub(super) type Chain = Arc<Vec<String>>;
 
 impl Service {
     /// The tools `toolsets` give, from `base` (the catalog's registry) and the agents of `file`
-    /// (called below `chain`). Never fails: what is missing is listed.
+    /// (called below `chain`, reading keys through the turn's `keys`). Never fails: what is
+    /// missing is listed.
     pub(crate) fn select_tools(
         &self,
         file: &AgentsFile,
         toolsets: &[String],
         base: &ToolRegistry,
         chain: Chain,
+        keys: &Arc<TurnKeys>,
     ) -> Selected {
         let mut registry = ToolRegistry::new();
         let mut unavailable = Vec::new();
@@ -68,7 +71,8 @@ impl Service {
                 let agent = entry.strip_prefix("agent:").and_then(|a| file.agent(a));
                 let tools: Vec<Arc<dyn Tool>> = match (agent, resolve_entry(file, base, entry)) {
                     (Some(config), _) => {
-                        vec![Arc::new(AgentTool::new(self.clone(), config, Arc::clone(&chain), Arc::clone(&counters)))]
+                        let (chain, counters) = (Arc::clone(&chain), Arc::clone(&counters));
+                        vec![Arc::new(AgentTool::new(self.clone(), config, chain, counters, Arc::clone(keys)))]
                     }
                     (None, Ok(names)) => names.iter().filter_map(|n| base.get(n).cloned()).collect(),
                     (None, Err(why)) => {
@@ -90,7 +94,8 @@ impl Service {
 
     /// What a turn with `agent` (called below the agents `above`, outermost first) and the chat's
     /// extra `toolsets` runs with: the tools of those (every tool when there are neither), and the
-    /// engine limits with the agent's step limit and approval defaults applied.
+    /// engine limits with the agent's step limit and approval defaults applied. The agents among
+    /// the tools read keys through `keys`, the turn's.
     pub(crate) fn agent_turn_setup(
         &self,
         file: &AgentsFile,
@@ -98,6 +103,7 @@ impl Service {
         above: &[String],
         toolsets: &[String],
         settings: &crate::settings::Settings,
+        keys: &Arc<TurnKeys>,
     ) -> TurnSetup {
         let base = self.registry(settings);
         let mut config = settings.engine_config();
@@ -107,7 +113,7 @@ impl Service {
             let mut names: Vec<String> = agent.map(|a| a.toolsets.clone()).unwrap_or_default();
             names.extend(toolsets.iter().filter(|t| !names.contains(t)).cloned().collect::<Vec<_>>());
             let chain = Arc::new(above.iter().cloned().chain(agent.map(|a| a.name.clone())).collect());
-            let selected = self.select_tools(file, &names, &base, chain);
+            let selected = self.select_tools(file, &names, &base, chain, keys);
             (selected.registry, selected.unavailable)
         };
         if let Some(agent) = agent {
