@@ -2,7 +2,7 @@
 //! session), the fallbacks when the keychain cannot be used, and setting, deleting and describing
 //! keys. A key value goes into a key store and comes out only to build a request header.
 //!
-//! A turn reads keys through its [`TurnKeys`]: each name at most once per turn, the agent calls
+//! A turn reads keys through its `TurnKeys`: each name at most once per turn, the agent calls
 //! and tools inside it included.
 
 use crate::ipc::{self, KeyMode};

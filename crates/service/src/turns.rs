@@ -1,8 +1,8 @@
 //! Turns: preparing one (rows, provider, the person's choices; the engine and the rules every
-//! turn follows come from [`crate::turn_setup`], as for an agent call), running it with the
+//! turn follows come from `turn_setup`, as for an agent call), running it with the
 //! store's recorder first in line, regenerating an answer with the choices it was asked with,
 //! stopping, and approvals — remembered here ("for this chat", "always") for every shell alike.
-//! A turn's keys ([`TurnKeys`]) are made when it is prepared: its provider key, its redactor and
+//! A turn's keys (`TurnKeys`) are made when it is prepared: its provider key, its redactor and
 //! every agent call inside it read each key once.
 
 use crate::agents::AgentsFile;

@@ -16,9 +16,10 @@
 //! A toolset naming something that no longer exists is said once at the start of the turn and
 //! left out; it never fails a turn.
 //!
-//! By concern: [`config`] is the file and its checks, [`toolsets`] what tools (and limits) a
-//! turn with an agent or toolsets has, [`tool`] an agent offered as a tool, [`run`] one call of
-//! it running the child's turn. This module keeps the file as Settings edits it.
+//! By concern: `config` is the file and its checks, `toolsets` what tools (and limits) a turn
+//! with an agent or toolsets has, `tool` an agent offered as a tool, `run` one call of it: the
+//! child's turn, built by the same `turn_setup` as a person's chat. This module keeps the file
+//! as Settings edits it.
 
 mod config;
 mod run;
