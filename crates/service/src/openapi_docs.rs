@@ -1,131 +1,26 @@
 //! OpenAPI documents as tools: one HTTP tool per selected operation, from a copy of the
 //! document kept in the config directory (`openapi/<name>.<ext>`) so the tools never depend on
-//! the network to start. The entry in `tools.json` says which server, which keys and which
-//! operations; the conversion itself is `switchboard_tools::openapi`.
+//! the network to start. The entry in `tools.json` ([`OpenApiEntry`]) says which server, which
+//! keys and which operations; turning it into tools is the defined tools' (`defined_tools`, below
+//! this module), the conversion itself `switchboard_tools::openapi`. This module imports and
+//! previews documents.
 //!
 //! A document whose operations send keys is offered only once the person allowed those keys to
-//! go to its server ([`Widening::OpenApiKeys`], remembered as `openapi:<name>` in the trust
+//! go to its server ([`crate::confirm::Widening::OpenApiKeys`], remembered as `openapi:<name>` in the trust
 //! record); changing the server or the keys asks again.
 
-use crate::confirm::{Confirm, Widening};
-use crate::defined_tools::{DefinedKind, DefinedState, DefinedToolInfo, ToolsFile};
+use crate::confirm::Confirm;
+pub use crate::defined_tools::OpenApiEntry;
+use crate::defined_tools::{DefinedKind, DefinedToolInfo, build};
 use crate::{Error, Result, Service};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::Arc;
-use switchboard_core::{ErrorKind, Tool, ToolSource};
-use switchboard_tools::HttpTool;
+use switchboard_core::ErrorKind;
 use switchboard_tools::openapi::{self, Converted, MAX_DOCUMENT_BYTES, OpenApiOptions};
 
 /// The folder, in the config directory, where imported documents are kept.
 pub const OPENAPI_DIR: &str = "openapi";
-
-/// An OpenAPI document whose operations are tools (an entry of `tools.json`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct OpenApiEntry {
-    /// The person's name for the API; tools show it as their source.
-    pub name: String,
-    /// The kept copy, relative to the config directory.
-    pub file: String,
-    /// Where it was imported from (a path or URL), for the person.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// The base URL to call; default: the document's first absolute server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<String>,
-    /// Security scheme -> the key store entry holding its key.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub keys: BTreeMap<String, String>,
-    /// The operations offered, by tool name; default: all of a small document, none of a large one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include: Option<BTreeSet<String>>,
-    /// Let its tools reach this computer and the local network.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub allow_local_addresses: bool,
-}
-
-impl OpenApiEntry {
-    fn options(&self) -> OpenApiOptions {
-        OpenApiOptions {
-            document_name: self.name.clone(),
-            server: self.server.clone(),
-            security: self.keys.clone(),
-            include: self.include.clone(),
-        }
-    }
-}
-
-/// One document, converted: what Settings lists and the tools it offers once allowed.
-pub(crate) struct BuiltDocument {
-    pub(crate) info: DefinedToolInfo,
-    pub(crate) tools: Vec<Arc<dyn Tool>>,
-    /// What the person must allow (keys to the server), with its fingerprint.
-    pub(crate) widening: Option<(Widening, String)>,
-}
-
-/// Reads and converts the kept copy of `entry`.
-fn load(config_dir: &Path, entry: &OpenApiEntry) -> std::result::Result<Converted, String> {
-    let path = config_dir.join(&entry.file);
-    let text =
-        std::fs::read_to_string(&path).map_err(|e| format!("its copy {} could not be read: {e}", path.display()))?;
-    let doc = openapi::parse(&text).map_err(|e| e.to_string())?;
-    openapi::convert(&doc, &entry.options()).map_err(|e| e.to_string())
-}
-
-/// Converts `entry` into tools (each marked as coming from the document), with its summary.
-pub(crate) fn build(config_dir: &Path, entry: &OpenApiEntry, fingerprint_of: impl Fn(&str) -> String) -> BuiltDocument {
-    let mut info = DefinedToolInfo {
-        name: entry.name.clone(),
-        kind: DefinedKind::OpenApi,
-        description: String::new(),
-        target: entry.source.clone().unwrap_or_else(|| entry.file.clone()),
-        keys: entry.keys.values().cloned().collect(),
-        asks_first: false,
-        state: DefinedState::Ready,
-    };
-    let converted = match load(config_dir, entry) {
-        Ok(c) => c,
-        Err(reason) => {
-            info.state = DefinedState::Invalid { reason: format!("The OpenAPI document '{}': {reason}", entry.name) };
-            return BuiltDocument { info, tools: Vec::new(), widening: None };
-        }
-    };
-    let selected: Vec<_> = converted.operations.iter().filter(|o| o.selected).collect();
-    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-    let mut origin = None;
-    let mut keys: BTreeSet<String> = BTreeSet::new();
-    for op in &selected {
-        let mut config = op.tool.clone();
-        config.allow_local_addresses = entry.allow_local_addresses;
-        keys.extend(config.secrets());
-        match HttpTool::new(config) {
-            Ok(tool) => {
-                origin.get_or_insert_with(|| tool.origin());
-                tools.push(Arc::new(tool.with_source(ToolSource::OpenApi { document: entry.name.clone() })));
-            }
-            Err(e) => tracing::warn!(document = %entry.name, "operation left out: {e}"),
-        }
-    }
-    info.description = format!(
-        "{}: {} of {} operations offered{}",
-        converted.title,
-        tools.len(),
-        converted.operations.len(),
-        if converted.notes.is_empty() { String::new() } else { format!(" ({} notes)", converted.notes.len()) }
-    );
-    info.target = format!("{} ({})", origin.clone().unwrap_or_else(|| "no server".into()), info.target);
-    info.keys = keys.iter().cloned().collect();
-    info.asks_first = tools.iter().any(|t| t.def().approval == switchboard_core::ApprovalPolicy::Ask);
-    let widening = (!keys.is_empty()).then(|| {
-        let origin = origin.unwrap_or_default();
-        let keys: Vec<String> = keys.into_iter().collect();
-        let fp = fingerprint_of(&format!("openapi\n{origin}\n{}", keys.join("\n")));
-        (Widening::OpenApiKeys { document: entry.name.clone(), keys, origin }, fp)
-    });
-    BuiltDocument { info, tools, widening }
-}
 
 /// What an import did, for the person.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -357,11 +252,5 @@ impl Service {
             return Err(Error::config(format!("{source} is larger than 10 MB.")));
         }
         std::fs::read_to_string(path).map_err(|e| Error::config(format!("{source} could not be read: {e}")))
-    }
-
-    /// Builds every document of `file` (for the defined tools' sync and listing).
-    pub(crate) fn build_documents(&self, file: &ToolsFile) -> Vec<BuiltDocument> {
-        let Ok(dir) = self.config_dir() else { return Vec::new() };
-        file.open_api.iter().map(|entry| build(&dir, entry, crate::defined_tools::fingerprint)).collect()
     }
 }
