@@ -5,7 +5,7 @@
 //! setup — instructions, a provider profile and model, toolsets, limits and approval defaults —
 //! that a person chats with, and that another agent whose toolset lists it calls as the tool
 //! `agent__Name` (seed 004). Each such call runs the child's own turn on the same engine and loop
-//! ([`AgentTool`]): one instance `Name[i]` per call, numbered per turn, its events nested into
+//! (`AgentTool`, in `tool`): one instance `Name[i]` per call, numbered per turn, its events nested into
 //! the parent's call as `toolProgress` (stored with the call by the recorder), its calls asking
 //! the person through the parent turn's approver, its usage added to the parent turn's, stopped
 //! with the parent. Depth is limited ([`MAX_DEPTH`]) and an agent never calls one that is already
