@@ -1,16 +1,15 @@
-//! The provider-kind table: every model API Switchboard speaks, declared once.
+//! The provider-kind table: every model API Switchboard speaks, declared once, as data.
 //!
 //! A kind says what it is called, where its API usually lives, which environment variable
-//! usually holds its key and which header carries it, what it can do, and how to build a
-//! provider for a profile. Everything
+//! usually holds its key, which header carries it ([`KeyHeader`]) and what it can do. Everything
 //! else (the CLI's `--kind`, Settings' kind picker, key fallbacks, model listing, the service's
-//! provider factory) reads this table, so adding an API is one module plus one entry in [`KINDS`].
+//! provider factory) reads this table. The API folders sit above it (their endpoint reads the key
+//! rule here) and [`crate::build`] above them turns a kind into its provider, so adding an API is
+//! one folder, one entry in [`KINDS`] and one arm in [`crate::build`].
 
-use crate::endpoint::KeyHeader;
-use crate::openai::{OpenAiChat, OpenAiConfig};
 use serde::Serialize;
 use switchboard_core::tool::SecretValue;
-use switchboard_core::{ErrorKind, Provider, ProviderError};
+use switchboard_core::{ErrorKind, ProviderError};
 
 /// What an API can do, as far as the service and the UI need to know. (What a model can do is
 /// [`crate::models`]' business; how a kind forces "one of these tools" is its provider's.)
@@ -20,6 +19,38 @@ use switchboard_core::{ErrorKind, Provider, ProviderError};
 pub struct Capabilities {
     /// Lists its models over the API.
     pub lists_models: bool,
+}
+
+/// How a kind's key travels: declared per kind in [`KINDS`] and applied by
+/// [`crate::endpoint::Endpoint`], the only place a key becomes a header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyHeader {
+    /// `Authorization: Bearer <key>` (OpenAI and the servers that copy its API).
+    Bearer,
+    /// `x-api-key: <key>` (Anthropic).
+    XApiKey,
+    /// `x-goog-api-key: <key>` (Gemini; never `?key=` in the URL, which errors, logs and
+    /// redirects would quote).
+    XGoogApiKey,
+}
+
+impl KeyHeader {
+    /// The header's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyHeader::Bearer => "authorization",
+            KeyHeader::XApiKey => "x-api-key",
+            KeyHeader::XGoogApiKey => "x-goog-api-key",
+        }
+    }
+
+    /// The header's value for `key`.
+    pub fn value(self, key: &SecretValue) -> String {
+        match self {
+            KeyHeader::Bearer => format!("Bearer {}", key.expose()),
+            KeyHeader::XApiKey | KeyHeader::XGoogApiKey => key.expose().to_owned(),
+        }
+    }
 }
 
 /// Everything needed to build a provider for one profile.
@@ -53,8 +84,6 @@ pub struct ProviderKind {
     pub key_header: KeyHeader,
     /// What the API can do.
     pub capabilities: Capabilities,
-    /// Builds a provider for a profile of this kind.
-    pub build: fn(ProviderSettings) -> Result<Box<dyn Provider>, ProviderError>,
 }
 
 /// Every API, in the order pickers list them.
@@ -67,7 +96,6 @@ pub static KINDS: &[ProviderKind] = &[
         key_env: "OPENAI_API_KEY",
         key_header: KeyHeader::Bearer,
         capabilities: Capabilities { lists_models: true },
-        build: |s| Ok(Box::new(OpenAiChat::new(OpenAiConfig { base_url: s.base_url, api_key: s.api_key })?)),
     },
     ProviderKind {
         id: "openai-responses",
@@ -77,15 +105,6 @@ pub static KINDS: &[ProviderKind] = &[
         key_env: "OPENAI_API_KEY",
         key_header: KeyHeader::Bearer,
         capabilities: Capabilities { lists_models: true },
-        build: |s| {
-            Ok(Box::new(
-                crate::openai_responses::OpenAiResponses::new(OpenAiConfig {
-                    base_url: s.base_url,
-                    api_key: s.api_key,
-                })?
-                .with_store(s.store),
-            ))
-        },
     },
     ProviderKind {
         id: "anthropic",
@@ -95,12 +114,6 @@ pub static KINDS: &[ProviderKind] = &[
         key_env: "ANTHROPIC_API_KEY",
         key_header: KeyHeader::XApiKey,
         capabilities: Capabilities { lists_models: true },
-        build: |s| {
-            Ok(Box::new(crate::anthropic::Anthropic::new(crate::anthropic::AnthropicConfig {
-                base_url: s.base_url,
-                api_key: s.api_key,
-            })?))
-        },
     },
     ProviderKind {
         id: "gemini",
@@ -110,12 +123,6 @@ pub static KINDS: &[ProviderKind] = &[
         key_env: "GEMINI_API_KEY",
         key_header: KeyHeader::XGoogApiKey,
         capabilities: Capabilities { lists_models: true },
-        build: |s| {
-            Ok(Box::new(crate::gemini::Gemini::new(crate::gemini::GeminiConfig {
-                base_url: s.base_url,
-                api_key: s.api_key,
-            })?))
-        },
     },
 ];
 
@@ -129,11 +136,6 @@ impl ProviderKind {
                 format!("Unknown provider kind '{name}'. Supported: {}.", known.join(", ")),
             )
         })
-    }
-
-    /// A provider of this kind for a profile.
-    pub fn provider(&self, settings: ProviderSettings) -> Result<Box<dyn Provider>, ProviderError> {
-        (self.build)(settings)
     }
 }
 

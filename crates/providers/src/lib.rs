@@ -17,6 +17,7 @@
 //! (and an encoder in the mock provider, so the parser table runs it).
 
 pub mod anthropic;
+mod build;
 pub mod classify;
 pub mod endpoint;
 pub mod event_stream;
@@ -27,6 +28,7 @@ pub mod openai;
 pub mod presets;
 pub mod retry_hint;
 pub mod sse;
+pub mod transport;
 
 /// Gemini's schema conversion under its old path.
 pub use gemini::schema as gemini_schema;

@@ -5,8 +5,8 @@
 //! guard fixes it, is in that module's docs); a 2xx HTML page is refused before parsing.
 
 use crate::classify::{self, MAX_ERROR_BODY};
-use crate::endpoint::ReqwestTransport;
 use crate::event_stream::{self, Guard, StreamViolation};
+use crate::transport::ReqwestTransport;
 use bytes::Bytes;
 use eventsource_client::{self as es, Client as _, ReconnectOptions, SSE};
 use futures::stream::BoxStream;
