@@ -1,12 +1,18 @@
 //! `agents.json`: agents and toolsets as the file holds them, and the checks a definition must
 //! pass before it is saved (names, limits, input fields). No I/O beyond reading and writing the
-//! file itself.
+//! file itself. Plain data below both the turn builder (`turn_setup`) and the agents that run
+//! (`agents`), which re-exports it.
 
-use super::{AGENT_TOOL_PREFIX, MAX_AGENT_ITERATIONS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 use switchboard_core::ApprovalPolicy;
+
+/// Most steps (model calls) an agent may set for itself.
+pub const MAX_AGENT_ITERATIONS: u32 = 50;
+
+/// The prefix of an agent's tool name.
+pub const AGENT_TOOL_PREFIX: &str = "agent__";
 
 /// `agents.json`.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

@@ -17,6 +17,7 @@
 //! settings validated) lives here, so every shell behaves the same.
 
 pub mod agents;
+mod agents_file;
 pub mod confirm;
 pub mod connection;
 pub mod contract;

@@ -21,7 +21,7 @@
 //! and anything it needs comes in that message. The engine adds, for both, the prompt notes of
 //! the tools offered.
 
-use crate::agents::{AgentConfig, AgentsFile};
+use crate::agents_file::{AgentConfig, AgentsFile};
 use crate::keys::TurnKeys;
 use crate::settings::Settings;
 use crate::{Result, Service};

@@ -16,18 +16,19 @@
 //! A toolset naming something that no longer exists is said once at the start of the turn and
 //! left out; it never fails a turn.
 //!
-//! By concern: `config` is the file and its checks, `toolsets` what tools (and limits) a turn
+//! By concern: the file's types and checks are `crate::agents_file` (below the turn builder,
+//! re-exported here), `toolsets` what tools (and limits) a turn
 //! with an agent or toolsets has, `tool` an agent offered as a tool, `run` one call of it: the
 //! child's turn, built by the same `turn_setup` as a person's chat. This module keeps the file
 //! as Settings edits it.
 
-mod config;
 mod run;
 mod tool;
 mod toolsets;
 
-pub use config::{
-    AgentConfig, AgentInfo, AgentInput, AgentsFile, AgentsOverview, InputKind, NAME_MAX_CHARS, Toolset, ToolsetInfo,
+pub use crate::agents_file::{
+    AGENT_TOOL_PREFIX, AgentConfig, AgentInfo, AgentInput, AgentsFile, AgentsOverview, InputKind, MAX_AGENT_ITERATIONS,
+    NAME_MAX_CHARS, Toolset, ToolsetInfo,
 };
 
 use crate::{Error, Result, Service};
@@ -44,12 +45,6 @@ pub const MAX_DEPTH: usize = 3;
 
 /// How long one agent call may run before the parent gets a timeout.
 pub const AGENT_TIMEOUT: Duration = Duration::from_secs(15 * 60);
-
-/// Most steps (model calls) an agent may set for itself.
-pub const MAX_AGENT_ITERATIONS: u32 = 50;
-
-/// The prefix of an agent's tool name.
-pub const AGENT_TOOL_PREFIX: &str = "agent__";
 
 impl Service {
     fn agents_path(&self) -> Result<std::path::PathBuf> {

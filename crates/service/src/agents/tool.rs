@@ -2,10 +2,10 @@
 //! instance numbers of its calls (`Name[i]`, per turn), and the refusals that keep agents from
 //! calling themselves or nesting deeper than [`MAX_DEPTH`].
 
-use super::config::AgentConfig;
 use super::toolsets::Chain;
 use super::{AGENT_TIMEOUT, MAX_DEPTH};
 use crate::Service;
+use crate::agents_file::AgentConfig;
 use crate::keys::TurnKeys;
 use futures::FutureExt;
 use futures::future::BoxFuture;

@@ -5,9 +5,9 @@
 //! defaults only make a tool stricter.
 
 use super::AgentsFile;
-use super::config::AgentConfig;
 use super::tool::AgentTool;
 use crate::Service;
+use crate::agents_file::AgentConfig;
 use crate::keys::TurnKeys;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
