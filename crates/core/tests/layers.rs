@@ -23,6 +23,18 @@ fn store_modules_import_each_other_in_one_direction() {
     assert_no_circle("switchboard-store", &crate_src("store"));
 }
 
+/// The other engine crates keep the same rule (the service's `defined_tools` sits below
+/// `openapi_docs`; each provider API's folder below nothing of another's).
+#[test]
+fn the_other_engine_crates_import_each_other_in_one_direction() {
+    for name in ["providers", "secrets", "process", "tools", "mcp", "service", "cli"] {
+        let src = crate_src(name);
+        if module_graph(&src).len() > 2 {
+            assert_no_circle(&format!("switchboard-{name}"), &src);
+        }
+    }
+}
+
 /// The checker itself: a back-import between two sibling modules, one through a `lib.rs`
 /// re-export and one through a grouped `use`, is reported as a circle with both modules named.
 #[test]
