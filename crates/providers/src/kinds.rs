@@ -4,8 +4,8 @@
 //! usually holds its key, which header carries it ([`KeyHeader`]) and what it can do. Everything
 //! else (the CLI's `--kind`, Settings' kind picker, key fallbacks, model listing, the service's
 //! provider factory) reads this table. The API folders sit above it (their endpoint reads the key
-//! rule here) and [`crate::build`] above them turns a kind into its provider, so adding an API is
-//! one folder, one entry in [`KINDS`] and one arm in [`crate::build`].
+//! rule here) and `build.rs` above them turns a kind into its provider, so adding an API is
+//! one folder, one entry in [`KINDS`] and one arm in `build.rs`.
 
 use serde::Serialize;
 use switchboard_core::tool::SecretValue;
