@@ -49,3 +49,41 @@ fn unsafe_kill(pid: i32) -> i32 {
         .map(|s| if s.success() { 0 } else { 1 })
         .unwrap_or(1)
 }
+
+/// Ctrl-C (SIGINT) stops the turn through the runtime's signal watcher: the answer so far is
+/// kept as a stopped message, the last event says so, and the exit status is 130.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_mid_stream_stops_the_turn_and_keeps_the_partial_answer() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let env = Env::new(Script::new([Reply::stream([Step::text("Partial answer"), Step::Stall])])).await;
+    let mut child =
+        env.command(&["chat", "--json", "tell me a story"]).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut events = Vec::new();
+    let first_text = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let is_text = event["type"] == "textDelta";
+            events.push(event);
+            if is_text {
+                return;
+            }
+        }
+        panic!("the CLI ended before any text: {events:#?}");
+    });
+    first_text.await.expect("text within 20 s");
+
+    let pid = child.id().expect("still running").to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait()).await.expect("ends after Ctrl-C").unwrap();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        events.push(serde_json::from_str(&line).unwrap());
+    }
+    assert_eq!(status.code(), Some(130), "{events:#?}");
+    let last = events.last().unwrap();
+    assert_eq!((&last["type"], &last["finishReason"]), (&"done".into(), &"cancelled".into()), "{events:#?}");
+
+    let stored = env.show_json(&conversation_id(&events)).await;
+    assert_eq!(stored[1]["status"], "cancelled");
+    assert_eq!(stored[1]["content"], "Partial answer");
+}
