@@ -15,7 +15,7 @@ const DESCRIBE: Record<KeyMode, string> = { keychain: 'the system keychain', mem
 /** The key stores every fake starts with. */
 export function storesSeed(opts: FakeOptions): FakeState['stores'] {
   return {
-    keychain: new Map(opts.noProviders ? [] : [['openai', 'sk-demo-not-a-real-key-7f3a']]),
+    keychain: new Map(opts.noProviders ? [] : [['openai', 'fake-demo-key-7f3a']]),
     memory: new Map(),
     environment: new Map([['exa', 'exa-from-the-environment-9c1d']]),
   };
