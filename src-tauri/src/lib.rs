@@ -34,6 +34,9 @@ pub fn context<R: tauri::Runtime>() -> tauri::Context<R> {
 
 /// Runs the desktop app.
 pub fn run() {
+    // Before anything starts a process: what the app starts ends with it (see
+    // `switchboard_process::tree`).
+    switchboard_process::install();
     platform::gl::spare_software_gl_without_gpu();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
@@ -85,10 +88,21 @@ pub fn run() {
             std::process::exit(1);
         }
     };
+    // SIGINT, SIGTERM and SIGHUP close the app the ordinary way, through `RunEvent::Exit`.
+    let handle = app.handle().clone();
+    switchboard_process::signals::on_exit_signals(
+        move |signal| {
+            handle.exit(signal.exit_code);
+            true
+        },
+        std::time::Duration::from_secs(10),
+    );
     app.run(move |_, event| {
         if let tauri::RunEvent::Exit = event {
-            // Tool sources own processes and connections: end them before the process does.
+            // Tool sources own processes and connections: end them before the process does,
+            // then whatever they started (servers' children, command tools' leftovers).
             tauri::async_runtime::block_on(service.shutdown());
+            switchboard_process::end_all();
         }
     });
 }

@@ -207,15 +207,11 @@ fn stream(service: &Service, turn: PreparedTurn, json: bool, approve_all: bool) 
     let approver: Arc<dyn Approver> =
         if approve_all { Arc::new(FixedApprover(ApprovalDecision::Once)) } else { Arc::new(TerminalApprover) };
 
-    let report = crate::runtime().block_on(async {
-        let stop = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stop.cancel();
-            }
-        });
-        service.run(turn, printer.clone(), approver).await
-    });
+    // Ctrl-C, SIGTERM and SIGHUP stop the turn (see `main::stop_on_signal`).
+    let stop = cancel.clone();
+    crate::on_signal_stop_turn(Some(Box::new(move || stop.cancel())));
+    let report = crate::runtime().block_on(service.run(turn, printer.clone(), approver));
+    crate::on_signal_stop_turn(None);
     printer.finish();
     if let Some(e) = report.storage_error {
         return Err(

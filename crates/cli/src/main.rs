@@ -44,8 +44,47 @@ impl std::fmt::Display for CliError {
 impl std::error::Error for CliError {}
 
 fn main() -> ExitCode {
+    // Before anything starts a process: what the CLI starts ends with it (subreaper on Linux),
+    // also on Ctrl-C, SIGTERM and SIGHUP.
+    switchboard_process::install();
+    switchboard_process::signals::on_exit_signals(stop_on_signal, SIGNAL_GRACE);
     let cli = Cli::parse();
     init_tracing(cli.log.as_deref());
+    let code = main_with(cli);
+    // Every process a tool started ends with the CLI (the servers were already asked to stop).
+    switchboard_process::end_all();
+    code
+}
+
+/// How long a turn stopped by a signal has to save what it has before the CLI ends anyway.
+const SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Stops the running turn, if there is one.
+type StopTurn = Box<dyn Fn() + Send>;
+
+fn running_turn() -> std::sync::MutexGuard<'static, Option<StopTurn>> {
+    static TURN: std::sync::Mutex<Option<StopTurn>> = std::sync::Mutex::new(None);
+    TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// While a turn runs, a signal (Ctrl-C, SIGTERM, SIGHUP) stops it.
+pub(crate) fn on_signal_stop_turn(stop: Option<StopTurn>) {
+    *running_turn() = stop;
+}
+
+/// A signal during a turn stops it and the CLI exits the ordinary way (the partial answer
+/// saved, the servers stopped, the tool trees ended); at any other time the CLI ends at once.
+fn stop_on_signal(_: switchboard_process::signals::Received) -> bool {
+    match running_turn().as_ref() {
+        Some(stop) => {
+            stop();
+            true
+        }
+        None => false,
+    }
+}
+
+fn main_with(cli: Cli) -> ExitCode {
     let json_errors =
         matches!(&cli.command, Command::Chat(a) if a.json) || matches!(&cli.command, Command::Regenerate(a) if a.json);
     match run(cli) {

@@ -10,8 +10,16 @@
 //! - The list is an allow-list of names, never a deny-list: a variable nobody thought of is not
 //!   inherited. No name on it looks like a credential (tested), and a proxy address that carries
 //!   a user name or password is left out.
-//! - A child runs as the leader of its own process group (a job object on Windows), so stopping
-//!   it stops what it started too ([`group`]).
+//! - A tool's child leads its own session and process group (a job object that kills on close
+//!   on Windows), so stopping it stops what it started too ([`group`]); and nothing it started
+//!   outlives the app or the CLI, however they end ([`tree`], [`signals`]).
+//! - The system opener runs in a session of its own, untracked: what it starts (the person's
+//!   browser) is never ended with the app.
+
+pub mod signals;
+pub mod tree;
+
+pub use tree::{end_all, install, spawn_on_keeper};
 
 use std::ffi::{OsStr, OsString};
 
@@ -115,14 +123,19 @@ pub fn command(program: impl AsRef<OsStr>) -> tokio::process::Command {
     cmd
 }
 
-/// `cmd` wrapped to run as the leader of its own process group (a job object on Windows), so
-/// stopping the child also stops what it started.
+/// `cmd` wrapped to run as the root of a tool tree ([`tree::Tree`]: the leader of its own session
+/// and process group; on Windows in a job object that kills its processes when closed), so
+/// stopping the child also stops what it started. Spawn it inside [`spawn_on_keeper`], so that
+/// on Linux it also dies with the app.
 pub fn group(cmd: tokio::process::Command) -> process_wrap::tokio::CommandWrap {
     let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
     #[cfg(unix)]
-    wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
+    wrapped.wrap(tree::Tree::default());
     #[cfg(windows)]
-    wrapped.wrap(process_wrap::tokio::JobObject);
+    {
+        wrapped.wrap(process_wrap::tokio::JobObject);
+        wrapped.wrap(process_wrap::tokio::KillOnDrop);
+    }
     wrapped
 }
 
@@ -136,7 +149,9 @@ const OPENERS: &[&[&str]] = &[&["explorer.exe"]];
 
 /// Hands `target` (a link or a `file://` folder, checked by the caller) to the system's opener,
 /// with the minimal environment; it is one argument, never seen by a shell. Returns once the
-/// opener started; a thread waits for it so it leaves no zombie.
+/// opener started; a thread waits for it so it leaves no zombie. On Unix it leads a session of
+/// its own (on Linux also marked as this run's opener), which no sweep of tool trees touches:
+/// the browser it starts outlives the app.
 pub fn open_external(target: &str) -> Result<(), String> {
     let mut last = String::from("no program to open it with was found");
     for opener in OPENERS {
@@ -148,9 +163,24 @@ pub fn open_external(target: &str) -> Result<(), String> {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
+        #[cfg(unix)]
+        tree::detach_opener(&mut cmd);
+        #[cfg(unix)]
+        let spawning = tree::Spawning::begin();
         match cmd.spawn() {
             Ok(mut child) => {
-                std::thread::spawn(move || child.wait());
+                let pid = child.id();
+                #[cfg(unix)]
+                {
+                    tree::opener_started(pid);
+                    drop(spawning);
+                }
+                std::thread::spawn(move || {
+                    let _ = child.wait();
+                    #[cfg(unix)]
+                    tree::opener_ended(pid);
+                    let _ = pid;
+                });
                 return Ok(());
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

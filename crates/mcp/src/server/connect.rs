@@ -1,5 +1,6 @@
 //! Making one connection: a stdio server spawned from its argv (minimal environment plus its
-//! entry's `env`, secrets resolved only now, its own process group, stderr kept) or a remote
+//! entry's `env`, secrets resolved only now, the root of a tool tree forked from the process keeper
+//! thread, stderr kept) or a remote
 //! endpoint over streamable HTTP (its headers, a signed-in client when there are tokens,
 //! redirects off), then `initialize` under a timeout; and rmcp's errors put in words.
 
@@ -60,9 +61,11 @@ impl Shared {
                 if let Some(dir) = cwd.or_else(|| self.options.default_cwd.clone()) {
                     cmd.current_dir(dir);
                 }
-                let (transport, stderr) = TokioChildProcess::builder(switchboard_process::group(cmd))
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
+                // Forked from the process keeper thread: on Linux the server then dies with the app.
+                let builder =
+                    TokioChildProcess::builder(switchboard_process::group(cmd)).stderr(std::process::Stdio::piped());
+                let (transport, stderr) = switchboard_process::spawn_on_keeper(move || builder.spawn())
+                    .await
                     .map_err(|e| ConnectError(spawn_error(&command, &e)))?;
                 self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clear();
                 self.lock().pid = transport.id();

@@ -195,8 +195,10 @@ impl CommandTool {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
-        let child =
-            switchboard_process::group(cmd).spawn().map_err(|e| ToolError::Failed(spawn_error(name, &argv[0], &e)))?;
+        // Forked from the process keeper thread: on Linux the child then dies with the app.
+        let child = switchboard_process::spawn_on_keeper(move || switchboard_process::group(cmd).spawn())
+            .await
+            .map_err(|e| ToolError::Failed(spawn_error(name, &argv[0], &e)))?;
         let mut group = Group { child, exited: false };
 
         let limit = usize::try_from(self.config.output_limit()).unwrap_or(usize::MAX);
