@@ -144,17 +144,37 @@ impl CommandWrapper for Tree {
     fn wrap_child(&mut self, inner: Box<dyn ChildWrapper>, _core: &CommandWrap) -> Result<Box<dyn ChildWrapper>> {
         let pgid =
             inner.id().and_then(|p| i32::try_from(p).ok()).ok_or_else(|| Error::other("the child has no pid"))?;
-        Ok(Box::new(TreeChild { inner, pgid, ended: false }))
+        Ok(Box::new(TreeChild { inner, pgid, end: TreeEnd { pgid, ended: false } }))
     }
 }
 
 /// A root: signals go to its whole process group; once it has exited, what is left of its tree
-/// is ended.
+/// is ended, and dropped before that, the whole tree is killed.
 #[derive(Debug)]
 pub struct TreeChild {
     inner: Box<dyn ChildWrapper>,
     pgid: i32,
+    end: TreeEnd,
+}
+
+/// What is left to do for a tree: once its root was seen to exit, nothing.
+#[derive(Debug)]
+struct TreeEnd {
+    pgid: i32,
     ended: bool,
+}
+
+impl Drop for TreeEnd {
+    /// A root dropped before it was seen to exit (a call whose future was dropped): its group
+    /// and, on Linux, its session are killed now, not at the app's exit.
+    fn drop(&mut self) {
+        if !self.ended {
+            // SAFETY: killpg only sends a signal, to the root's own group.
+            unsafe { libc::killpg(self.pgid, libc::SIGKILL) };
+            #[cfg(target_os = "linux")]
+            super::linux::signal_session(self.pgid, libc::SIGKILL);
+        }
+    }
 }
 
 impl TreeChild {
@@ -166,7 +186,7 @@ impl TreeChild {
     /// The root has exited and been reaped: it is no longer ours to keep from the reaper, and
     /// what is left of its tree goes now.
     fn root_exited(&mut self) {
-        if std::mem::replace(&mut self.ended, true) {
+        if std::mem::replace(&mut self.end.ended, true) {
             return;
         }
         registry().roots.remove(&self.pgid);
@@ -181,7 +201,9 @@ impl ChildWrapper for TreeChild {
     fn inner_mut(&mut self) -> &mut dyn ChildWrapper {
         self.inner.as_mut()
     }
-    fn into_inner(self: Box<Self>) -> Box<dyn ChildWrapper> {
+    fn into_inner(mut self: Box<Self>) -> Box<dyn ChildWrapper> {
+        // Whoever takes the bare child takes the tree's end over too.
+        self.end.ended = true;
         self.inner
     }
     fn start_kill(&mut self) -> Result<()> {
