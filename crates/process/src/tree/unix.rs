@@ -19,8 +19,11 @@ use std::time::{Duration, Instant};
 /// How long a tree has between SIGTERM and SIGKILL.
 pub(super) const GRACE: Duration = Duration::from_millis(1500);
 /// The longest [`end_all`] takes.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(super) const END_LIMIT: Duration = Duration::from_secs(5);
 
+// Without a process table (macOS and other Unixes) only the roots are read.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 #[derive(Default)]
 pub(super) struct Registry {
     /// Spawns under way: the reaper waits for none.
