@@ -140,6 +140,12 @@ fn classify_http(who: &str, status: u16, retry_after: Option<Duration>, body: &s
     let spent = quota_exhausted(&code, &lower_msg);
 
     let (kind, message) = match status {
+        // OpenAI's Responses API says an unknown model with a 400 where Chat Completions says
+        // 404: the code decides, so both are the same kind.
+        400..=499 if unknown_model(&code) => (
+            ErrorKind::NotFound,
+            format!("{who} has no such model ({status}){said}. Check the model name (and that the key can use it)."),
+        ),
         // Waiting does not lift a spend limit or an exhausted quota: never retried.
         402 | 403 | 429 if spent => {
             (ErrorKind::Auth, format!("{who} says {}{said} ({status}). {QUOTA_ADVICE}", spent_what(&lower_msg, &code)))
@@ -172,6 +178,12 @@ fn classify_http(who: &str, status: u16, retry_after: Option<Duration>, body: &s
         _ => (ErrorKind::Protocol, format!("{who} answered with unexpected status {status}{said}.")),
     };
     ProviderError::new(kind, message).with_status(status).with_retry_after(retry_after)
+}
+
+/// OpenAI's code for a model that does not exist or that the key cannot use, in an HTTP error
+/// body or a stream's error event, whatever the status.
+fn unknown_model(code: &str) -> bool {
+    code == "model_not_found"
 }
 
 const QUOTA_ADVICE: &str = "Waiting will not help: raise the limit or add credit in the provider's billing settings (or use another key or provider in Settings), then ask again.";
@@ -225,6 +237,15 @@ pub fn stream_error(who: &str, body: &str) -> ProviderError {
         return ProviderError::new(
             ErrorKind::Auth,
             format!("{who} says {what}: {}. {QUOTA_ADVICE}", shorten(message.trim_end_matches('.'), 400)),
+        );
+    }
+    if unknown_model(&code) {
+        return ProviderError::new(
+            ErrorKind::NotFound,
+            format!(
+                "{who} has no such model: {}. Check the model name (and that the key can use it).",
+                shorten(message.trim_end_matches('.'), 400)
+            ),
         );
     }
     let kind = if code.contains("rate_limit") {
@@ -556,6 +577,32 @@ mod tests {
         assert_eq!(e.kind, ErrorKind::Auth);
         let e = responses_stream_error("P", None, "Something broke");
         assert_eq!(e.kind, ErrorKind::Server);
+    }
+
+    #[test]
+    fn an_unknown_model_is_not_found_in_every_api_and_shape() {
+        let openai = |code: &str| {
+            format!(
+                r#"{{"error":{{"message":"The model `gpt-nope` does not exist or you do not have access to it.","type":"invalid_request_error","param":"model","code":"{code}"}}}}"#
+            )
+        };
+        // Chat Completions: 404; Responses: 400 with the same code.
+        for status in [404, 400] {
+            let e = http_error("P", status, None, &openai("model_not_found"));
+            assert_eq!(e.kind, ErrorKind::NotFound, "{status}");
+            assert!(e.message.contains("no such model") && e.message.contains("gpt-nope"), "{}", e.message);
+            assert!(!e.is_retryable());
+        }
+        // Mid-stream: a Responses `error` / `response.failed`, and a Chat Completions error chunk.
+        let e = responses_stream_error("P", Some("model_not_found"), "The model `gpt-nope` does not exist.");
+        assert_eq!(e.kind, ErrorKind::NotFound);
+        assert!(e.message.contains("no such model") && e.message.contains("gpt-nope"), "{}", e.message);
+        assert_eq!(stream_error("P", &openai("model_not_found")).kind, ErrorKind::NotFound);
+        // Anthropic's unknown model is the same kind.
+        let anthropic = r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}"#;
+        assert_eq!(http_error("P", 404, None, anthropic).kind, ErrorKind::NotFound);
+        // Another 400 stays a bad request.
+        assert_eq!(http_error("P", 400, None, &openai("invalid_value")).kind, ErrorKind::BadRequest);
     }
 
     #[test]

@@ -114,6 +114,9 @@ pub fn post(transport: ReqwestTransport, who: String, url: &str, headers: &[(&st
             return None;
         }
         let item = match events.next().await? {
+            // An event whose data is empty (`data` with no colon is a data field with an empty
+            // value, like `data:`) says nothing: a sign of life, never a malformed chunk.
+            Ok(SSE::Event(ev)) if ev.data.trim().is_empty() => SseItem::KeepAlive,
             Ok(SSE::Event(ev)) => SseItem::Event(SseData { event: ev.event_type, data: ev.data }),
             // The response head (the server answered) and comment lines are both signs of life.
             Ok(SSE::Comment(_) | SSE::Connected(_)) => SseItem::KeepAlive,

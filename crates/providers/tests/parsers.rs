@@ -240,6 +240,11 @@ async fn every_field_form_the_rules_allow_is_read_at_every_split_on_every_api() 
             (format!("data:{x}\n\n").into_bytes(), "X"),
             (b"foo: bar\n\n".to_vec(), ""),
             (b"nocolon\n\n".to_vec(), ""),
+            // `data` with no colon is a data field with an empty value, as `data:` is.
+            (b"data\n\n".to_vec(), ""),
+            (b"data:\n\n".to_vec(), ""),
+            (b"data\r\n\r\n".to_vec(), ""),
+            (format!("data\ndata: {x}\n\n").into_bytes(), "X"),
             (b"retry: soon\n\n".to_vec(), ""),
             (b"retry: 10\n\n".to_vec(), ""),
             (b"id: a\0b \xFF odd\n\n".to_vec(), ""),

@@ -26,6 +26,8 @@ struct Choice {
 #[derive(Deserialize, Default)]
 struct Delta {
     content: Option<String>,
+    /// A refusal, streamed in its own field instead of `content`.
+    refusal: Option<String>,
     reasoning_content: Option<String>,
     reasoning: Option<String>,
     tool_calls: Option<Vec<WireCallDelta>>,
@@ -78,6 +80,8 @@ pub struct ChunkParser {
     /// The wire index -> the call it currently designates.
     by_index: BTreeMap<u32, usize>,
     text_chars: usize,
+    /// The refusal streamed so far (`delta.refusal`), also given as answer text.
+    refusal: String,
     finish: Option<StopReason>,
     usage: Option<Usage>,
     response_id: Option<String>,
@@ -141,6 +145,12 @@ impl ChunkParser {
             }
             if let Some(text) = d.content.filter(|t| !t.is_empty()) {
                 self.text_chars += char_len(&text);
+                out.push_back(Ok(ProviderEvent::TextDelta(text)));
+            }
+            // A refusal is the answer: shown and kept as its text, and noticed at the finish.
+            if let Some(text) = d.refusal.filter(|t| !t.is_empty()) {
+                self.text_chars += char_len(&text);
+                self.refusal.push_str(&text);
                 out.push_back(Ok(ProviderEvent::TextDelta(text)));
             }
             for frag in d.tool_calls.unwrap_or_default() {
@@ -246,6 +256,7 @@ impl ChunkParser {
         }
         let reason = match self.finish.take() {
             Some(StopReason::Stop) | None if has_calls => StopReason::ToolCalls,
+            Some(StopReason::Stop) | None if !self.refusal.trim().is_empty() => crate::openai::refused(&self.refusal),
             Some(r) => r,
             None => StopReason::Stop,
         };
@@ -286,6 +297,27 @@ mod tests {
         }
         p.end("P", &mut out);
         out.into_iter().collect()
+    }
+
+    #[test]
+    fn a_refusal_is_the_answer_and_ends_with_a_notice_quoting_it() {
+        let out = feed(&[
+            r#"{"id":"r1","choices":[{"delta":{"role":"assistant","content":null,"refusal":""}}]}"#,
+            r#"{"choices":[{"delta":{"refusal":"I'm sorry, "}}]}"#,
+            r#"{"choices":[{"delta":{"refusal":"I can't help with that."}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]);
+        let events: Vec<ProviderEvent> = out.into_iter().map(Result::unwrap).collect();
+        assert_eq!(events[0], ProviderEvent::TextDelta("I'm sorry, ".into()));
+        assert_eq!(events[1], ProviderEvent::TextDelta("I can't help with that.".into()));
+        assert_eq!(
+            events[2],
+            ProviderEvent::Finish {
+                reason: StopReason::Filtered("The model refused: I'm sorry, I can't help with that.".into()),
+                response_id: Some("r1".into())
+            }
+        );
     }
 
     #[test]

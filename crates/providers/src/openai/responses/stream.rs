@@ -37,6 +37,9 @@ pub struct EventParser {
     emitted_items: Vec<String>,
     emitted_ids: Vec<String>,
     text_chars: usize,
+    /// The refusal given so far (`response.refusal.*` or a `refusal` content part), also given
+    /// as answer text.
+    refusal: String,
     response_id: Option<String>,
     /// The response's output items as its state keeps them (see the module docs), in order.
     items: Vec<Value>,
@@ -103,6 +106,22 @@ impl EventParser {
                     self.text_chars += char_len(&text);
                     out.push_back(Ok(ProviderEvent::TextDelta(text)));
                 }
+            }
+            // A refusal is the answer: shown and kept as its text, and noticed at the finish.
+            // `done` (and a finished item's refusal part) repeats what the deltas gave.
+            "response.refusal.delta" => {
+                if let Some(text) = delta() {
+                    self.refuse(text, out);
+                }
+            }
+            "response.refusal.done" => {
+                if let Some(text) = v["refusal"].as_str() {
+                    self.refuse_once(text, out);
+                }
+            }
+            "response.output_item.done" if v["item"]["type"] == "message" => {
+                self.keep_item(&v["item"]);
+                self.refusal_parts(&v["item"], out);
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 if let Some(text) = delta() {
@@ -208,6 +227,26 @@ impl EventParser {
             }
             _ => {}
         }
+    }
+
+    fn refuse(&mut self, text: String, out: &mut VecDeque<Result<ProviderEvent, ProviderError>>) {
+        self.text_chars += char_len(&text);
+        self.refusal.push_str(&text);
+        out.push_back(Ok(ProviderEvent::TextDelta(text)));
+    }
+
+    /// A whole refusal, given only when nothing of it was given yet.
+    fn refuse_once(&mut self, text: &str, out: &mut VecDeque<Result<ProviderEvent, ProviderError>>) {
+        if self.refusal.is_empty() && !text.is_empty() {
+            self.refuse(text.to_owned(), out);
+        }
+    }
+
+    /// The `refusal` content parts of a message item.
+    fn refusal_parts(&mut self, item: &Value, out: &mut VecDeque<Result<ProviderEvent, ProviderError>>) {
+        let parts = item["content"].as_array().into_iter().flatten();
+        let text: String = parts.filter(|p| p["type"] == "refusal").filter_map(|p| p["refusal"].as_str()).collect();
+        self.refuse_once(&text, out);
     }
 
     /// Keeps a finished output item for the response's state: a reasoning item as the API gave
@@ -347,11 +386,22 @@ impl EventParser {
                 self.keep_item(item);
             }
         }
+        // A refusal only the terminal response carries.
+        if let Some(output) = response["output"].as_array() {
+            for item in output.iter().filter(|i| i["type"] == "message") {
+                self.refusal_parts(item, out);
+            }
+        }
         if let Some(state) = self.state() {
             out.push_back(Ok(ProviderEvent::State(state)));
         }
-        let reason =
-            reason.unwrap_or(if self.emitted_ids.is_empty() { StopReason::Stop } else { StopReason::ToolCalls });
+        let reason = reason.unwrap_or(if !self.emitted_ids.is_empty() {
+            StopReason::ToolCalls
+        } else if !self.refusal.trim().is_empty() {
+            crate::openai::refused(&self.refusal)
+        } else {
+            StopReason::Stop
+        });
         out.push_back(Ok(ProviderEvent::Finish { reason, response_id: self.response_id.take() }));
     }
 }
@@ -382,6 +432,8 @@ fn is_known(event: &str) -> bool {
         "response.output_text.delta",
         "response.reasoning_summary_text.delta",
         "response.reasoning_text.delta",
+        "response.refusal.delta",
+        "response.refusal.done",
         "response.output_item.added",
         "response.output_item.done",
         "response.function_call_arguments.delta",
@@ -482,6 +534,43 @@ mod tests {
     /// Every way of cutting `s` into two pieces at character boundaries (the empty cuts too).
     fn cuts(s: &str) -> impl Iterator<Item = (&str, &str)> {
         s.char_indices().map(|(i, _)| i).chain([s.len()]).map(|i| s.split_at(i))
+    }
+
+    #[test]
+    fn a_refusal_is_the_answer_once_and_ends_with_a_notice_quoting_it() {
+        let refused = |t: &str| StopReason::Filtered(format!("The model refused: {t}"));
+        let part = json!({"type":"refusal","refusal":"I can't help with that."});
+        let message_done = json!({"type":"response.output_item.done","output_index":0,
+            "item":{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[part]}});
+        let completed = |output: Value| json!({"type":"response.completed","response":{"id":"resp_1","output":output}});
+        // Streamed: the deltas, then `done` and the finished item repeat it.
+        let out = ok(feed(&[
+            created("resp_1"),
+            json!({"type":"response.refusal.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"I can't "}),
+            json!({"type":"response.refusal.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"help with that."}),
+            json!({"type":"response.refusal.done","item_id":"msg_1","output_index":0,"content_index":0,"refusal":"I can't help with that."}),
+            message_done.clone(),
+            completed(json!([message_done["item"]])),
+        ]));
+        let texts: Vec<&ProviderEvent> = out.iter().filter(|e| matches!(e, ProviderEvent::TextDelta(_))).collect();
+        assert_eq!(
+            texts,
+            [&ProviderEvent::TextDelta("I can't ".into()), &ProviderEvent::TextDelta("help with that.".into())]
+        );
+        assert!(
+            matches!(out.last(), Some(ProviderEvent::Finish { reason, .. }) if *reason == refused("I can't help with that."))
+        );
+        // Only in the finished item, or only in the terminal response.
+        for events in [
+            vec![created("resp_1"), message_done.clone(), completed(json!([]))],
+            vec![created("resp_1"), completed(json!([message_done["item"]]))],
+        ] {
+            let out = ok(feed(&events));
+            assert_eq!(out[0], ProviderEvent::TextDelta("I can't help with that.".into()));
+            assert!(
+                matches!(out.last(), Some(ProviderEvent::Finish { reason, .. }) if *reason == refused("I can't help with that."))
+            );
+        }
     }
 
     #[test]

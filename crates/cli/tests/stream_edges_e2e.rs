@@ -1,0 +1,48 @@
+//! Edges of what a provider streams, end to end through the CLI: a refusal streamed in its own
+//! field is the answer (with a notice, and stored), and an empty `data` field is not a malformed
+//! chunk.
+
+mod common;
+
+use common::*;
+use switchboard_mock_provider::{Reply, Script, Step};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_is_shown_and_stored_as_the_answer_with_a_notice() {
+    let refusal = |text: &str| Step::Raw {
+        data: format!(r#"data: {{"id":"r1","choices":[{{"index":0,"delta":{{"content":null,"refusal":"{text}"}}}}]}}"#)
+            + "\n\n",
+    };
+    let env = Env::new(Script::new([Reply::stream([
+        refusal("I'm sorry, "),
+        refusal("I can't help with that."),
+        Step::finish("stop"),
+        Step::Done,
+    ])]))
+    .await;
+    let (out, events) = env.chat_json(&["hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let notices = of_type(&events, "notice");
+    assert!(
+        notices.iter().any(|n| n["message"] == "The model refused: I'm sorry, I can't help with that."),
+        "{notices:?}"
+    );
+    let stored = env.show_json(&conversation_id(&events)).await;
+    assert_eq!(stored[1]["content"], "I'm sorry, I can't help with that.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_line_without_a_colon_is_an_empty_field_not_a_malformed_chunk() {
+    let env = Env::new(Script::new([Reply::stream([
+        Step::text("one "),
+        Step::Raw { data: "data\n\n".into() },
+        Step::text("two"),
+        Step::finish("stop"),
+        Step::Done,
+    ])]))
+    .await;
+    let (out, events) = env.chat_json(&["hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stored = env.show_json(&conversation_id(&events)).await;
+    assert_eq!(stored[1]["content"], "one two");
+}
