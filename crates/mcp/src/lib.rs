@@ -16,9 +16,12 @@
 //!   instructions, results ([`convert::MAX_RESULT`]); an unparsable stdout line is skipped.
 //! - A secret in `env` or `headers` is a `${secret:NAME}` reference in the config, resolved only
 //!   when the server starts; a remote server's requests never follow a redirect.
+//! - A remote server's requests, and its sign-in's, reach only what [`net`] allows: public
+//!   internet addresses, checked after resolution, unless its URL names a local address.
 
 pub mod config;
 pub mod convert;
+pub mod net;
 pub mod oauth;
 pub mod server;
 

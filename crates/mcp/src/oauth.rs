@@ -1,9 +1,12 @@
 //! Signing in to a remote server that asks for OAuth 2.1 (MCP's authorization): metadata
 //! discovery, dynamic client registration, PKCE and the token exchange are rmcp's; this module
 //! adds the parts that belong to a desktop app: the person's browser (given by the shell), a
-//! loopback redirect listener, tokens kept in the key store, and refusing an authorization URL
-//! that is neither `https:` nor loopback `http:` before anything opens.
+//! loopback redirect listener, tokens kept in the key store, every request on a client that
+//! checks the addresses it connects to ([`crate::net`]: metadata cannot point a remote server's
+//! sign-in at this computer or a private network), and refusing an authorization URL that is
+//! neither `https:` nor loopback `http:` before anything opens.
 
+use crate::net::Reach;
 use async_trait::async_trait;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore, OAuthState, StoredCredentials,
@@ -83,13 +86,15 @@ pub(crate) async fn authorized_client(
     server_url: &str,
     vault: Arc<dyn TokenVault>,
     key: &str,
-    http: reqwest::Client,
+    reach: &Reach,
 ) -> Result<Option<AuthClient<reqwest::Client>>, String> {
     if vault.load(key).is_none() {
         return Ok(None);
     }
-    let mut manager = AuthorizationManager::new(server_url).await.map_err(|e| e.to_string())?;
-    manager.with_client(http.clone()).map_err(|e| e.to_string())?;
+    let http = reach.client()?;
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(server_url, reach.oauth_http()?)
+        .await
+        .map_err(|e| e.to_string())?;
     manager.set_credential_store(VaultStore { vault, key: key.to_owned() });
     if !manager.initialize_from_store().await.map_err(|e| format!("the stored sign-in could not be used: {e}"))? {
         return Ok(None);
@@ -104,7 +109,7 @@ pub(crate) async fn sign_in(
     vault: Arc<dyn TokenVault>,
     key: &str,
     browser: &dyn Browser,
-    http: reqwest::Client,
+    reach: &Reach,
     challenge: Option<String>,
     wait: Duration,
 ) -> Result<(), String> {
@@ -114,7 +119,8 @@ pub(crate) async fn sign_in(
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
 
-    let mut state = OAuthState::new(server_url, Some(http)).await.map_err(|e| e.to_string())?;
+    let mut state =
+        OAuthState::new_with_oauth_http_client(server_url, reach.oauth_http()?).await.map_err(|e| e.to_string())?;
     if let OAuthState::Unauthorized(manager) = &mut state {
         manager.set_credential_store(VaultStore { vault: Arc::clone(&vault), key: key.to_owned() });
     }

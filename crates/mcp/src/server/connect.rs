@@ -2,12 +2,13 @@
 //! entry's `env`, secrets resolved only now, the root of a tool tree forked from the process keeper
 //! thread, stderr kept) or a remote
 //! endpoint over streamable HTTP (its headers, a signed-in client when there are tokens,
-//! redirects off), then `initialize` under a timeout; and rmcp's errors put in words.
+//! redirects off, addresses as [`crate::net`] allows), then `initialize` under a timeout; and rmcp's errors put in words.
 
 use super::handler::{Handler, Progress};
 use super::shared::Shared;
 use super::stderr::read_stderr;
 use crate::config::{Spec, secret_ref};
+use crate::net::Reach;
 use rmcp::service::{RoleClient, RunningService, ServiceExt as _};
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
@@ -97,14 +98,17 @@ impl Shared {
                     value.set_sensitive(secret_ref(v).is_some());
                     custom.insert(name, value);
                 }
-                let client = http_client().map_err(ConnectError)?;
+                let reach = Reach::new(&url, &self.options.network);
+                let parsed = reqwest::Url::parse(&url).map_err(|e| ConnectError(format!("{url}: {e}")))?;
+                reach.check(&parsed).map_err(ConnectError)?;
+                let client = reach.client().map_err(ConnectError)?;
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
                 let signed_in = match &self.options.tokens {
                     Some(vault) => {
                         let key = crate::oauth::token_key(&self.name);
-                        crate::oauth::authorized_client(&url, Arc::clone(vault), &key, client.clone())
+                        crate::oauth::authorized_client(&url, Arc::clone(vault), &key, &reach)
                             .await
-                            .map_err(ConnectError)?
+                            .map_err(|e| ConnectError(reach.refusal().unwrap_or(e)))?
                     }
                     None => None,
                 };
@@ -121,7 +125,10 @@ impl Shared {
                 let running = served.map_err(|_| timed_out())?.map_err(|e| {
                     // A 401's WWW-Authenticate header seeds the sign-in's discovery and scopes.
                     self.lock().challenge = auth_challenge(&e);
-                    ConnectError(format!("{url}: {}", plain(&e.to_string())))
+                    match reach.refusal() {
+                        Some(refused) => ConnectError(format!("{url}: {refused}")),
+                        None => ConnectError(format!("{url}: {}", plain(&e.to_string()))),
+                    }
                 })?;
                 self.introduced(&running);
                 Ok(running)
@@ -162,17 +169,6 @@ fn auth_challenge(error: &(dyn std::error::Error + 'static)) -> Option<String> {
         next = e.source();
     }
     None
-}
-
-/// The HTTP client of remote servers. Redirects off: a header (a key, a token) must never
-/// follow a request to another origin.
-pub(super) fn http_client() -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(Duration::from_secs(10))
-        .user_agent(concat!("Switchboard/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("could not set up HTTP: {e}"))
 }
 
 /// An rmcp error in words a person can act on (its transport errors name Rust types).

@@ -32,7 +32,6 @@ pub use options::{Approvals, Options};
 pub use stderr::{STDERR_LINE_MAX, STDERR_LINES};
 
 use crate::config::ServerConfig;
-use connect::http_client;
 use futures::future::BoxFuture;
 use shared::{Shared, State};
 use std::sync::{Arc, Mutex};
@@ -100,8 +99,10 @@ impl McpServer {
         let vault = self.shared.options.tokens.clone().ok_or("there is no key store for sign-in tokens")?;
         let key = crate::oauth::token_key(&self.shared.name);
         let challenge = self.shared.lock().challenge.clone();
-        crate::oauth::sign_in(&url, vault, &key, browser, http_client()?, challenge, crate::oauth::SIGN_IN_WAIT)
-            .await?;
+        let reach = crate::net::Reach::new(&url, &self.shared.options.network);
+        crate::oauth::sign_in(&url, vault, &key, browser, &reach, challenge, crate::oauth::SIGN_IN_WAIT)
+            .await
+            .map_err(|e| reach.refusal().map(|r| format!("sign-in could not start: {r}")).unwrap_or(e))?;
         self.restart().await;
         Ok(())
     }

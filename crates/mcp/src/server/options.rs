@@ -24,6 +24,8 @@ pub struct Options {
     pub default_cwd: Option<PathBuf>,
     /// Where a remote server's sign-in tokens are kept; without it no server can sign in.
     pub tokens: Option<Arc<dyn crate::oauth::TokenVault>>,
+    /// How remote servers are reached (the resolver, and the policy for servers on the internet).
+    pub network: crate::net::Network,
 }
 
 impl Default for Options {
@@ -36,6 +38,7 @@ impl Default for Options {
             max_restarts: 5,
             default_cwd: None,
             tokens: None,
+            network: crate::net::Network::default(),
         }
     }
 }
