@@ -132,6 +132,21 @@ async fn searxng_gets_json_without_a_key_and_caps_the_results() {
 }
 
 #[tokio::test]
+async fn a_redirect_to_another_address_is_not_followed_and_the_key_stays() {
+    let elsewhere = TestServer::start(|_| Reply::json(200, json!({"results": []}))).await;
+    let target = elsewhere.url("/search");
+    let server = TestServer::start(move |_| Reply::redirect(307, &target)).await;
+    let e = search(&config(SearchBackend::Exa, &server), secrets(&[("exa", EXA_KEY)]), json!({"query": "x"}))
+        .await
+        .unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("answered with a redirect to http://127.0.0.1:"), "{msg}");
+    assert!(msg.contains("does not follow"), "{msg}");
+    assert_eq!(server.requests().len(), 1);
+    assert!(elsewhere.requests().is_empty(), "the search and its key went nowhere else");
+}
+
+#[tokio::test]
 async fn a_missing_key_says_where_to_add_it_and_sends_nothing() {
     let server = TestServer::start(|_| Reply::json(200, tavily_results())).await;
     let e = search(&config(SearchBackend::Tavily, &server), secrets(&[]), json!({"query": "x"})).await.unwrap_err();

@@ -100,12 +100,26 @@ impl WebSearch {
 
     /// Built on first use. A plain-http endpoint (a local SearXNG, a test server) skips loading
     /// the platform's TLS roots, which is most of the set-up cost.
+    ///
+    /// Where it connects: only the endpoint the person set (which may well be a SearXNG on this
+    /// computer or the local network, so no address policy applies to it). A redirect is
+    /// followed only within that origin: the service cannot steer a search, or its key, anywhere
+    /// else.
     async fn client(&self, endpoint: &url::Url) -> Result<&reqwest::Client, ToolError> {
         let tls = endpoint.scheme() == "https";
         let timeout = self.config.search_timeout;
+        let home = endpoint.origin();
         self.client
             .get_or_try_init(|| async move {
+                let redirects = reqwest::redirect::Policy::custom(move |attempt| {
+                    if attempt.url().origin() != home || attempt.previous().len() > 5 {
+                        attempt.stop()
+                    } else {
+                        attempt.follow()
+                    }
+                });
                 let mut b = reqwest::Client::builder()
+                    .redirect(redirects)
                     .timeout(timeout)
                     .connect_timeout(timeout.min(Duration::from_secs(10)))
                     .user_agent(concat!("Switchboard/", env!("CARGO_PKG_VERSION"), " (web_search)"));
@@ -183,6 +197,16 @@ impl WebSearch {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .map(|s| s.trim().to_owned());
+        if status.is_redirection() {
+            let to = response.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("?");
+            let to: String = to.chars().take(200).collect();
+            return Err(ToolError::Failed(format!(
+                "{} at {} answered with a redirect to {to}, which web search does not follow (it sends searches and keys \
+                 only to the address set in {SETTINGS_PAGE}). If that address is right, set it there.",
+                backend.label(),
+                origin(&endpoint)
+            )));
+        }
         let body = response.text().await.map_err(|e| network_error(backend, &endpoint, &e, &self.config))?;
         if !status.is_success() {
             return Err(status_error(backend, &endpoint, status.as_u16(), retry_after.as_deref(), &body, key.as_ref()));
