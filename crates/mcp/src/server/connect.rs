@@ -10,7 +10,6 @@ use super::stderr::read_stderr;
 use crate::config::{Spec, secret_ref};
 use crate::net::Reach;
 use rmcp::service::{RoleClient, RunningService, ServiceExt as _};
-use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, StreamableHttpClientTransportConfig};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -63,9 +62,8 @@ impl Shared {
                     cmd.current_dir(dir);
                 }
                 // Forked from the process keeper thread: on Linux the server then dies with the app.
-                let builder =
-                    TokioChildProcess::builder(switchboard_process::group(cmd)).stderr(std::process::Stdio::piped());
-                let (transport, stderr) = switchboard_process::spawn_on_keeper(move || builder.spawn())
+                let wrapped = switchboard_process::group(cmd);
+                let (transport, stderr) = switchboard_process::spawn_on_keeper(move || super::stdio::spawn(wrapped))
                     .await
                     .map_err(|e| ConnectError(spawn_error(&command, &e)))?;
                 self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clear();

@@ -9,7 +9,8 @@
 //! supervisor and a dead server fails its calls at once with a clear error.
 //!
 //! The folder, bottom up: `options` (timings, limits, where approvals are kept), `detail` (what
-//! Settings shows), `stderr` (a server's bounded stderr tail), `handler` (the rmcp client
+//! Settings shows), `stderr` (a server's bounded stderr tail), `stdio` (a stdio server's process
+//! and its transport, whose messages are bounded), `handler` (the rmcp client
 //! handler and a live connection), `shared` (the state every part reads, and its status),
 //! `call` (one tool call), `connect` (starting a process or opening an endpoint), `list`
 //! (listing, approving and offering tools), `lifecycle` (the supervisor: start, restart with
@@ -24,12 +25,14 @@ mod list;
 mod options;
 mod shared;
 mod stderr;
+mod stdio;
 
 pub use connect::MAX_INSTRUCTIONS;
 pub use detail::{HeldTool, OfferedTool, ServerDetail};
 pub use list::{MAX_LIST_PAGES, MAX_TOOLS};
 pub use options::{Approvals, Options};
 pub use stderr::{STDERR_LINE_MAX, STDERR_LINES};
+pub use stdio::MAX_MESSAGE_BYTES;
 
 use crate::config::ServerConfig;
 use futures::future::BoxFuture;
