@@ -768,6 +768,18 @@ mod tests {
         assert_eq!(e.kind, ErrorKind::BadRequest);
         assert!(!e.is_retryable());
         assert_eq!(out.len(), 1, "the stream ends at the error");
+
+        // An unknown model is the same kind as on every other API, as an event or a failure.
+        let message = "The model `gpt-nope` does not exist or you do not have access to it.";
+        for event in [
+            json!({"type":"error","code":"model_not_found","message":message,"param":"model"}),
+            json!({"type":"response.failed","response":{"id":"r","status":"failed",
+                "error":{"code":"model_not_found","message":message}}}),
+        ] {
+            let e = feed(&[event])[0].clone().unwrap_err();
+            assert_eq!(e.kind, ErrorKind::NotFound, "{}", e.message);
+            assert!(e.message.contains("gpt-nope"), "{}", e.message);
+        }
     }
 
     #[test]
