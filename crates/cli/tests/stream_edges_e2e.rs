@@ -1,6 +1,6 @@
 //! Edges of what a provider streams, end to end through the CLI: a refusal streamed in its own
-//! field is the answer (with a notice, and stored), and an empty `data` field is not a malformed
-//! chunk.
+//! field is the answer (with a notice, and stored), an empty `data` field is not a malformed
+//! chunk, and the Responses API's unknown model is the error kind every API's unknown model is.
 
 mod common;
 
@@ -45,4 +45,21 @@ async fn a_data_line_without_a_colon_is_an_empty_field_not_a_malformed_chunk() {
     assert!(out.status.success(), "{}", stderr(&out));
     let stored = env.show_json(&conversation_id(&events)).await;
     assert_eq!(stored[1]["content"], "one two");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_model_is_not_found_on_chat_completions_and_on_responses() {
+    let body = r#"{"error":{"message":"The model `gpt-nope` does not exist or you do not have access to it.","type":"invalid_request_error","param":"model","code":"model_not_found"}}"#;
+    let reply = |status: u16| Reply::Http { status, headers: Vec::new(), body: body.into() };
+    // Chat Completions says 404, the Responses API 400.
+    let chat = Env::new(Script::new([reply(404)])).await;
+    let (out, events) = chat.chat_json(&["hi"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(of_type(&events, "error")[0]["kind"], "notFound");
+    let responses = Env::with_profile(Script::new([reply(400)]), "resp", "openai-responses").await;
+    let (out, events) = responses.json_with_key(&["chat", "--json", "hi"], "resp", "test-responses-key-not-real").await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let error = of_type(&events, "error")[0];
+    assert_eq!(error["kind"], "notFound", "{error}");
+    assert!(error["message"].as_str().unwrap().contains("gpt-nope"), "{error}");
 }
