@@ -5,7 +5,8 @@
 //! to ([`switchboard_net::GuardedResolver`] is every client's DNS resolver, IP literals are
 //! checked before sending, and no proxy resolves names behind its back), with one allowance: a
 //! server whose URL *names* this computer or a private network (`localhost`, `127.0.0.1`,
-//! `10.0.0.5`) is a local server the person chose, and may use local addresses. A server named
+//! `10.0.0.5`) is a local server the person chose, and may use local addresses (never the cloud
+//! metadata service or another link-local address: [`LocalNetworkPolicy`]). A server named
 //! by a host name is on the internet, whatever its DNS answers, so neither its own name nor
 //! anything its metadata names may reach this computer or the person's network.
 //!
@@ -17,8 +18,8 @@ use rmcp::transport::auth::{OAuthHttpClient, OAuthHttpClientFuture, OAuthHttpRed
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use switchboard_net::{
-    AddressPolicy, Blocked, GuardedResolver, ResolveError, Resolver, StandardPolicy, SystemResolver, check_url,
-    find_resolve_error, names_local_address,
+    AddressPolicy, Blocked, GuardedResolver, LocalNetworkPolicy, ResolveError, Resolver, StandardPolicy,
+    SystemResolver, check_url, find_resolve_error, names_local_address,
 };
 use url::Url;
 
@@ -60,12 +61,12 @@ impl Reach {
         let parsed = Url::parse(server_url).ok();
         let local = parsed.as_ref().is_some_and(names_local_address);
         let policy: Arc<dyn AddressPolicy> =
-            if local { Arc::new(StandardPolicy { allow_local_addresses: true }) } else { Arc::clone(&network.policy) };
+            if local { Arc::new(LocalNetworkPolicy) } else { Arc::clone(&network.policy) };
         let server = parsed.map(|u| u.origin().ascii_serialization()).unwrap_or_else(|| server_url.to_owned());
         let guard = Recording {
             guard: GuardedResolver { resolver: Arc::clone(&network.resolver), policy: Arc::clone(&policy) },
             refused: Arc::default(),
-            server,
+            server: Server { origin: server, local },
         };
         Reach { policy, guard: Arc::new(guard) }
     }
@@ -147,7 +148,7 @@ impl Reach {
 struct Recording {
     guard: GuardedResolver,
     refused: Arc<Mutex<Option<String>>>,
-    server: String,
+    server: Server,
 }
 
 impl Recording {
@@ -157,14 +158,28 @@ impl Recording {
 }
 
 /// Puts a refusal in words and keeps it as the last one.
-fn record(slot: &Mutex<Option<String>>, server: &str, blocked: &Blocked) -> String {
-    let why = format!(
-        "refused to connect to {blocked}: the MCP server {server} has an internet address, so no request made for \
-         it (its own, or one its sign-in metadata points to) may reach this computer or a private network. A server \
-         on this computer or your network is used by writing its address in its URL (http://127.0.0.1:8080/mcp)"
-    );
+fn record(slot: &Mutex<Option<String>>, server: &Server, blocked: &Blocked) -> String {
+    let why = if server.local {
+        format!("refused to connect to {blocked}: no request made for the MCP server {} may reach one", server.origin)
+    } else {
+        format!(
+            "refused to connect to {blocked}: the MCP server {} has an internet address, so no request made for \
+             it (its own, or one its sign-in metadata points to) may reach this computer or a private network. A \
+             server on this computer or your network is used by writing its address in its URL \
+             (http://127.0.0.1:8080/mcp)",
+            server.origin
+        )
+    };
     *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
     why
+}
+
+/// Which server a refusal was for, in words.
+#[derive(Clone)]
+struct Server {
+    origin: String,
+    /// Its URL names a local address.
+    local: bool,
 }
 
 impl reqwest::dns::Resolve for Recording {

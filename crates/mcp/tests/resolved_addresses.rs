@@ -194,6 +194,10 @@ async fn a_server_whose_url_names_a_local_address_may_sign_in_locally() {
     let error = sign_in(&server).await.expect_err("the test's registration endpoint says no");
     assert!(!error.contains("refused to connect"), "{error}");
     assert!(reached.load(Ordering::SeqCst) > 0, "the local endpoint was used: {error}");
+    // Not the cloud metadata service, though.
+    let server = remote("local", server_pointing_at("127.0.0.1", "http://169.254.169.254".to_owned()).await);
+    let error = sign_in(&server).await.expect_err("the sign-in is refused");
+    assert!(error.contains("169.254.169.254 is a link-local address"), "{error}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -79,6 +79,25 @@ impl AddressPolicy for StandardPolicy {
     }
 }
 
+/// A server the person set up on this computer or their network: this computer and private
+/// networks are allowed too, but never a link-local address (the cloud metadata service),
+/// multicast, broadcast or a reserved range, which no such server needs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LocalNetworkPolicy;
+
+impl AddressPolicy for LocalNetworkPolicy {
+    fn check_ip(&self, ip: IpAddr) -> Result<(), &'static str> {
+        match non_public_reason(ip) {
+            None | Some(LOOPBACK | PRIVATE | CGNAT) => Ok(()),
+            Some(reason) => Err(reason),
+        }
+    }
+
+    fn check_name(&self, _host: &str) -> Result<(), &'static str> {
+        Ok(())
+    }
+}
+
 const LOOPBACK: &str = "a loopback address (this computer)";
 const PRIVATE: &str = "a private network address";
 const LINK_LOCAL: &str = "a link-local address (such as the cloud metadata service 169.254.169.254)";
@@ -340,6 +359,18 @@ mod tests {
         for ip in ["93.184.216.34", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700::1111", "::ffff:8.8.8.8"] {
             assert_eq!(reason(ip), None, "{ip}");
         }
+    }
+
+    #[test]
+    fn a_local_network_may_be_reached_but_never_the_metadata_service() {
+        let local = LocalNetworkPolicy;
+        for ip in ["127.0.0.1", "10.0.0.5", "192.168.1.1", "100.64.0.1", "fd00::1", "::1", "1.1.1.1"] {
+            assert_eq!(local.check_ip(ip.parse().unwrap()), Ok(()), "{ip}");
+        }
+        for ip in ["169.254.169.254", "fe80::1", "224.0.0.1", "255.255.255.255", "0.0.0.0", "192.0.2.1"] {
+            assert!(local.check_ip(ip.parse().unwrap()).is_err(), "{ip}");
+        }
+        assert!(local.check_name("localhost").is_ok());
     }
 
     #[test]
