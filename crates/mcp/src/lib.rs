@@ -13,7 +13,8 @@
 //!   minimal environment of `switchboard-process` plus its entry's `env`, nothing of the app's.
 //! - A tool whose definition changed since it was approved is held back ([`HeldTool`]).
 //! - Everything a server sends is bounded: stderr lines and their count, descriptions,
-//!   instructions, results ([`convert::MAX_RESULT`]); an unparsable stdout line is skipped.
+//!   instructions, results ([`convert::MAX_RESULT`]); an unparsable stdout line is skipped, and
+//!   one over [`server::MAX_MESSAGE_BYTES`] fails the call it answers at once, naming its size.
 //! - A secret in `env` or `headers` is a `${secret:NAME}` reference in the config, resolved only
 //!   when the server starts; a remote server's requests never follow a redirect.
 //! - A remote server's requests, and its sign-in's, reach only what [`net`] allows: public

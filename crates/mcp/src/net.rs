@@ -10,8 +10,8 @@
 //! by a host name is on the internet, whatever its DNS answers, so neither its own name nor
 //! anything its metadata names may reach this computer or the person's network.
 //!
-//! Invariant: every reqwest client this crate sends with comes from [`Reach`], and so does the
-//! OAuth HTTP client rmcp's sign-in runs on ([`Reach::oauth_http`]).
+//! Invariant: every reqwest client this crate sends with comes from `Reach`, and so does the
+//! OAuth HTTP client rmcp's sign-in runs on (`Reach::oauth_http`).
 
 use futures::StreamExt as _;
 use rmcp::transport::auth::{OAuthHttpClient, OAuthHttpClientFuture, OAuthHttpRedirectPolicy, OAuthHttpRequest};
