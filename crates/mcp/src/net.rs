@@ -160,10 +160,10 @@ impl Recording {
 /// Puts a refusal in words and keeps it as the last one.
 fn record(slot: &Mutex<Option<String>>, server: &Server, blocked: &Blocked) -> String {
     let why = if server.local {
-        format!("refused to connect to {blocked}: no request made for the MCP server {} may reach one", server.origin)
+        format!("refused to connect: {blocked}, which no request made for the MCP server {} may reach", server.origin)
     } else {
         format!(
-            "refused to connect to {blocked}: the MCP server {} has an internet address, so no request made for \
+            "refused to connect: {blocked}. The MCP server {} has an internet address, so no request made for \
              it (its own, or one its sign-in metadata points to) may reach this computer or a private network. A \
              server on this computer or your network is used by writing its address in its URL \
              (http://127.0.0.1:8080/mcp)",
