@@ -29,6 +29,7 @@ async fn a_refusal_is_shown_and_stored_as_the_answer_with_a_notice() {
     );
     let stored = env.show_json(&conversation_id(&events)).await;
     assert_eq!(stored[1]["content"], "I'm sorry, I can't help with that.");
+    assert_eq!(stored[1]["notices"][0]["message"], "The model refused: I'm sorry, I can't help with that.", "{stored}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
