@@ -232,8 +232,8 @@ describe('the import’s helpers', () => {
     servers: ['https://a.example', 'https://b.example'],
     schemes: [],
     operations: [
-      { tool: 'one', route: 'GET /one', summary: 'First', selected: true },
-      { tool: 'two', route: 'POST /two', summary: 'Second thing', selected: false },
+      { tool: 'one', route: 'GET /one', summary: 'First', selected: true, leftOut: null },
+      { tool: 'two', route: 'POST /two', summary: 'Second thing', selected: false, leftOut: null },
     ],
     notes: [],
   };

@@ -97,6 +97,21 @@ describe('the settings screen', () => {
     expect(byTestId<HTMLSelectElement>('tool-approval-get_time').value).toBe('deny');
   });
 
+  it('shows the lint findings of a tool as a warning badge with their reasons', async () => {
+    const reason = 'the description contains "<important>", text addressed to the model rather than about the tool';
+    const { backend } = await start();
+    const listTools = backend.listTools.bind(backend);
+    backend.listTools = async (...args) =>
+      (await listTools(...args)).map((t) => (t.name === 'get_time' ? { ...t, findings: [{ kind: 'hiddenInstructions', reason }] } : t));
+    await openSection('tools');
+    const row = (await screen.findAllByTestId('settings-tool-row')).find((r) => r.dataset.toolName === 'get_time') as HTMLElement;
+    const badge = await within(row).findByTestId('tool-findings');
+    expect(badge.textContent).toContain('1 warning');
+    expect(badge.textContent).toContain(reason);
+    const plain = screen.getAllByTestId('settings-tool-row').find((r) => r.dataset.toolName === 'web_fetch') as HTMLElement;
+    expect(within(plain).queryByTestId('tool-findings')).toBeNull();
+  });
+
   it('shows a rejected change inline with the backend message and rolls it back', async () => {
     const { backend } = await start({}, {
       updateSettings: () => Promise.reject({ kind: 'config', message: 'The settings database is read-only.', retryable: false }),

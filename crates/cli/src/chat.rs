@@ -97,7 +97,7 @@ impl Approver for TerminalApprover {
             if !std::io::stdin().is_terminal() {
                 eprintln!(
                     "'{}' needs approval and there is no terminal to ask; denied. Pass --approve-all to allow it.",
-                    request.name
+                    crate::render::safe(&request.name)
                 );
                 return ApprovalDecision::Deny;
             }

@@ -182,7 +182,7 @@ fn print_tool(t: &DefinedToolInfo) {
     println!("{:<20} {:<8} {}{asks}", render::safe(&t.name), kind, render::safe(&state));
     println!("    {}", render::safe(&t.target));
     if !t.keys.is_empty() {
-        println!("    keys: {}", t.keys.join(", "));
+        println!("    keys: {}", render::safe(&t.keys.join(", ")));
     }
 }
 
@@ -310,6 +310,9 @@ pub fn run(service: &Service, cmd: DefinedCmd) -> anyhow::Result<ExitCode> {
             for op in &import.operations {
                 let mark = if op.selected { "[x]" } else { "[ ]" };
                 println!("    {mark} {:<32} {}", render::safe(&op.tool), render::safe(&op.route));
+                if let Some(why) = &op.left_out {
+                    println!("        left out: {}", render::safe(why));
+                }
             }
             if import.operations.iter().all(|o| !o.selected) && !import.operations.is_empty() {
                 println!(

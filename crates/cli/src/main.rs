@@ -303,6 +303,7 @@ fn providers(service: &Service, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
             }
             for s in found {
                 let models = if s.models.is_empty() { "no models".to_owned() } else { s.models.join(", ") };
+                let models = render::safe(&models);
                 match s.profile {
                     Some(p) => println!("{} at {} ({models}): profile '{p}' uses it.", s.label, s.base_url),
                     None => println!(
@@ -422,6 +423,7 @@ fn tools_list(service: &Service, args: &ToolsListArgs) -> anyhow::Result<ExitCod
                 state,
                 render::safe(&t.description)
             );
+            mcp::print_findings(&t.findings);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -101,7 +101,10 @@ pub(crate) struct Yes(pub(crate) bool);
 
 impl Confirm for Yes {
     fn confirm(&self, changes: &[Widening]) -> bool {
+        // The service's text is neutralised already; it is printed through the same function
+        // as every other text a server or a document wrote.
         let what = Widening::describe_all(changes);
+        let what = render::safe(&what);
         if self.0 {
             eprintln!("{what}\n\nAllowed (--yes).");
         } else {
@@ -116,7 +119,7 @@ struct Terminal;
 
 impl switchboard_service::mcp::Browser for Terminal {
     fn open(&self, url: &str) -> Result<(), String> {
-        eprintln!("Sign in at this address (it opens in your browser if one is available):\n{url}");
+        eprintln!("Sign in at this address (it opens in your browser if one is available):\n{}", render::safe(url));
         // A missing opener only means the person copies the address.
         if let Err(why) = switchboard_process::open_external(url) {
             tracing::debug!("the browser was not opened: {why}");
@@ -151,19 +154,34 @@ fn print_server(s: &McpServerInfo, verbose: bool) {
     let d = &s.detail;
     let state = if s.enabled { status_words(&d.status) } else { "disabled".into() };
     let tools = if d.tools.is_empty() { String::new() } else { format!(", {} tools", d.tools.len()) };
-    println!("{:<16} {:<5} {}{tools}", render::safe(&d.name), d.transport, render::safe(&state));
+    let held = if d.held.is_empty() { String::new() } else { format!(", {} held back", d.held.len()) };
+    println!("{:<16} {:<5} {}{tools}{held}", render::safe(&d.name), d.transport, render::safe(&state));
     println!("    {}", render::safe(&d.target));
     if verbose {
         for t in &d.tools {
             let hints = t.annotations.as_ref().map(|a| format!("  {a}")).unwrap_or_default();
             println!("    tool {}{}", render::safe(&t.name), render::safe(&hints));
+            print_findings(&t.findings);
         }
         for h in &d.held {
-            println!("    held back {}: {} (switchboard mcp approve-tools {})", render::safe(&h.name), h.why, d.name);
+            println!(
+                "    held back {}: {} (switchboard mcp approve-tools {})",
+                render::safe(&h.name),
+                render::safe(&h.why),
+                render::safe(&d.name)
+            );
+            print_findings(&h.findings);
         }
         for why in &d.skipped {
             println!("    skipped {}", render::safe(why));
         }
+    }
+}
+
+/// The lint's findings of a tool, one warning line each, under it.
+pub(crate) fn print_findings(findings: &[switchboard_core::Finding]) {
+    for f in findings {
+        println!("        warning: {}", render::safe(&f.reason));
     }
 }
 
@@ -214,7 +232,7 @@ pub fn run(service: &Service, cmd: McpCmd) -> anyhow::Result<ExitCode> {
                 let what = if s.exists { "kept as it is (a server of that name exists)" } else { "added" };
                 println!("{:<16} {what}: {}", render::safe(&s.name), render::safe(&s.target));
                 for secret in &s.secrets {
-                    println!("    {secret}: moved to the keychain");
+                    println!("    {}: moved to the keychain", render::safe(secret));
                 }
             }
             for note in &preview.notes {

@@ -9,30 +9,16 @@ use switchboard_service::ipc::{Role, StoredMessage};
 /// Longest tool output shown in the terminal; the full text is in the database and `show --json`.
 const MAX_OUTPUT_CHARS: usize = 160;
 
-/// Text from a model, a tool or a server, made harmless for a terminal: every control character
-/// but newline and tab (ESC, which starts CSI and OSC sequences; the 8-bit CSI and OSC; BEL,
-/// backspace, carriage return, DEL) is shown as a visible symbol instead of being sent. Without
-/// its introducer a sequence is plain text, so a model cannot write the clipboard (OSC 52), hide a
-/// link (OSC 8), retitle the window or clear the screen. `--json` output is never passed here.
+/// Text from a model, a tool, a server or a document, made harmless for a terminal: the one
+/// neutraliser every print point of such text goes through, [`switchboard_core::visible`]. Every
+/// control character but newline and tab (ESC, which starts CSI and OSC sequences; the 8-bit CSI
+/// and OSC; BEL, backspace, carriage return, DEL) and every bidi override, isolate or invisible
+/// character is shown as a visible stand-in instead of being sent. Without its introducer a
+/// sequence is plain text, so a model cannot write the clipboard (OSC 52), hide a link (OSC 8),
+/// retitle the window or clear the screen, and a server cannot make a command read as another.
+/// `--json` output is never passed here.
 pub fn safe(text: &str) -> std::borrow::Cow<'_, str> {
-    fn harmful(c: char) -> bool {
-        (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
-    }
-    if !text.chars().any(harmful) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    // A Windows line end is a line end, not a carriage return to show.
-    text.replace("\r\n", "\n")
-        .chars()
-        .map(|c| match c {
-            // The Control Pictures block has a symbol for each C0 control and DEL.
-            '\u{0}'..='\u{1f}' if harmful(c) => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
-            '\u{7f}' => '\u{2421}',
-            c if harmful(c) => '\u{fffd}',
-            c => c,
-        })
-        .collect::<String>()
-        .into()
+    switchboard_core::visible(text)
 }
 
 fn one_line(text: &str, max: usize) -> String {
@@ -302,7 +288,8 @@ mod tests {
             ("\u{1b}]8;;https://evil\u{1b}\\x\u{1b}]8;;\u{1b}\\", "␛]8;;https://evil␛\\x␛]8;;␛\\"), // OSC 8
             ("\u{1b}]0;pwned\u{7}", "␛]0;pwned␇"),     // window title
             ("\u{1b}[2J\u{1b}[H", "␛[2J␛[H"),          // clear screen
-            ("\u{9b}2J \u{9d}0;t\u{9c}", "\u{fffd}2J \u{fffd}0;t\u{fffd}"), // 8-bit CSI, OSC, ST
+            ("\u{9b}2J \u{9d}0;t\u{9c}", "\\u{9b}2J \\u{9d}0;t\\u{9c}"), // 8-bit CSI, OSC, ST
+            ("rm -rf ~\u{202e}", "rm -rf ~\\u{202e}"), // right-to-left override
             ("over\rwrite\u{8}\u{7f}", "over␍write␈␡"),
             ("windows\r\nline", "windows\nline"),
         ];

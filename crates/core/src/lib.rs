@@ -7,7 +7,7 @@
 //!
 //! The modules read bottom-up with no import circle: the vocabulary ([`types`], [`vocab`],
 //! [`error`], [`event`]), the approval contract ([`approval`]), pure decisions ([`policy`],
-//! [`names`], [`round`], [`history`]), what the loop talks to ([`tool`], [`provider`],
+//! [`names`], [`round`], [`history`], [`lint`], [`visible`]), what the loop talks to ([`tool`], [`provider`],
 //! [`registry`], [`source`]), the turn configuration ([`config`]), then the loop: the
 //! [`machine`] decides and the driver ([`turn`]) acts. `tests/layers.rs` fails naming the circle
 //! if an import ever points back up.
@@ -29,11 +29,14 @@ pub mod vocab;
 pub mod approval;
 
 // 3. Pure decisions over the vocabulary: which tools are offered, provider-safe names, how a
-//    round is planned, how stored rows become history again.
+//    round is planned, how stored rows become history again, what a tool definition says that
+//    it should not (the lint), and text made safe to show.
 pub mod history;
+pub mod lint;
 pub mod names;
 pub mod policy;
 pub mod round;
+pub mod visible;
 
 // 4. What the loop talks to: tools, providers, the registry and its sources, sinks.
 pub mod coalesce;
@@ -54,6 +57,7 @@ pub use coalesce::Coalescing;
 pub use config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
 pub use error::{ErrorKind, ProviderError};
 pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
+pub use lint::{Finding, FindingKind};
 pub use provider::{
     GenerationOptions, Provider, ProviderEvent, ProviderRequest, ProviderStream, ReasoningEffort, ToolChoice,
 };
@@ -62,6 +66,7 @@ pub use source::{Catalog, CatalogError, OnChange, Source, SourceState, SourceSta
 pub use tool::{Redact, Secrets, Tool, ToolContext};
 pub use turn::Engine;
 pub use types::{Message, ProviderState, ToolCall, Usage};
+pub use visible::visible;
 pub use vocab::{ApprovalPolicy, ToolDef, ToolError, ToolImage, ToolOutput, ToolSource};
 
 /// Cancellation of a turn or a tool call (the stop button).

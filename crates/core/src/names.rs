@@ -4,6 +4,9 @@ use std::collections::HashMap;
 
 const MAX_LEN: usize = 64;
 
+/// The prefix of agents' tool names (`agent__Name`): no other source's tool may use it.
+pub const AGENT_PREFIX: &str = "agent__";
+
 /// FNV-1a: stable across runs and platforms (std's hasher is randomly seeded).
 fn fnv1a(s: &str) -> u32 {
     s.bytes().fold(0x811c_9dc5_u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))

@@ -1,5 +1,6 @@
 //! The tool registry: every source's tools under unique names, with compiled argument schemas.
 
+use crate::lint::{self, Finding};
 use crate::tool::Tool;
 use crate::vocab::{ToolDef, ToolSource};
 use std::collections::BTreeMap;
@@ -122,6 +123,22 @@ impl ToolRegistry {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
+    }
+
+    /// What the lint finds in `def` ([`lint::check`]), a name of a tool here from another source
+    /// counting as naming another source's tool.
+    pub fn lint(&self, def: &ToolDef) -> Vec<Finding> {
+        lint::check(def, &|word| self.tools.get(word).is_some_and(|e| e.tool.def().source != def.source))
+    }
+
+    /// The lint's findings of every tool here, by name (tools with none left out).
+    pub fn findings(&self) -> BTreeMap<String, Vec<Finding>> {
+        self.defs()
+            .filter_map(|def| {
+                let found = self.lint(def);
+                (!found.is_empty()).then(|| (def.name.clone(), found))
+            })
+            .collect()
     }
 
     /// Checks `args` against the tool's schema; the error names the offending field.

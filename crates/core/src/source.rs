@@ -7,14 +7,22 @@
 //! atomically: a turn takes one snapshot ([`Catalog::registry`]) and sees one consistent tool set
 //! from its first request to its last, whatever changes meanwhile.
 //!
-//! One broken source never hides the others: a tool that cannot be registered (a name another
-//! source already uses, a schema that is not JSON Schema) is left out with the reason recorded
+//! One broken source never hides the others: a tool that cannot be registered (a schema that is
+//! not JSON Schema, a name listed twice by its own source) is left out with the reason recorded
 //! against its source, and every other tool loads.
+//!
+//! No source can take another's name, and no clash is won by the order sources were added in:
+//! a name a source reserves ([`Source::reserved_names`], the built-ins' every name) or the
+//! agents' prefix ([`AGENT_PREFIX`]) is refused to every other source; a name two sources both
+//! offer is offered by neither, and each is told why ([`Catalog::refusal`]).
 
+use crate::names::AGENT_PREFIX;
 use crate::registry::ToolRegistry;
 use crate::tool::Tool;
+use crate::vocab::ToolSource;
 use futures::future::BoxFuture;
 use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 /// Where a source is in its life, as Settings shows it.
@@ -76,6 +84,12 @@ pub trait Source: Send + Sync {
     /// The tools it offers now (none unless ready).
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
 
+    /// Names only this source's tools may have, whether or not it offers them now (the
+    /// built-ins' names); another source's tool of such a name is refused.
+    fn reserved_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Starts the source. `on_change` is to be called whenever its tools change, from any
     /// thread, for as long as it runs. Returns when it is ready or has failed; the catalog runs
     /// every source's start concurrently, so a slow one delays nobody.
@@ -117,6 +131,10 @@ struct Composed {
     registry: Arc<ToolRegistry>,
     /// Per source id: the tools left out, with the reason.
     skipped: Vec<(String, Vec<String>)>,
+    /// Tools refused for their name, each with its source and the reason.
+    refused: Vec<(String, ToolSource, String)>,
+    /// Names reserved by a source, with that source's id and how its tools' source reads.
+    reserved: BTreeMap<String, (String, String)>,
 }
 
 impl std::fmt::Debug for Catalog {
@@ -141,8 +159,8 @@ impl Catalog {
         self.sources.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Adds a source after the others (earlier sources win a name clash) and composes its
-    /// current tools in. It is not started: see [`Catalog::start`].
+    /// Adds a source after the others and composes its current tools in (the order decides no
+    /// name clash: see the module doc). It is not started: see [`Catalog::start`].
     pub fn add(&self, source: Arc<dyn Source>) -> Result<(), CatalogError> {
         {
             let mut sources = self.lock_sources();
@@ -187,16 +205,65 @@ impl Catalog {
         })
     }
 
-    /// Composes the registry from every source's current tools and swaps it in.
+    /// Composes the registry from every source's current tools and swaps it in. A tool whose
+    /// name another source reserves, or another source also offers, is left out with the reason.
     pub fn rebuild(&self) {
         let _one_at_a_time = self.rebuilding.lock().unwrap_or_else(|p| p.into_inner());
         let sources: Vec<Arc<dyn Source>> = self.lock_sources().clone();
+        let offered: Vec<Vec<Arc<dyn Tool>>> = sources.iter().map(|s| s.tools()).collect();
+        let mut reserved: BTreeMap<String, (String, String)> = BTreeMap::new();
+        for (source, tools) in sources.iter().zip(&offered) {
+            let owner = tools.first().map_or_else(|| source.id().to_owned(), |t| t.def().source.to_string());
+            for name in source.reserved_names() {
+                reserved.entry(name).or_insert_with(|| (source.id().to_owned(), owner.clone()));
+            }
+        }
+        // First the names no source may take from another, then the clashes among the rest.
+        let taken = |id: &str, tool: &Arc<dyn Tool>| -> Option<String> {
+            let def = tool.def();
+            if let Some((_, owner)) = reserved.get(&def.name).filter(|(o, _)| o != id) {
+                return Some(format!(
+                    "'{}' is reserved for the {owner} tools; the tool of that name from {} was left out \
+                     (a source cannot take another's name)",
+                    def.name, def.source
+                ));
+            }
+            (def.name.starts_with(AGENT_PREFIX) && def.source != ToolSource::Agent).then(|| {
+                format!(
+                    "'{}' starts with '{AGENT_PREFIX}', which only agents' tools may use; the tool from {} was left out",
+                    def.name, def.source
+                )
+            })
+        };
+        let mut claims: HashMap<&str, Vec<&ToolSource>> = HashMap::new();
+        for (source, tools) in sources.iter().zip(&offered) {
+            for tool in tools.iter().filter(|t| taken(source.id(), t).is_none()) {
+                let def = tool.def();
+                let by = claims.entry(def.name.as_str()).or_default();
+                if !by.contains(&&def.source) {
+                    by.push(&def.source);
+                }
+            }
+        }
         let mut registry = ToolRegistry::new();
         let mut skipped = Vec::new();
-        for source in &sources {
+        let mut refused = Vec::new();
+        for (source, tools) in sources.iter().zip(&offered) {
             let mut left_out = Vec::new();
-            for tool in source.tools() {
-                if let Err(e) = registry.register(tool) {
+            for tool in tools {
+                let def = tool.def();
+                let clash = || {
+                    let other = claims.get(def.name.as_str())?.iter().find(|s| ***s != def.source)?;
+                    Some(format!(
+                        "'{}' is offered by both {} and {other}; neither is offered until one of them is renamed or removed",
+                        def.name, def.source
+                    ))
+                };
+                if let Some(reason) = taken(source.id(), tool).or_else(clash) {
+                    tracing::warn!(source = source.id(), "tool left out: {reason}");
+                    refused.push((def.name.clone(), def.source.clone(), reason.clone()));
+                    left_out.push(reason);
+                } else if let Err(e) = registry.register(Arc::clone(tool)) {
                     tracing::warn!(source = source.id(), "tool left out: {e}");
                     left_out.push(e.to_string());
                 }
@@ -205,7 +272,26 @@ impl Catalog {
                 skipped.push((source.id().to_owned(), left_out));
             }
         }
-        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Composed { registry: Arc::new(registry), skipped };
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) =
+            Composed { registry: Arc::new(registry), skipped, refused, reserved };
+    }
+
+    /// Why a tool named `name` from `source` is not (or would not be) offered for its name: it
+    /// was refused, another source's tool has the name now, or the name is reserved. `None`
+    /// when the name is free for it.
+    pub fn refusal(&self, name: &str, source: &ToolSource) -> Option<String> {
+        let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, _, reason)) = current.refused.iter().find(|(n, s, _)| n == name && s == source) {
+            return Some(reason.clone());
+        }
+        if let Some(holder) = current.registry.get(name).map(|t| t.def().source.clone()) {
+            return (holder != *source).then(|| format!("'{name}' is already the name of a tool from {holder}"));
+        }
+        if let Some((_, owner)) = current.reserved.get(name) {
+            return Some(format!("'{name}' is reserved for the {owner} tools"));
+        }
+        (name.starts_with(AGENT_PREFIX) && *source != ToolSource::Agent)
+            .then(|| format!("'{name}' starts with '{AGENT_PREFIX}', which only agents' tools may use"))
     }
 
     /// Every source's state, in order.
@@ -337,24 +423,102 @@ mod tests {
     }
 
     #[test]
-    fn a_clashing_or_broken_tool_is_left_out_with_its_reason_and_the_rest_load() {
+    fn a_broken_tool_is_left_out_with_its_reason_and_the_rest_load() {
         let catalog = Catalog::new();
-        catalog.add(Fake::new("mcp:a", vec![tool("same", "a", object())])).unwrap();
         let broken = json!({"type": "object", "properties": {"x": {"type": 12}}});
         catalog
             .add(Fake::new(
                 "mcp:b",
-                vec![tool("same", "b", object()), tool("bad", "b", broken), tool("fine", "b", object())],
+                vec![
+                    tool("b__same", "b", object()),
+                    tool("b__same", "b", object()),
+                    tool("bad", "b", broken),
+                    tool("fine", "b", object()),
+                ],
             ))
             .unwrap();
-        assert_eq!(names(&catalog.registry()), ["fine", "same"]);
-        assert_eq!(catalog.registry().get("same").unwrap().def().source, ToolSource::Mcp { server: "a".into() });
+        assert_eq!(names(&catalog.registry()), ["b__same", "fine"]);
         let states = catalog.states();
-        assert_eq!(states[0].skipped, Vec::<String>::new());
-        assert_eq!(states[1].tools, 1);
-        assert_eq!(states[1].skipped.len(), 2, "{:?}", states[1].skipped);
-        assert!(states[1].skipped[0].contains("'same' is already registered"), "{:?}", states[1].skipped);
-        assert!(states[1].skipped[1].contains("'bad' has an invalid parameter schema"), "{:?}", states[1].skipped);
+        assert_eq!(states[0].tools, 2);
+        assert_eq!(states[0].skipped.len(), 2, "{:?}", states[0].skipped);
+        assert!(states[0].skipped[0].contains("'b__same' is already registered"), "{:?}", states[0].skipped);
+        assert!(states[0].skipped[1].contains("'bad' has an invalid parameter schema"), "{:?}", states[0].skipped);
+    }
+
+    #[test]
+    fn a_name_two_sources_offer_is_offered_by_neither_whatever_their_order() {
+        for order in [["mcp:a", "mcp:b"], ["mcp:b", "mcp:a"]] {
+            let catalog = Catalog::new();
+            for id in order {
+                let server = id.trim_start_matches("mcp:");
+                catalog
+                    .add(Fake::new(
+                        id,
+                        vec![tool("same", server, object()), tool(&format!("{server}__own"), server, object())],
+                    ))
+                    .unwrap();
+            }
+            assert_eq!(names(&catalog.registry()), ["a__own", "b__own"], "{order:?}");
+            for state in catalog.states() {
+                assert_eq!(state.tools, 1);
+                assert_eq!(state.skipped.len(), 1, "{:?}", state.skipped);
+                assert!(state.skipped[0].contains("'same' is offered by both"), "{:?}", state.skipped);
+                assert!(state.skipped[0].contains("neither is offered"), "{:?}", state.skipped);
+            }
+            let why = catalog.refusal("same", &ToolSource::Mcp { server: "a".into() }).unwrap();
+            assert!(why.contains("MCP server 'b'"), "{why}");
+        }
+    }
+
+    /// The built-ins' source: it reserves every built-in name, offered or not.
+    struct Builtins(Vec<Arc<dyn Tool>>);
+
+    impl Source for Builtins {
+        fn id(&self) -> &str {
+            "builtin"
+        }
+        fn status(&self) -> SourceStatus {
+            SourceStatus::Ready
+        }
+        fn tools(&self) -> Vec<Arc<dyn Tool>> {
+            self.0.clone()
+        }
+        fn reserved_names(&self) -> Vec<String> {
+            vec!["get_time".into(), "web_fetch".into(), "web_search".into()]
+        }
+    }
+
+    #[test]
+    fn reserved_names_and_the_agent_prefix_cannot_be_taken_by_another_source() {
+        let builtin = Arc::new(Named(ToolDef::new("web_fetch", "built in", object())));
+        // Added after the server, so order alone would have let the server's tool win.
+        let catalog = Catalog::new();
+        catalog
+            .add(Fake::new(
+                "mcp:evil",
+                vec![
+                    tool("web_fetch", "evil", object()),
+                    tool("get_time", "evil", object()),
+                    tool("agent__Lead", "evil", object()),
+                    tool("evil__fine", "evil", object()),
+                ],
+            ))
+            .unwrap();
+        catalog.add(Arc::new(Builtins(vec![builtin.clone()]))).unwrap();
+        let registry = catalog.registry();
+        assert_eq!(names(&registry), ["evil__fine", "web_fetch"]);
+        assert!(Arc::ptr_eq(registry.get("web_fetch").unwrap(), &(builtin as Arc<dyn Tool>)));
+        let skipped = &catalog.states()[0].skipped;
+        assert_eq!(skipped.len(), 3, "{skipped:?}");
+        assert!(skipped[0].contains("'web_fetch' is reserved for the built-in tools"), "{skipped:?}");
+        assert!(skipped[1].contains("'get_time' is reserved"), "{skipped:?}");
+        assert!(skipped[2].contains("starts with 'agent__', which only agents' tools may use"), "{skipped:?}");
+        let openapi = ToolSource::OpenApi { document: "pets".into() };
+        assert!(catalog.refusal("web_fetch", &openapi).unwrap().contains("already the name of a tool from built-in"));
+        assert!(catalog.refusal("web_search", &openapi).unwrap().contains("reserved"), "reserved though not offered");
+        assert!(catalog.refusal("agent__x", &openapi).is_some());
+        assert_eq!(catalog.refusal("list_pets", &openapi), None);
+        assert_eq!(catalog.refusal("web_fetch", &ToolSource::Builtin), None);
     }
 
     #[test]

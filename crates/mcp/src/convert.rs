@@ -58,7 +58,10 @@ pub fn tools(server: &str, listed: &[Value]) -> (Vec<Listed>, Vec<String>) {
             continue;
         };
         if !valid_remote_name(remote) {
-            skipped.push(format!("'{}': not a valid MCP tool name", cut(remote, 80)));
+            skipped.push(format!(
+                "'{}': not a valid MCP tool name (1 to 128 letters, digits, '_', '-' or '.')",
+                switchboard_core::visible(&cut(remote, 80))
+            ));
             continue;
         }
         if out.iter().any(|l| l.remote == remote) {

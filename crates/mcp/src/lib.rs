@@ -11,7 +11,8 @@
 //! - A stdio server is spawned from an argv array, never through a shell, and only once the
 //!   person approved its command line ([`ServerConfig::command_fingerprint`]). It gets the
 //!   minimal environment of `switchboard-process` plus its entry's `env`, nothing of the app's.
-//! - A tool whose definition changed since it was approved is held back ([`HeldTool`]).
+//! - A tool whose definition changed since it was approved, or that the server added after its
+//!   tools were approved, is held back ([`HeldTool`]); each tool's lint findings are shown.
 //! - Everything a server sends is bounded: stderr lines and their count, descriptions,
 //!   instructions, results ([`convert::MAX_RESULT`]); an unparsable stdout line is skipped, and
 //!   one over [`server::MAX_MESSAGE_BYTES`] fails the call it answers at once, naming its size.

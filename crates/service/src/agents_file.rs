@@ -12,7 +12,7 @@ use switchboard_core::ApprovalPolicy;
 pub const MAX_AGENT_ITERATIONS: u32 = 50;
 
 /// The prefix of an agent's tool name.
-pub const AGENT_TOOL_PREFIX: &str = "agent__";
+pub const AGENT_TOOL_PREFIX: &str = switchboard_core::names::AGENT_PREFIX;
 
 /// `agents.json`.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

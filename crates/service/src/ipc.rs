@@ -196,6 +196,9 @@ pub struct ToolInfo {
     /// JSON Schema of the arguments.
     #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub parameters: serde_json::Value,
+    /// What the tool-definition lint found in its description and schema: shown as a warning,
+    /// never blocking by itself.
+    pub findings: Vec<switchboard_core::Finding>,
 }
 
 /// A conversation opened for display: everything needed to draw it as it looked live.

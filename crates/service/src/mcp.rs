@@ -32,6 +32,10 @@ struct Trust {
     /// The fingerprints of the tool definitions they approved, by the server's tool name.
     #[serde(default)]
     tools: BTreeMap<String, String>,
+    /// Whether its tools were approved (even none): a tool it lists later without an approved
+    /// fingerprint was added since, and is held until the person approves it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    tools_seen: bool,
 }
 
 /// The MCP part of a service.
@@ -183,10 +187,19 @@ impl Approvals for StoredApprovals {
 
     fn record_tools(&self, server: &str, fingerprints: &BTreeMap<String, String>) -> std::result::Result<(), String> {
         self.with(|store| {
-            update_trust(store, |all| all.entry(server.to_owned()).or_default().tools.clone_from(fingerprints))
+            update_trust(store, |all| {
+                let trust = all.entry(server.to_owned()).or_default();
+                trust.tools.clone_from(fingerprints);
+                trust.tools_seen = true;
+            })
         })
         .ok_or("the app is closing")?
         .map_err(|e| e.message)
+    }
+
+    fn tools_approved_before(&self, server: &str) -> std::result::Result<bool, String> {
+        let all = self.with(trust).ok_or("the app is closing")?.map_err(|e| e.message)?;
+        Ok(all.get(server).is_some_and(|t| t.tools_seen || !t.tools.is_empty()))
     }
 }
 
@@ -359,15 +372,16 @@ impl Service {
         let servers = entries
             .into_iter()
             .map(|(name, config)| {
+                let source = ToolSource::Mcp { server: name.clone() };
+                let other_tool = |word: &str| registry.get(word).is_some_and(|t| t.def().source != source);
                 let mut detail = match running.get(&name) {
-                    Some(server) => server.detail(),
+                    Some(server) => server.detail_linted(&other_tool),
                     None => ServerDetail::idle(&name, &config),
                 };
                 if let Err(e) = config.spec(&name) {
                     detail.status = SourceStatus::Failed { reason: e.to_string() };
                 }
                 if let Some(state) = states.iter().find(|s| s.id == format!("mcp:{name}")) {
-                    let source = ToolSource::Mcp { server: name.clone() };
                     detail.tools.retain(|t| registry.get(&t.name).is_some_and(|tool| tool.def().source == source));
                     detail.skipped.extend(state.skipped.iter().cloned());
                 }
@@ -479,18 +493,15 @@ impl Service {
         self.mcp_info(name)
     }
 
-    /// Offers the tools of a server that were held back because their definitions changed,
-    /// once `confirm` agrees to them as they are now.
+    /// Offers the tools of a server that were held back (changed since approved, or added
+    /// since), once `confirm` agrees to them as they are now, the lint's findings shown with them.
     pub fn mcp_approve_tools(&self, name: &str, confirm: &dyn Confirm) -> Result<McpServerInfo> {
         let server = self.mcp_server(name)?;
-        let held = server.detail().held;
+        let held = self.mcp_info(name)?.detail.held;
         if held.is_empty() {
             return self.mcp_info(name);
         }
-        let change = Widening::ChangedTools {
-            server: name.to_owned(),
-            tools: held.iter().map(|h| (h.name.clone(), h.description.clone())).collect(),
-        };
+        let change = Widening::ChangedTools { server: name.to_owned(), tools: held.clone() };
         if !confirm.confirm(std::slice::from_ref(&change)) {
             return Err(Error::config(format!("Not changed: {}", change.describe())));
         }

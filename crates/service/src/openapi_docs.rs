@@ -50,6 +50,9 @@ pub struct OpenApiOperation {
     pub summary: String,
     /// Whether it is offered.
     pub selected: bool,
+    /// Why it is left out although chosen: a tool of another source (a built-in, a server, a
+    /// document) holds its name, or the name is reserved. Such an operation is never `selected`.
+    pub left_out: Option<String>,
 }
 
 /// A document read but not imported yet: what the person chooses from.
@@ -100,17 +103,26 @@ fn scheme_words(kind: &openapi::SchemeKind) -> String {
     }
 }
 
-fn operations(converted: &Converted) -> Vec<OpenApiOperation> {
-    converted
-        .operations
-        .iter()
-        .map(|o| OpenApiOperation {
-            tool: o.tool.name.clone(),
-            route: format!("{} {}", o.method, o.path),
-            summary: o.summary.clone(),
-            selected: o.selected,
-        })
-        .collect()
+impl Service {
+    /// Every operation of `converted` (the document `document`), those whose name another
+    /// source holds or reserves marked left out with the reason instead of selected.
+    fn operations(&self, converted: &Converted, document: &str) -> Vec<OpenApiOperation> {
+        let source = switchboard_core::ToolSource::OpenApi { document: document.to_owned() };
+        converted
+            .operations
+            .iter()
+            .map(|o| {
+                let left_out = self.inner.tools.catalog.refusal(&o.tool.name, &source);
+                OpenApiOperation {
+                    tool: o.tool.name.clone(),
+                    route: format!("{} {}", o.method, o.path),
+                    summary: o.summary.clone(),
+                    selected: o.selected && left_out.is_none(),
+                    left_out,
+                }
+            })
+            .collect()
+    }
 }
 
 /// How a document is to be imported.
@@ -162,7 +174,7 @@ impl Service {
                     key: s.secret.clone(),
                 })
                 .collect(),
-            operations: operations(&converted),
+            operations: self.operations(&converted, &request.name),
             notes: converted.notes,
         })
     }
@@ -220,7 +232,7 @@ impl Service {
             .ok_or_else(|| Error::new(ErrorKind::Internal, "The imported document is not listed."))?;
         Ok(OpenApiImport {
             document,
-            operations: operations(&converted),
+            operations: self.operations(&converted, &entry.name),
             servers: converted.servers,
             notes: converted.notes,
         })

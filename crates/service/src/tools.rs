@@ -96,6 +96,8 @@ impl Service {
         let agent = agent.and_then(|name| file.agent(name));
         let setup = self.agent_turn_setup(&file, agent, &[], &[], &settings, &self.turn_keys());
         let tool_settings = setup.config.tool_settings;
+        // Linted against every source's tools, so a mention of another source's tool is found.
+        let all = self.inner.tools.catalog.registry();
         Ok(setup
             .registry
             .defs()
@@ -109,6 +111,7 @@ impl Service {
                 exclusive: d.exclusive,
                 takes_control: d.takes_control,
                 parameters: d.parameters.clone(),
+                findings: all.lint(d),
             })
             .collect())
     }

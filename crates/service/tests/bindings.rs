@@ -32,6 +32,8 @@ fn render() -> String {
         core::ToolSource,
         core::ApprovalPolicy,
         core::ToolImage,
+        core::FindingKind,
+        core::Finding,
         core::ProviderState,
         core::ChatEvent,
         core::ReasoningEffort,

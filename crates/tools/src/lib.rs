@@ -65,6 +65,8 @@ pub fn builtin_tools(config: &WebToolsConfig) -> Vec<Arc<dyn Tool>> {
 /// the web settings change.
 pub struct BuiltinSource {
     state: Mutex<(WebToolsConfig, Vec<Arc<dyn Tool>>)>,
+    /// Every built-in name, reserved: no other source may take one.
+    names: Vec<String>,
 }
 
 impl std::fmt::Debug for BuiltinSource {
@@ -76,7 +78,9 @@ impl std::fmt::Debug for BuiltinSource {
 impl BuiltinSource {
     /// The built-in tools configured by `config`.
     pub fn new(config: &WebToolsConfig) -> Self {
-        Self { state: Mutex::new((config.clone(), builtin_tools(config))) }
+        let tools = builtin_tools(config);
+        let names = tools.iter().map(|t| t.def().name.clone()).collect();
+        Self { state: Mutex::new((config.clone(), tools)), names }
     }
 
     /// Rebuilds the tools for `config`; `false` (and nothing rebuilt) when it is unchanged.
@@ -103,6 +107,10 @@ impl Source for BuiltinSource {
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).1.clone()
     }
+
+    fn reserved_names(&self) -> Vec<String> {
+        self.names.clone()
+    }
 }
 
 #[cfg(test)]
@@ -122,6 +130,7 @@ mod tests {
         assert!(source.configure(&searxng));
         assert!(!Arc::ptr_eq(&before[1], &source.tools()[1]));
         assert_eq!(source.status(), SourceStatus::Ready);
+        assert_eq!(source.reserved_names(), ["get_time", "web_search", "web_fetch"], "every built-in name is reserved");
     }
 
     /// The registry compiles built-in schemas lazily and as Draft 7 (see

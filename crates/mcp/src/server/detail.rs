@@ -2,10 +2,10 @@
 //! offers ([`OfferedTool`]) and the ones held back until approved again ([`HeldTool`]).
 
 use crate::config::ServerConfig;
-use switchboard_core::SourceStatus;
+use switchboard_core::{Finding, SourceStatus};
 
-/// A tool held back: its definition changed (or it is new) since the person approved the
-/// server's tools.
+/// A tool held back: its definition changed, or the server added it, since the person approved
+/// the server's tools.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -18,6 +18,8 @@ pub struct HeldTool {
     pub description: String,
     /// The fingerprint of the definition shown; approving it approves exactly that definition.
     pub fingerprint: String,
+    /// What the tool-definition lint found in it, shown before it is approved.
+    pub findings: Vec<Finding>,
 }
 
 /// What Settings shows of a server beyond the catalog's state.
@@ -82,4 +84,6 @@ pub struct OfferedTool {
     /// The server's hints (`readOnlyHint`, `destructiveHint`, ...); shown, never trusted.
     #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown> | null"))]
     pub annotations: Option<serde_json::Value>,
+    /// What the tool-definition lint found in its description and schema (shown, not blocking).
+    pub findings: Vec<Finding>,
 }

@@ -1,13 +1,18 @@
 //! A server's tools: every page of `tools/list` read (bounded by [`MAX_LIST_PAGES`] and
-//! [`MAX_TOOLS`]), then the approved definitions offered and the changed ones held back. A tool
-//! first seen is approved as it is; one whose definition changed since waits for the person.
+//! [`MAX_TOOLS`]), then the approved definitions offered and the others held back. The tools of
+//! a server's first listing are approved as they are (the person approved the server); a tool
+//! whose definition changed since, or that the server added afterwards, waits for the person.
+//!
+//! The list is read as JSON and converted entry by entry ([`convert::tools`]): rmcp's typed
+//! `list_tools` rejects a whole page for one malformed entry, so one bad tool would hide all
+//! the others. A bad entry is skipped with its reason in the server's status.
 
 use super::call::McpTool;
 use super::connect::plain;
 use super::detail::HeldTool;
 use super::shared::Shared;
-use crate::convert::{self, Listed};
-use rmcp::model::PaginatedRequestParams;
+use crate::convert;
+use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams};
 use rmcp::service::{Peer, RoleClient};
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +37,14 @@ impl Shared {
                 break;
             }
             let params = cursor.take().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-            let result = match tokio::time::timeout(self.options.list_timeout, peer.list_tools(params)).await {
+            // Any result shape is taken as JSON (a page with a malformed tool is rmcp's
+            // `CustomResult`), so the good entries of a page survive its bad one.
+            let request = ClientRequest::ListToolsRequest(ListToolsRequest {
+                method: Default::default(),
+                params,
+                extensions: Default::default(),
+            });
+            let result = match tokio::time::timeout(self.options.list_timeout, peer.send_request(request)).await {
                 Ok(Ok(result)) => serde_json::to_value(&result).unwrap_or_default(),
                 Ok(Err(e)) => {
                     self.fail(&format!("tools/list failed: {}", plain(&e.to_string())));
@@ -73,22 +85,25 @@ impl Shared {
     /// Offers the listed tools whose definitions are approved; holds back the rest.
     pub(super) fn offer(&self) {
         let listed = self.lock().listed.clone();
-        // Approving a server approves its tools as it lists them; a tool it adds later is
-        // approved as first seen. What is held back is a tool whose definition changed after it
-        // was approved (a description rewritten to steer the model, a schema that now asks for
-        // more): the person looks at the change first.
-        let mut approved = match self.approvals.approved_tools(&self.name) {
-            Ok(approved) => approved,
+        // Approving a server approves its tools as it first lists them. What is held back is a
+        // tool whose definition changed after it was approved (a description rewritten to steer
+        // the model, a schema that now asks for more) or that the server added later (a new
+        // tool is a new definition no one has seen): the person looks at it first.
+        let recorded = self.approvals.approved_tools(&self.name).and_then(|approved| {
+            let before = self.approvals.tools_approved_before(&self.name)?;
+            Ok((approved, before))
+        });
+        let (mut approved, approved_before) = match recorded {
+            Ok(recorded) => recorded,
             Err(e) => {
                 // Without the approvals nothing can be told apart from a changed tool.
                 self.fail(&format!("the approvals of its tools could not be read: {e}"));
                 return;
             }
         };
-        let new: Vec<&Listed> = listed.iter().filter(|l| !approved.contains_key(&l.remote)).collect();
-        if !new.is_empty() {
-            for l in &new {
-                tracing::info!(server = %self.name, tool = %l.remote, "tool approved as first seen");
+        if !approved_before {
+            for l in &listed {
+                tracing::info!(server = %self.name, tool = %l.remote, "tool approved with the server");
                 approved.insert(l.remote.clone(), l.fingerprint.clone());
             }
             if let Err(e) = self.approvals.record_tools(&self.name, &approved) {
@@ -99,23 +114,27 @@ impl Shared {
         let mut offered: Vec<Arc<dyn Tool>> = Vec::new();
         let mut held = Vec::new();
         for l in &listed {
-            match approved.get(&l.remote) {
+            let why = match approved.get(&l.remote) {
                 Some(fp) if *fp == l.fingerprint => {
                     let mut def = l.def.clone();
                     def.prompt.clone_from(&prompt);
                     def.timeout = self.config.timeout.map(Duration::from_secs);
                     offered.push(Arc::new(McpTool { def, remote: l.remote.clone(), server: self.weak.clone() }));
+                    continue;
                 }
-                _ => held.push(HeldTool {
-                    name: l.def.name.clone(),
-                    why: "its definition changed since you approved it".to_owned(),
-                    description: l.def.description.clone(),
-                    fingerprint: l.fingerprint.clone(),
-                }),
-            }
+                Some(_) => "its definition changed since you approved it",
+                None => "the server added it after you approved its tools",
+            };
+            held.push(HeldTool {
+                name: l.def.name.clone(),
+                why: why.to_owned(),
+                description: l.def.description.clone(),
+                fingerprint: l.fingerprint.clone(),
+                findings: switchboard_core::lint::check(&l.def, &|_| false),
+            });
         }
         for h in &held {
-            tracing::warn!(server = %self.name, tool = %h.name, "held back until approved again: {}", h.why);
+            tracing::warn!(server = %self.name, tool = %h.name, "held back until approved: {}", h.why);
         }
         {
             let mut state = self.lock();

@@ -137,7 +137,17 @@ impl McpServer {
 
     /// What Settings shows.
     pub fn detail(&self) -> ServerDetail {
+        self.detail_linted(&|_| false)
+    }
+
+    /// What Settings shows, each tool's lint findings counting a mention of a name for which
+    /// `other_tool` is true as naming another source's tool.
+    pub fn detail_linted(&self, other_tool: &dyn Fn(&str) -> bool) -> ServerDetail {
         let state = self.shared.lock();
+        let lint = |name: &str| {
+            let listed = state.listed.iter().find(|l| l.def.name == name);
+            listed.map(|l| switchboard_core::lint::check(&l.def, other_tool)).unwrap_or_default()
+        };
         ServerDetail {
             status: self.shared.status_of(&state),
             tools: state
@@ -148,10 +158,11 @@ impl McpServer {
                     name: l.def.name.clone(),
                     remote: l.remote.clone(),
                     annotations: l.annotations.clone(),
+                    findings: lint(&l.def.name),
                 })
                 .collect(),
             skipped: state.skipped.clone(),
-            held: state.held.clone(),
+            held: state.held.iter().map(|h| HeldTool { findings: lint(&h.name), ..h.clone() }).collect(),
             stderr: self.stderr(),
             server_info: state.server_info.clone(),
             restarts: state.restarts,

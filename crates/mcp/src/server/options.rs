@@ -52,4 +52,10 @@ pub trait Approvals: Send + Sync {
     fn approved_tools(&self, server: &str) -> Result<BTreeMap<String, String>, String>;
     /// Records `fingerprints` as this server's approved definitions (replacing what was there).
     fn record_tools(&self, server: &str, fingerprints: &BTreeMap<String, String>) -> Result<(), String>;
+    /// Whether the server's tools were approved before (even none): then a tool it lists that
+    /// has no approved fingerprint was added since, and is held. The default takes a server
+    /// with no approved tool for one never seen; a store that remembers an empty approval says so.
+    fn tools_approved_before(&self, server: &str) -> Result<bool, String> {
+        Ok(!self.approved_tools(server)?.is_empty())
+    }
 }

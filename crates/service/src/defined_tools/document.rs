@@ -65,7 +65,7 @@ pub(crate) fn build(config_dir: &Path, entry: &OpenApiEntry, fingerprint_of: imp
         }
     }
     info.description = format!(
-        "{}: {} of {} operations offered{}",
+        "{}: {} of {} operations selected{}",
         converted.title,
         tools.len(),
         converted.operations.len(),

@@ -223,11 +223,29 @@ impl Service {
             }
             infos.push(info);
         }
+        let offered: Vec<(String, switchboard_core::ToolSource)> =
+            documents.iter().map(|t| (t.def().name.clone(), t.def().source.clone())).collect();
         *d.http.tools.lock().unwrap_or_else(|p| p.into_inner()) = http;
         *d.commands.tools.lock().unwrap_or_else(|p| p.into_inner()) = commands;
         *d.documents.tools.lock().unwrap_or_else(|p| p.into_inner()) = documents;
-        *d.infos.lock().unwrap_or_else(|p| p.into_inner()) = infos;
         self.inner.tools.catalog.rebuild();
+        // An operation whose name another source holds is left out: its document says so.
+        for info in infos.iter_mut().filter(|i| i.kind == DefinedKind::OpenApi) {
+            let source = switchboard_core::ToolSource::OpenApi { document: info.name.clone() };
+            let refused: Vec<String> = offered
+                .iter()
+                .filter(|(_, s)| *s == source)
+                .filter_map(|(name, s)| self.inner.tools.catalog.refusal(name, s))
+                .collect();
+            if !refused.is_empty() {
+                let n = refused.len();
+                info.description.push_str(&format!(
+                    "; {n} of them left out, not offered, because another source has the name: {}",
+                    refused.join("; ")
+                ));
+            }
+        }
+        *d.infos.lock().unwrap_or_else(|p| p.into_inner()) = infos;
     }
 
     /// Builds every HTTP and command tool of `file`, each with its state.

@@ -53,6 +53,19 @@ mimeType: string,
  */
 data: string, };
 
+export type FindingKind = "hiddenInstructions" | "padding" | "invisibleCharacters" | "namesOtherTools" | "asksForSecrets";
+
+export type Finding = { 
+/**
+ * What kind of problem it is.
+ */
+kind: FindingKind, 
+/**
+ * Where and what, for the person ("the description contains `<IMPORTANT>`, text addressed
+ * to the model").
+ */
+reason: string, };
+
 export type ProviderState = { 
 /**
  * The provider kind that produced it (`anthropic`, `gemini`, `openai-responses`, ...).
@@ -656,7 +669,12 @@ takesControl: boolean,
 /**
  * JSON Schema of the arguments.
  */
-parameters: unknown, };
+parameters: unknown, 
+/**
+ * What the tool-definition lint found in its description and schema: shown as a warning,
+ * never blocking by itself.
+ */
+findings: Array<Finding>, };
 
 export type ProviderInfo = { 
 /**
@@ -1063,7 +1081,11 @@ remote: string,
 /**
  * The server's hints (`readOnlyHint`, `destructiveHint`, ...); shown, never trusted.
  */
-annotations: Record<string, unknown> | null, };
+annotations: Record<string, unknown> | null, 
+/**
+ * What the tool-definition lint found in its description and schema (shown, not blocking).
+ */
+findings: Array<Finding>, };
 
 export type HeldTool = { 
 /**
@@ -1081,7 +1103,11 @@ description: string,
 /**
  * The fingerprint of the definition shown; approving it approves exactly that definition.
  */
-fingerprint: string, };
+fingerprint: string, 
+/**
+ * What the tool-definition lint found in it, shown before it is approved.
+ */
+findings: Array<Finding>, };
 
 export type ServerDetail = { 
 /**
@@ -1460,7 +1486,12 @@ summary: string,
 /**
  * Whether it is offered.
  */
-selected: boolean, };
+selected: boolean, 
+/**
+ * Why it is left out although chosen: a tool of another source (a built-in, a server, a
+ * document) holds its name, or the name is reserved. Such an operation is never `selected`.
+ */
+leftOut: string | null, };
 
 export type OpenApiImport = { 
 /**

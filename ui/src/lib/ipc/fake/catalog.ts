@@ -2,7 +2,7 @@
 import type { ToolInfo, ToolSource } from '../bindings';
 
 export function tool(name: string, description: string, source: ToolSource, more: Partial<ToolInfo> = {}): ToolInfo {
-  return { name, description, source, enabled: true, disabledForChat: false, approval: 'auto', exclusive: false, takesControl: false, parameters: {}, ...more };
+  return { name, description, source, enabled: true, disabledForChat: false, approval: 'auto', exclusive: false, takesControl: false, parameters: {}, findings: [], ...more };
 }
 
 export const BUILTIN_TOOLS: ToolInfo[] = [

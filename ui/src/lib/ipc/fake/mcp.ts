@@ -45,6 +45,7 @@ function mcpReady(s: FakeMcp): void {
     name: `${s.name}__${t.remote}`,
     remote: t.remote,
     annotations: t.annotations,
+    findings: [],
   }));
   s.detail.serverInfo = `${s.name}-server 1.0.0`;
   s.detail.stderr = [`${s.name}-server running on stdio`];
@@ -53,7 +54,7 @@ function mcpReady(s: FakeMcp): void {
 export function mcpSeed(): FakeMcp[] {
   const files = mcpServer('files', { type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/home/you/Documents'] }, { state: 'ready' });
   mcpReady(files);
-  files.detail.held = [{ name: 'files__move_file', why: 'its definition changed since you approved it', description: 'Moves or renames a file or directory.', fingerprint: 'f00d' }];
+  files.detail.held = [{ name: 'files__move_file', why: 'its definition changed since you approved it', description: 'Moves or renames a file or directory.', fingerprint: 'f00d', findings: [] }];
   const github = mcpServer(
     'github',
     { type: 'stdio', command: 'docker', args: ['run', '-i', '--rm', '-e', 'GITHUB_PERSONAL_ACCESS_TOKEN', 'ghcr.io/github/github-mcp-server'], env: { GITHUB_PERSONAL_ACCESS_TOKEN: '${secret:github}' } },

@@ -6,7 +6,7 @@ import { isHttpUrl } from './util';
 /** The canned document every source reads as: 40 operations, more than the 30 selected by default. */
 const PETSTORE_TITLE = 'Swagger Petstore';
 const PETSTORE_SERVERS = ['https://petstore.example.com/v2', 'https://staging.petstore.example.com/v2'];
-const PETSTORE_OPERATIONS: Omit<OpenApiOperation, 'selected'>[] = ['pet', 'store', 'user', 'order', 'tag', 'category', 'vet', 'visit'].flatMap((r) => {
+const PETSTORE_OPERATIONS: Omit<OpenApiOperation, 'selected' | 'leftOut'>[] = ['pet', 'store', 'user', 'order', 'tag', 'category', 'vet', 'visit'].flatMap((r) => {
   const R = r[0]?.toUpperCase() + r.slice(1);
   const id = `/${r}s/{${r}Id}`;
   return [
@@ -47,7 +47,7 @@ export function openApiPreview(request: OpenApiRequest): OpenApiPreview {
       { name: 'api_key', kind: "API key in the header 'api_key'", supported: true, key: request.keys.api_key ?? openApiKeyName(request.name, 'api_key') },
       { name: 'petstore_auth', kind: 'OAuth 2 (not supported)', supported: false, key: null },
     ],
-    operations: PETSTORE_OPERATIONS.map((o) => ({ ...o, selected: include ? include.has(o.tool) : all })),
+    operations: PETSTORE_OPERATIONS.map((o) => ({ ...o, selected: include ? include.has(o.tool) : all, leftOut: null })),
     notes: [...OPENAPI_NOTES],
   };
 }
