@@ -117,7 +117,7 @@ pub fn run(service: &Service, cmd: AgentsCmd) -> anyhow::Result<ExitCode> {
         AgentsCmd::List { json } => {
             let overview = service.agents()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&overview)?);
+                println!("{}", crate::render::json(&serde_json::to_string_pretty(&overview)?));
                 return Ok(ExitCode::SUCCESS);
             }
             if let Some(problem) = &overview.problem {
@@ -133,7 +133,7 @@ pub fn run(service: &Service, cmd: AgentsCmd) -> anyhow::Result<ExitCode> {
         AgentsCmd::Show { name, json } => {
             let info = service.agent_info(&name)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&info)?);
+                println!("{}", crate::render::json(&serde_json::to_string_pretty(&info)?));
                 return Ok(ExitCode::SUCCESS);
             }
             print_agent(&info);
@@ -162,7 +162,7 @@ pub fn run_toolsets(service: &Service, cmd: ToolsetsCmd) -> anyhow::Result<ExitC
         ToolsetsCmd::List { json } => {
             let overview = service.agents()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&overview.toolsets)?);
+                println!("{}", crate::render::json(&serde_json::to_string_pretty(&overview.toolsets)?));
                 return Ok(ExitCode::SUCCESS);
             }
             if let Some(problem) = &overview.problem {

@@ -181,6 +181,9 @@ fn print_tool(t: &DefinedToolInfo) {
     let asks = if t.asks_first { ", asks first" } else { "" };
     println!("{:<20} {:<8} {}{asks}", render::safe(&t.name), kind, render::safe(&state));
     println!("    {}", render::safe(&t.target));
+    if t.kind == DefinedKind::OpenApi {
+        println!("    {}", render::safe(&t.description));
+    }
     if !t.keys.is_empty() {
         println!("    keys: {}", render::safe(&t.keys.join(", ")));
     }
@@ -191,7 +194,7 @@ pub fn run(service: &Service, cmd: DefinedCmd) -> anyhow::Result<ExitCode> {
         DefinedCmd::Defined { json } => {
             let overview = service.defined_tools()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&overview)?);
+                println!("{}", render::json(&serde_json::to_string_pretty(&overview)?));
                 return Ok(ExitCode::SUCCESS);
             }
             if let Some(problem) = &overview.problem {

@@ -103,7 +103,11 @@ fn main_with(cli: Cli) -> ExitCode {
                         retryable: kind.is_retryable(),
                         detail: None,
                     };
-                    let _ = writeln!(std::io::stdout(), "{}", serde_json::to_string(&event).unwrap_or_default());
+                    let _ = writeln!(
+                        std::io::stdout(),
+                        "{}",
+                        render::json(&serde_json::to_string(&event).unwrap_or_default())
+                    );
                 }
             }
             eprintln!("error[{kind}]: {}", render::safe(&message));
@@ -232,7 +236,7 @@ fn keys(service: &Service, cmd: KeysCmd) -> anyhow::Result<ExitCode> {
         KeysCmd::Status { json } => {
             let keys = service.keys_overview()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&keys)?);
+                println!("{}", render::json(&serde_json::to_string_pretty(&keys)?));
             } else {
                 for k in keys {
                     println!("{:<16} {:<28} {}", k.name, describe_key(&k), k.label);
@@ -269,7 +273,7 @@ fn providers(service: &Service, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
         ProvidersCmd::List { json } => {
             let profiles = service.providers()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&profiles)?);
+                println!("{}", render::json(&serde_json::to_string_pretty(&profiles)?));
             } else if profiles.is_empty() {
                 println!(
                     "No providers. Add one with `switchboard providers add NAME --kind openai --base-url URL --model MODEL`."
@@ -320,7 +324,7 @@ fn providers(service: &Service, cmd: ProvidersCmd) -> anyhow::Result<ExitCode> {
         ProvidersCmd::Test { name, json } => {
             let report = runtime().block_on(service.test_provider(name.as_deref()))?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                println!("{}", render::json(&serde_json::to_string_pretty(&report)?));
             } else {
                 println!("{}", render::safe(&report.summary));
                 if let Some(detail) = report.detail.as_deref().filter(|d| *d != report.summary) {
@@ -343,7 +347,7 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
                 None => service.conversations()?,
             };
             if json {
-                println!("{}", serde_json::to_string_pretty(&list)?);
+                println!("{}", render::json(&serde_json::to_string_pretty(&list)?));
             } else {
                 for c in list {
                     let mark = if c.pinned {
@@ -360,7 +364,7 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
         ConversationsCmd::Show { id, json } => {
             let view = service.open_all(&id)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&view.messages)?);
+                println!("{}", render::json(&serde_json::to_string_pretty(&view.messages)?));
             } else {
                 let mut out = std::io::stdout().lock();
                 for m in &view.messages {
@@ -411,7 +415,7 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
 fn tools_list(service: &Service, args: &ToolsListArgs) -> anyhow::Result<ExitCode> {
     let tools = service.tools(None)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&tools)?);
+        println!("{}", render::json(&serde_json::to_string_pretty(&tools)?));
     } else {
         for t in tools {
             let state = if t.enabled { "enabled" } else { "disabled" };
@@ -462,8 +466,10 @@ impl switchboard_service::Confirm for Flag {
 
 fn settings(service: &Service, cmd: SettingsCmd) -> anyhow::Result<ExitCode> {
     match cmd {
-        SettingsCmd::List => println!("{}", serde_json::to_string_pretty(&service.settings()?)?),
-        SettingsCmd::Get { key } => println!("{}", serde_json::to_string_pretty(&service.setting(&key)?)?),
+        SettingsCmd::List => println!("{}", render::json(&serde_json::to_string_pretty(&service.settings()?)?)),
+        SettingsCmd::Get { key } => {
+            println!("{}", render::json(&serde_json::to_string_pretty(&service.setting(&key)?)?))
+        }
         SettingsCmd::Set { key, value, yes } => {
             let v: serde_json::Value = serde_json::from_str(&value).map_err(|e| {
                 CliError::config(format!("The value for '{key}' is not JSON: {e}. Quote strings: '\"name\"'."))

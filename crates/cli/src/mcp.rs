@@ -191,7 +191,7 @@ pub fn run(service: &Service, cmd: McpCmd) -> anyhow::Result<ExitCode> {
         McpCmd::List { json } => {
             let overview = service.mcp_servers()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&overview)?);
+                println!("{}", render::json(&serde_json::to_string_pretty(&overview)?));
                 return Ok(ExitCode::SUCCESS);
             }
             if let Some(problem) = &overview.problem {
@@ -243,7 +243,7 @@ pub fn run(service: &Service, cmd: McpCmd) -> anyhow::Result<ExitCode> {
             rt.block_on(service.start_tool_sources());
             let overview = service.mcp_servers()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&overview)?);
+                println!("{}", render::json(&serde_json::to_string_pretty(&overview)?));
             } else {
                 for s in &overview.servers {
                     print_server(s, true);

@@ -21,6 +21,29 @@ pub fn safe(text: &str) -> std::borrow::Cow<'_, str> {
     switchboard_core::visible(text)
 }
 
+/// Serialized JSON made harmless for a terminal without changing what it means: serde_json
+/// already escapes control characters, and here every bidi override, isolate or invisible
+/// character (and the line and paragraph separators) becomes a `\uXXXX` escape too, which any
+/// JSON reader reads back as the same character. Every `--json` output goes through it.
+pub fn json(text: &str) -> std::borrow::Cow<'_, str> {
+    let escaped = |c: char| switchboard_core::visible::is_bidi_or_invisible(c) || matches!(c, '\u{2028}' | '\u{2029}');
+    if !text.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut units = [0u16; 2];
+    for c in text.chars() {
+        if escaped(c) {
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
 fn one_line(text: &str, max: usize) -> String {
     let flat: String = safe(text).chars().map(|c| if c == '\n' { ' ' } else { c }).collect();
     if flat.chars().count() > max {
@@ -157,9 +180,8 @@ impl LivePrinter {
     fn print(&self, event: ChatEvent) -> io::Result<()> {
         let mut s = self.state.lock().map_err(|_| io::Error::other("printer lock"))?;
         if self.json {
-            let mut line = serde_json::to_vec(&event)?;
-            line.push(b'\n');
-            return s.cursor.out.write_all(&line);
+            let line = serde_json::to_string(&event)?;
+            return writeln!(s.cursor.out, "{}", json(&line));
         }
         match event {
             ChatEvent::TextDelta { text } => s.cursor.text(&text)?,
@@ -297,6 +319,17 @@ mod tests {
             assert_eq!(safe(input), shown, "{input:?}");
         }
         assert!(matches!(safe("nothing to do"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_keeps_its_meaning_and_shows_bidi_and_invisible_characters_escaped() {
+        let value = serde_json::json!({"d": "a\u{202e}b\u{e0041}\u{2028}\u{1b}[2J\r ok ✓"});
+        let text = serde_json::to_string(&value).unwrap();
+        let shown = json(&text);
+        assert!(!shown.contains(['\u{202e}', '\u{e0041}', '\u{2028}', '\u{1b}', '\r']), "{shown}");
+        assert!(shown.contains("\\u202e") && shown.contains("\\udb40\\udc41"), "{shown}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&shown).unwrap(), value, "the same value");
+        assert!(matches!(json("{\"a\":\"plain ✓\"}"), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]

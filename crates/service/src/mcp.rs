@@ -362,8 +362,10 @@ impl Service {
             Ok(_) => self.inner.mcp.problem.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         };
         let running = self.inner.mcp.lock().clone();
-        // What the registry refused (a schema that is not JSON Schema, a name taken by another
-        // source) is reported against the server, and only what it offers is listed as offered.
+        // What the registry refused (a schema that is not JSON Schema, a name another source
+        // also offers) is reported against the server, and only what it offers is listed as
+        // offered: composed with every source, the defined tools' included.
+        self.sync_defined_tools();
         let states = self.inner.tools.catalog.states();
         let registry = self.inner.tools.catalog.registry();
         let entries = config

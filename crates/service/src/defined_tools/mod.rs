@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
-use switchboard_core::{ApprovalPolicy, ErrorKind, Source, SourceStatus, Tool};
+use switchboard_core::{ApprovalPolicy, ErrorKind, Source, SourceStatus, Tool, ToolSource};
 use switchboard_tools::command::CommandTool;
 use switchboard_tools::http_tool::HttpTool;
 
@@ -223,29 +223,44 @@ impl Service {
             }
             infos.push(info);
         }
-        let offered: Vec<(String, switchboard_core::ToolSource)> =
-            documents.iter().map(|t| (t.def().name.clone(), t.def().source.clone())).collect();
         *d.http.tools.lock().unwrap_or_else(|p| p.into_inner()) = http;
         *d.commands.tools.lock().unwrap_or_else(|p| p.into_inner()) = commands;
         *d.documents.tools.lock().unwrap_or_else(|p| p.into_inner()) = documents;
+        *d.infos.lock().unwrap_or_else(|p| p.into_inner()) = infos;
         self.inner.tools.catalog.rebuild();
-        // An operation whose name another source holds is left out: its document says so.
-        for info in infos.iter_mut().filter(|i| i.kind == DefinedKind::OpenApi) {
-            let source = switchboard_core::ToolSource::OpenApi { document: info.name.clone() };
-            let refused: Vec<String> = offered
-                .iter()
-                .filter(|(_, s)| *s == source)
-                .filter_map(|(name, s)| self.inner.tools.catalog.refusal(name, s))
-                .collect();
-            if !refused.is_empty() {
-                let n = refused.len();
-                info.description.push_str(&format!(
-                    "; {n} of them left out, not offered, because another source has the name: {}",
-                    refused.join("; ")
-                ));
+    }
+
+    /// Marks what the catalog refused for its name (a built-in's, or one another source also
+    /// offers): a tool is not usable, with the reason; a document says which operations are left
+    /// out. Read when listed, as the other sources may have changed since the file was read.
+    fn mark_refused(&self, infos: &mut [DefinedToolInfo]) {
+        let catalog = &self.inner.tools.catalog;
+        let documents = self.inner.defined.documents.tools.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        for info in infos.iter_mut().filter(|i| i.state == DefinedState::Ready) {
+            let source = match info.kind {
+                DefinedKind::Http => ToolSource::Http,
+                DefinedKind::Command => ToolSource::Command,
+                DefinedKind::OpenApi => {
+                    let source = ToolSource::OpenApi { document: info.name.clone() };
+                    let refused: Vec<String> = documents
+                        .iter()
+                        .filter(|t| t.def().source == source)
+                        .filter_map(|t| catalog.refusal(&t.def().name, &source))
+                        .collect();
+                    if !refused.is_empty() {
+                        info.description.push_str(&format!(
+                            "; {} of them left out, not offered, because another source has the name: {}",
+                            refused.len(),
+                            refused.join("; ")
+                        ));
+                    }
+                    continue;
+                }
+            };
+            if let Some(reason) = catalog.refusal(&info.name, &source) {
+                info.state = DefinedState::Invalid { reason };
             }
         }
-        *d.infos.lock().unwrap_or_else(|p| p.into_inner()) = infos;
     }
 
     /// Builds every HTTP and command tool of `file`, each with its state.
@@ -307,8 +322,9 @@ impl Service {
         self.sync_defined_tools();
         let d = &self.inner.defined;
         let problem = d.problem.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let tools =
+        let mut tools =
             if problem.is_some() { Vec::new() } else { d.infos.lock().unwrap_or_else(|p| p.into_inner()).clone() };
+        self.mark_refused(&mut tools);
         Ok(DefinedToolsOverview { config_path: d.path.as_ref().map(|p| p.display().to_string()), problem, tools })
     }
 
