@@ -107,6 +107,9 @@ pub enum NoticeKind {
     DryRun,
     /// A provider's content filter ended the answer.
     Filtered,
+    /// More tools are enabled than one request to the API can carry: some are offered directly,
+    /// the rest through the `find_tools` step.
+    TooManyTools,
 }
 
 /// One thing that happened during a turn. camelCase on the wire, tagged by `type`.

@@ -7,7 +7,7 @@
 //!
 //! The modules read bottom-up with no import circle: the vocabulary ([`types`], [`vocab`],
 //! [`error`], [`event`]), the approval contract ([`approval`]), pure decisions ([`policy`],
-//! [`names`], [`round`], [`history`], [`lint`], [`visible`]), what the loop talks to ([`tool`], [`provider`],
+//! [`catalogue`], [`names`], [`round`], [`history`], [`lint`], [`visible`]), what the loop talks to ([`tool`], [`provider`],
 //! [`registry`], [`source`]), the turn configuration ([`config`]), then the loop: the
 //! [`machine`] decides and the driver ([`turn`]) acts. `tests/layers.rs` fails naming the circle
 //! if an import ever points back up.
@@ -28,9 +28,10 @@ pub mod vocab;
 // 2. The approval contract: how the loop asks the person about a call.
 pub mod approval;
 
-// 3. Pure decisions over the vocabulary: which tools are offered, provider-safe names, how a
-//    round is planned, how stored rows become history again, what a tool definition says that
-//    it should not (the lint), and text made safe to show.
+// 3. Pure decisions over the vocabulary: which tools are offered (and how many fit a request),
+//    provider-safe names, how a round is planned, how stored rows become history again, what a
+//    tool definition says that it should not (the lint), and text made safe to show.
+pub mod catalogue;
 pub mod history;
 pub mod lint;
 pub mod names;
@@ -53,6 +54,7 @@ pub mod machine;
 pub mod turn;
 
 pub use approval::{ApprovalDecision, ApprovalRequest, Approver};
+pub use catalogue::{FIND_TOOLS, ToolLimits};
 pub use coalesce::Coalescing;
 pub use config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
 pub use error::{ErrorKind, ProviderError};

@@ -3,6 +3,7 @@
 //! Provider quirks (wire formats, how tool-call fragments are assembled, how forcing is spelled)
 //! live in each provider's module in `switchboard-providers`; the loop sees only these types.
 
+use crate::catalogue::ToolLimits;
 use crate::error::ProviderError;
 use crate::types::{Message, ProviderState, ToolCall, Usage};
 use futures::future::BoxFuture;
@@ -268,6 +269,13 @@ pub type ProviderStream = BoxStream<'static, Result<ProviderEvent, ProviderError
 pub trait Provider: Send + Sync {
     /// The kind of API, for logs (`openai`, `anthropic`, ...).
     fn kind(&self) -> &'static str;
+
+    /// How many tools, and how many bytes of tool definitions, one request to this API may
+    /// carry; the loop never sends more. The default is [`ToolLimits::default`]; each API's
+    /// provider returns its documented maximum (the providers' kind table).
+    fn tool_limits(&self) -> ToolLimits {
+        ToolLimits::default()
+    }
 
     /// Starts one streamed response. Dropping the stream cancels the request.
     fn stream(&self, request: ProviderRequest) -> ProviderStream;

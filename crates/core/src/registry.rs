@@ -1,5 +1,10 @@
 //! The tool registry: every source's tools under unique names, with compiled argument schemas.
+//!
+//! Invariant: no definition over [`MAX_TOOL_DEFINITION_BYTES`] and no tool named
+//! [`FIND_TOOLS`] is registered; a schema is compiled at most once per registry, when its tool
+//! is first called, so a catalogue of thousands of tools costs nothing to compile up front.
 
+use crate::catalogue::{FIND_TOOLS, MAX_TOOL_DEFINITION_BYTES, definition_bytes};
 use crate::lint::{self, Finding};
 use crate::tool::Tool;
 use crate::vocab::{ToolDef, ToolSource};
@@ -27,6 +32,23 @@ pub enum RegistryError {
         /// What is wrong.
         reason: String,
     },
+    /// The definition is larger than [`MAX_TOOL_DEFINITION_BYTES`].
+    #[error(
+        "tool '{name}' was left out: its definition is {bytes} bytes, more than the {max} bytes one tool may take (ask its author for a smaller schema)",
+        max = MAX_TOOL_DEFINITION_BYTES
+    )]
+    TooLarge {
+        /// Tool name.
+        name: String,
+        /// Its definition's size ([`definition_bytes`]).
+        bytes: usize,
+    },
+    /// The name belongs to the app's own tool-search step.
+    #[error("a tool cannot be named '{name}': the name is reserved for the app's own tool search")]
+    Reserved {
+        /// The name.
+        name: String,
+    },
     /// Empty names cannot be called.
     #[error("a tool name cannot be empty")]
     EmptyName,
@@ -34,8 +56,7 @@ pub enum RegistryError {
 
 struct Entry {
     tool: Arc<dyn Tool>,
-    /// Compiled at registration for tools from outside (a broken schema is refused there), and
-    /// at the first call for built-ins (see [`ToolRegistry::register`]).
+    /// Compiled at the tool's first call (see [`ToolRegistry::register`]).
     validator: OnceLock<Result<jsonschema::Validator, String>>,
 }
 
@@ -71,16 +92,23 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// Adds a tool. A duplicate name or a broken schema is an error, and the registry is unchanged.
+    /// Adds a tool. A duplicate or reserved name, a definition over
+    /// [`MAX_TOOL_DEFINITION_BYTES`] or a schema its meta-schema refuses is an error, and the
+    /// registry is unchanged.
     ///
-    /// A built-in tool's schema is compiled when the tool is first called, not here: most
-    /// processes (a CLI run, a chat without tools) never call most tools, and compiling the first
-    /// schema costs milliseconds of start-up. Built-in schemas are fixed and tested, so nothing a
-    /// person configured can fail late.
+    /// No schema is compiled here, only checked against its meta-schema (a tenth of the cost):
+    /// most processes (a CLI run, a chat without tools) never call most tools, a catalogue may
+    /// hold thousands, and the registry is rebuilt whenever a source changes. A schema is
+    /// compiled once, at its tool's first call; one the meta-schema accepts but the compiler does
+    /// not (a bad `$ref`, a bad pattern) makes that call an error naming the reason. Built-in
+    /// schemas are fixed and tested, so they skip even the meta-schema check.
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
         let def = tool.def();
         if def.name.is_empty() {
             return Err(RegistryError::EmptyName);
+        }
+        if def.name == FIND_TOOLS {
+            return Err(RegistryError::Reserved { name: def.name.clone() });
         }
         if let Some(existing) = self.tools.get(&def.name) {
             return Err(RegistryError::Duplicate {
@@ -89,14 +117,15 @@ impl ToolRegistry {
                 new: def.source.clone(),
             });
         }
-        let validator = if def.source == ToolSource::Builtin {
-            OnceLock::new()
-        } else {
-            let compiled = compile(&def.parameters)
-                .map_err(|reason| RegistryError::InvalidSchema { name: def.name.clone(), reason })?;
-            OnceLock::from(Ok(compiled))
-        };
-        self.tools.insert(def.name.clone(), Entry { tool, validator });
+        let bytes = definition_bytes(def);
+        if bytes > MAX_TOOL_DEFINITION_BYTES {
+            return Err(RegistryError::TooLarge { name: def.name.clone(), bytes });
+        }
+        if def.source != ToolSource::Builtin {
+            jsonschema::meta::validate(&def.parameters)
+                .map_err(|e| RegistryError::InvalidSchema { name: def.name.clone(), reason: e.to_string() })?;
+        }
+        self.tools.insert(def.name.clone(), Entry { tool, validator: OnceLock::new() });
         Ok(())
     }
 
@@ -148,7 +177,14 @@ impl ToolRegistry {
         };
         let validator = entry
             .validator
-            .get_or_init(|| compile_builtin(&entry.tool.def().parameters))
+            .get_or_init(|| {
+                let def = entry.tool.def();
+                if def.source == ToolSource::Builtin {
+                    compile_builtin(&def.parameters)
+                } else {
+                    compile(&def.parameters)
+                }
+            })
             .as_ref()
             .map_err(|reason| format!("tool '{name}' has an invalid parameter schema: {reason}"))?;
         let problems: Vec<String> = validator

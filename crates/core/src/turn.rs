@@ -125,7 +125,9 @@ impl<'a> Driver<'a> {
     async fn run(&self, input: TurnInput) -> TurnOutcome {
         // The machine takes no randomness of its own: its retry jitter is seeded here.
         let seed = std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), Instant::now());
-        let mut machine = Machine::new(&self.engine.config, &self.engine.registry, input).with_retry_jitter(seed | 1);
+        let mut machine = Machine::new(&self.engine.config, &self.engine.registry, input)
+            .with_retry_jitter(seed | 1)
+            .with_tool_limits(self.provider.tool_limits());
         // Reused for the whole turn: a streamed token costs no allocation here.
         let mut effects = Vec::with_capacity(8);
         let mut waiting = Waiting::Nothing;

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 use switchboard_core::tool::SecretValue;
-use switchboard_core::{ErrorKind, ProviderError};
+use switchboard_core::{ErrorKind, ProviderError, ToolLimits};
 
 /// What an API can do, as far as the service and the UI need to know. (What a model can do is
 /// [`crate::models`]' business; how a kind forces "one of these tools" is its provider's.)
@@ -84,6 +84,10 @@ pub struct ProviderKind {
     pub key_header: KeyHeader,
     /// What the API can do.
     pub capabilities: Capabilities,
+    /// The most tools one request may carry: the API's documented maximum, or where it documents
+    /// none a stated conservative number (each entry says which). The loop learns it through
+    /// `Provider::tool_limits` and never sends more; the rest is reached through `find_tools`.
+    pub max_tools: usize,
 }
 
 /// Every API, in the order pickers list them.
@@ -96,6 +100,9 @@ pub static KINDS: &[ProviderKind] = &[
         key_env: "OPENAI_API_KEY",
         key_header: KeyHeader::Bearer,
         capabilities: Capabilities { lists_models: true },
+        // Chat Completions: "A max of 128 functions are supported" (API reference, `tools`).
+        // Servers that copy the API (Ollama, vLLM, ...) get the same bound.
+        max_tools: 128,
     },
     ProviderKind {
         id: "openai-responses",
@@ -105,6 +112,8 @@ pub static KINDS: &[ProviderKind] = &[
         key_env: "OPENAI_API_KEY",
         key_header: KeyHeader::Bearer,
         capabilities: Capabilities { lists_models: true },
+        // Responses: 128 function tools, as Chat Completions documents.
+        max_tools: 128,
     },
     ProviderKind {
         id: "anthropic",
@@ -114,6 +123,10 @@ pub static KINDS: &[ProviderKind] = &[
         key_env: "ANTHROPIC_API_KEY",
         key_header: KeyHeader::XApiKey,
         capabilities: Capabilities { lists_models: true },
+        // The Messages API documents no maximum for `tools` (its tool-search guide says
+        // selection degrades past 30-50 tools and defers large catalogues instead): 128, the
+        // bound OpenAI documents, chosen as a conservative number.
+        max_tools: 128,
     },
     ProviderKind {
         id: "gemini",
@@ -123,10 +136,23 @@ pub static KINDS: &[ProviderKind] = &[
         key_env: "GEMINI_API_KEY",
         key_header: KeyHeader::XGoogApiKey,
         capabilities: Capabilities { lists_models: true },
+        // Google's SDK references (Vertex AI `Tool.function_declarations`, Firebase AI Logic's
+        // `FunctionDeclarationsTool`) say "Maximum 64 function declarations can be provided";
+        // Vertex AI's function-calling reference says 128. The lower, 64, is kept.
+        max_tools: 64,
     },
 ];
 
 impl ProviderKind {
+    /// The catalogue bounds of a request to the kind `id` (an id from [`KINDS`]; another gets
+    /// the core's defaults): its `max_tools` and the core's request schema budget.
+    pub fn tool_limits(id: &str) -> ToolLimits {
+        KINDS
+            .iter()
+            .find(|k| k.id == id)
+            .map_or_else(ToolLimits::default, |k| ToolLimits { max_tools: k.max_tools, ..ToolLimits::default() })
+    }
+
     /// The kind called `name` (its id or an alias), or an error listing the kinds there are.
     pub fn parse(name: &str) -> Result<&'static ProviderKind, ProviderError> {
         KINDS.iter().find(|k| k.id == name || k.aliases.contains(&name)).ok_or_else(|| {
@@ -170,6 +196,7 @@ mod tests {
                 .provider(ProviderSettings { base_url: k.default_base_url.into(), api_key: None, store: None })
                 .unwrap();
             assert_eq!(p.kind(), k.id);
+            assert_eq!(p.tool_limits().max_tools, k.max_tools, "{}: the provider reports its kind's maximum", k.id);
             assert!(k.default_base_url.starts_with("https://"), "{}", k.id);
         }
     }

@@ -7,6 +7,7 @@
 
 use super::{Effect, Machine, Phase, Round, Slot};
 use crate::approval::{ApprovalDecision, ApprovalRequest};
+use crate::catalogue::FIND_TOOLS;
 use crate::event::{ChatEvent, NoticeKind, ToolStatus};
 use crate::policy;
 use crate::round::{self, Plan};
@@ -68,10 +69,19 @@ impl Machine<'_> {
     fn check(&mut self, i: usize, out: &mut Vec<Effect>) -> Option<Slot> {
         let call = &self.round.calls[i];
         let offered = &self.offer.tools;
+        if call.name == FIND_TOOLS && offered.contains(&call.name) {
+            let arguments = call.arguments.clone();
+            return Some(self.answer_find_tools(&arguments));
+        }
         let tool = match self.registry.get(&call.name) {
             Some(tool) if offered.contains(&call.name) => tool,
             _ => {
-                let text = if offered.is_empty() {
+                let text = if self.enabled_not_offered(&call.name) {
+                    format!(
+                        "'{}' is not offered in this step: more tools are enabled than one request can carry. Call {FIND_TOOLS} with what it does, and it is offered from the next step on.",
+                        call.name
+                    )
+                } else if offered.is_empty() {
                     format!("Unknown tool '{}'. No tools are available in this request.", call.name)
                 } else {
                     format!("Unknown tool '{}'. Available tools: {}.", call.name, offered.join(", "))

@@ -15,12 +15,14 @@
 //!
 //! This file holds the machine's inputs, effects and state, and [`Machine::handle`], which routes
 //! an input to its phase. The phases, in the order a turn meets them, one file each:
-//! `request.rs` (an iteration's offer and request), `stream.rs` (a response streaming in, and
+//! `request.rs` (an iteration's offer and request), `catalogue.rs` (fitting the offer to the
+//! provider's limits, and answering `find_tools`), `stream.rs` (a response streaming in, and
 //! how it ends), `retry.rs` (asking again after a failure before any output), `calls.rs`
 //! (deciding a round's calls: plan, validate, approve), `tools.rs` (running them and collecting
 //! their results) and `finish.rs` (ending the turn).
 
 mod calls;
+mod catalogue;
 mod finish;
 mod request;
 mod retry;
@@ -28,6 +30,7 @@ mod stream;
 mod tools;
 
 use crate::approval::{ApprovalDecision, ApprovalRequest};
+use crate::catalogue::ToolLimits;
 use crate::config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
 use crate::error::{ErrorKind, ProviderError};
 use crate::event::{ChatEvent, FinishReason, NoticeKind, ToolStatus};
@@ -234,6 +237,15 @@ pub struct Machine<'a> {
     jitter: u64,
     /// The API refused tools for this model: the rest of the turn offers none.
     tools_refused: bool,
+    /// How many tools and bytes of definitions one request to the provider may carry.
+    limits: ToolLimits,
+    /// When the policy offered more than fit `limits`: everything it offered (registry order),
+    /// which `find_tools` searches; empty when everything fit.
+    enabled: Vec<String>,
+    /// Tools `find_tools` found this turn, the latest first: they take direct places first.
+    found: Vec<String>,
+    /// The "more tools than fit" notice was shown this turn.
+    over_limit_noticed: bool,
     it: Iteration,
     round: Round,
 }
@@ -292,9 +304,21 @@ impl<'a> Machine<'a> {
             malformed: Vec::new(),
             jitter: 0,
             tools_refused: false,
+            limits: ToolLimits::default(),
+            enabled: Vec::new(),
+            found: Vec::new(),
+            over_limit_noticed: false,
             it: Iteration::default(),
             round: Round::default(),
         }
+    }
+
+    /// With the provider's catalogue bounds (default: [`ToolLimits::default`]): no request
+    /// offers more, and what does not fit is reached through `find_tools`.
+    #[must_use]
+    pub fn with_tool_limits(mut self, limits: ToolLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// What the machine waits for.

@@ -1,10 +1,12 @@
-//! Beginning an iteration: which tools are offered this time (the policy's [`Offer`], or none
-//! on the last call, after a refusal, or for a model that takes none), the provider-safe names,
+//! Beginning an iteration: which tools are offered this time (the policy's [`Offer`] fitted to
+//! the provider's limits, or none on the last call, after a refusal, or for a model that takes
+//! none), the provider-safe names,
 //! and the one request every attempt of the iteration sends.
 //!
 //! Invariant: a retry sends exactly the request the first attempt sent.
 
 use super::{Effect, Iteration, Machine, Phase};
+use crate::catalogue::FIND_TOOLS;
 use crate::event::NoticeKind;
 use crate::names::NameMap;
 use crate::policy::{self, Forcing, Offer, Selection};
@@ -41,7 +43,8 @@ impl Machine<'_> {
                 settings: &self.config.tool_settings,
                 iteration: self.iteration,
             };
-            policy::offer(self.registry.defs(), &sel)
+            let offer = policy::offer(self.registry.defs(), &sel);
+            self.fit_offer(offer, out)
         };
         if self.iteration == 1 {
             for (name, why) in &self.offer.unavailable {
@@ -95,9 +98,17 @@ impl Machine<'_> {
         let mut tools = Vec::with_capacity(self.offer.tools.len());
         // A prompt several tools share (an MCP server's instructions) is added once.
         let mut prompts: Vec<&str> = Vec::new();
+        let find_tools = self.offer.tools.iter().any(|n| n == FIND_TOOLS).then(|| self.find_tools_def());
         for name in &self.offer.tools {
-            let Some(tool) = self.registry.get(name) else { continue };
-            let def = tool.def();
+            let def = match self.registry.get(name) {
+                Some(tool) => tool.def(),
+                None if name == FIND_TOOLS
+                    && let Some(def) = &find_tools =>
+                {
+                    def
+                }
+                None => continue,
+            };
             if let Some(prompt) = def.prompt.as_deref().filter(|p| !prompts.contains(p)) {
                 prompts.push(prompt);
                 if !system.is_empty() {

@@ -188,6 +188,10 @@ impl Provider for Gemini {
         API
     }
 
+    fn tool_limits(&self) -> switchboard_core::ToolLimits {
+        crate::kinds::ProviderKind::tool_limits(API)
+    }
+
     fn list_models(&self) -> futures::future::BoxFuture<'_, Result<Vec<String>, ProviderError>> {
         Box::pin(self.models())
     }

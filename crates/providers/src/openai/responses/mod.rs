@@ -106,6 +106,10 @@ impl Provider for OpenAiResponses {
         KIND
     }
 
+    fn tool_limits(&self) -> switchboard_core::ToolLimits {
+        crate::kinds::ProviderKind::tool_limits(KIND)
+    }
+
     fn list_models(&self) -> futures::future::BoxFuture<'_, Result<Vec<String>, ProviderError>> {
         Box::pin(self.models())
     }
