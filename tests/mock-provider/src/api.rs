@@ -200,6 +200,19 @@ pub(crate) trait WireApi: Send + Sync + 'static {
     }
 }
 
+/// The most tools OpenAI's Chat Completions and Responses APIs take in one request.
+pub(crate) const OPENAI_MAX_TOOLS: usize = 128;
+
+/// OpenAI's refusal of a `tools` array over [`OPENAI_MAX_TOOLS`], in its words.
+pub(crate) fn too_many_tools(body: &Value) -> Option<String> {
+    let n = body.get("tools").and_then(Value::as_array).map_or(0, Vec::len);
+    (n > OPENAI_MAX_TOOLS).then(|| {
+        format!(
+            "Invalid 'tools': array too long. Expected an array with maximum length {OPENAI_MAX_TOOLS}, but got an array with length {n} instead."
+        )
+    })
+}
+
 /// The strict layer of every API: reads the request's body, lets `check` refuse it with a 400 and
 /// the API's error body, else passes the request on with its body intact. A body that is not
 /// JSON is left to the handler (which answers it in its own way).

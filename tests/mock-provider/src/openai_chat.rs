@@ -5,8 +5,9 @@
 //!
 //! Requests are checked like OpenAI does where that is cheap: a `reasoning_effort` that is not
 //! `minimal`, `low`, `medium` or `high`, a `max_tokens` or `max_completion_tokens` that is not a
-//! positive integer, or both of them at once, is a 400 in OpenAI's error shape (with `param`),
-//! before the request is recorded or consumes a reply.
+//! positive integer, or both of them at once, or more than [`crate::api::OPENAI_MAX_TOOLS`]
+//! tools, is a 400 in OpenAI's error shape (with `param`), before the request is recorded or
+//! consumes a reply.
 
 use axum::extract::Request;
 use axum::middleware::Next;
@@ -149,6 +150,9 @@ fn refusal(body: &Value) -> Option<(String, &'static str, Option<&'static str>)>
                 }
             },
         }
+    }
+    if let Some(message) = crate::api::too_many_tools(body) {
+        return Some((message, "tools", Some("array_above_max_length")));
     }
     let set = |param: &str| body.get(param).is_some_and(|v| !v.is_null());
     if set("max_tokens") && set("max_completion_tokens") {
@@ -445,6 +449,16 @@ struct ErrorJson<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn more_tools_than_openai_takes_are_refused_in_its_words() {
+        let tools: Vec<Value> =
+            (0..129).map(|i| json!({"type": "function", "function": {"name": format!("t{i}")}})).collect();
+        let (message, param, code) = refusal(&json!({"model": "m", "tools": tools})).unwrap();
+        assert_eq!((param, code), ("tools", Some("array_above_max_length")));
+        assert!(message.contains("maximum length 128, but got an array with length 129"), "{message}");
+        assert!(refusal(&json!({"model": "m", "tools": tools[..128]})).is_none());
+    }
 
     #[test]
     fn char_chunks_respects_character_boundaries() {

@@ -10,7 +10,8 @@
 //! (`max_output_tokens`) or `content_filter`. Usage goes in the terminal event's response.
 //!
 //! Requests are checked like the real API does where that is cheap, with what the server
-//! remembers of the responses it issued ([`ResponseStore`]): no `model`, an invalid
+//! remembers of the responses it issued ([`ResponseStore`]): no `model`, more than
+//! [`crate::api::OPENAI_MAX_TOOLS`] tools, an invalid
 //! `reasoning.effort` or `max_output_tokens`, an empty input text, a `previous_response_id` that
 //! names no stored response, a `function_call_output` whose `call_id` no earlier `function_call`
 //! item and no response of the chain has, and a `reasoning` item without an id, with an
@@ -278,6 +279,9 @@ const EFFORTS: &[&str] = &["minimal", "low", "medium", "high"];
 fn refusal(body: &Value, store: &ResponseStore) -> Option<Refusal> {
     if !body.get("model").is_some_and(Value::is_string) {
         return Some(Refusal::new("Missing required parameter: 'model'.", "model").code("missing_required_parameter"));
+    }
+    if let Some(message) = crate::api::too_many_tools(body) {
+        return Some(Refusal::new(message, "tools").code("array_above_max_length"));
     }
     if let Some(effort) = body.pointer("/reasoning/effort")
         && !effort.as_str().is_some_and(|e| EFFORTS.contains(&e))
