@@ -1,7 +1,9 @@
 //! A server's tools: every page of `tools/list` read (bounded by [`MAX_LIST_PAGES`] and
-//! [`MAX_TOOLS`]), then the approved definitions offered and the others held back. The tools of
-//! a server's first listing are approved as they are (the person approved the server); a tool
-//! whose definition changed since, or that the server added afterwards, waits for the person.
+//! [`MAX_TOOLS`]), its catalogue capped ([`cap_catalogue`]: no tool over the core's per-tool
+//! size, at most [`MAX_CATALOGUE_BYTES`] in all), then the approved definitions offered and the
+//! others held back. The tools of a server's first listing are approved as they are (the person
+//! approved the server); a tool whose definition changed since, or that the server added
+//! afterwards, waits for the person.
 //!
 //! The list is read as JSON and converted entry by entry ([`convert::tools`]): rmcp's typed
 //! `list_tools` rejects a whole page for one malformed entry, so one bad tool would hide all
@@ -16,6 +18,7 @@ use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams};
 use rmcp::service::{Peer, RoleClient};
 use std::sync::Arc;
 use std::time::Duration;
+use switchboard_core::catalogue::{MAX_TOOL_DEFINITION_BYTES, definition_bytes};
 use switchboard_core::{SourceStatus, Tool};
 
 /// The most `tools/list` pages read (a server that repeats its cursor ends here).
@@ -23,6 +26,41 @@ pub const MAX_LIST_PAGES: usize = 50;
 
 /// The most tools taken from one server.
 pub const MAX_TOOLS: usize = 500;
+
+/// The most bytes of tool definitions taken from one server (names, descriptions and schemas):
+/// 2 MiB, [`MAX_TOOLS`] tools of 4 KiB each, several times what the largest real servers list.
+/// What one server's catalogue costs in memory, and in every registry rebuild, stays bounded.
+pub const MAX_CATALOGUE_BYTES: usize = 2 * 1024 * 1024;
+
+/// `listed` without the tools over the per-tool cap ([`MAX_TOOL_DEFINITION_BYTES`], each named
+/// with its size) and without those past [`MAX_CATALOGUE_BYTES`] in list order (counted in one
+/// reason); the reasons go to `skipped`.
+fn cap_catalogue(listed: Vec<Listed>, skipped: &mut Vec<String>) -> Vec<Listed> {
+    let mut total = 0usize;
+    let mut over_budget = 0usize;
+    let mut kept = Vec::with_capacity(listed.len());
+    for l in listed {
+        let bytes = definition_bytes(&l.def);
+        if bytes > MAX_TOOL_DEFINITION_BYTES {
+            skipped.push(format!(
+                "'{}': its definition is {bytes} bytes, more than the {MAX_TOOL_DEFINITION_BYTES} one tool may take; left out",
+                l.remote
+            ));
+        } else if total + bytes > MAX_CATALOGUE_BYTES {
+            over_budget += 1;
+        } else {
+            total += bytes;
+            kept.push(l);
+        }
+    }
+    if over_budget > 0 {
+        skipped.push(format!(
+            "{over_budget} tools past {} MiB of tool definitions were left out",
+            MAX_CATALOGUE_BYTES / (1024 * 1024)
+        ));
+    }
+    kept
+}
 
 impl Shared {
     /// Lists every page of tools (at most [`MAX_LIST_PAGES`] pages and [`MAX_TOOLS`] tools) and
@@ -69,6 +107,7 @@ impl Shared {
             }
         }
         let (listed, mut left_out) = convert::tools(&self.name, &values);
+        let listed = cap_catalogue(listed, &mut left_out);
         left_out.append(&mut skipped);
         for reason in &left_out {
             tracing::warn!(server = %self.name, "tool skipped: {reason}");
@@ -143,5 +182,30 @@ impl Shared {
             state.status = Some(SourceStatus::Ready);
         }
         self.changed();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn listed(name: &str, padding: usize) -> Value {
+        json!({"name": name, "description": "d", "inputSchema": {"type": "object", "description": "x".repeat(padding)}})
+    }
+
+    #[test]
+    fn a_catalogue_is_capped_per_tool_and_in_total_with_reasons() {
+        let mut values = vec![listed("huge", MAX_TOOL_DEFINITION_BYTES)];
+        let each = 30 * 1024;
+        values.extend((0..100).map(|i| listed(&format!("t{i}"), each)));
+        let (tools, mut skipped) = convert::tools("s", &values);
+        let kept = cap_catalogue(tools, &mut skipped);
+        assert!(kept.iter().all(|l| l.remote != "huge"));
+        assert!(skipped[0].starts_with("'huge': its definition is") && skipped[0].ends_with("left out"), "{skipped:?}");
+        let total: usize = kept.iter().map(|l| definition_bytes(&l.def)).sum();
+        assert!(total <= MAX_CATALOGUE_BYTES && kept.len() == MAX_CATALOGUE_BYTES / (each + 100), "{}", kept.len());
+        assert_eq!(kept[0].remote, "t0", "list order");
+        assert!(skipped[1].contains("tools past 2 MiB of tool definitions were left out"), "{skipped:?}");
     }
 }
