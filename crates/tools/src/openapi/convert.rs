@@ -1,6 +1,7 @@
 //! A whole document to tool definitions: the operation count checked, the base URL chosen (the
 //! operation's or its path's own servers, else the person's, else the document's first absolute
 //! one), each operation built in document order under a unique name, and which are selected.
+//! Invariant: the definitions of one document take at most [`MAX_DOCUMENT_TOOL_BYTES`].
 
 use super::model::{Converted, OpenApiOptions, Operation, SchemeKind};
 use super::names::{tool_name, unique_name};
@@ -16,6 +17,11 @@ use std::collections::BTreeSet;
 pub const DEFAULT_SELECTED_MAX: usize = 30;
 /// The most operations a document may have.
 pub const MAX_OPERATIONS: usize = 2000;
+/// The most bytes of tool definitions one document may give (names, descriptions, parameter
+/// schemas): 4 MiB, [`MAX_OPERATIONS`] operations of 2 KiB. Each operation is capped too (the
+/// core's per-tool cap); past this total the remaining operations are left out, with one note,
+/// so what a document can cost is bounded whatever its references inline to.
+pub const MAX_DOCUMENT_TOOL_BYTES: usize = 4 * 1024 * 1024;
 
 /// The HTTP methods OpenAPI names, in the order operations are listed.
 const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
@@ -66,6 +72,8 @@ pub fn convert(doc: &Value, options: &OpenApiOptions) -> Result<Converted, OpenA
 
     let mut operations = Vec::new();
     let mut names = BTreeSet::new();
+    let mut total_bytes = 0usize;
+    let mut over_budget = 0usize;
     for (path, item) in paths.into_iter().flatten() {
         let Some(item) = deref(doc, item) else {
             notes.push(format!("The path {path} is a reference that could not be resolved: left out."));
@@ -86,9 +94,21 @@ pub fn convert(doc: &Value, options: &OpenApiOptions) -> Result<Converted, OpenA
                 .or_else(|| first_absolute(item.get("servers")))
                 .or_else(|| default_server.clone());
             let Some(base) = base else { continue };
+            if total_bytes >= MAX_DOCUMENT_TOOL_BYTES {
+                over_budget += 1;
+                continue;
+            }
             let name = unique_name(tool_name(op, method, path), &mut names);
             let mut ctx = OpContext { doc, label: &label, notes: &mut notes };
             if let Some(config) = ctx.build(&name, method, path, item, op, &base, &security_schemes) {
+                let bytes = definition_bytes(&config);
+                if total_bytes + bytes > MAX_DOCUMENT_TOOL_BYTES {
+                    total_bytes = MAX_DOCUMENT_TOOL_BYTES;
+                    over_budget += 1;
+                    names.remove(&name);
+                    continue;
+                }
+                total_bytes += bytes;
                 operations.push(Operation {
                     tool: config,
                     method: upper,
@@ -106,6 +126,12 @@ pub fn convert(doc: &Value, options: &OpenApiOptions) -> Result<Converted, OpenA
             }
         }
     }
+    if over_budget > 0 {
+        notes.push(format!(
+            "{over_budget} operations were left out: the document's tools would take more than {} MiB of definitions. Import the operations you need (fewer, or smaller ones).",
+            MAX_DOCUMENT_TOOL_BYTES / (1024 * 1024)
+        ));
+    }
     let all = operations.len() <= DEFAULT_SELECTED_MAX;
     for op in &mut operations {
         op.selected = match &options.include {
@@ -114,6 +140,11 @@ pub fn convert(doc: &Value, options: &OpenApiOptions) -> Result<Converted, OpenA
         };
     }
     Ok(Converted { title, servers, security_schemes, operations, notes })
+}
+
+/// What a definition takes in a request: name, description, serialized parameters.
+fn definition_bytes(config: &crate::HttpToolConfig) -> usize {
+    config.name.len() + config.description.len() + config.parameters.as_ref().map_or(0, |p| p.to_string().len())
 }
 
 fn is_absolute(url: &str) -> bool {

@@ -42,7 +42,7 @@ mod parse;
 mod schema;
 mod security;
 
-pub use convert::{DEFAULT_SELECTED_MAX, MAX_OPERATIONS, convert};
+pub use convert::{DEFAULT_SELECTED_MAX, MAX_DOCUMENT_TOOL_BYTES, MAX_OPERATIONS, convert};
 pub use model::{Converted, OpenApiOptions, Operation, SchemeInfo, SchemeKind};
 pub use operation::MAX_DESCRIPTION_CHARS;
-pub use parse::{MAX_DOCUMENT_BYTES, OpenApiError, parse};
+pub use parse::{MAX_DOCUMENT_BYTES, MAX_JSON_VALUES, OpenApiError, parse};

@@ -6,10 +6,11 @@
 
 use super::model::{SchemeInfo, SchemeKind};
 use super::names::alias;
-use super::schema::{Converter, deref};
+use super::schema::{Converter, MAX_SCHEMA_BYTES, deref};
 use crate::HttpToolConfig;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
+use switchboard_core::catalogue::MAX_TOOL_DEFINITION_BYTES;
 
 /// The longest tool description, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 1000;
@@ -277,12 +278,26 @@ impl OpContext<'_> {
             }
         }
 
+        if converter.too_large {
+            self.note(format!(
+                "left out: its parameters take more than {} KiB once their references are inlined, more than one tool may take",
+                MAX_SCHEMA_BYTES / 1024
+            ));
+            return None;
+        }
         for n in std::mem::take(&mut converter.notes) {
             self.note(n);
         }
         let mut parameters = json!({"type": "object", "properties": properties, "additionalProperties": false});
         if !required.is_empty() {
             parameters["required"] = json!(required);
+        }
+        let bytes = name.len() + config.description.len() + parameters.to_string().len();
+        if bytes > MAX_TOOL_DEFINITION_BYTES {
+            self.note(format!(
+                "left out: its definition is {bytes} bytes, more than the {MAX_TOOL_DEFINITION_BYTES} one tool may take"
+            ));
+            return None;
         }
         config.parameters = Some(parameters);
         if let Err(e) = config.check() {

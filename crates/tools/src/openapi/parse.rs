@@ -1,10 +1,20 @@
 //! Reading a document: JSON or YAML text, at most [`MAX_DOCUMENT_BYTES`], into a value whose
 //! `openapi` field says 3.0 or 3.1 ([`OpenApiError`] says why not, and what to do).
+//!
+//! Invariant: what reading costs is bounded by the text's size and its number of values, not by
+//! its shape: JSON text is counted before it is parsed (at most [`MAX_JSON_VALUES`]); YAML goes
+//! through `serde_saphyr`'s budget (nodes, alias expansion), which refuses the billion laughs.
 
 use serde_json::Value;
 
 /// The largest document read, in bytes (10 MiB).
 pub const MAX_DOCUMENT_BYTES: usize = 10 * 1024 * 1024;
+
+/// The most values (objects, arrays, scalars) a JSON document may hold: 750,000. A parsed value
+/// costs 40 to 100 bytes whatever its text's size, so this bounds a document's parsed form (well
+/// under 100 MB) where 10 MB of `[],[],…` would take 130 MB; the largest real API descriptions
+/// hold a few hundred thousand.
+pub const MAX_JSON_VALUES: usize = 750_000;
 
 /// Why a document cannot be read or converted. Each message says what to do.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -12,6 +22,11 @@ pub enum OpenApiError {
     /// Larger than [`MAX_DOCUMENT_BYTES`].
     #[error("The document is {0} bytes; OpenAPI documents of at most 10 MB are supported.")]
     TooLarge(usize),
+    /// More than [`MAX_JSON_VALUES`] values.
+    #[error(
+        "The document holds more than {0} values (objects, arrays, strings, numbers); documents this complex are not supported. Import a smaller document, or one with only the API's paths you need."
+    )]
+    TooComplex(usize),
     /// Neither JSON nor YAML.
     #[error("The document is not valid {format}: {reason}")]
     Syntax {
@@ -46,6 +61,9 @@ pub fn parse(text: &str) -> Result<Value, OpenApiError> {
     }
     let text = text.trim_start_matches('\u{feff}');
     let doc: Value = if text.trim_start().starts_with('{') {
+        if json_values_over(text, MAX_JSON_VALUES) {
+            return Err(OpenApiError::TooComplex(MAX_JSON_VALUES));
+        }
         serde_json::from_str(text).map_err(|e| OpenApiError::Syntax { format: "JSON", reason: e.to_string() })?
     } else {
         serde_saphyr::from_str(text)
@@ -53,6 +71,34 @@ pub fn parse(text: &str) -> Result<Value, OpenApiError> {
     };
     check_version(&doc)?;
     Ok(doc)
+}
+
+/// Whether JSON `text` holds more than `max` values, counted without parsing: each value but
+/// the first follows a `,`, `:` or `[` outside a string (an upper bound; `[]` counts one).
+fn json_values_over(text: &str, max: usize) -> bool {
+    let (mut count, mut in_string, mut escaped) = (1usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b':' | b'[' => {
+                count += 1;
+                if count > max {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 fn one_line(s: &str) -> String {
@@ -75,5 +121,17 @@ pub(super) fn check_version(doc: &Value) -> Result<(), OpenApiError> {
         Err(OpenApiError::Swagger2)
     } else {
         Err(OpenApiError::UnsupportedVersion(version))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_counted_outside_strings_only() {
+        let text = r#"{"a": [1, 2, "x,y:[\"]"]}"#;
+        assert!(!json_values_over(text, 5));
+        assert!(json_values_over(text, 4));
     }
 }

@@ -3,6 +3,11 @@
 //! note), 3.0's `nullable` and boolean `exclusiveMinimum`/`exclusiveMaximum` rewritten, and every
 //! keyword that is not JSON Schema (`discriminator`, `xml`, `externalDocs`, `x-…`) dropped, so
 //! that every provider and the registry's validator accept the result.
+//!
+//! Invariant: what one conversion builds is bounded by [`MAX_SCHEMA_BYTES`] (counted as it is
+//! built, before anything large is copied), so a document whose references fan out or whose
+//! enums are huge costs at most that much per operation; past it the converter stops and says
+//! so ([`Converter::too_large`]), and the operation is left out.
 
 use serde_json::{Map, Value, json};
 
@@ -11,6 +16,9 @@ const MAX_DEPTH: usize = 32;
 /// How many schema nodes one operation's parameters may hold (refs are inlined, so a document
 /// that references the same large schema from everywhere could otherwise grow without bound).
 const MAX_NODES: usize = 20_000;
+/// The most bytes (serialized) one operation's parameters schema may take: the core's cap on one
+/// tool's definition, which the registry enforces anyway.
+pub(crate) const MAX_SCHEMA_BYTES: usize = switchboard_core::catalogue::MAX_TOOL_DEFINITION_BYTES;
 
 /// Keywords kept as they are (their values are not schemas).
 const PLAIN_KEYWORDS: [&str; 28] = [
@@ -59,6 +67,10 @@ pub(crate) struct Converter<'a> {
     /// For a request: `readOnly` properties are left out.
     request: bool,
     nodes: usize,
+    /// Serialized bytes built so far (an estimate from above).
+    bytes: usize,
+    /// Past [`MAX_SCHEMA_BYTES`]: the conversion stopped and its result is not to be used.
+    pub(crate) too_large: bool,
     stack: Vec<String>,
     /// What was simplified, each once (`$ref` cycles, depth, unresolved refs).
     pub(crate) notes: Vec<String>,
@@ -66,7 +78,7 @@ pub(crate) struct Converter<'a> {
 
 impl<'a> Converter<'a> {
     pub(crate) fn new(doc: &'a Value, request: bool) -> Self {
-        Self { doc, request, nodes: 0, stack: Vec::new(), notes: Vec::new() }
+        Self { doc, request, nodes: 0, bytes: 0, too_large: false, stack: Vec::new(), notes: Vec::new() }
     }
 
     fn note(&mut self, note: String) {
@@ -80,7 +92,20 @@ impl<'a> Converter<'a> {
         self.convert_at(schema, 0)
     }
 
+    /// Counts `n` more bytes built; `false` once past [`MAX_SCHEMA_BYTES`].
+    fn spend(&mut self, n: usize) -> bool {
+        self.bytes = self.bytes.saturating_add(n);
+        if self.bytes > MAX_SCHEMA_BYTES {
+            self.too_large = true;
+        }
+        !self.too_large
+    }
+
     fn convert_at(&mut self, schema: &Value, depth: usize) -> Value {
+        // Braces, a key and its quotes: what every node costs at least.
+        if !self.spend(8) {
+            return json!({});
+        }
         self.nodes += 1;
         if self.nodes > MAX_NODES {
             self.note(format!("the schema is larger than {MAX_NODES} parts once its references are inlined; the rest accepts any value"));
@@ -112,6 +137,10 @@ impl<'a> Converter<'a> {
             if let Value::Object(out) = &mut out {
                 for key in ["description", "title", "default"] {
                     if let Some(v) = object.get(key) {
+                        let room = MAX_SCHEMA_BYTES.saturating_sub(self.bytes) + 1;
+                        if !self.spend(key.len() + json_size(v, room)) {
+                            break;
+                        }
                         out.insert(key.to_owned(), v.clone());
                     }
                 }
@@ -122,7 +151,15 @@ impl<'a> Converter<'a> {
         let mut out = Map::new();
         for (key, value) in object {
             let key = key.as_str();
+            if self.too_large {
+                break;
+            }
             if PLAIN_KEYWORDS.contains(&key) {
+                // Sized before it is copied: a huge enum referenced from everywhere stops here.
+                let room = MAX_SCHEMA_BYTES.saturating_sub(self.bytes) + 1;
+                if !self.spend(key.len() + json_size(value, room)) {
+                    break;
+                }
                 out.insert(key.to_owned(), value.clone());
             } else if SCHEMA_KEYWORDS.contains(&key) {
                 let converted = match value {
@@ -149,6 +186,9 @@ impl<'a> Converter<'a> {
                         if key == "properties" && self.request && self.is_read_only(s) {
                             continue;
                         }
+                        if !self.spend(name.len() + 4) {
+                            break;
+                        }
                         converted.insert(name.clone(), self.convert_at(s, depth + 1));
                     }
                     out.insert(key.to_owned(), Value::Object(converted));
@@ -168,8 +208,16 @@ impl<'a> Converter<'a> {
                     // `file` (a Swagger 2.0 leftover) and the like: any value.
                     _ => {}
                 }
-            } else if key == "required" {
-                if let Value::Array(names) = value {
+            } else if key == "required" || key == "example" {
+                let room = MAX_SCHEMA_BYTES.saturating_sub(self.bytes) + 1;
+                if !self.spend(key.len() + json_size(value, room)) {
+                    break;
+                }
+                if key == "example" {
+                    if !object.contains_key("examples") {
+                        out.insert("examples".into(), json!([value]));
+                    }
+                } else if let Value::Array(names) = value {
                     let mut kept: Vec<Value> = Vec::new();
                     for n in names.iter().filter(|n| n.is_string()) {
                         if !kept.contains(n) {
@@ -178,8 +226,6 @@ impl<'a> Converter<'a> {
                     }
                     out.insert("required".into(), Value::Array(kept));
                 }
-            } else if key == "example" && !object.contains_key("examples") {
-                out.insert("examples".into(), json!([value]));
             }
             // Everything else is OpenAPI's or an extension (`nullable` is handled below,
             // `discriminator`, `xml`, `externalDocs`, `x-…`), or a JSON Schema keyword that
@@ -269,6 +315,45 @@ fn fix_up(out: &mut Map<String, Value>, original: &Map<String, Value>) {
 }
 
 /// The value a local reference (`#/components/schemas/Pet`) points at.
+/// The serialized size of `value` (near enough: strings without escapes), or something over
+/// `limit` as soon as it is known to be over: the walk stops there, so sizing a huge value costs
+/// no more than `limit`.
+pub(crate) fn json_size(value: &Value, limit: usize) -> usize {
+    fn walk(value: &Value, size: &mut usize, limit: usize) {
+        if *size > limit {
+            return;
+        }
+        match value {
+            Value::Null | Value::Bool(_) => *size += 5,
+            Value::Number(_) => *size += 8,
+            Value::String(s) => *size += s.len() + 2,
+            Value::Array(items) => {
+                *size += 2;
+                for item in items {
+                    *size += 1;
+                    walk(item, size, limit);
+                    if *size > limit {
+                        return;
+                    }
+                }
+            }
+            Value::Object(map) => {
+                *size += 2;
+                for (k, v) in map {
+                    *size += k.len() + 4;
+                    walk(v, size, limit);
+                    if *size > limit {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+    let mut size = 0;
+    walk(value, &mut size, limit);
+    size
+}
+
 pub(crate) fn resolve_pointer<'v>(doc: &'v Value, reference: &str) -> Option<&'v Value> {
     let pointer = reference.strip_prefix('#')?;
     if pointer.is_empty() {
