@@ -82,3 +82,33 @@ async fn a_server_listing_ten_thousand_tools_leaves_chats_working_through_find_t
     let text: String = of_type(&events, "textDelta").iter().map(|e| e["text"].as_str().unwrap()).collect();
     assert_eq!(text, "It is sunny in Oslo.");
 }
+
+/// Each API's own maximum reaches the loop: a Gemini profile's requests carry at most 64 tools
+/// (the lower of Google's documented figures), `find_tools` among them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_request_carries_at_most_its_apis_64_tools() {
+    let env = Env::new(Script::new([])).await;
+    let mock = switchboard_mock_provider::MockServer::start(Script::new([Reply::text("Hello.")])).await;
+    let base = format!("http://{}/v1beta", mock.addr());
+    let out = env.run(&["providers", "add", "g", "--kind", "gemini", "--base-url", &base, "--model", "m"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.run(&["mcp", "add", "flood", "--yes", "--", &venv_bin("python"), &flood_server()]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let (out, events) =
+        env.json_with_key(&["chat", "--json", "--provider", "g", "Hi"], "g", "AIza-e2e-fake-key-0123456789").await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = mock.requests();
+    let declarations: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t["functionDeclarations"].as_array().into_iter().flatten())
+        .filter_map(|d| d["name"].as_str())
+        .collect();
+    assert_eq!(declarations.len(), 64, "{declarations:?}");
+    assert!(declarations.contains(&"find_tools"));
+    let notice = of_type(&events, "notice").into_iter().find(|n| n["kind"] == "tooManyTools").expect("the notice");
+    assert!(notice["message"].as_str().unwrap().contains("carries at most 64 tools"), "{notice}");
+    assert_eq!(of_type(&events, "done")[0]["finishReason"], "stop");
+}
