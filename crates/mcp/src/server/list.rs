@@ -13,7 +13,7 @@ use super::call::McpTool;
 use super::connect::plain;
 use super::detail::HeldTool;
 use super::shared::Shared;
-use crate::convert;
+use crate::convert::{self, Listed};
 use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams};
 use rmcp::service::{Peer, RoleClient};
 use std::sync::Arc;
