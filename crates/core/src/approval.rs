@@ -24,6 +24,10 @@ pub struct ApprovalRequest {
     pub arguments: String,
     /// What the call will do, in the tool's words ([`crate::Tool::preview`]).
     pub preview: Option<String>,
+    /// Set when the call is asked about because it would send data to a new destination after
+    /// the turn read untrusted content; then "for this chat" allows that destination, not the
+    /// tool.
+    pub egress: Option<crate::egress::EgressReason>,
 }
 
 /// The person's answer.

@@ -5,6 +5,7 @@
 //! Invariant: plain values built before every turn (from settings, a profile, a chat), so the
 //! loop below reads them and nothing here reaches back into the loop.
 
+use crate::egress::Exposure;
 use crate::error::ProviderError;
 use crate::event::FinishReason;
 use crate::policy::ToolSettings;
@@ -72,6 +73,9 @@ pub struct TurnOptions {
     /// Tools the turn was meant to have but does not (a toolset names one that no longer
     /// exists): each is said once, right after `started`, and the turn goes on without them.
     pub unavailable: Vec<String>,
+    /// What the context already holds (untrusted results of earlier turns, or the calling
+    /// turn's for a sub-agent) and the destinations the person has used.
+    pub exposure: Exposure,
 }
 
 impl Default for TurnOptions {
@@ -86,6 +90,7 @@ impl Default for TurnOptions {
             generation: GenerationOptions::default(),
             tools_unsupported: None,
             unavailable: Vec::new(),
+            exposure: Exposure::default(),
         }
     }
 }
@@ -122,4 +127,7 @@ pub struct TurnOutcome {
     pub tool_calls_made: u32,
     /// The error, if it failed.
     pub error: Option<ProviderError>,
+    /// The untrusted source the turn's context held by its end, if any (a sub-agent's answer
+    /// is then untrusted too).
+    pub read_untrusted: Option<String>,
 }

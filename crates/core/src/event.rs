@@ -191,6 +191,11 @@ pub enum ChatEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "ts", ts(optional))]
         preview: Option<String>,
+        /// Why it is asked although its policy or a grant would let it run: it would send data
+        /// to a destination not used in this chat after the chat read untrusted content.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        egress: Option<crate::egress::EgressReason>,
     },
     /// The person decided (or the turn ended while waiting).
     ApprovalResolved {

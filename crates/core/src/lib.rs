@@ -19,7 +19,9 @@
 // Read bottom-up: a module imports only from its own group or the groups listed before it
 // (tests/layers.rs fails naming the circle otherwise).
 
-// 1. The vocabulary: plain data (messages, tool definitions and results, errors, events).
+// 1. The vocabulary: plain data (messages, tool definitions and results, errors, events, what
+//    may leave after untrusted content).
+pub mod egress;
 pub mod error;
 pub mod event;
 pub mod types;
@@ -57,6 +59,7 @@ pub use approval::{ApprovalDecision, ApprovalRequest, Approver};
 pub use catalogue::{FIND_TOOLS, ToolLimits};
 pub use coalesce::Coalescing;
 pub use config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
+pub use egress::{Egress, EgressReason, Exposure};
 pub use error::{ErrorKind, ProviderError};
 pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
 pub use lint::{Finding, FindingKind};

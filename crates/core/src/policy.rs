@@ -10,6 +10,9 @@ pub struct ToolSettings {
     pub disabled: BTreeSet<String>,
     /// Approval policy overrides by tool name.
     pub approval: HashMap<String, ApprovalPolicy>,
+    /// Tools the person exempted from the egress check: they may send data to new
+    /// destinations after untrusted content without the question.
+    pub egress_exempt: BTreeSet<String>,
 }
 
 /// The per-turn and per-chat choices that shape the toolset.

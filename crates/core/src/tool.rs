@@ -2,6 +2,7 @@
 //! [`Secrets`]. What a tool is as data ([`ToolDef`]) lives in [`crate::vocab`] and is re-exported here.
 
 use crate::approval::{ApprovalDecision, Approver, FixedApprover};
+use crate::egress::{Egress, Exposure};
 use crate::event::{ChatEvent, EventSink};
 use futures::future::BoxFuture;
 use std::sync::Arc;
@@ -70,6 +71,9 @@ pub struct ToolContext {
     /// The turn's approver: a tool that runs calls of its own (a sub-agent) asks the person
     /// through it, exactly as the turn does.
     pub(crate) approver: Arc<dyn Approver>,
+    /// What the turn's context had read when the call was made, and the destinations the
+    /// person has used: a sub-agent's turn starts from it.
+    pub(crate) exposure: Arc<Exposure>,
 }
 
 impl ToolContext {
@@ -83,7 +87,14 @@ impl ToolContext {
             events: Arc::new(|_| {}),
             // Outside a turn nobody can be asked: what needs the person is refused.
             approver: Arc::new(FixedApprover(ApprovalDecision::Deny)),
+            exposure: Arc::default(),
         }
+    }
+
+    /// What the calling turn's context had read and where the person has sent things, for a
+    /// tool that runs a turn of its own (a sub-agent's starts from it).
+    pub fn exposure(&self) -> &Exposure {
+        &self.exposure
     }
 
     /// The turn's approver, for a tool whose own calls need the person (a sub-agent's turn).
@@ -141,6 +152,21 @@ pub trait Tool: Send + Sync {
     /// line a command tool runs, the request an HTTP tool sends), with secrets shown by name
     /// only. `None` when the arguments say it all. Pure: no I/O.
     fn preview(&self, args: &serde_json::Value) -> Option<String> {
+        let _ = args;
+        None
+    }
+
+    /// Whether what it returns is untrusted data (it comes from a server or the web): the
+    /// model receives it framed as such, and once a turn has read it, calls that would send
+    /// data to a new destination ask first. By default a tool of an MCP server, an HTTP tool
+    /// and an OpenAPI operation are; built-ins that read the web say so themselves.
+    fn untrusted_output(&self) -> bool {
+        matches!(self.def().source, ToolSource::Mcp { .. } | ToolSource::Http | ToolSource::OpenApi { .. })
+    }
+
+    /// What this call would send out of the app, and where, for the egress check: `None` when
+    /// it sends nothing anywhere new (a read of a fixed API, a local tool). Pure: no I/O.
+    fn egress(&self, args: &serde_json::Value) -> Option<Egress> {
         let _ = args;
         None
     }

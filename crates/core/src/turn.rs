@@ -226,7 +226,7 @@ impl<'a> Driver<'a> {
 
     /// Runs one call with its timeout, catching panics; never fails.
     fn execute(&self, run: ToolRun) -> BoxFuture<'static, Input> {
-        let ToolRun { index, call, args, timeout, takes_control } = run;
+        let ToolRun { index, call, args, timeout, takes_control, exposure } = run;
         let tool = self.engine.registry.get(&call.name).cloned();
         let cancel = self.cancel.child_token();
         let counter = Arc::new(ToolEvents {
@@ -242,6 +242,7 @@ impl<'a> Driver<'a> {
             cancel: cancel.clone(),
             events: Arc::clone(&counter) as Arc<dyn EventSink>,
             approver: Arc::clone(&self.shared_approver),
+            exposure,
         };
         let span = info_span!("tool", name = %call.name, call = %call.id, takes_control);
         async move {

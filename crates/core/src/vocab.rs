@@ -165,18 +165,27 @@ pub struct ToolOutput {
     pub text: String,
     /// Images, at most [`ToolImage::MAX_PER_RESULT`].
     pub images: Vec<ToolImage>,
+    /// Set when this result carries untrusted content although the tool is not always
+    /// untrusted (a sub-agent whose turn read some): the source it came from.
+    pub untrusted: Option<String>,
 }
 
 impl ToolOutput {
     /// A text result.
     pub fn text(text: impl Into<String>) -> Self {
-        Self { text: text.into(), images: Vec::new() }
+        Self { text: text.into(), images: Vec::new(), untrusted: None }
     }
 
     /// With these images (beyond [`ToolImage::MAX_PER_RESULT`] they are left out).
     pub fn with_images(mut self, mut images: Vec<ToolImage>) -> Self {
         images.truncate(ToolImage::MAX_PER_RESULT);
         self.images = images;
+        self
+    }
+
+    /// Marked as carrying untrusted content read from `source`.
+    pub fn untrusted(mut self, source: impl Into<String>) -> Self {
+        self.untrusted = Some(source.into());
         self
     }
 }

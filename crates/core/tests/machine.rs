@@ -153,7 +153,7 @@ fn result(id: &str, status: ToolStatus, output: &str, duration_ms: u64) -> Effec
 fn done(finish_reason: FinishReason, usage: Usage, tool_calls_made: u32) -> [Effect; 2] {
     [
         emit(ChatEvent::Done { finish_reason, usage, tool_calls_made }),
-        Effect::Finish(TurnOutcome { finish_reason, usage, tool_calls_made, error: None }),
+        Effect::Finish(TurnOutcome { finish_reason, usage, tool_calls_made, error: None, read_untrusted: None }),
     ]
 }
 
@@ -363,6 +363,7 @@ fn a_failure_after_output_is_not_retried() {
                 usage: Usage::default(),
                 tool_calls_made: 0,
                 error: Some(error),
+                read_untrusted: None,
             }),
         ]
     );
@@ -525,7 +526,8 @@ fn invalid_calls_are_answered_as_errors_and_only_valid_ones_run() {
             call: call("v", "echo", ""),
             args: json!({}),
             timeout: config.tool_timeout,
-            takes_control: false
+            takes_control: false,
+            exposure: Default::default(),
         }]
     );
     assert_eq!(out.last(), Some(&Effect::Flush), "flushed before waiting for the tools");
@@ -638,6 +640,7 @@ fn ask_tool_emits_ask_effect_before_approval_event() {
                 source: ToolSource::Builtin,
                 arguments: r#"{"text":"rm"}"#.into(),
                 preview: Some("ask --text rm".into()),
+                egress: None,
             }),
             emit(ChatEvent::ApprovalRequested {
                 id: "a".into(),
@@ -645,6 +648,7 @@ fn ask_tool_emits_ask_effect_before_approval_event() {
                 source: ToolSource::Builtin,
                 arguments: r#"{"text":"rm"}"#.into(),
                 preview: Some("ask --text rm".into()),
+                egress: None,
             }),
             Effect::Flush,
         ]

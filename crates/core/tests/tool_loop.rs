@@ -1129,6 +1129,7 @@ async fn a_denied_call_is_a_denied_result_and_does_not_run() {
                 source: ToolSource::Builtin,
                 arguments: args.into(),
                 preview: None,
+                egress: None,
             }
         })
         .expect("ApprovalRequested with the exact arguments");

@@ -2,6 +2,12 @@
 //! per-round cap, control-taking tools alone), validated against the offer and the schema, and
 //! put to the approval policy, which may stop the machine to ask the person.
 //!
+//! The egress check comes between the `deny` policy and the rest: once the context holds
+//! untrusted content, a call that would send data to a destination the person has not used is
+//! asked about, with its reason, even when its policy is `auto` or the chat approved the tool;
+//! only the person's per-tool exemption (Settings) skips it. Approving it "for this chat" adds
+//! the destination, never the tool, to what the person has used.
+//!
 //! Invariant: every call gets a slot before any runs; a malformed call is never run and never
 //! borrows a duplicate's result.
 
@@ -22,7 +28,14 @@ impl Machine<'_> {
             registry.get(name).is_some_and(|t| t.def().takes_control)
         });
         let n = calls.len();
-        self.round = Round { calls, plans, slots: Vec::with_capacity(n), results: vec![None; n], ..Round::default() };
+        self.round = Round {
+            calls,
+            plans,
+            slots: Vec::with_capacity(n),
+            results: vec![None; n],
+            untrusted: vec![None; n],
+            ..Round::default()
+        };
         self.prepare_rest(out);
     }
 
@@ -113,38 +126,47 @@ impl Machine<'_> {
             ));
         }
         let def = tool.def();
-        match policy::approval_for(def, &self.config.tool_settings) {
-            ApprovalPolicy::Deny => {
-                return Some(Slot::Answered(
-                    ToolStatus::Denied,
-                    format!("The user's settings do not allow '{}' to run. Answer without it.", call.name),
-                ));
-            }
-            ApprovalPolicy::Ask if !self.approved.contains(&call.name) && !self.options.dry_run => {
-                // Asked before the event goes out, so an answer sent the moment the event
-                // arrives finds the question registered.
-                let preview = tool.preview(&args);
-                out.push(Effect::Ask(ApprovalRequest {
-                    conversation_id: self.conversation_id.clone(),
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    source: def.source.clone(),
-                    arguments: call.arguments.clone(),
-                    preview: preview.clone(),
-                }));
-                out.push(Effect::Emit(ChatEvent::ApprovalRequested {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    source: def.source.clone(),
-                    arguments: call.arguments.clone(),
-                    preview,
-                }));
-                out.push(Effect::Flush);
-                self.round.asking = Some(args);
-                self.phase = Phase::Approving;
-                return None;
-            }
-            _ => {}
+        let policy = policy::approval_for(def, &self.config.tool_settings);
+        if policy == ApprovalPolicy::Deny {
+            return Some(Slot::Answered(
+                ToolStatus::Denied,
+                format!("The user's settings do not allow '{}' to run. Answer without it.", call.name),
+            ));
+        }
+        if self.options.dry_run {
+            return Some(self.runnable(i, args, out));
+        }
+        let egress = if self.config.tool_settings.egress_exempt.contains(&call.name) {
+            None
+        } else {
+            tool.egress(&args).and_then(|e| self.exposure.question(&e))
+        };
+        if egress.is_some() || (policy == ApprovalPolicy::Ask && !self.approved.contains(&call.name)) {
+            // Asked before the event goes out, so an answer sent the moment the event
+            // arrives finds the question registered.
+            let preview = tool.preview(&args);
+            out.push(Effect::Ask(ApprovalRequest {
+                conversation_id: self.conversation_id.clone(),
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                source: def.source.clone(),
+                arguments: call.arguments.clone(),
+                preview: preview.clone(),
+                egress: egress.clone(),
+            }));
+            self.round.asking_egress = egress.as_ref().map(|e| e.destination.clone());
+            out.push(Effect::Emit(ChatEvent::ApprovalRequested {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                source: def.source.clone(),
+                arguments: call.arguments.clone(),
+                preview,
+                egress,
+            }));
+            out.push(Effect::Flush);
+            self.round.asking = Some(args);
+            self.phase = Phase::Approving;
+            return None;
         }
         Some(self.runnable(i, args, out))
     }
@@ -152,22 +174,38 @@ impl Machine<'_> {
     pub(super) fn on_decision(&mut self, decision: ApprovalDecision, out: &mut Vec<Effect>) {
         let i = self.round.slots.len();
         let args = self.round.asking.take().unwrap_or_default();
+        let egress = self.round.asking_egress.take();
         let call = &self.round.calls[i];
         let approved = decision != ApprovalDecision::Deny;
         out.push(Effect::Emit(ChatEvent::ApprovalResolved { id: call.id.clone(), approved }));
-        let slot = match decision {
-            ApprovalDecision::Deny => Slot::Answered(
+        let slot = match (decision, egress) {
+            (ApprovalDecision::Deny, Some(destination)) => Slot::Answered(
+                ToolStatus::Denied,
+                format!(
+                    "Not run: this call to '{}' would send data to {destination}, a destination the user has not used \
+                     in this chat, after the chat read untrusted content, and the user did not allow it. Do not \
+                     retry it or send this data elsewhere; answer without it, or ask the user.",
+                    call.name
+                ),
+            ),
+            (ApprovalDecision::ForChat | ApprovalDecision::Always, Some(destination)) => {
+                // The person allowed the destination, not the tool: its next call elsewhere asks again.
+                self.exposure.known.insert(crate::egress::normal_host(&destination));
+                self.runnable(i, args, out)
+            }
+            (ApprovalDecision::Once, Some(_)) => self.runnable(i, args, out),
+            (ApprovalDecision::Deny, None) => Slot::Answered(
                 ToolStatus::Denied,
                 format!(
                     "The user denied this call to '{}'. Do not retry it; answer without it or ask the user.",
                     call.name
                 ),
             ),
-            ApprovalDecision::ForChat | ApprovalDecision::Always => {
+            (ApprovalDecision::ForChat | ApprovalDecision::Always, None) => {
                 self.approved.insert(call.name.clone());
                 self.runnable(i, args, out)
             }
-            ApprovalDecision::Once => self.runnable(i, args, out),
+            (ApprovalDecision::Once, None) => self.runnable(i, args, out),
         };
         self.round.slots.push(slot);
         self.prepare_rest(out);

@@ -11,7 +11,13 @@ use crate::types::{Message, ToolCall};
 
 impl Machine<'_> {
     fn outcome(&self, finish_reason: FinishReason, error: Option<ProviderError>) -> TurnOutcome {
-        TurnOutcome { finish_reason, usage: self.usage, tool_calls_made: self.calls_made, error }
+        TurnOutcome {
+            finish_reason,
+            usage: self.usage,
+            tool_calls_made: self.calls_made,
+            error,
+            read_untrusted: self.exposure.untrusted.clone(),
+        }
     }
 
     /// Ends the turn: the error event if it failed, then `done`, then [`Effect::Finish`].

@@ -32,6 +32,7 @@ mod tools;
 use crate::approval::{ApprovalDecision, ApprovalRequest};
 use crate::catalogue::ToolLimits;
 use crate::config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
+use crate::egress::Exposure;
 use crate::error::{ErrorKind, ProviderError};
 use crate::event::{ChatEvent, FinishReason, NoticeKind, ToolStatus};
 use crate::names::NameMap;
@@ -105,6 +106,8 @@ pub struct ToolRun {
     pub timeout: Duration,
     /// A control-taking tool: alone in its round, and its streamed text is the answer.
     pub takes_control: bool,
+    /// What the turn's context had read when the call was made (a sub-agent starts from it).
+    pub exposure: std::sync::Arc<Exposure>,
 }
 
 /// Something the driver must do, in the order the machine pushed it.
@@ -194,6 +197,10 @@ struct Round {
     slots: Vec<Slot>,
     /// Arguments of the call waiting for approval.
     asking: Option<serde_json::Value>,
+    /// The destination it is asked about, when it is the egress question.
+    asking_egress: Option<String>,
+    /// Per call, the untrusted source its result came from: framed so for the model.
+    untrusted: Vec<Option<String>>,
     results: Vec<Option<(ToolStatus, String, Vec<ToolImage>)>>,
     control_call: Option<usize>,
     running: usize,
@@ -220,6 +227,8 @@ pub struct Machine<'a> {
     /// Chars of answer text so far in the whole turn: the origin of every `text_offset`.
     turn_chars: usize,
     approved: HashSet<String>,
+    /// What the context has read and where the person has sent things (the egress check).
+    exposure: Exposure,
     dry_run_noticed: bool,
     last_call: bool,
     offer: Offer,
@@ -276,6 +285,7 @@ impl<'a> Machine<'a> {
         } = input;
         let max_iterations = options.max_iterations.unwrap_or(config.max_iterations).max(1);
         let approved = std::mem::take(&mut options.approved_tools);
+        let exposure = std::mem::take(&mut options.exposure);
         Self {
             config,
             registry,
@@ -294,6 +304,7 @@ impl<'a> Machine<'a> {
             calls_made: 0,
             turn_chars: 0,
             approved,
+            exposure,
             dry_run_noticed: false,
             last_call: false,
             offer: Offer { tools: Vec::new(), forcing: Forcing::None, unavailable: Vec::new() },

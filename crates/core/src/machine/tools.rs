@@ -2,6 +2,10 @@
 //! together; as each finishes its result is worded for the model; when all are done the results
 //! go into the history in call order and the turn goes on (or ends, if a tool took control).
 //!
+//! A result from a tool that returns untrusted data goes into the history framed as such
+//! ([`crate::egress::frame`]), and from then on the context counts as holding untrusted
+//! content; the `toolResult` event (what is shown and stored) keeps the tool's own text.
+//!
 //! Invariant: every call id of the round gets exactly one result, even when the turn is stopped.
 
 use super::{Effect, Machine, Phase, Round, Slot, ToolEnd, ToolFinished, ToolRun, result_event, seconds};
@@ -14,6 +18,7 @@ impl Machine<'_> {
     pub(super) fn start_round(&mut self, out: &mut Vec<Effect>) {
         let round = &mut self.round;
         let mut runs = Vec::new();
+        let exposure = std::sync::Arc::new(self.exposure.clone());
         for (i, (call, slot)) in round.calls.iter().zip(&mut round.slots).enumerate() {
             match slot {
                 Slot::Answered(status, text) => {
@@ -39,6 +44,7 @@ impl Machine<'_> {
                         args: std::mem::take(args),
                         timeout: def.timeout.unwrap_or(self.config.tool_timeout),
                         takes_control: def.takes_control,
+                        exposure: exposure.clone(),
                     });
                 }
             }
@@ -65,7 +71,14 @@ impl Machine<'_> {
             out.push(Effect::Emit(ChatEvent::Usage { usage, total: self.usage }));
         }
         let name = &call.name;
+        let tool = self.registry.get(name);
         let mut images = Vec::new();
+        // What a server or the web wrote, its errors included, is untrusted; what the loop
+        // itself says (a timeout, a crash, a stop) is not.
+        let mut untrusted = match &end {
+            ToolEnd::Returned(Err(ToolError::Cancelled)) | ToolEnd::TimedOut | ToolEnd::Panicked(_) => None,
+            ToolEnd::Returned(_) => tool.filter(|t| t.untrusted_output()).map(|_| name.clone()),
+        };
         let (status, text) = match end {
             ToolEnd::TimedOut => {
                 let timeout = self.registry.get(name).and_then(|t| t.def().timeout).unwrap_or(self.config.tool_timeout);
@@ -74,6 +87,9 @@ impl Machine<'_> {
             ToolEnd::Panicked(what) => (ToolStatus::Error, format!("'{name}' crashed: {what}")),
             ToolEnd::Returned(Ok(output)) => {
                 images = output.images;
+                if untrusted.is_none() {
+                    untrusted = output.untrusted.map(|read| format!("{name} (which read {read})"));
+                }
                 (ToolStatus::Ok, output.text)
             }
             ToolEnd::Returned(Err(ToolError::Cancelled)) => {
@@ -86,6 +102,7 @@ impl Machine<'_> {
         };
         out.push(result_event(call, status, text.clone(), duration_ms, images.clone()));
         self.round.results[index] = Some((status, text, images));
+        self.round.untrusted[index] = untrusted;
         self.round.answer_chars += answer_chars;
         self.round.running -= 1;
         if self.round.running == 0 {
@@ -97,13 +114,14 @@ impl Machine<'_> {
     /// the history in call order; then the turn goes on, or ends.
     pub(super) fn finish_round(&mut self, cancelled: bool, out: &mut Vec<Effect>) {
         let round = std::mem::take(&mut self.round);
-        let Round { calls, slots, mut results, control_call, answer_chars, .. } = round;
+        let Round { calls, slots, mut results, mut untrusted, control_call, answer_chars, .. } = round;
         for (i, slot) in slots.iter().enumerate() {
             if let Slot::Duplicate(first) = slot
                 && let Some((status, text, images)) = results[*first].clone()
             {
                 out.push(result_event(&calls[i], status, text.clone(), 0, images.clone()));
                 results[i] = Some((status, text, images));
+                untrusted[i] = untrusted[*first].clone();
             }
         }
         for (i, call) in calls.iter().enumerate() {
@@ -117,8 +135,12 @@ impl Machine<'_> {
         self.turn_chars += answer_chars;
         // A control-taking tool that failed hands the turn back to the model, which sees the error.
         let took_control = control_call.is_some_and(|i| matches!(results[i], Some((ToolStatus::Ok, _, _))));
-        for (call, result) in calls.into_iter().zip(results) {
-            let (status, content, images) = result.unwrap_or((ToolStatus::Cancelled, String::new(), Vec::new()));
+        for ((call, result), source) in calls.into_iter().zip(results).zip(untrusted) {
+            let (status, mut content, images) = result.unwrap_or((ToolStatus::Cancelled, String::new(), Vec::new()));
+            if let Some(source) = source {
+                content = crate::egress::frame(&source, &content);
+                self.exposure.untrusted.get_or_insert(source);
+            }
             self.history.push(Message::Tool {
                 call_id: call.id,
                 name: call.name,
