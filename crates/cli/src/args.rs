@@ -303,6 +303,20 @@ pub(crate) enum ExportFormat {
 pub(crate) enum ToolsCmd {
     /// List tools with their source and status.
     List(ToolsListArgs),
+    /// Let a tool send data to sites and servers not used in a chat after the chat read
+    /// content from the web or a server, without asking first.
+    TrustEgress {
+        /// The tool.
+        name: String,
+        /// Confirm: it widens what Switchboard may do.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Ask again before the tool sends data to a new destination after untrusted content.
+    UntrustEgress {
+        /// The tool.
+        name: String,
+    },
     #[command(flatten)]
     Defined(Box<defined::DefinedCmd>),
 }

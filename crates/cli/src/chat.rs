@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
-use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
+use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
 use switchboard_core::{ErrorKind, FinishReason};
 use switchboard_service::ipc::{SendRequest, TurnChoices};
 use switchboard_service::{PreparedTurn, Service};
@@ -54,9 +54,14 @@ pub struct ChatArgs {
     /// Most tokens of the answer (over the profile's).
     #[arg(long, value_name = "TOKENS")]
     max_output_tokens: Option<u32>,
-    /// Run tools that would ask for approval without asking.
+    /// Run tools that would ask for approval without asking (not the egress question: see
+    /// --allow-egress).
     #[arg(long)]
     approve_all: bool,
+    /// Let tools send data to sites and servers not used in this chat after it read content
+    /// from the web or a server, without asking.
+    #[arg(long)]
+    allow_egress: bool,
     /// System prompt.
     #[arg(long)]
     system: Option<String>,
@@ -88,17 +93,34 @@ impl std::fmt::Display for TurnFailed {
 
 impl std::error::Error for TurnFailed {}
 
-/// Asks on the terminal when there is one; otherwise denies and says how to allow.
-struct TerminalApprover;
+/// Answers approvals: `--approve-all` the ordinary ones and `--allow-egress` the egress
+/// question, each only its own; the rest are asked on the terminal when there is one, and
+/// otherwise denied with how to allow them.
+struct TerminalApprover {
+    approve_all: bool,
+    allow_egress: bool,
+}
 
 impl Approver for TerminalApprover {
     fn decide(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
         async move {
+            let egress = request.egress.as_ref().map(|r| crate::render::safe(&r.describe()).to_string());
+            match &egress {
+                Some(_) if self.allow_egress => return ApprovalDecision::Once,
+                None if self.approve_all => return ApprovalDecision::Once,
+                _ => {}
+            }
             if !std::io::stdin().is_terminal() {
-                eprintln!(
-                    "'{}' needs approval and there is no terminal to ask; denied. Pass --approve-all to allow it.",
-                    crate::render::safe(&request.name)
-                );
+                match &egress {
+                    Some(why) => eprintln!(
+                        "'{}' was not run: {why} There is no terminal to ask; denied. Pass --allow-egress to allow it.",
+                        crate::render::safe(&request.name)
+                    ),
+                    None => eprintln!(
+                        "'{}' needs approval and there is no terminal to ask; denied. Pass --approve-all to allow it.",
+                        crate::render::safe(&request.name)
+                    ),
+                }
                 return ApprovalDecision::Deny;
             }
             let answer = tokio::task::spawn_blocking(move || {
@@ -106,8 +128,12 @@ impl Approver for TerminalApprover {
                     Some(preview) => format!("to do exactly this:\n\n{}\n", crate::render::safe(preview)),
                     None => format!("with arguments {}", crate::render::safe(&request.arguments)),
                 };
+                let (why, choices) = match &egress {
+                    Some(why) => (format!("\n{why}"), "[y] once  [c] this destination for this chat  [n] deny"),
+                    None => (String::new(), "[y] once  [c] for this chat  [a] always  [n] deny"),
+                };
                 eprint!(
-                    "\nAllow '{}' ({}) {what}?\n[y] once  [c] for this chat  [a] always  [n] deny: ",
+                    "{why}\nAllow '{}' ({}) {what}?\n{choices}: ",
                     crate::render::safe(&request.name),
                     crate::render::safe(&request.source.to_string()),
                 );
@@ -139,9 +165,14 @@ pub struct RegenerateArgs {
     /// Use this model instead of the one that answered.
     #[arg(long)]
     model: Option<String>,
-    /// Run tools that would ask for approval without asking.
+    /// Run tools that would ask for approval without asking (not the egress question: see
+    /// --allow-egress).
     #[arg(long)]
     approve_all: bool,
+    /// Let tools send data to sites and servers not used in this chat after it read content
+    /// from the web or a server, without asking.
+    #[arg(long)]
+    allow_egress: bool,
     /// Print one ChatEvent per line (exactly what the desktop UI receives).
     #[arg(long)]
     pub json: bool,
@@ -181,7 +212,12 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
         toolsets: args.toolsets,
     };
     let turn = service.prepare(request)?;
-    stream(service, turn, args.json, args.approve_all)
+    stream(
+        service,
+        turn,
+        args.json,
+        TerminalApprover { approve_all: args.approve_all, allow_egress: args.allow_egress },
+    )
 }
 
 pub fn regenerate(service: &Service, args: RegenerateArgs) -> anyhow::Result<ExitCode> {
@@ -197,15 +233,19 @@ pub fn regenerate(service: &Service, args: RegenerateArgs) -> anyhow::Result<Exi
         None
     };
     let turn = service.prepare_regenerate(&conversation, choices)?;
-    stream(service, turn, args.json, args.approve_all)
+    stream(
+        service,
+        turn,
+        args.json,
+        TerminalApprover { approve_all: args.approve_all, allow_egress: args.allow_egress },
+    )
 }
 
 /// Runs a prepared turn, printing it as it streams; Ctrl-C stops it.
-fn stream(service: &Service, turn: PreparedTurn, json: bool, approve_all: bool) -> anyhow::Result<ExitCode> {
+fn stream(service: &Service, turn: PreparedTurn, json: bool, approver: TerminalApprover) -> anyhow::Result<ExitCode> {
     let cancel = turn.cancel_token();
     let printer = Arc::new(LivePrinter::new(json));
-    let approver: Arc<dyn Approver> =
-        if approve_all { Arc::new(FixedApprover(ApprovalDecision::Once)) } else { Arc::new(TerminalApprover) };
+    let approver: Arc<dyn Approver> = Arc::new(approver);
 
     // Ctrl-C, SIGTERM and SIGHUP stop the turn (see `main::stop_on_signal`).
     let stop = cancel.clone();

@@ -168,6 +168,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Regenerate(args) => chat::regenerate(&service, args),
         Command::Conversations(cmd) => conversations(&service, cmd),
         Command::Tools(ToolsCmd::List(args)) => tools_list(&service, &args),
+        Command::Tools(ToolsCmd::TrustEgress { name, yes }) => {
+            let flag = Flag::new(yes, "--yes");
+            flag.check(service.set_tool_egress_exempt(&name, true, &flag)).map(|()| {
+                eprintln!("'{name}' may now send data to new destinations after untrusted content without asking.");
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Tools(ToolsCmd::UntrustEgress { name }) => service
+            .set_tool_egress_exempt(&name, false, &switchboard_service::confirm::Refuse)
+            .map(|()| {
+                eprintln!("'{name}' asks again before sending data to a new destination after untrusted content.");
+                ExitCode::SUCCESS
+            })
+            .map_err(Into::into),
         Command::Tools(ToolsCmd::Defined(cmd)) => defined::run(&service, *cmd),
         Command::Settings(cmd) => settings(&service, cmd),
         Command::Keys(cmd) => keys(&service, cmd),

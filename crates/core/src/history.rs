@@ -26,6 +26,8 @@ pub struct StoredCall {
     pub result: Option<(ToolStatus, String)>,
     /// Images of the result.
     pub images: Vec<ToolImage>,
+    /// The untrusted source its result came from (as the live turn framed it), if any.
+    pub untrusted: Option<String>,
 }
 
 /// What the model is told about a call whose result was never written (the app was killed or
@@ -63,7 +65,11 @@ pub fn assistant_messages(text: &str, calls: &[StoredCall], states: &[(u32, Prov
             state: state_of(iteration),
         });
         for c in group {
-            let (status, content) = c.result.clone().unwrap_or((ToolStatus::Cancelled, INTERRUPTED_RESULT.to_owned()));
+            let (status, content) = match (c.result.clone(), &c.untrusted) {
+                (Some((status, content)), Some(source)) => (status, crate::egress::frame(source, &content)),
+                (Some(result), None) => result,
+                (None, _) => (ToolStatus::Cancelled, INTERRUPTED_RESULT.to_owned()),
+            };
             out.push(Message::Tool {
                 call_id: c.id.clone(),
                 name: c.name.clone(),
@@ -92,6 +98,7 @@ mod tests {
     fn sc(id: &str, offset: usize, iteration: u32, result: Option<&str>) -> StoredCall {
         StoredCall {
             images: Default::default(),
+            untrusted: None,
             id: id.into(),
             name: "get_time".into(),
             arguments: "{}".into(),
@@ -131,6 +138,15 @@ mod tests {
             matches!(&msgs[3], Message::Assistant { text, tool_calls, .. } if text == "世界。" && tool_calls.len() == 1)
         );
         assert_eq!(msgs[5], Message::assistant("done", vec![]));
+    }
+
+    #[test]
+    fn an_untrusted_result_goes_back_framed_as_the_live_turn_sent_it() {
+        let call = StoredCall { untrusted: Some("web_fetch".into()), ..sc("a", 1, 1, Some("page")) };
+        let msgs = assistant_messages("x", &[call], &[]);
+        assert!(
+            matches!(&msgs[1], Message::Tool { content, .. } if *content == crate::egress::frame("web_fetch", "page"))
+        );
     }
 
     #[test]

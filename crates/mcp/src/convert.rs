@@ -26,6 +26,14 @@ pub struct Listed {
     pub fingerprint: String,
 }
 
+/// Whether a tool's annotations say it only reads (`readOnlyHint: true`) and reaches nothing
+/// beyond the server (`openWorldHint: false`). MCP's defaults are the opposite of both, so a
+/// missing hint counts as "may write" and "open world".
+pub fn closed_read_only(annotations: Option<&Value>) -> bool {
+    let hint = |name: &str| annotations.and_then(|a| a.get(name)).and_then(Value::as_bool);
+    hint("readOnlyHint") == Some(true) && hint("openWorldHint") == Some(false)
+}
+
 /// The registry name of a server's tool.
 pub fn tool_name(server: &str, tool: &str) -> String {
     format!("{server}__{tool}")

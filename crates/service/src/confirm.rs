@@ -35,6 +35,12 @@ pub enum Widening {
     },
     /// `web_fetch` would reach loopback, private-network and link-local addresses.
     LocalAddresses,
+    /// A tool would send data to destinations not used in a chat, after the chat read untrusted
+    /// content, without asking.
+    EgressExempt {
+        /// The tool.
+        tool: String,
+    },
     /// An MCP server's command would run (for the first time, or changed since it was allowed).
     RunCommand {
         /// The server's name.
@@ -146,6 +152,11 @@ impl Widening {
                 "The MCP server '{server}' has tools you have not approved as they are now. Offer them to \
                  the model as they are now?{}",
                 tools.iter().map(held_tool).collect::<String>()
+            ),
+            Widening::EgressExempt { tool } => format!(
+                "Let the tool '{tool}' send data to sites and servers not used in a chat without asking you, even \
+                 after the chat read content from the web or a server? A page or a server's answer could then make \
+                 the model send your chat's text anywhere through '{tool}'."
             ),
             Widening::LocalAddresses => "Let web_fetch reach addresses on this computer and your local network \
                  (localhost, 192.168.x.x, 10.x.x.x, cloud metadata)? Pages the model reads could then \

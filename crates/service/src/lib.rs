@@ -36,6 +36,7 @@ pub mod titles;
 pub mod tools;
 mod turn_setup;
 pub mod turns;
+mod untrusted;
 
 pub use confirm::{AlreadyConfirmed, Confirm, Refuse, Widening};
 pub use keys::KeychainAccess;

@@ -102,6 +102,9 @@ pub struct ToolPrefs {
     pub disabled: BTreeSet<String>,
     /// Approval policy overrides.
     pub approval: BTreeMap<String, ApprovalPolicy>,
+    /// Tools that may send data to a destination not used in the chat after it read untrusted
+    /// content, without asking (the person's choice, confirmed like every widening).
+    pub egress_exempt: BTreeSet<String>,
 }
 
 /// Loop limits; `None` keeps the engine's default.
@@ -278,6 +281,9 @@ impl Settings {
         if new.web.allow_local_addresses && !self.web.allow_local_addresses {
             out.push(Widening::LocalAddresses);
         }
+        for tool in new.tools.egress_exempt.difference(&self.tools.egress_exempt) {
+            out.push(Widening::EgressExempt { tool: tool.clone() });
+        }
         out
     }
 
@@ -287,6 +293,7 @@ impl Settings {
             tool_settings: ToolSettings {
                 disabled: self.tools.disabled.clone(),
                 approval: self.tools.approval.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+                egress_exempt: self.tools.egress_exempt.clone(),
             },
             ..EngineConfig::default()
         };

@@ -126,4 +126,23 @@ impl Service {
         }
         Ok(self.inner.store.set_disabled_tools(conversation_id, &set)?)
     }
+
+    /// Exempts a tool from the egress question (it may then send data to destinations not
+    /// used in a chat after the chat read untrusted content, without asking), or ends the
+    /// exemption. Exempting widens what the app may do, so it counts only when `confirm`
+    /// agrees (a native dialog, a typed flag); ending it needs no confirmation.
+    pub fn set_tool_egress_exempt(
+        &self,
+        tool: &str,
+        exempt: bool,
+        confirm: &dyn crate::confirm::Confirm,
+    ) -> Result<()> {
+        let mut settings = self.settings()?;
+        if exempt {
+            settings.tools.egress_exempt.insert(tool.to_owned());
+        } else {
+            settings.tools.egress_exempt.remove(tool);
+        }
+        self.update_settings_confirmed(&settings, confirm)
+    }
 }

@@ -9,8 +9,9 @@
 //! - **Capability stripping**: what the model refuses is not sent — sampling settings
 //!   (temperature, top-p) to OpenAI's reasoning models, reasoning controls to models without
 //!   reasoning — whoever set them (the profile, or the chat over it).
-//! - **Approvals**: the tools approved for the chat. A store that cannot say which is an error
-//!   of the turn, never taken for "none approved".
+//! - **Approvals**: the tools approved for the chat, and the destinations the person allowed
+//!   in it through the egress question. A store that cannot say which is an error of the turn,
+//!   never taken for "none approved".
 //! - **No tools**: a model known to take none is offered none, and the turn says so once, in
 //!   words for whoever reads it ([`Asker`]).
 //!
@@ -25,8 +26,10 @@ use crate::agents_file::{AgentConfig, AgentsFile};
 use crate::keys::TurnKeys;
 use crate::settings::Settings;
 use crate::{Result, Service};
+use std::collections::HashSet;
 use std::sync::Arc;
-use switchboard_core::{Engine, GenerationOptions, Secrets, TurnOptions};
+use switchboard_core::egress::CHAT_DESTINATION_PREFIX;
+use switchboard_core::{Engine, Exposure, GenerationOptions, Secrets, TurnOptions};
 use switchboard_providers::ModelCapabilities;
 use switchboard_store::ProviderProfile;
 
@@ -84,8 +87,18 @@ impl Service {
         let engine =
             Engine::new(setup.config, setup.registry, secrets).with_redactor(Arc::new(spec.keys.redactor().clone()));
         let caps = self.model_capabilities(spec.profile, spec.model);
+        // Destinations the person allowed through the egress question are kept with the chat's
+        // approved tools, under a prefix no tool name has.
+        let (destinations, approved_tools): (HashSet<String>, HashSet<String>) = self
+            .inner
+            .store
+            .approved_tools(spec.conversation_id)?
+            .into_iter()
+            .partition(|t| t.starts_with(CHAT_DESTINATION_PREFIX));
+        let known = destinations.iter().map(|d| d[CHAT_DESTINATION_PREFIX.len()..].to_owned()).collect();
         let options = TurnOptions {
-            approved_tools: self.inner.store.approved_tools(spec.conversation_id)?,
+            approved_tools,
+            exposure: Exposure { untrusted: None, known },
             generation: accepted_generation(&spec.profile.options.generation, spec.generation, caps),
             tools_unsupported: (caps.tools == Some(false)).then(|| no_tools(spec.model, spec.profile, spec.asker)),
             unavailable: setup.unavailable,

@@ -16,6 +16,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use switchboard_core::egress::CHAT_DESTINATION_PREFIX;
 use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
 use switchboard_core::{
     ApprovalPolicy, CancellationToken, ChatEvent, Engine, EventSink, Provider, TurnInput, TurnOptions, TurnOutcome,
@@ -40,6 +41,8 @@ impl Running {
 /// A call waiting for the UI's answer.
 struct PendingApproval {
     tool: String,
+    /// The egress question: "always" then means this destination for the chat, not the tool.
+    egress: bool,
     reply: oneshot::Sender<ApprovalDecision>,
 }
 
@@ -127,8 +130,10 @@ struct UiApprover {
 impl Approver for UiApprover {
     fn decide(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
         let (tx, rx) = oneshot::channel();
-        lock(&self.inner.turns.approvals)
-            .insert(request.call_id.clone(), PendingApproval { tool: request.name.clone(), reply: tx });
+        lock(&self.inner.turns.approvals).insert(
+            request.call_id.clone(),
+            PendingApproval { tool: request.name.clone(), egress: request.egress.is_some(), reply: tx },
+        );
         let call_id = request.call_id;
         async move {
             let decision = rx.await.unwrap_or(ApprovalDecision::Deny);
@@ -148,11 +153,22 @@ struct Remembering {
 impl Approver for Remembering {
     fn decide(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
         let conversation_id = request.conversation_id.clone();
-        let tool = request.name.clone();
+        // The egress question allows a destination, never the tool.
+        let tool = match &request.egress {
+            Some(reason) => {
+                format!("{CHAT_DESTINATION_PREFIX}{}", switchboard_core::egress::normal_host(&reason.destination))
+            }
+            None => request.name.clone(),
+        };
+        let egress = request.egress.is_some();
         // The shell's approver registers the question now, before the event goes out.
         let pending = self.shell.decide(request);
         async move {
-            let decision = pending.await;
+            let mut decision = pending.await;
+            if egress && decision == ApprovalDecision::Always {
+                // Not a tool's policy: the destination for this chat.
+                decision = ApprovalDecision::ForChat;
+            }
             if let Err(e) = self.service.remember_approval(&conversation_id, &tool, decision) {
                 // The decision still holds for this turn; only remembering it failed.
                 tracing::error!("the approval of '{tool}' could not be saved: {e}");
@@ -315,6 +331,17 @@ impl Service {
         })?;
         let mut options = built.options;
         options.unavailable = agent.gone.into_iter().chain(options.unavailable).collect();
+        // Earlier turns' untrusted results go back framed as they were sent, and taint this turn;
+        // the hosts the person named in the chat are destinations they have used.
+        let registry = built.engine.registry().clone();
+        let (history, untrusted) =
+            store.history_marked(&rows.conversation_id, &|call| crate::untrusted::stored(&registry, call))?;
+        options.exposure.untrusted = untrusted;
+        for message in &history {
+            if let switchboard_core::Message::User { text } = message {
+                options.exposure.learn_from_person(text);
+            }
+        }
         let input = TurnInput {
             conversation_id: rows.conversation_id.clone(),
             user_message_id: rows.user_message_id.clone(),
@@ -322,7 +349,7 @@ impl Service {
             provider_name: profile.name.clone(),
             model,
             system_prompt,
-            history: store.history(&rows.conversation_id)?,
+            history,
             options: TurnOptions {
                 use_tools: choices.use_tools,
                 forced: choices.forced,
@@ -436,11 +463,14 @@ impl Service {
         choice: ApprovalChoice,
         confirm: &dyn crate::confirm::Confirm,
     ) -> Result<()> {
-        let Some(tool) = lock(&self.inner.turns.approvals).get(call_id).map(|p| p.tool.clone()) else {
+        let Some((tool, egress)) = lock(&self.inner.turns.approvals).get(call_id).map(|p| (p.tool.clone(), p.egress))
+        else {
             return Err(Error::config(format!("No tool call '{call_id}' is waiting for approval.")));
         };
         let decision = match choice {
             ApprovalChoice::Once => ApprovalDecision::Once,
+            // Allowing a destination for the chat loosens no tool's policy: nothing to confirm.
+            ApprovalChoice::Chat | ApprovalChoice::Always if egress => ApprovalDecision::ForChat,
             ApprovalChoice::Chat => ApprovalDecision::ForChat,
             ApprovalChoice::Always => {
                 let change = crate::confirm::Widening::ToolApproval {

@@ -34,6 +34,7 @@ fn render() -> String {
         core::ToolImage,
         core::FindingKind,
         core::Finding,
+        core::EgressReason,
         core::ProviderState,
         core::ChatEvent,
         core::ReasoningEffort,

@@ -13,18 +13,31 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use std::sync::Weak;
 use std::time::Duration;
-use switchboard_core::{SourceStatus, Tool, ToolContext, ToolDef, ToolError, ToolOutput};
+use switchboard_core::{Egress, SourceStatus, Tool, ToolContext, ToolDef, ToolError, ToolOutput, ToolSource};
 
 /// One tool of a server.
 pub(super) struct McpTool {
     pub(super) def: ToolDef,
     pub(super) remote: String,
     pub(super) server: Weak<Shared>,
+    /// The server says the tool only reads and reaches nothing outside it (`readOnlyHint`
+    /// true and `openWorldHint` false): then its calls declare no egress.
+    pub(super) closed_read_only: bool,
 }
 
 impl Tool for McpTool {
     fn def(&self) -> &ToolDef {
         &self.def
+    }
+
+    /// Its arguments go to the server, and from there wherever the tool reaches; only a tool
+    /// that declares itself read-only and closed-world sends nothing out.
+    fn egress(&self, args: &serde_json::Value) -> Option<Egress> {
+        let ToolSource::Mcp { server } = &self.def.source else { return None };
+        (!self.closed_read_only).then(|| Egress {
+            destination: format!("the MCP server '{server}' (its tool '{}' may reach any site)", self.remote),
+            sends: args.to_string(),
+        })
     }
 
     fn call(&self, args: serde_json::Value, ctx: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {

@@ -158,7 +158,12 @@ impl Shared {
                     let mut def = l.def.clone();
                     def.prompt.clone_from(&prompt);
                     def.timeout = self.config.timeout.map(Duration::from_secs);
-                    offered.push(Arc::new(McpTool { def, remote: l.remote.clone(), server: self.weak.clone() }));
+                    offered.push(Arc::new(McpTool {
+                        def,
+                        remote: l.remote.clone(),
+                        server: self.weak.clone(),
+                        closed_read_only: convert::closed_read_only(l.annotations.as_ref()),
+                    }));
                     continue;
                 }
                 Some(_) => "its definition changed since you approved it",

@@ -48,6 +48,12 @@ impl AgentTool {
                 asker: Asker::Agent { instance: &instance },
             })
             .map_err(cannot)?;
+        // The child starts where its caller's context is: tainted when the caller's is (its
+        // question may carry what the caller read), knowing what the person has used.
+        let mut options = built.options;
+        let caller = ctx.exposure();
+        options.exposure.untrusted.clone_from(&caller.untrusted);
+        options.exposure.known.extend(caller.known.iter().cloned());
         let input = TurnInput {
             conversation_id: ctx.conversation_id.clone(),
             user_message_id: format!("{}/{instance}/question", ctx.call_id),
@@ -56,7 +62,7 @@ impl AgentTool {
             model: resolved.model.clone(),
             system_prompt: Instructions::SubAgent { agent: &config.instructions }.system_prompt(),
             history: vec![Message::User { text: question(&args) }],
-            options: built.options,
+            options,
         };
         let sink = Arc::new(Nesting {
             ctx: ctx.clone(),
@@ -71,6 +77,12 @@ impl AgentTool {
             .run_turn(resolved.provider.as_ref(), input, sink.clone(), approver, ctx.cancel.child_token())
             .await;
         let answer = sink.answer.lock().unwrap_or_else(|p| p.into_inner()).text();
+        // What the child read comes back with its answer: untrusted if any of it was.
+        let read = outcome.read_untrusted.clone();
+        let mark = |output: ToolOutput| match &read {
+            Some(source) => output.untrusted(source.clone()),
+            None => output,
+        };
         let so_far = |what: String| {
             if answer.trim().is_empty() { what } else { format!("{what} What it wrote before that:\n\n{answer}") }
         };
@@ -87,11 +99,11 @@ impl AgentTool {
                 if last.trim().is_empty() {
                     Err(ToolError::Failed(so_far(format!("{limit} without a final answer."))))
                 } else {
-                    Ok(ToolOutput::text(format!("{last}\n\n({limit}; this is what it had then.)")))
+                    Ok(mark(ToolOutput::text(format!("{last}\n\n({limit}; this is what it had then.)"))))
                 }
             }
             _ if answer.trim().is_empty() => Err(ToolError::Failed(format!("{instance} finished without an answer."))),
-            _ => Ok(ToolOutput::text(answer)),
+            _ => Ok(mark(ToolOutput::text(answer))),
         }
     }
 }

@@ -107,6 +107,17 @@ impl Store {
     /// text nor calls are left out, so right after [`Store::begin_turn`] it ends with the new
     /// user message.
     pub fn history(&self, conversation_id: &str) -> Result<Vec<Message>> {
+        Ok(self.history_marked(conversation_id, &|_| None)?.0)
+    }
+
+    /// [`Store::history`] with each result `untrusted` names a source for framed as untrusted
+    /// data (as the live turn sent it), and the first such source: the context is tainted.
+    pub fn history_marked(
+        &self,
+        conversation_id: &str,
+        untrusted: &dyn Fn(&StoredToolCall) -> Option<String>,
+    ) -> Result<(Vec<Message>, Option<String>)> {
+        let mut first = None;
         let mut out = Vec::new();
         for m in self.messages(conversation_id)? {
             match m.role {
@@ -119,6 +130,9 @@ impl Store {
                         .tool_calls
                         .into_iter()
                         .map(|c| StoredCall {
+                            untrusted: untrusted(&c).inspect(|source| {
+                                first.get_or_insert_with(|| source.clone());
+                            }),
                             images: c.result.as_ref().map(|r| r.images.clone()).unwrap_or_default(),
                             id: c.call_id,
                             name: c.name,
@@ -132,7 +146,7 @@ impl Store {
                 }
             }
         }
-        Ok(out)
+        Ok((out, first))
     }
 
     /// Every message of a conversation in order, with its tool calls and results: enough to redraw

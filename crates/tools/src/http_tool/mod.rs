@@ -446,6 +446,23 @@ impl Tool for HttpTool {
         let (masker, built) = self.build(args, &stand_ins).ok()?;
         Some(masker.mask(&built.text()))
     }
+
+    /// A call that may change something (every method but GET and HEAD) sends its request to
+    /// the tool's host: the person chose that host, but a write there can still publish what it
+    /// carries (a public issue, a shared channel), so after untrusted content it asks. Reads
+    /// of the person's own API declare nothing.
+    fn egress(&self, args: &Value) -> Option<switchboard_core::Egress> {
+        if matches!(self.config.method.as_str(), "GET" | "HEAD") {
+            return None;
+        }
+        let destination = match self.compiled.origin.clone() {
+            url::Origin::Tuple(_, host, _) => switchboard_core::egress::normal_host(&host.to_string()),
+            opaque => opaque.ascii_serialization(),
+        };
+        let sends = Tool::preview(self, args)
+            .unwrap_or_else(|| format!("{} {} with {args}", self.config.method, self.origin()));
+        Some(switchboard_core::Egress { destination, sends })
+    }
 }
 
 #[cfg(test)]

@@ -566,6 +566,22 @@ impl Tool for WebFetch {
         }
         .boxed()
     }
+
+    /// A page says whatever its author wants.
+    fn untrusted_output(&self) -> bool {
+        true
+    }
+
+    /// The URL leaves, query and all, to its host (the whole text when it names none, so an
+    /// odd URL is never taken for a known host).
+    fn egress(&self, args: &Value) -> Option<switchboard_core::Egress> {
+        let url = args.get("url")?.as_str()?.trim();
+        let destination = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(switchboard_core::egress::normal_host))
+            .unwrap_or_else(|| url.to_owned());
+        Some(switchboard_core::Egress { destination, sends: url.to_owned() })
+    }
 }
 
 #[cfg(test)]

@@ -503,6 +503,12 @@ impl Tool for WebSearch {
         }
         .boxed()
     }
+
+    /// Titles and snippets are what the pages' authors wrote. (The query itself goes only to
+    /// the search service the person set up, so it declares no egress.)
+    fn untrusted_output(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -66,6 +66,20 @@ kind: FindingKind,
  */
 reason: string, };
 
+export type EgressReason = { 
+/**
+ * Where the data would go (a host, or an MCP server).
+ */
+destination: string, 
+/**
+ * What would leave (cut to [`SENDS_SHOWN`] characters).
+ */
+sends: string, 
+/**
+ * The untrusted source the chat read (a tool's name, `agent__Scout (which read web_fetch)`).
+ */
+after: string, };
+
 export type ProviderState = { 
 /**
  * The provider kind that produced it (`anthropic`, `gemini`, `openai-responses`, ...).
@@ -177,7 +191,12 @@ arguments: string,
  * What the call will do in the tool's words (a command line, an HTTP request), when the
  * tool says more than its arguments.
  */
-preview?: string, } | { "type": "approvalResolved", 
+preview?: string, 
+/**
+ * Why it is asked although its policy or a grant would let it run: it would send data
+ * to a destination not used in this chat after the chat read untrusted content.
+ */
+egress?: EgressReason, } | { "type": "approvalResolved", 
 /**
  * Call id.
  */
@@ -917,7 +936,12 @@ disabled: Array<string>,
 /**
  * Approval policy overrides.
  */
-approval: { [key in string]: ApprovalPolicy }, };
+approval: { [key in string]: ApprovalPolicy }, 
+/**
+ * Tools that may send data to a destination not used in the chat after it read untrusted
+ * content, without asking (the person's choice, confirmed like every widening).
+ */
+egressExempt: Array<string>, };
 
 export type Limits = { 
 /**
