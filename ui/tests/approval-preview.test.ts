@@ -47,3 +47,43 @@ describe('approval preview', () => {
     expect(dialog.querySelector('details')).toBeNull();
   });
 });
+
+describe('approval egress', () => {
+  it('says plainly what would leave, where, and after reading what, with no "always"', async () => {
+    const app = await start();
+    app.requestApproval({
+      id: 'call_3',
+      name: 'web_fetch',
+      source: { kind: 'builtin' },
+      arguments: '{"url":"https://example.net/c?d=my%20notes"}',
+      egress: { destination: 'example.net', sends: 'https://example.net/c?d=my%20notes', after: 'web_fetch' },
+      session: app.current,
+    });
+    const dialog = await screen.findByTestId('approval-dialog');
+    expect(within(dialog).getByTestId('approval-egress').textContent?.trim()).toBe(
+      'This would send https://example.net/c?d=my%20notes to example.net, a destination not used in this chat, after the chat read output from web_fetch.',
+    );
+    expect(dialog.textContent).toContain('Send data out with web_fetch?');
+    const buttons = within(dialog).getAllByRole('button').map((b) => b.textContent?.trim());
+    expect(buttons).toContain('Allow example.net for this chat');
+    expect(buttons).not.toContain('Always allow');
+  });
+
+  it('puts a long body after the sentence', async () => {
+    const app = await start();
+    const body = `POST https://api.example.com/issues\n\n{"body": "${'x'.repeat(300)}"}`;
+    app.requestApproval({
+      id: 'call_4',
+      name: 'post_issue',
+      source: { kind: 'http' },
+      arguments: '{}',
+      egress: { destination: 'api.example.com', sends: body, after: 'notes__read' },
+      session: app.current,
+    });
+    const box = within(await screen.findByTestId('approval-dialog')).getByTestId('approval-egress');
+    expect(box.querySelector('p')?.textContent).toBe(
+      'This would send the text below to api.example.com, a destination not used in this chat, after the chat read output from notes__read.',
+    );
+    expect(box.querySelector('pre')?.textContent).toBe(body);
+  });
+});

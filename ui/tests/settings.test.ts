@@ -80,7 +80,7 @@ describe('the settings screen', () => {
     const sent = update.mock.calls[0]?.[0] as Settings;
     expect(sent).toEqual({
       defaultProvider: 'openai',
-      tools: { disabled: ['shell', 'web_fetch'], approval: {} },
+      tools: { disabled: ['shell', 'web_fetch'], approval: {}, egressExempt: [] },
       limits: { maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: null, idleTimeoutSecs: null },
       retry: { maxRetries: null, baseDelayMs: null },
       web: { searchBackend: 'tavily', searxngUrl: null, allowLocalAddresses: false },

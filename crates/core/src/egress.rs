@@ -43,6 +43,9 @@ pub struct EgressReason {
 /// The most characters of [`EgressReason::sends`] kept: enough to see what leaves.
 pub const SENDS_SHOWN: usize = 2000;
 
+/// What leaves is said inline up to this many bytes (on one line); longer, it follows the sentence.
+pub const INLINE_SENDS: usize = 200;
+
 impl EgressReason {
     /// The reason for `egress` after reading `after`.
     pub fn new(egress: &Egress, after: &str) -> Self {
@@ -54,11 +57,17 @@ impl EgressReason {
         Self { destination: egress.destination.clone(), sends, after: after.to_owned() }
     }
 
-    /// The question in words, for a terminal or a dialog.
+    /// The question in words, for a terminal (the UI's card says the same): what leaves inline
+    /// when it is one short line (a URL), else after the sentence.
     pub fn describe(&self) -> String {
+        let (what, block) = if self.sends.len() <= INLINE_SENDS && !self.sends.contains('\n') {
+            (self.sends.as_str(), String::new())
+        } else {
+            ("the text below", format!("\n\n{}", self.sends))
+        };
         format!(
-            "This would send {} to {}, a destination not used in this chat, after the chat read output from {}.",
-            self.sends, self.destination, self.after
+            "This would send {what} to {}, a destination not used in this chat, after the chat read output from {}.{block}",
+            self.destination, self.after
         )
     }
 }
@@ -191,6 +200,9 @@ mod tests {
     #[test]
     fn what_leaves_is_cut_for_the_question() {
         let egress = Egress { destination: "x.net".into(), sends: "a".repeat(SENDS_SHOWN + 5) };
-        assert_eq!(EgressReason::new(&egress, "t").sends.chars().count(), SENDS_SHOWN + 1);
+        let reason = EgressReason::new(&egress, "t");
+        assert_eq!(reason.sends.chars().count(), SENDS_SHOWN + 1);
+        assert!(reason.describe().starts_with("This would send the text below to x.net, a destination not used"));
+        assert!(reason.describe().contains("from t.\n\naaaa") && reason.describe().ends_with("a…"));
     }
 }

@@ -4,7 +4,7 @@
  * through the pure reducer, so a fast stream costs one model update and one render per frame.
  */
 import type { Backend, TurnHandlers } from '../ipc/backend';
-import type { ChatEvent, IpcError, SendRequest, ToolSource, TurnStarted } from '../ipc/bindings';
+import type { ChatEvent, EgressReason, IpcError, SendRequest, ToolSource, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
 import type { Scheduler } from '../util/frame';
@@ -30,6 +30,8 @@ export interface ApprovalRequest {
   arguments: string;
   /** What the call will do in the tool's words (a command line, an HTTP request). */
   preview?: string;
+  /** Why it is asked although it would otherwise run: data to a new destination after untrusted content. */
+  egress?: EgressReason;
   /** The sub-agent asking (`Scout[1]`, or `Lead[1] › Scout[2]` deeper down); none for the chat's own calls. */
   agent?: string;
   session: ChatSession;
@@ -268,7 +270,7 @@ export class ChatSession {
             const asked = nestedApproval(e);
             if (asked?.event.type === 'approvalRequested') {
               const q = asked.event;
-              this.host.requestApproval({ id: q.id, name: q.name, source: q.source, arguments: q.arguments, preview: q.preview, ...(asked.agent ? { agent: asked.agent } : {}), session: this });
+              this.host.requestApproval({ id: q.id, name: q.name, source: q.source, arguments: q.arguments, preview: q.preview, ...(q.egress ? { egress: q.egress } : {}), ...(asked.agent ? { agent: asked.agent } : {}), session: this });
             } else if (asked) {
               this.host.approvalResolved(asked.event.id);
             }

@@ -250,6 +250,18 @@ export class SettingsModel {
     if (ok) await this.toolsChanged();
   }
 
+  /**
+   * Lets a tool send data to new destinations after untrusted content without asking, or asks
+   * again. Letting it is a widening: the shell asks the person natively before it is saved.
+   */
+  async setToolEgressExempt(name: string, exempt: boolean): Promise<void> {
+    const ok = await this.save(`tool:${name}`, (s) => {
+      const rest = s.tools.egressExempt.filter((t) => t !== name);
+      s.tools.egressExempt = exempt ? [...rest, name] : rest;
+    });
+    if (ok) await this.toolsChanged();
+  }
+
   private async toolsChanged(): Promise<void> {
     await Promise.all([this.reloadTools(), this.host.loadTools()]);
   }

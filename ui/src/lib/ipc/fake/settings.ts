@@ -12,7 +12,7 @@ import { isHttpUrl } from './util';
 export function settingsSeed(opts: FakeOptions): Settings {
   return {
     defaultProvider: opts.noProviders ? null : 'openai',
-    tools: { disabled: ['shell'], approval: {} },
+    tools: { disabled: ['shell'], approval: {}, egressExempt: [] },
     limits: { maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: null, idleTimeoutSecs: null },
     retry: { maxRetries: null, baseDelayMs: null },
     web: { searchBackend: 'tavily', searxngUrl: null, allowLocalAddresses: false },
