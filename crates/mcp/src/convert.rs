@@ -230,6 +230,19 @@ mod tests {
     }
 
     #[test]
+    fn only_a_tool_that_says_it_is_read_only_and_closed_world_sends_nothing_out() {
+        assert!(closed_read_only(Some(&json!({"readOnlyHint": true, "openWorldHint": false}))));
+        for open in [
+            json!({"readOnlyHint": true}),
+            json!({"openWorldHint": false}),
+            json!({"readOnlyHint": "true", "openWorldHint": false}),
+        ] {
+            assert!(!closed_read_only(Some(&open)), "{open}");
+        }
+        assert!(!closed_read_only(None), "MCP's defaults: may write, open world");
+    }
+
+    #[test]
     fn a_fingerprint_sees_descriptions_schemas_and_annotations() {
         let a = json!({"name": "t", "description": "d", "inputSchema": {"type": "object"}});
         let mut b = a.clone();

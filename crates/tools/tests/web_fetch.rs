@@ -338,3 +338,14 @@ async fn cancelling_stops_a_fetch_promptly() {
     assert_eq!(e, ToolError::Cancelled);
     assert!(started.elapsed() < Duration::from_secs(2));
 }
+
+#[test]
+fn a_fetch_is_untrusted_and_declares_its_url_as_leaving_for_its_host() {
+    let tool = WebFetch::new(&WebToolsConfig::default());
+    assert!(tool.untrusted_output());
+    let egress = tool.egress(&json!({"url": "https://User@Evil.Example.com:8443/c?d=notes"})).unwrap();
+    assert_eq!(egress.destination, "evil.example.com");
+    assert_eq!(egress.sends, "https://User@Evil.Example.com:8443/c?d=notes");
+    let odd = tool.egress(&json!({"url": "not a url"})).unwrap();
+    assert_eq!(odd.destination, "not a url", "never taken for a known host");
+}

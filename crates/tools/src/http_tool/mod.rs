@@ -525,6 +525,12 @@ mod tests {
         assert!(!text.contains("sk-live") && !text.contains("s%2Bg"));
         // The loop's preview does not read keys, and says the same.
         assert_eq!(Tool::preview(&t, &args).unwrap(), text);
+        // A write sends that request to the tool's host: its egress, keys still masked.
+        let egress = Tool::egress(&t, &args).expect("a POST declares its egress");
+        assert_eq!((egress.destination.as_str(), egress.sends.as_str()), ("api.example.com", text.as_str()));
+        assert!(Tool::untrusted_output(&t), "what an HTTP API returns is untrusted");
+        let read = HttpTool::new(HttpToolConfig::new("list", "List.", "https://api.example.com/v1/items")).unwrap();
+        assert_eq!(Tool::egress(&read, &json!({})), None, "a read of the person's own API sends nothing new");
         let e = t.preview(&args, &Keys(vec![("sig", "x")])).unwrap_err();
         assert_eq!(
             e,
