@@ -66,6 +66,21 @@ describe('the settings screen', () => {
     expect(await screen.findByTestId('settings-section-data')).toBeTruthy();
   });
 
+  it('exempts a tool from the egress question through update_settings, and ends the exemption', async () => {
+    const { backend } = await start();
+    const update = vi.spyOn(backend, 'updateSettings');
+    await openSection('tools');
+    const box = byTestId<HTMLInputElement>('tool-egress-exempt-web_fetch');
+    expect(box.checked).toBe(false);
+    await fireEvent.click(box);
+    await waitFor(() => expect(update).toHaveBeenCalledTimes(1));
+    expect((update.mock.calls[0]?.[0] as Settings).tools.egressExempt).toEqual(['web_fetch']);
+    await waitFor(() => expect(byTestId<HTMLInputElement>('tool-egress-exempt-web_fetch').checked).toBe(true));
+    await fireEvent.click(byTestId<HTMLInputElement>('tool-egress-exempt-web_fetch'));
+    await waitFor(() => expect(update).toHaveBeenCalledTimes(2));
+    expect((update.mock.calls[1]?.[0] as Settings).tools.egressExempt).toEqual([]);
+  });
+
   it('saves a tool switch and an approval with update_settings, and the chat sees it', async () => {
     const { app, backend } = await start();
     const update = vi.spyOn(backend, 'updateSettings');
@@ -92,7 +107,7 @@ describe('the settings screen', () => {
 
     await setValue(byTestId<HTMLSelectElement>('tool-approval-get_time'), 'deny');
     await waitFor(() => expect(update).toHaveBeenCalledTimes(2));
-    expect((update.mock.calls[1]?.[0] as Settings).tools).toEqual({ disabled: ['shell', 'web_fetch'], approval: { get_time: 'deny' } });
+    expect((update.mock.calls[1]?.[0] as Settings).tools).toEqual({ disabled: ['shell', 'web_fetch'], approval: { get_time: 'deny' }, egressExempt: [] });
     await waitFor(() => expect(app.tools.find((t) => t.name === 'get_time')?.approval).toBe('deny'));
     expect(byTestId<HTMLSelectElement>('tool-approval-get_time').value).toBe('deny');
   });
