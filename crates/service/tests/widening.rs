@@ -201,3 +201,26 @@ fn allowing_local_addresses_needs_confirmation_and_turning_it_off_does_not() {
     service.update_settings(&settings).unwrap();
     service.unset_setting("web").unwrap();
 }
+
+#[test]
+fn exempting_a_tool_from_the_egress_question_needs_confirmation_and_ending_it_does_not() {
+    let service = Service::in_memory().unwrap();
+    let refuse = Recording::saying(false);
+    let err = service.set_tool_egress_exempt("web_fetch", true, &refuse).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Cancelled);
+    assert_eq!(refuse.asked(), [vec![Widening::EgressExempt { tool: "web_fetch".into() }]]);
+    assert!(err.message.contains("Let the tool 'web_fetch' send data to sites and servers not used in a chat"));
+    assert!(service.settings().unwrap().tools.egress_exempt.is_empty());
+    // The whole-settings path (the app's Settings screen) asks the same.
+    let mut settings = service.settings().unwrap();
+    settings.tools.egress_exempt.insert("web_fetch".into());
+    assert_eq!(service.update_settings(&settings).unwrap_err().kind, ErrorKind::Cancelled);
+
+    let agree = Recording::saying(true);
+    service.set_tool_egress_exempt("web_fetch", true, &agree).unwrap();
+    assert!(service.settings().unwrap().engine_config().tool_settings.egress_exempt.contains("web_fetch"));
+    let untouched = Recording::saying(false);
+    service.set_tool_egress_exempt("web_fetch", false, &untouched).unwrap();
+    assert!(untouched.asked().is_empty(), "narrowing asks nothing");
+    assert!(service.settings().unwrap().tools.egress_exempt.is_empty());
+}
