@@ -425,7 +425,7 @@ async fn after_a_page_was_read_a_fetch_to_a_new_host_asks_and_the_host_allowed_s
     }
 
     let (sink, mut rx) = channel_sink();
-    let started = service.send(SendRequest::text(None, &format!("Read {page}")), sink).unwrap();
+    let started = service.send(SendRequest::text(None, format!("Read {page}")), sink).unwrap();
     let mut asked = Vec::new();
     loop {
         let e = tokio::time::timeout(Duration::from_secs(10), rx.recv()).await.expect("turn stalled").unwrap();
