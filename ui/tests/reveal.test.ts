@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatEvent } from '../src/lib/ipc/bindings';
 import { reduce, pendingAssistant } from '../src/lib/model/message';
-import { REVEAL_CHARS_PER_FRAME, takeFrame } from '../src/lib/model/reveal';
+import { REVEAL_CHARS_PER_FRAME, REVEAL_MAX_FRAMES, frameBudget, takeFrame } from '../src/lib/model/reveal';
 
 const text = (t: string): ChatEvent => ({ type: 'textDelta', text: t });
 const call: ChatEvent = { type: 'toolCall', id: 'c1', name: 'get_time', source: { kind: 'builtin' }, arguments: '{}', textOffset: 3, iteration: 1, index: 0 };
@@ -69,5 +69,28 @@ describe('takeFrame', () => {
     const whole = q.reduce(reduce, pendingAssistant());
     const stepped = frames(q, REVEAL_CHARS_PER_FRAME).flat().reduce(reduce, pendingAssistant());
     expect(stepped).toEqual(whole);
+  });
+});
+
+describe('frameBudget', () => {
+  it('is the fixed budget for an ordinary backlog', () => {
+    expect(frameBudget([text('word '.repeat(2000))])).toBe(REVEAL_CHARS_PER_FRAME);
+  });
+
+  it('puts a backlog of any size on screen within REVEAL_MAX_FRAMES frames', () => {
+    const huge = 'x'.repeat(1 << 20); // a 1 MiB line in one burst
+    let rest: ChatEvent[] = [text(huge.slice(0, 1000)), call, text(huge.slice(1000)), { type: 'done', finishReason: 'stop', usage: { promptTokens: 1, completionTokens: 1 }, toolCallsMade: 0 } as ChatEvent];
+    let n = 0;
+    let shown = '';
+    let budget = 0;
+    while (rest.length > 0) {
+      budget = frameBudget(rest, budget);
+      const f = takeFrame(rest, budget);
+      for (const e of f.now) if (e.type === 'textDelta') shown += e.text;
+      rest = f.rest;
+      n++;
+    }
+    expect(shown).toBe(huge);
+    expect(n).toBeLessThanOrEqual(REVEAL_MAX_FRAMES + 2);
   });
 });

@@ -1440,3 +1440,61 @@ async fn p_an_agent_runs_two_sub_agents_whose_progress_nests_live_and_after_a_re
     app.close().await?;
     Ok(())
 }
+
+// ----- q. a pathological answer (a 1 MiB line with no break) is shown in full, live and reopened
+
+/// One line of 1 MiB with no space, hyphen or any other break opportunity.
+fn unbreakable_line() -> String {
+    "abcdefghijklmnopqrstuvwxyz0123456789".chars().cycle().take(1 << 20).collect()
+}
+
+/// The number of characters of the last assistant answer's text in its rendered blocks (a note the
+/// app adds about the shape of the text is not part of the answer), and how long that took in the
+/// page. `textContent`: the app lays out only the chunks of a huge text near the screen.
+const Q_SHOWN_JS: &str = "const ms = document.querySelectorAll('[data-testid=\"message\"][data-role=\"assistant\"]'); \
+     const m = ms[ms.length - 1]; if (!m) return null; const t0 = performance.now(); let n = 0; \
+     for (const md of m.querySelectorAll('[data-testid=\"message-text\"]')) { \
+       for (const el of md.children) if (!el.matches('.plain-note')) n += el.textContent.length; } \
+     return { n, status: m.dataset.status, ms: Math.round(performance.now() - t0) };";
+
+async fn q_wait_shown(app: &App, what: &str, len: usize, timeout: Duration) -> Result<Duration> {
+    let start = Instant::now();
+    let mut last = Value::Null;
+    while start.elapsed() < timeout {
+        last = app.js(Q_SHOWN_JS, vec![]).await?;
+        if last["n"].as_u64() == Some(len as u64) && last["status"] != "streaming" {
+            return Ok(start.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let shot = app.screenshot("timeout").await.map(|p| p.display().to_string()).unwrap_or_default();
+    anyhow::bail!("{what}: not fully shown after {timeout:?}: {last} of {len} characters (screenshot {shot})")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn q_a_one_mebibyte_line_is_shown_in_full_live_and_reopened() -> Result<()> {
+    // Before: the reveal put 2,000 characters on screen per frame (525 frames, each walking the
+    // whole text) and WebKit laid every chunk out again: 16 s here, minutes on slower machines.
+    let line = unbreakable_line();
+    let replies =
+        vec![slow(vec![Step::text(line.clone()), Step::finish("stop"), Step::usage(5, 300_000), Step::Done], 4096, 2)];
+    let Some(rig) = rig("q_huge_line", replies).await? else { return Ok(()) };
+    let app = rig.driver.launch("q").await?;
+    app.send_message("Print the dump").await?;
+    let took = q_wait_shown(&app, "the streamed answer", line.len(), Duration::from_secs(20)).await?;
+    println!("streamed 1 MiB line shown in full {took:?} after the send");
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the answer failed");
+    app.screenshot("1-live").await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+
+    let app = rig.driver.launch("q").await?;
+    let start = Instant::now();
+    app.wait_and_click(&format!("{} button.open", tid("conversation-item")), LONG).await?;
+    let took = q_wait_shown(&app, "the reopened answer", line.len(), Duration::from_secs(20)).await?;
+    println!("reopened 1 MiB line shown in full {:?} after the click", start.elapsed().max(took));
+    app.screenshot("2-reopened").await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}

@@ -7,11 +7,34 @@
  * per frame keeps every frame short; at 2,000 characters a frame the reveal still outruns any
  * model by far, so nothing visibly lags. Events apply in order, so a tool card never shows before
  * the text that precedes it, and `done` only after the last word.
+ *
+ * A fixed budget alone made a huge answer take as many frames as it has budgets (a 1 MiB line:
+ * 525 frames, each of which also walks the whole text once), so it was never shown in full in the
+ * real webview within minutes. `frameBudget` therefore grows with the backlog: whatever is queued
+ * goes on screen within about `REVEAL_MAX_FRAMES` frames, however large it is. Such a backlog is
+ * data (huge blocks are shown as plain text, markdown/plain.ts), whose cost per frame is bounded.
  */
 import type { ChatEvent } from '../ipc/bindings';
 
 /** Text (and reasoning) characters, in UTF-16 code units, put on screen per frame at most. */
 export const REVEAL_CHARS_PER_FRAME = 2000;
+
+/** A backlog of any size is on screen within about this many frames (half a second at 60 Hz). */
+export const REVEAL_MAX_FRAMES = 30;
+
+/**
+ * The budget of the next frame: `REVEAL_CHARS_PER_FRAME`, the queued text divided by
+ * `REVEAL_MAX_FRAMES` when that is more, and never less than the budget of the frame before
+ * (`previous`, 0 when the queue was empty): a backlog drains at the pace set when it arrived,
+ * not ever more slowly as it shrinks.
+ */
+export function frameBudget(queue: readonly ChatEvent[], previous = 0): number {
+  let queued = 0;
+  for (const e of queue) {
+    if (e.type === 'textDelta' || e.type === 'reasoningDelta') queued += e.text.length;
+  }
+  return Math.max(REVEAL_CHARS_PER_FRAME, Math.ceil(queued / REVEAL_MAX_FRAMES), previous);
+}
 
 /** Splits `text` near `at` without separating a surrogate pair. */
 function cut(text: string, at: number): number {

@@ -10,7 +10,7 @@ import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMe
 import type { Scheduler } from '../util/frame';
 import { uid } from '../util/id';
 import { loadMarkdown } from '../markdown/engine';
-import { REVEAL_CHARS_PER_FRAME, takeFrame } from '../model/reveal';
+import { frameBudget, takeFrame } from '../model/reveal';
 
 /** How many older messages one step up reads from the store. */
 export const OLDER_STORE_PAGE = 50;
@@ -56,6 +56,8 @@ interface LiveTurn {
   userKey: string;
   messageId: string | null;
   queue: ChatEvent[];
+  /** The text budget of the last frame while a backlog drains (`frameBudget`); 0 when the queue is empty. */
+  budget: number;
   scheduled: boolean;
   closed: boolean;
   finished: boolean;
@@ -202,6 +204,7 @@ export class ChatSession {
       userKey: uid('m'),
       messageId: null,
       queue: [],
+      budget: 0,
       scheduled: false,
       closed: false,
       finished: false,
@@ -243,13 +246,15 @@ export class ChatSession {
 
   /**
    * Applies the queued events one frame can show (at most `budget` characters of text, see
-   * `takeFrame`) as one model update, and leaves the rest for the next frame.
+   * `takeFrame`, `frameBudget`) as one model update, and leaves the rest for the next frame.
    */
-  private flush(t: LiveTurn, budget = REVEAL_CHARS_PER_FRAME): void {
+  private flush(t: LiveTurn, budget?: number): void {
     t.scheduled = false;
     if (t.finished) return;
-    const { now: events, rest } = takeFrame(t.queue, budget);
+    t.budget = budget ?? frameBudget(t.queue, t.budget);
+    const { now: events, rest } = takeFrame(t.queue, t.budget);
     t.queue = rest;
+    if (rest.length === 0) t.budget = 0;
     if (events.length > 0) {
       let model = this.messages.find((m) => m.key === t.assistantKey)?.model ?? pendingAssistant();
       let userId: string | null = null;
