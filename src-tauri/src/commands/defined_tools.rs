@@ -4,7 +4,7 @@
 //! Invariant: a tool that sends a key or runs a program is offered only after the person agrees
 //! in a native dialog.
 
-use super::{Result, asking, blocking, ipc};
+use super::{Result, asking, blocking, ipc, logged};
 use crate::platform::dialog::Confirmer;
 use serde_json::{Map, Value};
 use switchboard_service::Service;
@@ -17,13 +17,13 @@ use tauri::State;
 /// The tools people define without code (`tools.json`), each with where it stands.
 #[tauri::command]
 pub async fn defined_tools(service: State<'_, Service>) -> Result<DefinedToolsOverview> {
-    service.defined_tools().map_err(ipc)
+    logged("defined_tools", async move { service.defined_tools().map_err(ipc) }).await
 }
 
 /// One defined tool's whole definition, for editing it.
 #[tauri::command]
 pub async fn defined_tool_config(service: State<'_, Service>, name: String) -> Result<DefinedConfig> {
-    service.defined_tool_config(&name).map_err(ipc)
+    logged("defined_tool_config", async move { service.defined_tool_config(&name).map_err(ipc) }).await
 }
 
 /// Adds or replaces an HTTP tool. One that sends a key is offered only after the person agrees,
@@ -34,8 +34,11 @@ pub async fn add_http_tool(
     confirmer: State<'_, Confirmer>,
     config: HttpToolConfig,
 ) -> Result<DefinedToolInfo> {
-    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
-    blocking(move || s.add_http_tool(config, confirm.0.as_ref())).await
+    logged("add_http_tool", async move {
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        blocking(move || s.add_http_tool(config, confirm.0.as_ref())).await
+    })
+    .await
 }
 
 /// Adds or replaces a command tool. It is offered only after the person agrees to its exact
@@ -46,8 +49,11 @@ pub async fn add_command_tool(
     confirmer: State<'_, Confirmer>,
     config: CommandToolConfig,
 ) -> Result<DefinedToolInfo> {
-    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
-    blocking(move || s.add_command_tool(config, confirm.0.as_ref())).await
+    logged("add_command_tool", async move {
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        blocking(move || s.add_command_tool(config, confirm.0.as_ref())).await
+    })
+    .await
 }
 
 /// Shows what a waiting tool would be allowed in a native dialog and offers it if the person agrees.
@@ -57,29 +63,38 @@ pub async fn approve_defined_tool(
     confirmer: State<'_, Confirmer>,
     name: String,
 ) -> Result<DefinedToolInfo> {
-    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
-    blocking(move || s.approve_defined_tool(&name, confirm.0.as_ref())).await
+    logged("approve_defined_tool", async move {
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        blocking(move || s.approve_defined_tool(&name, confirm.0.as_ref())).await
+    })
+    .await
 }
 
 #[tauri::command]
 pub async fn remove_defined_tool(service: State<'_, Service>, name: String) -> Result<DefinedToolsOverview> {
-    let s = service.inner().clone();
-    blocking(move || s.remove_defined_tool(&name)).await?;
-    service.defined_tools().map_err(ipc)
+    logged("remove_defined_tool", async move {
+        let s = service.inner().clone();
+        blocking(move || s.remove_defined_tool(&name)).await?;
+        service.defined_tools().map_err(ipc)
+    })
+    .await
 }
 
 /// Runs an HTTP tool once with `args` (the person's own act): the exact request, keys masked,
 /// and what came back.
 #[tauri::command]
 pub async fn try_http_tool(service: State<'_, Service>, name: String, args: Map<String, Value>) -> Result<TryResult> {
-    service.try_http_tool(&name, Value::Object(args)).await.map(TryResult::from).map_err(ipc)
+    logged("try_http_tool", async move {
+        service.try_http_tool(&name, Value::Object(args)).await.map(TryResult::from).map_err(ipc)
+    })
+    .await
 }
 
 /// Reads an OpenAPI document (a file path or an http(s) URL) and converts it without keeping
 /// anything: its operations, servers, security schemes and what would be left out.
 #[tauri::command]
 pub async fn preview_openapi(service: State<'_, Service>, request: OpenApiRequest) -> Result<OpenApiPreview> {
-    service.preview_openapi(&request).await.map_err(ipc)
+    logged("preview_openapi", async move { service.preview_openapi(&request).await.map_err(ipc) }).await
 }
 
 /// Imports an OpenAPI document as tools. Operations that send a key are offered only after the
@@ -90,6 +105,9 @@ pub async fn import_openapi(
     confirmer: State<'_, Confirmer>,
     request: OpenApiRequest,
 ) -> Result<OpenApiImport> {
-    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
-    asking(move || async move { s.import_openapi(request, confirm.0.as_ref()).await }).await
+    logged("import_openapi", async move {
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        asking(move || async move { s.import_openapi(request, confirm.0.as_ref()).await }).await
+    })
+    .await
 }

@@ -4,7 +4,7 @@
 //! Invariant: a command line runs only after the person agrees to it in a native dialog, and an
 //! import reads only a config the service found itself (the page names the app, never a path).
 
-use super::{Result, asking, blocking, ipc};
+use super::{Result, asking, blocking, ipc, logged};
 use crate::platform::dialog::Confirmer;
 use crate::platform::opener::{Opener, SystemBrowser};
 use switchboard_core::ErrorKind;
@@ -15,7 +15,7 @@ use tauri::State;
 
 #[tauri::command]
 pub async fn mcp_servers(service: State<'_, Service>) -> Result<McpOverview> {
-    service.mcp_servers().map_err(ipc)
+    logged("mcp_servers", async move { service.mcp_servers().map_err(ipc) }).await
 }
 
 /// Adds or replaces an MCP server. A command line runs only after the person agrees to it in a
@@ -27,14 +27,20 @@ pub async fn mcp_add(
     name: String,
     config: ServerConfig,
 ) -> Result<McpServerInfo> {
-    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
-    asking(move || async move { s.mcp_add(&name, config, confirm.0.as_ref()).await }).await
+    logged("mcp_add", async move {
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        asking(move || async move { s.mcp_add(&name, config, confirm.0.as_ref()).await }).await
+    })
+    .await
 }
 
 #[tauri::command]
 pub async fn mcp_remove(service: State<'_, Service>, name: String) -> Result<McpOverview> {
-    service.mcp_remove(&name).await.map_err(ipc)?;
-    service.mcp_servers().map_err(ipc)
+    logged("mcp_remove", async move {
+        service.mcp_remove(&name).await.map_err(ipc)?;
+        service.mcp_servers().map_err(ipc)
+    })
+    .await
 }
 
 /// Enables (asking natively about a command not yet allowed) or disables a server.
@@ -45,8 +51,11 @@ pub async fn mcp_set_enabled(
     name: String,
     enabled: bool,
 ) -> Result<McpServerInfo> {
-    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
-    asking(move || async move { s.mcp_set_enabled(&name, enabled, confirm.0.as_ref()).await }).await
+    logged("mcp_set_enabled", async move {
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        asking(move || async move { s.mcp_set_enabled(&name, enabled, confirm.0.as_ref()).await }).await
+    })
+    .await
 }
 
 /// Shows a waiting server's command line in a native dialog and runs it if the person agrees.
@@ -56,13 +65,16 @@ pub async fn mcp_approve(
     confirmer: State<'_, Confirmer>,
     name: String,
 ) -> Result<McpServerInfo> {
-    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
-    asking(move || async move { s.mcp_approve(&name, confirm.0.as_ref()).await }).await
+    logged("mcp_approve", async move {
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        asking(move || async move { s.mcp_approve(&name, confirm.0.as_ref()).await }).await
+    })
+    .await
 }
 
 #[tauri::command]
 pub async fn mcp_restart(service: State<'_, Service>, name: String) -> Result<McpServerInfo> {
-    service.mcp_restart(&name).await.map_err(ipc)
+    logged("mcp_restart", async move { service.mcp_restart(&name).await.map_err(ipc) }).await
 }
 
 /// Offers tools whose definitions changed once the person agrees in a native dialog.
@@ -72,8 +84,11 @@ pub async fn mcp_approve_tools(
     confirmer: State<'_, Confirmer>,
     name: String,
 ) -> Result<McpServerInfo> {
-    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
-    blocking(move || s.mcp_approve_tools(&name, confirm.0.as_ref())).await
+    logged("mcp_approve_tools", async move {
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        blocking(move || s.mcp_approve_tools(&name, confirm.0.as_ref())).await
+    })
+    .await
 }
 
 /// Signs in to a remote MCP server that asks for it; resolves once the person finished in the
@@ -84,25 +99,31 @@ pub async fn mcp_sign_in(
     opener: State<'_, Opener>,
     name: String,
 ) -> Result<McpServerInfo> {
-    service.mcp_sign_in(&name, &SystemBrowser(opener.inner().clone())).await.map_err(ipc)
+    logged("mcp_sign_in", async move {
+        service.mcp_sign_in(&name, &SystemBrowser(opener.inner().clone())).await.map_err(ipc)
+    })
+    .await
 }
 
 #[tauri::command]
 pub async fn mcp_sign_out(service: State<'_, Service>, name: String) -> Result<McpServerInfo> {
-    service.mcp_sign_out(&name).await.map_err(ipc)
+    logged("mcp_sign_out", async move { service.mcp_sign_out(&name).await.map_err(ipc) }).await
 }
 
 /// The other apps' MCP configs found on this computer (Claude Desktop, Cursor).
 #[tauri::command]
 pub async fn mcp_import_sources(service: State<'_, Service>) -> Result<Vec<ImportSource>> {
-    Ok(service.mcp_import_sources())
+    logged("mcp_import_sources", async move { Ok(service.mcp_import_sources()) }).await
 }
 
 /// What importing another app's config would add. The page names the app, never a path.
 #[tauri::command]
 pub async fn mcp_import_preview(service: State<'_, Service>, app: String) -> Result<ImportPreview> {
-    let path = import_path(&service, &app)?;
-    service.mcp_import_preview(&path).map_err(ipc)
+    logged("mcp_import_preview", async move {
+        let path = import_path(&service, &app)?;
+        service.mcp_import_preview(&path).map_err(ipc)
+    })
+    .await
 }
 
 /// Imports another app's servers; their command lines are shown together in a native dialog.
@@ -112,9 +133,12 @@ pub async fn mcp_import(
     confirmer: State<'_, Confirmer>,
     app: String,
 ) -> Result<ImportPreview> {
-    let path = import_path(&service, &app)?;
-    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
-    asking(move || async move { s.mcp_import(&path, confirm.0.as_ref()).await }).await
+    logged("mcp_import", async move {
+        let path = import_path(&service, &app)?;
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        asking(move || async move { s.mcp_import(&path, confirm.0.as_ref()).await }).await
+    })
+    .await
 }
 
 /// The path of the config another app keeps, as the service found it; `NotFound` for an app it

@@ -4,7 +4,8 @@
 //! Invariants: every command returns [`IpcError`] on failure (a `kind` the UI can act on); a call
 //! that may touch a key store or show a native dialog runs on a blocking thread ([`blocking`],
 //! [`asking`]); `build.rs` reads the commands and the `generate_handler!` list below from this
-//! folder's source, so a command is declared by writing it here and listing it once.
+//! folder's source, so a command is declared by writing it here and listing it once. Each command's
+//! body runs inside [`logged`], so a call it refuses leaves a line in the log.
 
 use switchboard_core::ErrorKind;
 use switchboard_service::ipc::IpcError;
@@ -22,6 +23,8 @@ mod turns;
 
 /// Command result: the typed IPC error on failure.
 type Result<T> = std::result::Result<T, IpcError>;
+
+use crate::platform::refusals::logged;
 
 fn ipc(e: switchboard_service::Error) -> IpcError {
     e.into()

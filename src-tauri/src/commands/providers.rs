@@ -1,7 +1,7 @@
 //! Provider profiles: the list, their models, local servers found, a connection test, and adding
 //! or removing a profile (its key with it).
 
-use super::{Result, blocking, ipc};
+use super::{Result, blocking, ipc, logged};
 use crate::platform::dialog::Confirmer;
 use switchboard_service::Service;
 use switchboard_service::connection::DetectedServer;
@@ -10,22 +10,22 @@ use tauri::State;
 
 #[tauri::command]
 pub async fn list_providers(service: State<'_, Service>) -> Result<Vec<ProviderInfo>> {
-    service.providers().map_err(ipc)
+    logged("list_providers", async move { service.providers().map_err(ipc) }).await
 }
 
 #[tauri::command]
 pub async fn list_models(service: State<'_, Service>, provider: Option<String>) -> Result<Vec<String>> {
-    service.models(provider.as_deref()).await.map_err(ipc)
+    logged("list_models", async move { service.models(provider.as_deref()).await.map_err(ipc) }).await
 }
 
 #[tauri::command]
 pub async fn detect_local_servers(service: State<'_, Service>) -> Result<Vec<DetectedServer>> {
-    service.detect_local_servers().await.map_err(ipc)
+    logged("detect_local_servers", async move { service.detect_local_servers().await.map_err(ipc) }).await
 }
 
 #[tauri::command]
 pub async fn test_provider(service: State<'_, Service>, provider: Option<String>) -> Result<ConnectionReport> {
-    service.test_provider(provider.as_deref()).await.map_err(ipc)
+    logged("test_provider", async move { service.test_provider(provider.as_deref()).await.map_err(ipc) }).await
 }
 
 /// Saves a profile; moving one whose key is stored to another origin asks in a native dialog.
@@ -36,17 +36,23 @@ pub async fn add_provider(
     profile: ProviderProfile,
     make_default: bool,
 ) -> Result<Vec<ProviderInfo>> {
-    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
-    blocking(move || {
-        s.add_provider_confirmed(&profile, make_default, confirm.0.as_ref())?;
-        s.providers()
+    logged("add_provider", async move {
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        blocking(move || {
+            s.add_provider_confirmed(&profile, make_default, confirm.0.as_ref())?;
+            s.providers()
+        })
+        .await
     })
     .await
 }
 
 #[tauri::command]
 pub async fn remove_provider(service: State<'_, Service>, name: String) -> Result<Vec<ProviderInfo>> {
-    let s = service.inner().clone();
-    blocking(move || s.remove_provider_and_key(&name)).await?;
-    service.providers().map_err(ipc)
+    logged("remove_provider", async move {
+        let s = service.inner().clone();
+        blocking(move || s.remove_provider_and_key(&name)).await?;
+        service.providers().map_err(ipc)
+    })
+    .await
 }

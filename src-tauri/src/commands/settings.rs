@@ -1,6 +1,6 @@
 //! The settings file, read and replaced whole.
 
-use super::{Result, blocking, ipc};
+use super::{Result, blocking, ipc, logged};
 use crate::platform::dialog::Confirmer;
 use switchboard_service::Service;
 use switchboard_service::settings::Settings;
@@ -8,7 +8,7 @@ use tauri::State;
 
 #[tauri::command]
 pub async fn get_settings(service: State<'_, Service>) -> Result<Settings> {
-    service.settings().map_err(ipc)
+    logged("get_settings", async move { service.settings().map_err(ipc) }).await
 }
 
 /// Saves settings; a change that widens what the app may do is applied only after the person
@@ -19,10 +19,13 @@ pub async fn update_settings(
     confirmer: State<'_, Confirmer>,
     settings: Settings,
 ) -> Result<Settings> {
-    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
-    blocking(move || {
-        s.update_settings_confirmed(&settings, confirm.0.as_ref())?;
-        s.settings()
+    logged("update_settings", async move {
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        blocking(move || {
+            s.update_settings_confirmed(&settings, confirm.0.as_ref())?;
+            s.settings()
+        })
+        .await
     })
     .await
 }

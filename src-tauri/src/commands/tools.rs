@@ -1,6 +1,6 @@
 //! The tools a chat may call: every tool with its state, and a chat's own switches.
 
-use super::{Result, ipc};
+use super::{Result, ipc, logged};
 use switchboard_service::Service;
 use switchboard_service::ipc::ToolInfo;
 use tauri::State;
@@ -12,11 +12,14 @@ pub async fn list_tools(
     conversation_id: Option<String>,
     agent: Option<String>,
 ) -> Result<Vec<ToolInfo>> {
-    match (conversation_id, agent) {
-        (None, Some(agent)) => service.agent_tools(&agent),
-        (id, _) => service.tools(id.as_deref()),
-    }
-    .map_err(ipc)
+    logged("list_tools", async move {
+        match (conversation_id, agent) {
+            (None, Some(agent)) => service.agent_tools(&agent),
+            (id, _) => service.tools(id.as_deref()),
+        }
+        .map_err(ipc)
+    })
+    .await
 }
 
 #[tauri::command]
@@ -26,5 +29,8 @@ pub async fn set_chat_tool_disabled(
     name: String,
     disabled: bool,
 ) -> Result<()> {
-    service.set_chat_tool_disabled(&conversation_id, &name, disabled).map_err(ipc)
+    logged("set_chat_tool_disabled", async move {
+        service.set_chat_tool_disabled(&conversation_id, &name, disabled).map_err(ipc)
+    })
+    .await
 }

@@ -3,7 +3,7 @@
 //! Invariant: a turn's events travel over one `Channel<ChatEvent>` per turn; a closed window drops
 //! the channel while the turn goes on and is recorded.
 
-use super::{Result, blocking, ipc};
+use super::{Result, blocking, ipc, logged};
 use crate::platform::dialog::Confirmer;
 use std::sync::Arc;
 use switchboard_core::{ChatEvent, Coalescing, EventSink, coalesce};
@@ -36,12 +36,12 @@ pub async fn send_message(
     request: SendRequest,
     on_event: Channel<ChatEvent>,
 ) -> Result<TurnStarted> {
-    service.send(request, turn_sink(on_event)).map_err(ipc)
+    logged("send_message", async move { service.send(request, turn_sink(on_event)).map_err(ipc) }).await
 }
 
 #[tauri::command]
 pub async fn stop_turn(service: State<'_, Service>, message_id: String) -> Result<bool> {
-    Ok(service.stop(&message_id))
+    logged("stop_turn", async move { Ok(service.stop(&message_id)) }).await
 }
 
 /// Asks the last question again: with `choices` when the person picked new ones, else exactly
@@ -53,7 +53,8 @@ pub async fn regenerate(
     choices: Option<TurnChoices>,
     on_event: Channel<ChatEvent>,
 ) -> Result<TurnStarted> {
-    service.regenerate(&conversation_id, choices, turn_sink(on_event)).map_err(ipc)
+    logged("regenerate", async move { service.regenerate(&conversation_id, choices, turn_sink(on_event)).map_err(ipc) })
+        .await
 }
 
 #[tauri::command]
@@ -63,7 +64,10 @@ pub async fn resolve_approval(
     call_id: String,
     choice: ApprovalChoice,
 ) -> Result<()> {
-    // "Always" stops the tool asking: the person confirms that natively (a blocking dialog).
-    let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
-    blocking(move || s.resolve_approval_confirmed(&call_id, choice, confirm.0.as_ref())).await
+    logged("resolve_approval", async move {
+        // "Always" stops the tool asking: the person confirms that natively (a blocking dialog).
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        blocking(move || s.resolve_approval_confirmed(&call_id, choice, confirm.0.as_ref())).await
+    })
+    .await
 }
