@@ -5,6 +5,9 @@ use crate::ipc::ConversationView;
 use crate::{Error, OLDER_PAGE_MAX, OPEN_PAGE, Result, Service};
 use switchboard_store::{ConversationSummary, MessagePage};
 
+/// The most characters a title the person (or the page) sets may have.
+pub const MAX_TITLE_CHARS: usize = 300;
+
 impl Service {
     /// Conversations, newest first.
     pub fn conversations(&self) -> Result<Vec<ConversationSummary>> {
@@ -59,6 +62,9 @@ impl Service {
         let title = title.trim();
         if title.is_empty() {
             return Err(Error::config("A conversation title cannot be empty."));
+        }
+        if title.chars().count() > MAX_TITLE_CHARS {
+            return Err(Error::config(format!("A conversation title can have at most {MAX_TITLE_CHARS} characters.")));
         }
         Ok(self.inner.store.rename(id, title)?)
     }
