@@ -22,6 +22,8 @@ fn main() {
         handlers.extend(scan_handlers(&text));
     }
     println!("cargo:rerun-if-changed=src");
+    // The isolation app (hook.js, its generated commands.js) is embedded by `generate_context!`.
+    println!("cargo:rerun-if-changed=isolation");
 
     let mut out = String::from("/// An argument: its key as the webview sends it, and its Rust type.\n");
     out.push_str("pub type Arg = (&'static str, &'static str);\n");

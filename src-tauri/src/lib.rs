@@ -19,6 +19,7 @@ pub use commands::with_commands;
 pub use platform::dialog::{Confirmer, NativeDialog};
 pub use platform::navigation::navigation_allowed;
 pub use platform::opener::{OpenFn, Opener};
+pub use platform::refusals::CHECKED_KEY;
 
 /// Opens the data directory's database and builds the service the commands share. Keys come
 /// from the environment until the keychain is probed, after start-up.

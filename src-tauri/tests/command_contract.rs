@@ -2,7 +2,8 @@
 //! keys and result from the shell's source; this test checks that list against the shell running
 //! on Tauri's mock runtime (registered, allowed by the capabilities, reading exactly those keys)
 //! and that the UI's `ui/src/lib/ipc/commands.ts` is rendered from it. Regenerate that file with
-//! `UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract`.
+//! `UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract`, which also renders
+//! the isolation hook's allowlist (`src-tauri/isolation/commands.js`) from the same list.
 
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -17,6 +18,10 @@ use tauri::{App, WebviewWindow, WebviewWindowBuilder};
 include!(concat!(env!("OUT_DIR"), "/commands.rs"));
 
 const TS_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../ui/src/lib/ipc/commands.ts");
+const ALLOWLIST_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/isolation/commands.js");
+const CAPABILITY_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/capabilities/main.json");
+/// What the isolation hook sends for a call it refused; the page itself may not call it.
+const REFUSED: &str = "refused_call";
 
 fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
     let service =
@@ -33,6 +38,8 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
 }
 
 fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result<Value, String> {
+    // As the isolation hook sends it (src-tauri/isolation/hook.js): checked for this command.
+    let body = checked(cmd, body);
     get_ipc_response(
         webview,
         InvokeRequest {
@@ -251,4 +258,58 @@ fn ui_commands_are_fresh() {
         committed == fresh,
         "ui/src/lib/ipc/commands.ts is stale: run `UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract` and commit it"
     );
+}
+
+/// The isolation hook's allowlist: every command but `refused_call`, with its argument keys.
+fn render_allowlist() -> String {
+    let mut body = String::new();
+    for (name, args, _) in COMMANDS.iter().filter(|c| c.0 != REFUSED) {
+        let keys: Vec<String> = args.iter().map(|(k, _)| format!("'{k}'")).collect();
+        body.push_str(&format!("  {name}: [{}],\n", keys.join(", ")));
+    }
+    format!(
+        "// Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.\n\
+         // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract\n\
+         // The commands the isolation hook (hook.js) lets through, each with the argument keys it may carry.\n\
+         // eslint-disable-next-line no-unused-vars\n\
+         const SWITCHBOARD_COMMANDS = {{\n{body}}};\n"
+    )
+}
+
+#[test]
+fn the_isolation_allowlist_is_fresh() {
+    let fresh = render_allowlist();
+    if std::env::var_os("UPDATE_COMMANDS").is_some() {
+        std::fs::write(ALLOWLIST_PATH, &fresh).unwrap();
+        return;
+    }
+    let committed = std::fs::read_to_string(ALLOWLIST_PATH).unwrap_or_default();
+    assert!(
+        committed == fresh,
+        "src-tauri/isolation/commands.js is stale: run `UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract` and commit it"
+    );
+}
+
+#[test]
+fn the_capability_grants_the_allowlist_and_the_refusal_and_nothing_else_of_the_app() {
+    let cap: Value = serde_json::from_str(&std::fs::read_to_string(CAPABILITY_PATH).unwrap()).unwrap();
+    let granted: BTreeSet<String> = cap["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str())
+        .filter(|p| !p.contains(':'))
+        .map(str::to_owned)
+        .collect();
+    let expected: BTreeSet<String> = COMMANDS.iter().map(|c| format!("allow-{}", c.0.replace('_', "-"))).collect();
+    assert_eq!(granted, expected, "capabilities/main.json and the commands differ");
+    assert!(COMMANDS.iter().any(|c| c.0 == REFUSED), "`{REFUSED}` is gone: the isolation hook sends it");
+}
+
+/// `body` with the mark the isolation hook adds to a call it let through.
+fn checked(cmd: &str, mut body: Value) -> Value {
+    if let Value::Object(args) = &mut body {
+        args.insert(switchboard_desktop::CHECKED_KEY.to_owned(), Value::String(cmd.to_owned()));
+    }
+    body
 }

@@ -61,6 +61,8 @@ fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Resul
 }
 
 fn invoke_from(webview: &WebviewWindow<MockRuntime>, url: &str, cmd: &str, body: Value) -> Result<Value, Value> {
+    // As the isolation hook sends it (src-tauri/isolation/hook.js): checked for this command.
+    let body = checked(cmd, body);
     get_ipc_response(
         webview,
         InvokeRequest {
@@ -626,4 +628,12 @@ fn agents_and_toolsets_are_saved_listed_copied_and_removed_from_the_page() {
     let listed = invoke(&webview, "remove_toolset", json!({"name": "clock"})).unwrap();
     assert_eq!(listed, invoke(&webview, "agents", json!({})).unwrap());
     assert_eq!(listed["agents"], json!([]));
+}
+
+/// `body` with the mark the isolation hook adds to a call it let through.
+fn checked(cmd: &str, mut body: Value) -> Value {
+    if let Value::Object(args) = &mut body {
+        args.insert(switchboard_desktop::CHECKED_KEY.to_owned(), Value::String(cmd.to_owned()));
+    }
+    body
 }

@@ -1,6 +1,7 @@
-//! A call a command refuses (its own checks: invalid input, a widening change not confirmed)
-//! leaves one warn line in the app's log, naming the command and the reason and never an
-//! argument. Runs the shell on Tauri's mock runtime with the log written to a buffer.
+//! A call refused from the page leaves one warn line in the app's log, naming the command and
+//! the reason and never an argument: refused by the isolation hook (which sends `refused_call`
+//! instead, src-tauri/isolation/hook.js), or by the command's own checks (invalid input, a
+//! widening change not confirmed). Runs the shell on Tauri's mock runtime, logging to a buffer.
 
 use serde_json::{Value, json};
 use std::io::Write;
@@ -60,6 +61,8 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
 }
 
 fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result<Value, Value> {
+    // As the isolation hook sends it (src-tauri/isolation/hook.js): checked for this command.
+    let body = checked(cmd, body);
     get_ipc_response(
         webview,
         InvokeRequest {
@@ -76,6 +79,50 @@ fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Resul
 }
 
 #[test]
+fn a_call_the_isolation_hook_refused_fails_and_is_logged_by_name_and_reason() {
+    log();
+    let (_app, webview) = app();
+    let e = invoke(&webview, "refused_call", json!({ "command": "set_key", "reason": "unexpected argument `header`" }))
+        .unwrap_err();
+    assert_eq!(e["kind"], "badRequest", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("refused the call to `set_key`"), "{e}");
+    let lines = log_lines();
+    assert!(
+        lines.iter().any(|l| l.contains("WARN")
+            && l.contains("command=set_key")
+            && l.contains("reason=unexpected argument `header`")),
+        "no refusal line: {lines:#?}"
+    );
+}
+
+#[test]
+fn an_app_command_that_skipped_the_isolation_hook_is_refused_and_logged() {
+    log();
+    let (_app, webview) = app();
+    // An empty body (Tauri does not decrypt one) or a body checked for another command.
+    for (body, why) in [
+        (json!(null), "it did not pass the isolation hook"),
+        (json!({ "__switchboardChecked": "list_conversations" }), "checked for another command"),
+    ] {
+        let e = get_ipc_response(
+            &webview,
+            InvokeRequest {
+                cmd: "export_all".into(),
+                callback: CallbackFn(0),
+                error: CallbackFn(1),
+                url: "tauri://localhost".parse().unwrap(),
+                body: InvokeBody::Json(body),
+                headers: Default::default(),
+                invoke_key: INVOKE_KEY.to_string(),
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(why), "{e}");
+        assert!(log_lines().iter().any(|l| l.contains("command=export_all") && l.contains(why)), "{:#?}", log_lines());
+    }
+}
+
+#[test]
 fn a_call_a_command_refuses_is_logged_without_its_arguments() {
     log();
     let (_app, webview) = app();
@@ -85,12 +132,28 @@ fn a_call_a_command_refuses_is_logged_without_its_arguments() {
     // A link that is not http, https or mailto, carrying a secret.
     let e = invoke(&webview, "open_url", json!({ "url": format!("file:///home/me/{SECRET}") })).unwrap_err();
     assert_eq!(e["kind"], "badRequest", "{e}");
+    // A title longer than a title can be.
+    let e = invoke(
+        &webview,
+        "rename_conversation",
+        json!({ "id": "any", "title": format!("{SECRET}{}", "t".repeat(400)) }),
+    )
+    .unwrap_err();
+    assert_eq!(e["kind"], "config", "{e}");
     let lines = log_lines();
-    for command in ["set_key", "open_url"] {
+    for command in ["set_key", "open_url", "rename_conversation"] {
         assert!(
             lines.iter().any(|l| l.contains("WARN") && l.contains(&format!("command={command}"))),
             "no refusal line for {command}: {lines:#?}"
         );
     }
     assert!(!lines.iter().any(|l| l.contains(SECRET)), "a refusal line quotes an argument: {lines:#?}");
+}
+
+/// `body` with the mark the isolation hook adds to a call it let through.
+fn checked(cmd: &str, mut body: Value) -> Value {
+    if let Value::Object(args) = &mut body {
+        args.insert(switchboard_desktop::CHECKED_KEY.to_owned(), Value::String(cmd.to_owned()));
+    }
+    body
 }

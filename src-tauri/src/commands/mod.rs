@@ -17,6 +17,7 @@ mod defined_tools;
 mod keys;
 mod mcp;
 mod providers;
+mod refused;
 mod settings;
 mod tools;
 mod turns;
@@ -50,7 +51,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> switchboard_service::Re
 
 /// Registers the commands on a builder (shared by the app and the command tests).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.plugin(crate::platform::navigation::navigation_guard()).invoke_handler(tauri::generate_handler![
+    let handler: Box<dyn Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync> = Box::new(tauri::generate_handler![
         conversations::list_conversations,
         conversations::search_conversations,
         conversations::open_conversation,
@@ -113,5 +114,15 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         data::export_conversation,
         data::open_exports_folder,
         data::open_url,
-    ])
+        refused::refused_call,
+    ]);
+    // Every app command passed the isolation hook, or is refused here before it runs.
+    builder.plugin(crate::platform::navigation::navigation_guard()).invoke_handler(move |invoke| {
+        if let Some(refusal) = crate::platform::refusals::unchecked(invoke.message.command(), invoke.message.payload())
+        {
+            invoke.resolver.reject(refusal);
+            return true;
+        }
+        handler(invoke)
+    })
 }

@@ -1,8 +1,10 @@
 //! The trace a refused call leaves: one warn line in the app's log naming the command and the
 //! reason, so a person or a bug report can see that something in the page tried.
 //!
-//! Every command's body runs inside [`logged`]: a refusal by its own checks (invalid input, a
-//! widening change the person did not confirm) is logged on its way back to the page.
+//! Two sources: the isolation hook (`src-tauri/isolation/hook.js`), which turns a call it refuses
+//! into the `refused_call` command ([`refused_by_hook`]), and the commands' own checks: every
+//! command's body runs inside [`logged`], so a refusal (invalid input, a widening change the person
+//! did not confirm) is logged on its way back to the page.
 //!
 //! Invariants: a line never carries an argument's value (keys, header values, message text) —
 //! only the command's name, reduced to the characters a command name has, and the service's error
@@ -60,6 +62,38 @@ fn write(command: &str, reason: &str) {
     }
     l.written += 1;
     tracing::warn!(target: "switchboard::refused", command = %command_name(command), reason = %one_line(reason), "refused a call from the page");
+}
+
+/// The argument the isolation hook adds to every app command it lets through: the command's own
+/// name, inside the encrypted body (src-tauri/isolation/hook.js).
+pub const CHECKED_KEY: &str = "__switchboardChecked";
+
+/// Why an app command did not come through the isolation hook, or `None` when it did: its
+/// arguments carry [`CHECKED_KEY`] with its own name. Only the hook's frame can put it there
+/// (Tauri decrypts every non-empty body with a key the page never sees); without it the call came
+/// with an empty body, which Tauri does not decrypt, and with another name it is a body replayed
+/// under another command.
+pub fn unchecked(command: &str, payload: &tauri::ipc::InvokeBody) -> Option<IpcError> {
+    let checked = match payload {
+        tauri::ipc::InvokeBody::Json(serde_json::Value::Object(args)) => args.get(CHECKED_KEY),
+        _ => None,
+    };
+    let reason = match checked.and_then(serde_json::Value::as_str) {
+        Some(name) if name == command => return None,
+        Some(_) => "its arguments were checked for another command",
+        None => "it did not pass the isolation hook",
+    };
+    Some(refused_by_hook(command, reason))
+}
+
+/// A call the isolation hook refused: logged, and the error its caller gets.
+pub fn refused_by_hook(command: &str, reason: &str) -> IpcError {
+    write(command, reason);
+    IpcError {
+        kind: ErrorKind::BadRequest,
+        message: format!("The app refused the call to `{}`: {}.", command_name(command), one_line(reason)),
+        retryable: false,
+    }
 }
 
 /// Whether an error of `kind` means the command refused the call (its input is invalid, or the

@@ -1498,3 +1498,70 @@ async fn q_a_one_mebibyte_line_is_shown_in_full_live_and_reopened() -> Result<()
     app.close().await?;
     Ok(())
 }
+
+// ----- r. a script in the page meets the isolation hook: refused calls fail and leave a trace --
+
+/// Calls `invoke(cmd, args)` from the page as any script could, and returns how it ended.
+const R_INVOKE_JS: &str = "const [cmd, args, done] = arguments; \
+     window.__TAURI_INTERNALS__.invoke(cmd, args).then( \
+       (v) => done({ ok: true, value: JSON.stringify(v).slice(0, 200) }), \
+       (e) => done({ ok: false, error: typeof e === 'string' ? e : JSON.stringify(e) }));";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r_calls_the_isolation_hook_refuses_fail_and_are_logged_without_their_arguments() -> Result<()> {
+    let Some(rig) = rig("r_refused", vec![Reply::text("Still here.")]).await? else { return Ok(()) };
+    let app = rig.driver.launch("r").await?;
+    const SECRET: &str = "hunter2-SECRET-never-logged";
+    let calls = [
+        // Not a command of the app (and not in its capability).
+        ("plugin:shell|execute", json!({ "program": "sh", "args": ["-c", SECRET] }), "not a command of this app"),
+        // A key the command does not read, next to a secret.
+        ("set_key", json!({ "name": "openai", "value": SECRET, "header": SECRET }), "unexpected argument `header`"),
+        // An oversized argument.
+        ("search_conversations", json!({ "query": format!("{SECRET}{}", "x".repeat(3 << 20)) }), "longer than"),
+    ];
+    for (cmd, args, why) in &calls {
+        let v = app.js_async(R_INVOKE_JS, vec![json!(cmd), args.clone()]).await?;
+        ensure!(v["ok"] == json!(false), "`{cmd}` was not refused: {v}");
+        let error = v["error"].as_str().unwrap_or_default();
+        ensure!(error.contains("refused") && error.contains(why), "`{cmd}`: {error}");
+        ensure!(!error.contains(SECRET), "the refusal quotes an argument: {error}");
+    }
+    // The UI's own calls still go through.
+    app.send_message("Still there?").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the answer failed");
+    app.screenshot("1-after-refusals").await?;
+    app.close().await?;
+
+    // The app's log: its stderr, which the driver keeps in the data directory.
+    let log = std::fs::read_to_string(rig.data.path().join("tauri-driver.log"))?;
+    let log = without_ansi_colours(&log);
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("refused a call from the page")).collect();
+    for (cmd, _, why) in &calls {
+        ensure!(
+            lines.iter().any(|l| l.contains("WARN") && l.contains(&format!("command={cmd}")) && l.contains(why)),
+            "no refusal line for `{cmd}` in the app's log:\n{}",
+            lines.join("\n")
+        );
+    }
+    ensure!(!log.contains(SECRET), "the app's log quotes a refused call's argument");
+    Ok(())
+}
+
+/// `text` without the terminal colour sequences (`ESC [ ... m`) a log line may carry.
+fn without_ansi_colours(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

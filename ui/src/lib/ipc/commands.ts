@@ -63,6 +63,7 @@ export interface Commands {
   test_provider: { args: { provider?: string | null }; params: [provider?: string | null]; result: ConnectionReport };
   add_provider: { args: { profile: ProviderProfile; makeDefault: boolean }; params: [profile: ProviderProfile, makeDefault: boolean]; result: ProviderInfo[] };
   remove_provider: { args: { name: string }; params: [name: string]; result: ProviderInfo[] };
+  refused_call: { args: { command: string; reason: string }; params: [command: string, reason: string]; result: void };
   get_settings: { args: Record<string, never>; params: []; result: Settings };
   update_settings: { args: { settings: Settings }; params: [settings: Settings]; result: Settings };
   list_tools: { args: { conversationId?: string | null; agent?: string | null }; params: [conversationId?: string | null, agent?: string | null]; result: ToolInfo[] };
@@ -131,6 +132,7 @@ export const COMMANDS = {
   test_provider: ['provider'],
   add_provider: ['profile', 'makeDefault'],
   remove_provider: ['name'],
+  refused_call: ['command', 'reason'],
   get_settings: [],
   update_settings: ['settings'],
   list_tools: ['conversationId', 'agent'],
