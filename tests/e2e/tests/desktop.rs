@@ -1522,10 +1522,16 @@ async fn q_a_one_mebibyte_line_is_shown_in_full_live_and_reopened() -> Result<()
     let app = rig.driver.launch("q").await?;
     for (question, text) in &shapes {
         let open = format!(
-            "const b = [...document.querySelectorAll('{}')].find((e) => e.innerText.includes({})); b.querySelector('button.open').click(); return true;",
+            "const b = [...document.querySelectorAll('{}')].find((e) => e.innerText.includes({})); if (!b) return false; b.querySelector('button.open').click(); return true;",
             tid("conversation-item"),
             js_str(question)
         );
+        app.wait_for(
+            &format!("the conversation {question} in the list"),
+            &open.replace("b.querySelector('button.open').click(); ", ""),
+            LONG,
+        )
+        .await?;
         let start = Instant::now();
         app.js(&open, vec![]).await?;
         // The rendered text of Markdown is not its source: wait for the answer to be on screen,
