@@ -262,7 +262,7 @@ impl DataDir {
     }
 
     /// The environment tauri-driver (and so the app) runs with.
-    fn env(&self) -> Vec<(&'static str, OsString)> {
+    pub fn env(&self) -> Vec<(&'static str, OsString)> {
         let p = self.path();
         let mut env = vec![
             (switchboard_store::DATA_DIR_ENV, p.as_os_str().to_owned()),

@@ -1619,4 +1619,174 @@ fn without_ansi_colours(text: &str) -> String {
         }
     }
     out
+
+// ----- s. nothing a tool started outlives the app, closed or ended by SIGTERM -----------------
+
+/// What the fixture server leaves behind as it starts (tests/e2e/fixtures/procs_outlive_server.py).
+const R_KINDS: [&str; 5] = ["plain", "group", "setsid", "double", "escaped"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s_nothing_a_tool_started_outlives_the_app() -> Result<()> {
+    let Some(pre) = Prereqs::require("r_nothing_left_running") else { return Ok(()) };
+    let mock = MockServer::start(Script::new(vec![])).await;
+    let data = DataDir::new(&mock.base_url())?;
+    let python = switchboard_e2e::target_dir().join("mcp-venv/bin/python");
+    ensure!(python.exists(), "{} is missing: run scripts/mcp-servers.sh (scripts/setup.sh does)", python.display());
+    let fixtures = switchboard_e2e::repo_root().join("tests/e2e/fixtures");
+    // The server writes the pids here; each process it leaves has this path in its command line.
+    let procs = data.path().join("procs");
+    std::fs::create_dir_all(&procs)?;
+    data.add_mcp_server(
+        "procs",
+        switchboard_mcp::ServerConfig {
+            command: Some(python.display().to_string()),
+            args: vec![fixtures.join("procs_outlive_server.py").display().to_string(), procs.display().to_string()],
+            ..Default::default()
+        },
+    )?;
+    // Whatever the test finds left is killed when it ends, passed or failed.
+    let mut left = RLeftBehind(Vec::new(), procs.clone());
+
+    // (a) A person closes the window (a window manager's WM_DELETE_WINDOW): the app exits the
+    // ordinary way. Started without WebDriver: WebKitWebDriver SIGKILLs the app as soon as its
+    // last window goes (and when the session ends), before any exit code of the app can run.
+    let log = data.path().join("app-closed.log");
+    let out = std::fs::File::create(&log)?;
+    let mut app = tokio::process::Command::new(&pre.app);
+    app.envs(data.env()).env_remove("SWITCHBOARD_KEY_MOCK").stdin(std::process::Stdio::null());
+    for name in data.env_removed() {
+        app.env_remove(name);
+    }
+    let mut app = app.stdout(out.try_clone()?).stderr(out).kill_on_drop(true).spawn()?;
+    let pid = app.id().context("the app's pid")?;
+    let tree = s_tree_up(&procs).await?;
+    left.0.extend(tree.iter().map(|(_, pid)| *pid));
+    let asked = tokio::process::Command::new(&python)
+        .arg(fixtures.join("close_window.py"))
+        .arg(pid.to_string())
+        .output()
+        .await?;
+    ensure!(asked.status.success(), "closing the app's window: {}", String::from_utf8_lossy(&asked.stderr));
+    let status = tokio::time::timeout(Duration::from_secs(15), app.wait())
+        .await
+        .context("the app did not exit within 15 s of its window closing")??;
+    let closed_log = std::fs::read_to_string(&log).unwrap_or_default();
+    ensure!(status.success(), "the app closed with {status}:\n{closed_log}");
+    s_all_gone(&tree, &procs, "the app's window was closed", &closed_log).await?;
+
+    // (b) SIGTERM (a logout, `kill`, a service manager) to the app WebDriver drives: the same.
+    for kind in R_KINDS {
+        std::fs::remove_file(procs.join(format!("{kind}.pid")))?;
+    }
+    let driver = Driver::start(&pre, &data).await?;
+    let rig = Rig { driver, data, mock };
+    let app = rig.driver.launch("r-sigterm").await?;
+    // Settings -> MCP servers: the server is up and answered, not only started.
+    app.click(&tid("open-settings")).await?;
+    app.wait_and_click(&tid("settings-nav-mcp"), LONG).await?;
+    app.wait_for(
+        "the MCP server to be ready",
+        &format!(
+            "return !!document.querySelector('{}[data-name=\"procs\"][data-state=\"ready\"]');",
+            tid("mcp-server")
+        ),
+        LONG,
+    )
+    .await?;
+    let tree = s_tree_up(&procs).await?;
+    left.0.extend(tree.iter().map(|(_, pid)| *pid));
+    let pid = app.pid.context("the app's pid is not known")?;
+    let sent = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status()?;
+    ensure!(sent.success(), "kill -TERM {pid} failed: {sent}");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while let Some(stat) = r_running(pid) {
+        ensure!(
+            Instant::now() < deadline,
+            "the app did not exit within 15 s of SIGTERM: {stat}\n{}",
+            rig.driver.log_tail()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(app);
+    s_all_gone(&tree, &procs, "the app got SIGTERM", &rig.driver.log_tail()).await?;
+
+    // Neither exit logged an error of the app's or a panic (the driver's log holds the app's stderr).
+    let sigterm_log = std::fs::read_to_string(rig.data.path().join("tauri-driver.log")).unwrap_or_default();
+    for (how, log) in [("closed", &closed_log), ("SIGTERM", &sigterm_log)] {
+        let errors: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("panicked") || (l.contains("ERROR") && l.contains("switchboard")))
+            .collect();
+        ensure!(errors.is_empty(), "the app ({how}) logged errors:\n{}", errors.join("\n"));
+    }
+    Ok(())
+}
+
+/// Waits until every process the fixture server leaves has written its pid; returns them by kind.
+async fn s_tree_up(procs: &std::path::Path) -> Result<Vec<(&'static str, u32)>> {
+    let deadline = Instant::now() + LONG;
+    let mut tree = Vec::new();
+    for kind in R_KINDS {
+        let file = procs.join(format!("{kind}.pid"));
+        let pid = loop {
+            if let Some(pid) = std::fs::read_to_string(&file).ok().and_then(|s| s.trim().parse::<u32>().ok()) {
+                break pid;
+            }
+            ensure!(Instant::now() < deadline, "the server's {kind} process never wrote {}", file.display());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        ensure!(r_tree_process(pid, procs).is_some(), "the {kind} process {pid} is not running while the app runs");
+        tree.push((kind, pid));
+    }
+    Ok(tree)
+}
+
+/// Fails unless, within 10 s, none of `tree` is still running.
+async fn s_all_gone(tree: &[(&str, u32)], procs: &std::path::Path, after: &str, log: &str) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let running: Vec<String> = tree
+            .iter()
+            .filter_map(|&(kind, pid)| r_tree_process(pid, procs).map(|stat| format!("{kind} ({pid}): {stat}")))
+            .collect();
+        if running.is_empty() {
+            return Ok(());
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "10 s after {after}, processes a tool started are still running:\n{}\napp log:\n{log}",
+            running.join("\n")
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// `/proc/<pid>/stat` while `pid` runs (exists and is not a zombie).
+fn r_running(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let state = stat.rsplit_once(')')?.1.split_whitespace().next()?;
+    (state != "Z" && state != "X").then_some(stat)
+}
+
+/// Like [`r_running`], and only for a process of the fixture's tree (its command line names
+/// `procs`): a later process with the same pid is not one.
+fn r_tree_process(pid: u32, procs: &std::path::Path) -> Option<String> {
+    let cmdline = String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).ok()?).into_owned();
+    cmdline.contains(&procs.display().to_string()).then(|| r_running(pid)).flatten()
+}
+
+/// Processes of the fixture's tree (pids, and the folder their command lines name) the scenario
+/// kills when it ends, so a failure leaves nothing behind on the machine.
+struct RLeftBehind(Vec<u32>, std::path::PathBuf);
+
+impl Drop for RLeftBehind {
+    fn drop(&mut self) {
+        for pid in self.0.iter().filter(|&&pid| r_tree_process(pid, &self.1).is_some()) {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
 }
