@@ -261,7 +261,8 @@ impl DataDir {
         Ok(())
     }
 
-    /// The environment tauri-driver (and so the app) runs with.
+    /// The environment tauri-driver (and so the app) runs with; a test that starts the app itself
+    /// gives it the same.
     pub fn env(&self) -> Vec<(&'static str, OsString)> {
         let p = self.path();
         let mut env = vec![
