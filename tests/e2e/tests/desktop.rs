@@ -1627,7 +1627,7 @@ const R_KINDS: [&str; 5] = ["plain", "group", "setsid", "double", "escaped"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s_nothing_a_tool_started_outlives_the_app() -> Result<()> {
-    let Some(pre) = Prereqs::require("r_nothing_left_running") else { return Ok(()) };
+    let Some(pre) = Prereqs::require("s_nothing_left_running") else { return Ok(()) };
     let mock = MockServer::start(Script::new(vec![])).await;
     let data = DataDir::new(&mock.base_url())?;
     let python = switchboard_e2e::target_dir().join("mcp-venv/bin/python");
