@@ -1619,6 +1619,7 @@ fn without_ansi_colours(text: &str) -> String {
         }
     }
     out
+}
 
 // ----- s. nothing a tool started outlives the app, closed or ended by SIGTERM -----------------
 

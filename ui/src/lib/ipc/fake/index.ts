@@ -13,6 +13,7 @@ import type { Backend } from '../backend';
 import { agentCommands, agentsSeed } from './agents';
 import { conversationCommands, seedConversations } from './conversations';
 import { dataCommands } from './data';
+import { fakeOnlyError } from './errors';
 import { definedCommands, definedSeed } from './defined';
 import { keyCommands, keychainSeed, startKeychainProbe, storesSeed } from './keys';
 import { mcpCommands, mcpSeed } from './mcp';
@@ -59,5 +60,9 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     ...definedCommands(st),
     ...agentCommands(st),
     ...dataCommands(st),
+    // What the isolation hook sends instead of a call it refused: it always fails, as in the shell.
+    refusedCall: async (command: string, reason: string) => {
+      throw fakeOnlyError('badRequest', `The app refused the call to \`${command}\`: ${reason}.`);
+    },
   };
 }
