@@ -234,16 +234,19 @@ impl GuardedResolver {
         if ips.is_empty() {
             return Err(ResolveError::Lookup(host.to_owned(), "no addresses".into()));
         }
-        for ip in &ips {
-            if let Err(reason) = self.policy.check_ip(*ip) {
-                return Err(ResolveError::Blocked(Blocked {
-                    what: format!("{host} (which resolves to {ip})"),
-                    reason,
-                }));
-            }
-        }
+        check_addresses(&*self.policy, host, &ips).map_err(ResolveError::Blocked)?;
         Ok(ips)
     }
+}
+
+/// Checks every address `host` resolved to; the refusal names the host and the address.
+pub fn check_addresses(policy: &dyn AddressPolicy, host: &str, ips: &[IpAddr]) -> Result<(), Blocked> {
+    for ip in ips {
+        if let Err(reason) = policy.check_ip(*ip) {
+            return Err(Blocked { what: format!("{host} (which resolves to {ip})"), reason });
+        }
+    }
+    Ok(())
 }
 
 /// Why the guarded resolver gave no addresses.

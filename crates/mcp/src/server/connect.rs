@@ -125,7 +125,7 @@ impl Shared {
                     self.lock().challenge = auth_challenge(&e);
                     match reach.refusal() {
                         Some(refused) => ConnectError(format!("{url}: {refused}")),
-                        None => ConnectError(format!("{url}: {}", plain(&e.to_string()))),
+                        None => ConnectError(format!("{url}: {}{}", plain(&e.to_string()), reach.proxy_note(&e))),
                     }
                 })?;
                 self.introduced(&running);
