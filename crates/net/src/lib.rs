@@ -291,7 +291,8 @@ pub fn check_url(policy: &dyn AddressPolicy, url: &url::Url) -> Result<(), Block
 
 /// Whether `url` itself names this computer or a private network: `localhost` (or
 /// `*.localhost`), or an IP literal that is not a public internet address. What a name resolves
-/// to never counts, since whoever runs its DNS chooses that.
+/// to does not count here, since whoever runs its DNS chooses that (the MCP crate judges a
+/// server's own name by its first answer, pinned, in its `net` module).
 pub fn names_local_address(url: &url::Url) -> bool {
     match url.host() {
         Some(url::Host::Ipv4(ip)) => non_public_reason(IpAddr::V4(ip)).is_some(),
