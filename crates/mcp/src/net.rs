@@ -46,20 +46,27 @@ pub struct Network {
     /// Judges every address a public server (or its metadata) leads to. An address it refuses
     /// but [`LocalNetworkPolicy`] allows is a local one.
     pub policy: Arc<dyn AddressPolicy>,
-    /// Server host name → its class, from its first resolution (shared by every clone).
+    /// Server host name → its class, from its first resolution (shared by every clone; the
+    /// default network's is the whole run's).
     pins: Arc<Mutex<HashMap<String, Class>>>,
 }
 
 impl Network {
-    /// Servers reached through `resolver`, public ones judged by `policy`.
+    /// Servers reached through `resolver`, public ones judged by `policy`, with pins of their own.
     pub fn new(resolver: Arc<dyn Resolver>, policy: Arc<dyn AddressPolicy>) -> Network {
         Network { resolver, policy, pins: Arc::default() }
     }
 }
 
+/// The app's pins: one map for the whole run, so a server entry made again (edited, reloaded)
+/// keeps its host's first answer.
+static PINS: std::sync::LazyLock<Arc<Mutex<HashMap<String, Class>>>> = std::sync::LazyLock::new(Arc::default);
+
 impl Default for Network {
+    /// The system's resolver, public internet addresses, and the run's pins.
     fn default() -> Self {
-        Network::new(Arc::new(SystemResolver), Arc::new(StandardPolicy::default()))
+        let resolver: Arc<dyn Resolver> = Arc::new(SystemResolver);
+        Network { resolver, policy: Arc::new(StandardPolicy::default()), pins: Arc::clone(&PINS) }
     }
 }
 
@@ -422,7 +429,7 @@ mod tests {
     use super::*;
 
     fn server(url: &str) -> Arc<ServerPolicy> {
-        let network = Network::default();
+        let network = Network::new(Arc::new(SystemResolver), Arc::new(StandardPolicy::default()));
         Arc::clone(&Reach::new(url, &network).guard.policy)
     }
 
