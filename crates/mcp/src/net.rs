@@ -153,7 +153,8 @@ impl AddressPolicy for StaysLocal<'_> {
     fn check_ip(&self, ip: IpAddr) -> Result<(), &'static str> {
         if self.0.check_ip(ip).is_ok() {
             return Err("a public internet address, but the server's name resolved only to local addresses \
-                        earlier in this run (a name that changes sides is how DNS rebinding works)");
+                        earlier in this run (a name that changes sides is how DNS rebinding works; after \
+                        changing networks, such as a VPN, restart Switchboard)");
         }
         LocalNetworkPolicy.check_ip(ip)
     }
@@ -329,7 +330,8 @@ fn record(slot: &Mutex<Option<String>>, origin: &str, local: bool, blocked: &Blo
         format!(
             "refused to connect: {blocked}. The MCP server {origin} has an internet address (the first address \
              its name resolved to in this run, or its URL), so no request made for it (its own, or one its \
-             sign-in metadata points to) may reach this computer or a private network"
+             sign-in metadata points to) may reach this computer or a private network (after changing networks, \
+             such as a VPN, restart Switchboard)"
         )
     };
     *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
