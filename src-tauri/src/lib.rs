@@ -16,7 +16,7 @@ mod commands;
 mod platform;
 
 pub use commands::with_commands;
-pub use platform::dialog::{Confirmer, NativeDialog};
+pub use platform::dialog::{Confirmer, FilePicker, NativeDialog, PickFn};
 pub use platform::navigation::navigation_allowed;
 pub use platform::opener::{OpenFn, Opener};
 pub use platform::refusals::CHECKED_KEY;
@@ -71,6 +71,7 @@ pub fn run() {
         let service = service.clone();
         move |app| {
             app.manage(Confirmer(Arc::new(NativeDialog(app.handle().clone()))));
+            app.manage(FilePicker::native(app.handle().clone()));
             if let Some(window) = app.get_webview_window("main") {
                 window.set_title("Switchboard")?;
             }

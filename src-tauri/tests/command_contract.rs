@@ -31,6 +31,7 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
         // Says no to every widening change: this test only reads argument keys.
         .manage(switchboard_desktop::Confirmer(Arc::new(switchboard_service::Refuse)))
         .manage(switchboard_desktop::Opener(Arc::new(|_| Err("not in this test".into()))))
+        .manage(switchboard_desktop::FilePicker(Arc::new(|| None)))
         .build(switchboard_desktop::context())
         .unwrap();
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();

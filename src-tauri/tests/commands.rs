@@ -21,6 +21,8 @@ struct Person {
     asked: Mutex<Vec<String>>,
     /// What the system opener was handed.
     opened: Mutex<Vec<String>>,
+    /// The file they choose in the native file dialog (`None`: they cancel it).
+    chooses: Mutex<Option<std::path::PathBuf>>,
 }
 
 impl Confirm for Person {
@@ -41,7 +43,8 @@ fn app_with_store() -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service, S
 fn app_answering(answer: bool) -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service, Store, Arc<Person>) {
     let store = Store::open_in_memory().unwrap();
     let service = Service::new(store.clone(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
-    let person = Arc::new(Person { answer, asked: Mutex::default(), opened: Mutex::default() });
+    let person =
+        Arc::new(Person { answer, asked: Mutex::default(), opened: Mutex::default(), chooses: Mutex::default() });
     let opened = person.clone();
     let app = switchboard_desktop::with_commands(mock_builder())
         .manage(service.clone())
@@ -489,11 +492,16 @@ fn app_with_config_dir(answer: bool) -> (App<MockRuntime>, WebviewWindow<MockRun
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("switchboard.db")).unwrap();
     let service = Service::new(store, Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
-    let person = Arc::new(Person { answer, asked: Mutex::default(), opened: Mutex::default() });
+    let person =
+        Arc::new(Person { answer, asked: Mutex::default(), opened: Mutex::default(), chooses: Mutex::default() });
     let app = switchboard_desktop::with_commands(mock_builder())
         .manage(service)
         .manage(switchboard_desktop::Confirmer(person.clone()))
         .manage(switchboard_desktop::Opener(Arc::new(|_| Ok(()))))
+        .manage(switchboard_desktop::FilePicker({
+            let person = person.clone();
+            Arc::new(move || person.chooses.lock().unwrap().clone())
+        }))
         .build(switchboard_desktop::context())
         .unwrap();
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
@@ -579,9 +587,18 @@ fn an_openapi_document_is_previewed_then_imported_and_its_key_waits_for_the_pers
     });
     let path = dir.path().join("pets.json");
     std::fs::write(&path, doc.to_string()).unwrap();
-    let request = json!({"name": "pets", "source": path.to_str().unwrap(), "server": null, "keys": {}, "include": null, "allowLocalAddresses": false});
+    // The person chooses the file in the native dialog: the page gets its name and a pick, never its path.
+    *person.chooses.lock().unwrap() = Some(path.clone());
+    let choose = json!({"name": "pets", "source": {"kind": "chooseFile"}, "server": null, "keys": {}, "include": null, "allowLocalAddresses": false});
 
-    let preview = invoke(&webview, "preview_openapi", json!({"request": request})).unwrap();
+    let answer = invoke(&webview, "preview_openapi", json!({"request": choose})).unwrap();
+    assert_eq!(answer["file"]["name"], "pets.json", "{answer}");
+    assert!(!answer.to_string().contains(dir.path().to_str().unwrap()), "the page never sees the path: {answer}");
+    let pick = answer["file"]["pick"].clone();
+    let request = json!({"name": "pets", "source": {"kind": "picked", "pick": pick}, "server": null, "keys": {}, "include": null, "allowLocalAddresses": false});
+    // Read again by its pick: the same file, nothing asked.
+    assert_eq!(invoke(&webview, "preview_openapi", json!({"request": request})).unwrap(), answer);
+    let preview = &answer["preview"];
     assert_eq!(preview["title"], "Pets", "{preview}");
     let routes: Vec<&str> =
         preview["operations"].as_array().unwrap().iter().map(|o| o["route"].as_str().unwrap()).collect();
@@ -599,6 +616,39 @@ fn an_openapi_document_is_previewed_then_imported_and_its_key_waits_for_the_pers
     let listed = invoke(&webview, "defined_tools", json!({})).unwrap();
     let entry = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == "pets").cloned().unwrap_or_default();
     assert_eq!((&entry["kind"], &entry["state"]["state"]), (&json!("openApi"), &json!("needsApproval")), "{listed}");
+}
+
+#[test]
+fn the_page_cannot_have_a_local_file_read_as_an_openapi_document_unless_the_person_picks_it_natively() {
+    let (_app, webview, person, dir) = app_with_config_dir(false);
+    let path = dir.path().join("private.json");
+    let doc = json!({"openapi": "3.0.0", "info": {"title": "Private", "version": "1"}, "paths": {}});
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let path = path.to_str().unwrap().to_owned();
+    let request = |source: Value| json!({"request": {"name": "private", "source": source, "keys": {}}});
+    for command in ["preview_openapi", "import_openapi"] {
+        // A path as the source is not a request the window can send.
+        let err = invoke(&webview, command, request(json!(path))).unwrap_err();
+        assert!(err.to_string().contains("invalid args `request`"), "{command}: {err}");
+        // Nor is a path, or a file: URL, where a URL goes: refused, typed, and nothing read.
+        for url in [path.clone(), format!("file://{path}"), format!(" {path}")] {
+            let err = invoke(&webview, command, request(json!({"kind": "url", "url": url}))).unwrap_err();
+            assert_eq!(err["kind"], "config", "{command} {url}: {err}");
+            assert!(err["message"].as_str().unwrap().contains("Choose file"), "{err}");
+        }
+        // A pick the person never made (or a path in its place) is refused, not read.
+        for pick in [json!("pick-1"), json!(path)] {
+            let err = invoke(&webview, command, request(json!({"kind": "picked", "pick": pick}))).unwrap_err();
+            assert_eq!(err["kind"], "config", "{command}: {err}");
+            assert!(!err.to_string().contains("Private"), "{err}");
+        }
+        // The person cancels the native file dialog: nothing is read.
+        let err = invoke(&webview, command, request(json!({"kind": "chooseFile"}))).unwrap_err();
+        assert_eq!(err["kind"], "cancelled", "{command}: {err}");
+    }
+    assert!(person.asked.lock().unwrap().is_empty());
+    let listed = invoke(&webview, "defined_tools", json!({})).unwrap();
+    assert_eq!(listed["tools"], json!([]), "{listed}");
 }
 
 #[test]

@@ -54,6 +54,7 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
         .manage(service)
         .manage(switchboard_desktop::Confirmer(Arc::new(switchboard_service::Refuse)))
         .manage(switchboard_desktop::Opener(Arc::new(|_| Err("not in this test".into()))))
+        .manage(switchboard_desktop::FilePicker(Arc::new(|| None)))
         .build(switchboard_desktop::context())
         .unwrap();
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();

@@ -44,7 +44,7 @@ describe('Import OpenAPI', () => {
     const preview = vi.spyOn(backend, 'previewOpenapi');
     const form = await readDocument();
     const picker = await within(form).findByTestId('openapi-picker');
-    expect(preview).toHaveBeenCalledWith({ name: 'petstore', source: 'https://petstore.example.com/openapi.json', server: null, keys: {}, include: null, allowLocalAddresses: false });
+    expect(preview).toHaveBeenCalledWith({ name: 'petstore', source: { kind: 'url', url: 'https://petstore.example.com/openapi.json' }, server: null, keys: {}, include: null, allowLocalAddresses: false });
 
     expect(within(picker).getByTestId('openapi-title').textContent).toBe('Swagger Petstore');
     const server = within(picker).getByTestId('openapi-server') as HTMLSelectElement;
@@ -118,7 +118,7 @@ describe('Import OpenAPI', () => {
     await waitFor(() => expect(imp).toHaveBeenCalledTimes(1));
     expect(imp.mock.calls[0]?.[0]).toEqual({
       name: 'pets',
-      source: 'https://petstore.example.com/openapi.json',
+      source: { kind: 'url', url: 'https://petstore.example.com/openapi.json' },
       server: 'https://pets.internal/v2',
       keys: { api_key: 'petstore_key' },
       include: ['listPets', 'getPet'],
@@ -163,7 +163,7 @@ describe('Import OpenAPI', () => {
 
   it('a document that cannot be read shows why, inline, and no picker', async () => {
     await start({ previewOpenapi: () => Promise.reject({ kind: 'config', message: 'The document is not OpenAPI 3 or Swagger 2.', retryable: false }) });
-    const form = await readDocument('x', '/home/you/notes.json');
+    const form = await readDocument('x', 'https://example.com/notes.json');
     const error = await within(form).findByTestId('openapi-read-error');
     expect(error.textContent).toContain('not OpenAPI 3 or Swagger 2');
     expect(error.getAttribute('role')).toBe('alert');
@@ -173,7 +173,7 @@ describe('Import OpenAPI', () => {
     // An empty source is said before anything is asked.
     await setValue(within(form).getByTestId('openapi-source'), '');
     await fireEvent.submit(within(form).getByTestId('openapi-read-form'));
-    expect(within(form).getByTestId('openapi-read-error').textContent).toContain('path of an OpenAPI document');
+    expect(within(form).getByTestId('openapi-read-error').textContent).toContain('http(s) URL of an OpenAPI document');
   });
 
   it('Escape closes the form', async () => {
@@ -244,7 +244,9 @@ describe('the import’s helpers', () => {
   });
 
   it('keeps the document’s order and leaves out blank keys and an empty other server', () => {
-    const f = { name: ' n ', source: ' s ', allowLocal: false, server: OTHER_SERVER, otherServer: ' ', keys: { a: ' ', b: ' k ' } };
-    expect(importRequest(f, preview, new Set(['two', 'one']))).toEqual({ name: 'n', source: 's', server: null, keys: { b: 'k' }, include: ['one', 'two'], allowLocalAddresses: false });
+    const f = { name: ' n ', source: ' s ', file: null, allowLocal: false, server: OTHER_SERVER, otherServer: ' ', keys: { a: ' ', b: ' k ' } };
+    expect(importRequest(f, preview, new Set(['two', 'one']))).toEqual({ name: 'n', source: { kind: 'url', url: 's' }, server: null, keys: { b: 'k' }, include: ['one', 'two'], allowLocalAddresses: false });
+    // A chosen file is named by its pick, never by a path.
+    expect(importRequest({ ...f, file: { pick: 'pick-2', name: 'api.yaml' } }, preview, new Set(['one'])).source).toEqual({ kind: 'picked', pick: 'pick-2' });
   });
 });

@@ -5,6 +5,10 @@
 //! this module), the conversion itself `switchboard_tools::openapi`. This module imports and
 //! previews documents.
 //!
+//! The window names a document by an http(s) URL or by a file the person picked in the shell's
+//! native dialog ([`OpenApiWindowRequest`], [`PickedFiles`]), never by a path: a path from the
+//! page is never read. Only the CLI, whose paths the person typed, reads a path it is given.
+//!
 //! A document whose operations send keys is offered only once the person allowed those keys to
 //! go to its server ([`crate::confirm::Widening::OpenApiKeys`], remembered as `openapi:<name>` in the trust
 //! record); changing the server or the keys asks again.
@@ -264,5 +268,142 @@ impl Service {
             return Err(Error::config(format!("{source} is larger than 10 MB.")));
         }
         std::fs::read_to_string(path).map_err(|e| Error::config(format!("{source} could not be read: {e}")))
+    }
+}
+
+/// Where the window says a document comes from. Never a path: script in the page can call every
+/// command the window may call, so a local file is only ever one the person picked in the shell's
+/// native file dialog, named by the pick the shell handed back ([`PickedFiles`]). The CLI, whose
+/// paths the person typed, builds an [`OpenApiRequest`] itself.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum OpenApiSource {
+    /// An http(s) URL the app downloads (under the same address policy as `web_fetch`).
+    Url { url: String },
+    /// The shell asks the person to choose a file in its native dialog, then reads that one.
+    ChooseFile,
+    /// A file the person chose earlier, by the pick the preview returned.
+    Picked { pick: String },
+}
+
+/// How the window asks for a document to be previewed or imported: an [`OpenApiRequest`] whose
+/// source is an [`OpenApiSource`], never a path.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenApiWindowRequest {
+    /// The person's name for the API (letters, digits, '-', '_').
+    pub name: String,
+    /// Where the document comes from.
+    pub source: OpenApiSource,
+    /// The base URL to call instead of the document's.
+    #[serde(default)]
+    pub server: Option<String>,
+    /// Security scheme -> key store entry.
+    #[serde(default)]
+    pub keys: BTreeMap<String, String>,
+    /// Only these operations (tool names); `None`: the default selection.
+    #[serde(default)]
+    pub include: Option<BTreeSet<String>>,
+    /// Let its tools (and the download) reach this computer and the local network.
+    #[serde(default)]
+    pub allow_local_addresses: bool,
+}
+
+/// A file the person chose in the shell's native dialog, as the window sees it: the pick that
+/// names it in later calls and the file's name (never its path).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PickedFile {
+    /// What the window sends back ([`OpenApiSource::Picked`]) to mean this file.
+    pub pick: String,
+    /// The file's name, for the person.
+    pub name: String,
+}
+
+/// A preview for the window: the document's, and the file the person picked when it came from one.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenApiWindowPreview {
+    /// What the document holds.
+    pub preview: OpenApiPreview,
+    /// The picked file it was read from (`None` for a URL).
+    pub file: Option<PickedFile>,
+}
+
+/// How many picks are remembered; older ones are forgotten.
+const PICKS_KEPT: usize = 8;
+
+/// The files the person picked in the shell's native dialog, by pick. The shell keeps one for the
+/// window; the window only ever holds picks.
+///
+/// Invariant: every path in here came from the native dialog, never from the page; a pick the
+/// window sends that is not here is refused, never read as a path.
+#[derive(Default)]
+pub struct PickedFiles {
+    picks: std::sync::Mutex<std::collections::VecDeque<(String, std::path::PathBuf)>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl PickedFiles {
+    /// Remembers `path`, which the person chose in the native dialog, and names it by a new pick.
+    pub fn remember(&self, path: std::path::PathBuf) -> PickedFile {
+        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let pick = format!("pick-{n}");
+        let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let mut picks = self.picks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        picks.push_back((pick.clone(), path));
+        while picks.len() > PICKS_KEPT {
+            picks.pop_front();
+        }
+        PickedFile { pick, name }
+    }
+
+    /// The request the service reads for the window's `request`, and the picked file it names.
+    /// A URL must be http(s); a pick must be one the person made; [`OpenApiSource::ChooseFile`]
+    /// is the shell's to answer first (with [`PickedFiles::remember`]).
+    pub fn resolve(&self, request: OpenApiWindowRequest) -> Result<(OpenApiRequest, Option<PickedFile>)> {
+        let (source, file) = match request.source {
+            OpenApiSource::Url { url } => {
+                let url = url.trim();
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(Error::config(format!(
+                        "'{url}' is not an http(s) URL: to import a file on this computer, choose it with \"Choose file…\"."
+                    )));
+                }
+                (url.to_owned(), None)
+            }
+            OpenApiSource::Picked { pick } => {
+                let picks = self.picks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let Some((_, path)) = picks.iter().find(|(p, _)| *p == pick) else {
+                    return Err(Error::config(format!(
+                        "The file chosen as '{pick}' is no longer known: choose it again with \"Choose file…\"."
+                    )));
+                };
+                let name =
+                    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+                (path.display().to_string(), Some(PickedFile { pick, name }))
+            }
+            OpenApiSource::ChooseFile => {
+                return Err(Error::new(ErrorKind::Internal, "Choosing a file needs the app's file dialog."));
+            }
+        };
+        let OpenApiWindowRequest { name, server, keys, include, allow_local_addresses, .. } = request;
+        Ok((OpenApiRequest { name, source, server, keys, include, allow_local_addresses }, file))
+    }
+}
+
+impl Service {
+    /// [`Service::preview_openapi`] for the window: the source is a URL or a file the person picked.
+    pub async fn preview_openapi_for_window(
+        &self,
+        picks: &PickedFiles,
+        request: OpenApiWindowRequest,
+    ) -> Result<OpenApiWindowPreview> {
+        let (request, file) = picks.resolve(request)?;
+        Ok(OpenApiWindowPreview { preview: self.preview_openapi(&request).await?, file })
     }
 }

@@ -262,6 +262,19 @@ fn generate() -> Value {
         rt.block_on(s.preview_openapi(&request("/nowhere/missing.json"))),
         &[("source", "/nowhere/missing.json"), ("reason", &reason)],
     );
+    // The window names a document by a URL or a file the person picked, never by a path.
+    let picks = switchboard_service::openapi_docs::PickedFiles::default();
+    let window = |source: Value| from(json!({ "name": "petstore", "source": source }));
+    out.add(
+        "openApiNotUrl",
+        rt.block_on(s.preview_openapi_for_window(&picks, window(json!({ "kind": "url", "url": "/etc/hosts" })))),
+        &[("url", "/etc/hosts")],
+    );
+    out.add(
+        "openApiPickUnknown",
+        rt.block_on(s.preview_openapi_for_window(&picks, window(json!({ "kind": "picked", "pick": "pick-9" })))),
+        &[("pick", "pick-9")],
+    );
     out.add(
         "openApiName",
         rt.block_on(s.import_openapi(from(json!({ "name": "9 lives!", "source": "/nowhere/missing.json" })), &Refuse)),

@@ -5,13 +5,16 @@
 //! in a native dialog.
 
 use super::{Result, asking, blocking, ipc, logged};
-use crate::platform::dialog::Confirmer;
+use crate::platform::dialog::{Confirmer, FilePicker};
 use serde_json::{Map, Value};
+use switchboard_core::ErrorKind;
 use switchboard_service::Service;
 use switchboard_service::defined_tools::{
     CommandToolConfig, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, HttpToolConfig, TryResult,
 };
-use switchboard_service::openapi_docs::{OpenApiImport, OpenApiPreview, OpenApiRequest};
+use switchboard_service::openapi_docs::{
+    OpenApiImport, OpenApiSource, OpenApiWindowPreview, OpenApiWindowRequest, PickedFiles,
+};
 use tauri::State;
 
 /// The tools people define without code (`tools.json`), each with where it stands.
@@ -90,24 +93,58 @@ pub async fn try_http_tool(service: State<'_, Service>, name: String, args: Map<
     .await
 }
 
-/// Reads an OpenAPI document (a file path or an http(s) URL) and converts it without keeping
-/// anything: its operations, servers, security schemes and what would be left out.
+/// Reads an OpenAPI document and converts it without keeping anything: its operations, servers,
+/// security schemes and what would be left out. The document is an http(s) URL or a file the
+/// person chooses in the native file dialog (the preview names it by a pick and its file name);
+/// never a path from the page.
 #[tauri::command]
-pub async fn preview_openapi(service: State<'_, Service>, request: OpenApiRequest) -> Result<OpenApiPreview> {
-    logged("preview_openapi", async move { service.preview_openapi(&request).await.map_err(ipc) }).await
+pub async fn preview_openapi(
+    service: State<'_, Service>,
+    picker: State<'_, FilePicker>,
+    picks: State<'_, PickedFiles>,
+    request: OpenApiWindowRequest,
+) -> Result<OpenApiWindowPreview> {
+    logged("preview_openapi", async move {
+        let request = choose_file(&picker, &picks, request).await?;
+        service.preview_openapi_for_window(&picks, request).await.map_err(ipc)
+    })
+    .await
 }
 
-/// Imports an OpenAPI document as tools. Operations that send a key are offered only after the
-/// person agrees, in a native dialog, to the keys going to its server.
+/// Imports an OpenAPI document (a URL or a file the person picked) as tools. Operations that
+/// send a key are offered only after the person agrees, in a native dialog, to the keys going to
+/// its server.
 #[tauri::command]
 pub async fn import_openapi(
     service: State<'_, Service>,
     confirmer: State<'_, Confirmer>,
-    request: OpenApiRequest,
+    picker: State<'_, FilePicker>,
+    picks: State<'_, PickedFiles>,
+    request: OpenApiWindowRequest,
 ) -> Result<OpenApiImport> {
     logged("import_openapi", async move {
+        let request = choose_file(&picker, &picks, request).await?;
         let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        let (request, _) = picks.resolve(request).map_err(ipc)?;
         asking(move || async move { s.import_openapi(request, confirm.0.as_ref()).await }).await
     })
     .await
+}
+
+/// `request`, its [`OpenApiSource::ChooseFile`] answered by the person in the native file dialog
+/// (a cancelled dialog is `Cancelled`).
+async fn choose_file(
+    picker: &FilePicker,
+    picks: &PickedFiles,
+    mut request: OpenApiWindowRequest,
+) -> Result<OpenApiWindowRequest> {
+    if request.source == OpenApiSource::ChooseFile {
+        let pick = picker.clone();
+        let chosen = blocking(move || Ok((pick.0)())).await?;
+        let Some(path) = chosen else {
+            return Err(ipc(switchboard_service::Error::new(ErrorKind::Cancelled, "No file was chosen.")));
+        };
+        request.source = OpenApiSource::Picked { pick: picks.remember(path).pick };
+    }
+    Ok(request)
 }

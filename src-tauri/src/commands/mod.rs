@@ -116,13 +116,18 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         data::open_url,
         refused::refused_call,
     ]);
-    // Every app command passed the isolation hook, or is refused here before it runs.
-    builder.plugin(crate::platform::navigation::navigation_guard()).invoke_handler(move |invoke| {
-        if let Some(refusal) = crate::platform::refusals::unchecked(invoke.message.command(), invoke.message.payload())
-        {
-            invoke.resolver.reject(refusal);
-            return true;
-        }
-        handler(invoke)
-    })
+    // Every app command passed the isolation hook, or is refused here before it runs. The files
+    // the person picked for the window live as long as the app.
+    builder
+        .manage(switchboard_service::openapi_docs::PickedFiles::default())
+        .plugin(crate::platform::navigation::navigation_guard())
+        .invoke_handler(move |invoke| {
+            if let Some(refusal) =
+                crate::platform::refusals::unchecked(invoke.message.command(), invoke.message.payload())
+            {
+                invoke.resolver.reject(refusal);
+                return true;
+            }
+            handler(invoke)
+        })
 }

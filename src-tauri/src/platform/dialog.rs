@@ -1,7 +1,8 @@
-//! The native dialog that confirms changes widening what the app may do.
+//! The native dialogs: the one that confirms changes widening what the app may do, and the file
+//! dialog in which the person chooses a local file for the window.
 //!
-//! Invariant: the answer comes from the person in a window the page can neither draw nor click,
-//! never from anything the page sends; the dialog blocks its thread, so it is only ever shown from
+//! Invariant: the answer (and the chosen file) comes from the person in a window the page can
+//! neither draw nor click, never from anything the page sends; the dialog blocks its thread, so it is only ever shown from
 //! a blocking thread (`commands::blocking`, `commands::asking`).
 
 use std::sync::Arc;
@@ -37,5 +38,33 @@ impl Confirm for NativeDialog {
             dialog = dialog.parent(&window);
         }
         dialog.blocking_show()
+    }
+}
+
+/// Who chooses a local file for the window: the app manages the native file dialog
+/// ([`FilePicker::native`]); the command tests manage one that answers as the test says. Never a
+/// path the page sends: the page only ever gets back a pick and the file's name.
+#[derive(Clone)]
+pub struct FilePicker(pub Arc<PickFn>);
+
+/// Asks the person to choose a file (an OpenAPI document); `None` when they cancel. Blocks until
+/// they answer: only ever called on a blocking thread.
+pub type PickFn = dyn Fn() -> Option<std::path::PathBuf> + Send + Sync;
+
+impl FilePicker {
+    /// The native file dialog, which the page can neither draw nor fill in.
+    pub fn native(app: tauri::AppHandle) -> Self {
+        FilePicker(Arc::new(move || {
+            use tauri_plugin_dialog::DialogExt;
+            let mut dialog = app
+                .dialog()
+                .file()
+                .set_title("Choose an OpenAPI document")
+                .add_filter("OpenAPI document", &["json", "yaml", "yml"]);
+            if let Some(window) = app.get_webview_window("main") {
+                dialog = dialog.set_parent(&window);
+            }
+            dialog.blocking_pick_file().and_then(|f| f.into_path().ok())
+        }))
     }
 }

@@ -1535,6 +1535,54 @@ servers: Array<string>,
  */
 notes: Array<string>, };
 
+export type OpenApiSource = { "kind": "url", url: string, } | { "kind": "chooseFile" } | { "kind": "picked", pick: string, };
+
+export type OpenApiWindowRequest = { 
+/**
+ * The person's name for the API (letters, digits, '-', '_').
+ */
+name: string, 
+/**
+ * Where the document comes from.
+ */
+source: OpenApiSource, 
+/**
+ * The base URL to call instead of the document's.
+ */
+server: string | null, 
+/**
+ * Security scheme -> key store entry.
+ */
+keys: { [key in string]: string }, 
+/**
+ * Only these operations (tool names); `None`: the default selection.
+ */
+include: Array<string> | null, 
+/**
+ * Let its tools (and the download) reach this computer and the local network.
+ */
+allowLocalAddresses: boolean, };
+
+export type OpenApiWindowPreview = { 
+/**
+ * What the document holds.
+ */
+preview: OpenApiPreview, 
+/**
+ * The picked file it was read from (`None` for a URL).
+ */
+file: PickedFile | null, };
+
+export type PickedFile = { 
+/**
+ * What the window sends back ([`OpenApiSource::Picked`]) to mean this file.
+ */
+pick: string, 
+/**
+ * The file's name, for the person.
+ */
+name: string, };
+
 export type NestedEvent = { 
 /**
  * The instance, `Name[i]`.

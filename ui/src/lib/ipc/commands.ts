@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatInstructions, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiPreview, OpenApiRequest, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatInstructions, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -38,8 +38,8 @@ export interface Commands {
   approve_defined_tool: { args: { name: string }; params: [name: string]; result: DefinedToolInfo };
   remove_defined_tool: { args: { name: string }; params: [name: string]; result: DefinedToolsOverview };
   try_http_tool: { args: { name: string; args: { [key: string]: unknown } }; params: [name: string, args: { [key: string]: unknown }]; result: TryResult };
-  preview_openapi: { args: { request: OpenApiRequest }; params: [request: OpenApiRequest]; result: OpenApiPreview };
-  import_openapi: { args: { request: OpenApiRequest }; params: [request: OpenApiRequest]; result: OpenApiImport };
+  preview_openapi: { args: { request: OpenApiWindowRequest }; params: [request: OpenApiWindowRequest]; result: OpenApiWindowPreview };
+  import_openapi: { args: { request: OpenApiWindowRequest }; params: [request: OpenApiWindowRequest]; result: OpenApiImport };
   list_keys: { args: Record<string, never>; params: []; result: KeyInfo[] };
   set_key: { args: { name: string; value: string }; params: [name: string, value: string]; result: KeyInfo };
   delete_key: { args: { name: string }; params: [name: string]; result: KeyInfo };

@@ -14,8 +14,8 @@ import type {
   IpcError,
   JsonValue,
   OpenApiImport,
-  OpenApiPreview,
-  OpenApiRequest,
+  OpenApiWindowPreview,
+  OpenApiWindowRequest,
   TryResult,
 } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
@@ -87,8 +87,8 @@ export class DefinedModel {
     return 'error' in out ? out : { info: out.value };
   }
 
-  /** Reads and converts an OpenAPI document without keeping anything, or says why it cannot. */
-  async previewOpenApi(request: OpenApiRequest): Promise<Outcome<OpenApiPreview>> {
+  /** Reads and converts an OpenAPI document (a URL, or a file the shell's native dialog chooses) without keeping anything, or says why it cannot. */
+  async previewOpenApi(request: OpenApiWindowRequest): Promise<Outcome<OpenApiWindowPreview>> {
     try {
       return { value: await this.api.previewOpenapi(request) };
     } catch (e) {
@@ -97,7 +97,7 @@ export class DefinedModel {
   }
 
   /** Imports an OpenAPI document (the shell asks about its keys in its own dialog); the list follows. */
-  importOpenApi(request: OpenApiRequest): Promise<Outcome<OpenApiImport>> {
+  importOpenApi(request: OpenApiWindowRequest): Promise<Outcome<OpenApiImport>> {
     return this.changed(() => this.api.importOpenapi(request));
   }
 

@@ -7,7 +7,7 @@ import type { Backend } from '../backend';
 import type { CommandToolConfig, DefinedToolInfo, IpcError, DefinedToolsOverview, HttpToolConfig, ToolInfo, TryResult } from '../bindings';
 import { BUILTIN_TOOLS, OTHER_TOOLS, tool } from './catalog';
 import { ipcError } from './errors';
-import { openApiInfo, openApiPreview, type FakeOpenApi } from './openapi';
+import { openApiInfo, openApiPreview, openApiWindowPreview, resolveOpenApi, type FakeOpenApi } from './openapi';
 import type { FakeState } from './state';
 import { isHttpUrl } from './util';
 
@@ -232,16 +232,18 @@ export function definedCommands(st: FakeState): Pick<
       return { request, ok: JSON.stringify({ ok: true, tool: name, args }, null, 2), error: null };
     },
     async previewOpenapi(request) {
-      return openApiPreview(request);
+      return openApiWindowPreview(st.openApiPicks, request);
     },
-    async importOpenapi(request) {
-      if (!/^[A-Za-z0-9_-]{1,48}$/.test(request.name)) throw ipcError('openApiName', { name: request.name });
+    async importOpenapi(asked) {
+      if (!/^[A-Za-z0-9_-]{1,48}$/.test(asked.name)) throw ipcError('openApiName', { name: asked.name });
+      const { request, file } = resolveOpenApi(st.openApiPicks, asked);
       const preview = openApiPreview(request);
       const unknown = request.include?.find((t) => !preview.operations.some((o) => o.tool === t));
       if (unknown) throw ipcError('openApiOperation', { tool: unknown });
       // Written down, as the service does, so the default selection never changes under it.
       const include = preview.operations.filter((o) => o.selected).map((o) => o.tool);
-      const doc: FakeOpenApi = { request: structuredClone({ ...request, include }), allowed: false };
+      const source = file ? `/home/you/${file.name}` : request.source.kind === 'url' ? request.source.url.trim() : '';
+      const doc: FakeOpenApi = { request: structuredClone({ ...request, include }), source, allowed: false };
       const i = openApiDocs.findIndex((d) => d.request.name === request.name);
       if (i >= 0) openApiDocs[i] = doc;
       else openApiDocs.push(doc);

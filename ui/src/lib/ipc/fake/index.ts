@@ -40,6 +40,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     imported: new Set(),
     defined: definedSeed(),
     openApiDocs: [],
+    openApiPicks: [],
     agentsFile: agentsSeed(),
     profiles: profilesSeed(opts),
     stale: new Set(opts.noProviders ? [] : ['lmstudio']),

@@ -1,6 +1,10 @@
-/** OpenAPI documents in the fake: every source reads as one canned Petstore document. */
-import type { DefinedToolInfo, OpenApiOperation, OpenApiPreview, OpenApiRequest } from '../bindings';
-import { ipcError } from './errors';
+/**
+ * OpenAPI documents in the fake: every source reads as one canned Petstore document. Like the
+ * shell, it never reads a path from the page: a file is one "chosen" in the (fake) native dialog,
+ * named afterwards by its pick.
+ */
+import type { DefinedToolInfo, OpenApiOperation, OpenApiPreview, OpenApiWindowPreview, OpenApiWindowRequest, PickedFile } from '../bindings';
+import { fakeOnlyError, ipcError } from './errors';
 import { isHttpUrl } from './util';
 
 /** The canned document every source reads as: 40 operations, more than the 30 selected by default. */
@@ -30,14 +34,45 @@ function openApiKeyName(document: string, scheme: string): string {
   return (s || 'openapi').slice(0, 64);
 }
 
-/** Why a file that is not there cannot be read (this system's words, as the service quotes them). */
-const NO_SUCH_FILE = 'No such file or directory (os error 2)';
+/** The file the fake's native dialog "chooses". */
+export const FAKE_PICKED_FILE = 'petstore.yaml';
 
-/** Like the service's preview: the canned document, read from any absolute path or http(s) URL. */
-export function openApiPreview(request: OpenApiRequest): OpenApiPreview {
-  const source = request.source.trim();
-  // The service reads anything else as a file path; a file the fake has not got is one it cannot read.
-  if ((!isHttpUrl(source) && !source.startsWith('/')) || source.includes('missing')) throw ipcError('openApiUnreadable', { source, reason: NO_SUCH_FILE });
+/** The files chosen so far, by pick (`pick-1` is the first). */
+export type FakePicks = string[];
+
+/**
+ * Like the shell's `choose_file` and the service's `PickedFiles::resolve`: a request whose source
+ * is a file is answered by the (fake) native dialog; a URL must be http(s); a pick must be one made.
+ */
+export function resolveOpenApi(picks: FakePicks, request: OpenApiWindowRequest): { request: OpenApiWindowRequest; file: PickedFile | null } {
+  const source = request.source;
+  if (source.kind === 'chooseFile') {
+    picks.push(FAKE_PICKED_FILE);
+    const pick = `pick-${picks.length}`;
+    return { request: { ...request, source: { kind: 'picked', pick } }, file: { pick, name: FAKE_PICKED_FILE } };
+  }
+  if (source.kind === 'url') {
+    if (!isHttpUrl(source.url.trim())) throw ipcError('openApiNotUrl', { url: source.url.trim() });
+    return { request, file: null };
+  }
+  const name = /^pick-[1-9][0-9]*$/.test(source.pick) ? picks[Number(source.pick.slice(5)) - 1] : undefined;
+  if (name === undefined) throw ipcError('openApiPickUnknown', { pick: source.pick });
+  return { request, file: { pick: source.pick, name } };
+}
+
+/** What the shell answers when the person closes the native file dialog without choosing. */
+export function noFileChosen() {
+  return fakeOnlyError('cancelled', 'No file was chosen.');
+}
+
+/** Like the service's preview for the window: the canned document, from a picked file or an http(s) URL. */
+export function openApiWindowPreview(picks: FakePicks, request: OpenApiWindowRequest): OpenApiWindowPreview {
+  const resolved = resolveOpenApi(picks, request);
+  return { preview: openApiPreview(resolved.request), file: resolved.file };
+}
+
+/** The canned document, for a request whose source is resolved. */
+export function openApiPreview(request: OpenApiWindowRequest): OpenApiPreview {
   const include = request.include ? new Set(request.include) : null;
   const all = PETSTORE_OPERATIONS.length <= OPENAPI_SELECTED_MAX;
   return {
@@ -54,7 +89,9 @@ export function openApiPreview(request: OpenApiRequest): OpenApiPreview {
 
 /** An imported document: the request it was imported with, and whether its keys were allowed. */
 export interface FakeOpenApi {
-  request: OpenApiRequest;
+  request: OpenApiWindowRequest;
+  /** Where it was read from, as the listing shows it. */
+  source: string;
   allowed: boolean;
 }
 
@@ -67,5 +104,5 @@ export function openApiInfo(d: FakeOpenApi): DefinedToolInfo {
   const description = `${preview.title}: ${offered.length} of ${preview.operations.length} operations offered (${preview.notes.length} notes)`;
   const state: DefinedToolInfo['state'] =
     keys.length > 0 && !d.allowed ? { state: 'needsApproval', reason: `Let the tools of the OpenAPI document '${d.request.name}' send your key '${keys[0]}' to ${origin}?` } : { state: 'ready' };
-  return { name: d.request.name, kind: 'openApi', description, target: `${origin} (${d.request.source})`, keys, asksFirst: offered.some((o) => !o.route.startsWith('GET ')), state };
+  return { name: d.request.name, kind: 'openApi', description, target: `${origin} (${d.source})`, keys, asksFirst: offered.some((o) => !o.route.startsWith('GET ')), state };
 }

@@ -6,7 +6,7 @@
 import type { AgentConfig, ApprovalChoice, ConversationSummary, KeychainStatus, KeyMode, ProviderProfile, Settings, StoredMessage, Toolset } from '../bindings';
 import type { FakeDefined } from './defined';
 import type { FakeMcp } from './mcp';
-import type { FakeOpenApi } from './openapi';
+import type { FakeOpenApi, FakePicks } from './openapi';
 import type { FakeOptions } from './options';
 
 export interface FakeConversation {
@@ -42,6 +42,8 @@ export interface FakeState {
   readonly imported: Set<string>;
   readonly defined: FakeDefined[];
   readonly openApiDocs: FakeOpenApi[];
+  /** The files "chosen" in the fake native file dialog, by pick. */
+  readonly openApiPicks: FakePicks;
   readonly agentsFile: { agents: AgentConfig[]; toolsets: Toolset[] };
   readonly profiles: ProviderProfile[];
   /**
