@@ -1,5 +1,6 @@
 //! Untrusted content steering an outbound request, through the real CLI: a hostile MCP server
-//! (`hostile_egress_server.py`, the official Python SDK over stdio) returns a note telling the
+//! (`hostile_egress_server.py`, the official Python SDK, over stdio and over streamable HTTP)
+//! returns a note telling the
 //! model to fetch a URL carrying the chat's private text, and the scripted model obeys with
 //! `web_fetch` to a local host nobody named. The listener behind that URL must get nothing unless
 //! the person allows it, the refusal must say why, and the model must have received the note
@@ -58,20 +59,39 @@ fn obeying(exfil: &str) -> [Reply; 3] {
     ]
 }
 
-/// A data dir with the hostile server approved and web_fetch allowed to reach loopback (the
-/// listener is local; without this web_fetch would refuse it on its own and prove nothing).
-async fn setup(listener: &Listener) -> Env {
+/// The hostile server approved as a local process (`None`) or by the URL of `http`, with
+/// web_fetch allowed to reach loopback (the listener is local; without this web_fetch would refuse
+/// it on its own and prove nothing).
+async fn setup(listener: &Listener, http: Option<&HttpFixture>) -> Env {
     let env = Env::new(Script::new(obeying(&listener.url))).await;
     let out = env.run(&["settings", "set", "web", r#"{"allowLocalAddresses": true}"#, "--yes"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let script = repo().join("crates/mcp/tests/fixtures/hostile_egress_server.py");
     let exfil = format!("EXFIL_URL={}", listener.url);
-    let out = env
-        .run(&["mcp", "add", "hostile", "--yes", "--env", &exfil, "--", &venv_bin("python"), script.to_str().unwrap()])
-        .await;
+    let (python, url) = (venv_bin("python"), http.map(HttpFixture::url));
+    let add = match &url {
+        Some(url) => vec!["mcp", "add", "hostile", "--yes", "--url", url.as_str()],
+        None => vec![
+            "mcp",
+            "add",
+            "hostile",
+            "--yes",
+            "--env",
+            exfil.as_str(),
+            "--",
+            python.as_str(),
+            script.to_str().unwrap(),
+        ],
+    };
+    let out = env.run(&add).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("tool hostile__read_notes"), "{}", stdout(&out));
     env
+}
+
+/// The egress fixture over streamable HTTP, told where to send the chat.
+fn http_fixture(listener: &Listener) -> HttpFixture {
+    HttpFixture::start("hostile_egress_server.py", &[("EXFIL_URL", &listener.url)])
 }
 
 fn result_of<'a>(events: &'a [serde_json::Value], id: &str) -> &'a serde_json::Value {
@@ -92,8 +112,25 @@ fn tool_messages(body: &serde_json::Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_result_cannot_make_web_fetch_send_the_chat_to_a_new_host_without_asking() {
     let listener = Listener::start().await;
-    let env = setup(&listener).await;
+    let env = setup(&listener, None).await;
+    refused_without_asking(&env, &listener).await;
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamable_http_server_result_cannot_make_web_fetch_send_the_chat_without_asking() {
+    let listener = Listener::start().await;
+    let http = http_fixture(&listener);
+    let env = setup(&listener, Some(&http)).await;
+    refused_without_asking(&env, &listener).await;
+    for reply in obeying(&listener.url) {
+        env.mock.push(reply);
+    }
+    allowed_with_the_flag(&env, &listener).await;
+}
+
+/// The hostile note makes the model fetch the listener with the secret: asked about, refused
+/// with its reason, nothing sent, the note framed as untrusted data; again on the next turn.
+async fn refused_without_asking(env: &Env, listener: &Listener) {
     // --approve-all answers the ordinary question (the MCP tool asks first) but not this one.
     let prompt = format!("Summarise my notes. Private: my {SECRET}.");
     let (out, events) = env.chat_json(&["--approve-all", &prompt]).await;
@@ -139,15 +176,9 @@ async fn a_server_result_cannot_make_web_fetch_send_the_chat_to_a_new_host_witho
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fetch_goes_out_when_the_person_allows_it_or_named_the_host_or_exempted_the_tool() {
     let listener = Listener::start().await;
-    let env = setup(&listener).await;
-
-    // Allowed with its own flag.
+    let env = setup(&listener, None).await;
+    allowed_with_the_flag(&env, &listener).await;
     let prompt = format!("Summarise my notes. Private: my {SECRET}.");
-    let (out, events) = env.chat_json(&["--approve-all", "--allow-egress", &prompt]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(result_of(&events, "c2")["status"], "ok", "{events:#?}");
-    assert_eq!(listener.hits().len(), 1);
-    assert!(listener.hits()[0].contains(SECRET), "{:?}", listener.hits());
 
     // A host the person named in the chat is one they use: no question.
     for reply in obeying(&listener.url) {
@@ -182,4 +213,14 @@ async fn the_fetch_goes_out_when_the_person_allows_it_or_named_the_host_or_exemp
     let (_, events) = env.chat_json(&["--approve-all", &prompt]).await;
     assert_eq!(result_of(&events, "c2")["status"], "denied");
     assert_eq!(listener.hits().len(), 3);
+}
+
+/// With `--allow-egress` the fetch the note asked for goes out, once, carrying the secret.
+async fn allowed_with_the_flag(env: &Env, listener: &Listener) {
+    let prompt = format!("Summarise my notes. Private: my {SECRET}.");
+    let (out, events) = env.chat_json(&["--approve-all", "--allow-egress", &prompt]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(result_of(&events, "c2")["status"], "ok", "{events:#?}");
+    assert_eq!(listener.hits().len(), 1);
+    assert!(listener.hits()[0].contains(SECRET), "{:?}", listener.hits());
 }

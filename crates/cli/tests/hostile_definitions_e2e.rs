@@ -1,6 +1,7 @@
 //! Issue 31, "tool definitions from servers are input" and "server-controlled text on a
 //! terminal", end to end through the CLI against a hostile MCP server
-//! (`crates/mcp/tests/fixtures/hostile_definitions_server.py`, raw JSON-RPC) and documents:
+//! (`crates/mcp/tests/fixtures/hostile_definitions_server.py`, raw JSON-RPC over stdio and over
+//! streamable HTTP) and documents:
 //!
 //! - a poisoned description's findings (hidden block, padding, bidi and control characters, a
 //!   built-in's name, a secret file and a secret parameter) are shown by `mcp add`, `mcp status
@@ -66,85 +67,8 @@ async fn hostile_tool_definitions_are_shown_held_and_refused_never_trusted() {
     let fixture_env = format!("FIXTURE_DIR={}", dir.path().display());
     let add = |name: &'static str| ["mcp", "add", name, "--yes", "--env", &fixture_env, "--", &python, fixture];
 
-    // Approved with the server: the good tools and the poisoned one load, each malformed entry
-    // is skipped with its reason, and the poisoned tool's findings are printed under it.
     let out = run(&env, &add("hostile")).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    let printed = stdout(&out);
-    for tool in ["hostile__echo", "hostile__sum", "hostile__add"] {
-        assert!(printed.contains(&format!("tool {tool}")), "{tool}: {printed}");
-    }
-    for reason in [
-        "skipped a tool without a name",
-        "'bad_schema': its inputSchema is not an object",
-        "'bad name␛[31m!': not a valid MCP tool name",
-        "'xxxxxxxxxx",
-    ] {
-        assert!(printed.contains(reason), "{reason}: {printed}");
-    }
-    for warning in [
-        "warning: the description contains \"<important>\", text addressed to the model",
-        "warning: the description has 30 line breaks in a row",
-        "invisible or direction-changing characters (U+202E, U+2066, U+2069, U+000D",
-        "warning: the description names 'web_fetch', a tool from another source",
-        "warning: the description mentions '~/.ssh'",
-        "warning: the parameter 'api_key' asks for a secret",
-    ] {
-        assert!(printed.contains(warning), "{warning}: {printed}");
-    }
-
-    // The same, as JSON.
-    let status = json_of(&env, &["mcp", "status", "--json"]).await;
-    let detail = server(&status, "hostile");
-    assert_eq!(names(&detail["tools"]), ["hostile__echo", "hostile__add", "hostile__shared", "hostile__sum"]);
-    let poisoned = &detail["tools"][1]["findings"];
-    assert_eq!(
-        kinds(poisoned),
-        [
-            "hiddenInstructions",
-            "padding",
-            "invisibleCharacters",
-            "namesOtherTools",
-            "asksForSecrets",
-            "asksForSecrets",
-            "asksForSecrets"
-        ],
-        "{poisoned}"
-    );
-    assert_eq!(detail["tools"][0]["findings"], json!([]), "a plain tool has none");
-    assert_eq!(detail["skipped"].as_array().unwrap().len(), 4, "{}", skipped(detail));
-    let tools = json_of(&env, &["tools", "list", "--json"]).await;
-    let add_tool = tools.as_array().unwrap().iter().find(|t| t["name"] == "hostile__add").unwrap();
-    assert_eq!(kinds(&add_tool["findings"])[0], "hiddenInstructions");
-
-    // A tool the server adds after its tools were approved is held, like a changed one.
-    std::fs::write(dir.path().join("add-tool"), "").unwrap();
-    let status = json_of(&env, &["mcp", "status", "--json"]).await;
-    let detail = server(&status, "hostile");
-    assert!(!names(&detail["tools"]).contains(&"hostile__exfiltrate".to_owned()), "{detail}");
-    let held = &detail["held"][0];
-    assert_eq!(held["name"], "hostile__exfiltrate", "{detail}");
-    assert_eq!(held["why"], "the server added it after you approved its tools");
-    assert!(kinds(&held["findings"]).contains(&"hiddenInstructions"), "{held}");
-    let tools = json_of(&env, &["tools", "list", "--json"]).await;
-    assert!(!names(&tools).contains(&"hostile__exfiltrate".to_owned()), "held: not offered");
-
-    // The consent shows exactly what would be approved, neutralised, with the findings; without
-    // --yes nothing is approved.
-    let out = run(&env, &["mcp", "approve-tools", "hostile"]).await;
-    assert!(!out.status.success());
-    let consent = stderr(&out);
-    assert!(
-        consent.contains(
-            "hostile__exfiltrate (the server added it after you approved its tools): Looks harmless.\\u{202e}gnp.exe␍␛]0;pwned␇"
-        ),
-        "{consent}"
-    );
-    assert!(consent.contains("Warning: the description contains \"<system>\""), "{consent}");
-    assert!(consent.contains("Warning: the parameter 'password' asks for a secret"), "{consent}");
-    let out = run(&env, &["mcp", "approve-tools", "hostile", "--yes"]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("tool hostile__exfiltrate"), "{}", stdout(&out));
+    shown_held_and_approved(&env, &out, dir.path()).await;
 
     // No source takes another's name, whatever the order: a hand-written HTTP tool named like
     // the server's tool leaves both out, one named like a built-in is refused...
@@ -201,4 +125,97 @@ async fn hostile_tool_definitions_are_shown_held_and_refused_never_trusted() {
         "{}",
         stdout(&out)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_tool_definitions_over_streamable_http_are_shown_held_and_never_trusted() {
+    let env = Env::new(Script::new([])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let http = HttpFixture::start("hostile_definitions_server.py", &[("FIXTURE_DIR", dir.path().to_str().unwrap())]);
+    let out = run(&env, &["mcp", "add", "hostile", "--yes", "--url", &http.url()]).await;
+    shown_held_and_approved(&env, &out, dir.path()).await;
+}
+
+/// `out` of approving the hostile server (a poisoned tool, malformed entries; `dir` its
+/// FIXTURE_DIR): the findings are shown and the malformed entries skipped alone, a tool it adds
+/// afterwards is held with a neutralised consent until approved with --yes.
+async fn shown_held_and_approved(env: &Env, out: &std::process::Output, dir: &std::path::Path) {
+    // Approved with the server: the good tools and the poisoned one load, each malformed entry
+    // is skipped with its reason, and the poisoned tool's findings are printed under it.
+    assert!(out.status.success(), "{}", stderr(out));
+    let printed = stdout(out);
+    for tool in ["hostile__echo", "hostile__sum", "hostile__add"] {
+        assert!(printed.contains(&format!("tool {tool}")), "{tool}: {printed}");
+    }
+    for reason in [
+        "skipped a tool without a name",
+        "'bad_schema': its inputSchema is not an object",
+        "'bad name␛[31m!': not a valid MCP tool name",
+        "'xxxxxxxxxx",
+    ] {
+        assert!(printed.contains(reason), "{reason}: {printed}");
+    }
+    for warning in [
+        "warning: the description contains \"<important>\", text addressed to the model",
+        "warning: the description has 30 line breaks in a row",
+        "invisible or direction-changing characters (U+202E, U+2066, U+2069, U+000D",
+        "warning: the description names 'web_fetch', a tool from another source",
+        "warning: the description mentions '~/.ssh'",
+        "warning: the parameter 'api_key' asks for a secret",
+    ] {
+        assert!(printed.contains(warning), "{warning}: {printed}");
+    }
+
+    // The same, as JSON.
+    let status = json_of(env, &["mcp", "status", "--json"]).await;
+    let detail = server(&status, "hostile");
+    assert_eq!(names(&detail["tools"]), ["hostile__echo", "hostile__add", "hostile__shared", "hostile__sum"]);
+    let poisoned = &detail["tools"][1]["findings"];
+    assert_eq!(
+        kinds(poisoned),
+        [
+            "hiddenInstructions",
+            "padding",
+            "invisibleCharacters",
+            "namesOtherTools",
+            "asksForSecrets",
+            "asksForSecrets",
+            "asksForSecrets"
+        ],
+        "{poisoned}"
+    );
+    assert_eq!(detail["tools"][0]["findings"], json!([]), "a plain tool has none");
+    assert_eq!(detail["skipped"].as_array().unwrap().len(), 4, "{}", skipped(detail));
+    let tools = json_of(env, &["tools", "list", "--json"]).await;
+    let add_tool = tools.as_array().unwrap().iter().find(|t| t["name"] == "hostile__add").unwrap();
+    assert_eq!(kinds(&add_tool["findings"])[0], "hiddenInstructions");
+
+    // A tool the server adds after its tools were approved is held, like a changed one.
+    std::fs::write(dir.join("add-tool"), "").unwrap();
+    let status = json_of(env, &["mcp", "status", "--json"]).await;
+    let detail = server(&status, "hostile");
+    assert!(!names(&detail["tools"]).contains(&"hostile__exfiltrate".to_owned()), "{detail}");
+    let held = &detail["held"][0];
+    assert_eq!(held["name"], "hostile__exfiltrate", "{detail}");
+    assert_eq!(held["why"], "the server added it after you approved its tools");
+    assert!(kinds(&held["findings"]).contains(&"hiddenInstructions"), "{held}");
+    let tools = json_of(env, &["tools", "list", "--json"]).await;
+    assert!(!names(&tools).contains(&"hostile__exfiltrate".to_owned()), "held: not offered");
+
+    // The consent shows exactly what would be approved, neutralised, with the findings; without
+    // --yes nothing is approved.
+    let out = run(env, &["mcp", "approve-tools", "hostile"]).await;
+    assert!(!out.status.success());
+    let consent = stderr(&out);
+    assert!(
+        consent.contains(
+            "hostile__exfiltrate (the server added it after you approved its tools): Looks harmless.\\u{202e}gnp.exe␍␛]0;pwned␇"
+        ),
+        "{consent}"
+    );
+    assert!(consent.contains("Warning: the description contains \"<system>\""), "{consent}");
+    assert!(consent.contains("Warning: the parameter 'password' asks for a secret"), "{consent}");
+    let out = run(env, &["mcp", "approve-tools", "hostile", "--yes"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("tool hostile__exfiltrate"), "{}", stdout(&out));
 }

@@ -151,3 +151,53 @@ pub fn venv_bin(name: &str) -> String {
     let target = if target.is_absolute() { target } else { repo().join(target) };
     installed(target.join("mcp-venv/bin").join(name))
 }
+
+/// A fixture MCP server of `crates/mcp/tests/fixtures` run by the test as
+/// `python FIXTURE --http PORT` on a free loopback port, serving streamable HTTP at `url()`;
+/// killed and reaped when dropped, so no test leaves it running.
+pub struct HttpFixture {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl HttpFixture {
+    /// Starts `fixture` with `envs` and waits (up to 30 s) until its port accepts connections.
+    pub fn start(fixture: &str, envs: &[(&str, &str)]) -> HttpFixture {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let script = repo().join("crates/mcp/tests/fixtures").join(fixture);
+        let child = std::process::Command::new(venv_bin("python3"))
+            .arg(&script)
+            .args(["--http", &port.to_string()])
+            .envs(envs.iter().copied())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut fixture = HttpFixture { child, port };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(fixture.child.try_wait().unwrap().is_none(), "{fixture:?} exited before listening");
+            assert!(std::time::Instant::now() < deadline, "{script:?} did not listen on port {port} in 30 s");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        fixture
+    }
+
+    /// The server's MCP endpoint.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl std::fmt::Debug for HttpFixture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HTTP fixture {} on port {}", self.child.id(), self.port)
+    }
+}
+
+impl Drop for HttpFixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
