@@ -5,15 +5,15 @@
 //! `UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract`, which also renders
 //! the isolation hook's allowlist (`src-tauri/isolation/commands.js`) from the same list.
 
+mod common;
+
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use switchboard_service::Service;
 use switchboard_store::Store;
-use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
-use tauri::webview::InvokeRequest;
-use tauri::{App, WebviewWindow, WebviewWindowBuilder};
+use tauri::test::MockRuntime;
+use tauri::{App, WebviewWindow};
 
 include!(concat!(env!("OUT_DIR"), "/commands.rs"));
 
@@ -23,38 +23,16 @@ const CAPABILITY_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/capabilities
 /// What the isolation hook sends for a call it refused; the page itself may not call it.
 const REFUSED: &str = "refused_call";
 
+/// The app; it says no to every widening change (this test only reads argument keys).
 fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
-    let service =
-        Service::new(Store::open_in_memory().unwrap(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
-    let app = switchboard_desktop::with_commands(mock_builder())
-        .manage(service)
-        // Says no to every widening change: this test only reads argument keys.
-        .manage(switchboard_desktop::Confirmer(Arc::new(switchboard_service::Refuse)))
-        .manage(switchboard_desktop::Opener(Arc::new(|_| Err("not in this test".into()))))
-        .manage(switchboard_desktop::FilePicker(Arc::new(|| None)))
-        .build(switchboard_desktop::context())
-        .unwrap();
-    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
-    (app, webview)
+    common::plain_app(
+        Service::new(Store::open_in_memory().unwrap(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap(),
+    )
 }
 
+/// A call from the page; an error as its message.
 fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result<Value, String> {
-    // As the isolation hook sends it (src-tauri/isolation/hook.js): checked for this command.
-    let body = checked(cmd, body);
-    get_ipc_response(
-        webview,
-        InvokeRequest {
-            cmd: cmd.into(),
-            callback: CallbackFn(0),
-            error: CallbackFn(1),
-            url: "tauri://localhost".parse().unwrap(),
-            body: InvokeBody::Json(body),
-            headers: Default::default(),
-            invoke_key: INVOKE_KEY.to_string(),
-        },
-    )
-    .map(|b| b.deserialize::<Value>().unwrap())
-    .map_err(|e| e.as_str().map_or_else(|| e.to_string(), str::to_owned))
+    common::invoke(webview, cmd, body).map_err(|e| e.as_str().map_or_else(|| e.to_string(), str::to_owned))
 }
 
 /// The outermost name of a Rust type and its generic arguments: `Option<Vec<T>>` -> (`Option`, [`Vec<T>`]).
@@ -305,12 +283,4 @@ fn the_capability_grants_the_allowlist_and_the_refusal_and_nothing_else_of_the_a
     let expected: BTreeSet<String> = COMMANDS.iter().map(|c| format!("allow-{}", c.0.replace('_', "-"))).collect();
     assert_eq!(granted, expected, "capabilities/main.json and the commands differ");
     assert!(COMMANDS.iter().any(|c| c.0 == REFUSED), "`{REFUSED}` is gone: the isolation hook sends it");
-}
-
-/// `body` with the mark the isolation hook adds to a call it let through.
-fn checked(cmd: &str, mut body: Value) -> Value {
-    if let Value::Object(args) = &mut body {
-        args.insert(switchboard_desktop::CHECKED_KEY.to_owned(), Value::String(cmd.to_owned()));
-    }
-    body
 }

@@ -1,13 +1,14 @@
 //! Command handlers without a webview: Tauri's mock runtime invokes them the way the UI does and
 //! checks the JSON that comes back, errors included.
 
+mod common;
+
+use common::{invoke, invoke_from};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use switchboard_service::{Confirm, Service, Widening};
 use switchboard_store::{ProviderProfile, Store};
-use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
-use tauri::webview::InvokeRequest;
+use tauri::test::{MockRuntime, mock_builder};
 use tauri::{App, WebviewWindow, WebviewWindowBuilder};
 
 fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>, Service) {
@@ -57,28 +58,6 @@ fn app_answering(answer: bool) -> (App<MockRuntime>, WebviewWindow<MockRuntime>,
         .unwrap();
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
     (app, webview, service, store, person)
-}
-
-fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result<Value, Value> {
-    invoke_from(webview, "tauri://localhost", cmd, body)
-}
-
-fn invoke_from(webview: &WebviewWindow<MockRuntime>, url: &str, cmd: &str, body: Value) -> Result<Value, Value> {
-    // As the isolation hook sends it (src-tauri/isolation/hook.js): checked for this command.
-    let body = checked(cmd, body);
-    get_ipc_response(
-        webview,
-        InvokeRequest {
-            cmd: cmd.into(),
-            callback: CallbackFn(0),
-            error: CallbackFn(1),
-            url: url.parse().unwrap(),
-            body: InvokeBody::Json(body),
-            headers: Default::default(),
-            invoke_key: INVOKE_KEY.to_string(),
-        },
-    )
-    .map(|b| b.deserialize::<Value>().unwrap())
 }
 
 #[test]
@@ -678,12 +657,4 @@ fn agents_and_toolsets_are_saved_listed_copied_and_removed_from_the_page() {
     let listed = invoke(&webview, "remove_toolset", json!({"name": "clock"})).unwrap();
     assert_eq!(listed, invoke(&webview, "agents", json!({})).unwrap());
     assert_eq!(listed["agents"], json!([]));
-}
-
-/// `body` with the mark the isolation hook adds to a call it let through.
-fn checked(cmd: &str, mut body: Value) -> Value {
-    if let Value::Object(args) = &mut body {
-        args.insert(switchboard_desktop::CHECKED_KEY.to_owned(), Value::String(cmd.to_owned()));
-    }
-    body
 }

@@ -3,15 +3,16 @@
 //! instead, src-tauri/isolation/hook.js), or by the command's own checks (invalid input, a
 //! widening change not confirmed). Runs the shell on Tauri's mock runtime, logging to a buffer.
 
-use serde_json::{Value, json};
+mod common;
+
+use common::invoke;
+use serde_json::json;
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use switchboard_service::Service;
 use switchboard_store::Store;
-use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
-use tauri::webview::InvokeRequest;
-use tauri::{App, WebviewWindow, WebviewWindowBuilder};
+use tauri::test::MockRuntime;
+use tauri::{App, WebviewWindow};
 
 const SECRET: &str = "hunter2-SECRET-never-logged";
 
@@ -48,35 +49,9 @@ fn log_lines() -> Vec<String> {
 }
 
 fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
-    let service =
-        Service::new(Store::open_in_memory().unwrap(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap();
-    let app = switchboard_desktop::with_commands(mock_builder())
-        .manage(service)
-        .manage(switchboard_desktop::Confirmer(Arc::new(switchboard_service::Refuse)))
-        .manage(switchboard_desktop::Opener(Arc::new(|_| Err("not in this test".into()))))
-        .manage(switchboard_desktop::FilePicker(Arc::new(|| None)))
-        .build(switchboard_desktop::context())
-        .unwrap();
-    let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
-    (app, webview)
-}
-
-fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, body: Value) -> Result<Value, Value> {
-    // As the isolation hook sends it (src-tauri/isolation/hook.js): checked for this command.
-    let body = checked(cmd, body);
-    get_ipc_response(
-        webview,
-        InvokeRequest {
-            cmd: cmd.into(),
-            callback: CallbackFn(0),
-            error: CallbackFn(1),
-            url: "tauri://localhost".parse().unwrap(),
-            body: InvokeBody::Json(body),
-            headers: Default::default(),
-            invoke_key: INVOKE_KEY.to_string(),
-        },
+    common::plain_app(
+        Service::new(Store::open_in_memory().unwrap(), Arc::new(switchboard_secrets::MemoryStore::new())).unwrap(),
     )
-    .map(|b| b.deserialize::<Value>().unwrap())
 }
 
 #[test]
@@ -105,19 +80,7 @@ fn an_app_command_that_skipped_the_isolation_hook_is_refused_and_logged() {
         (json!(null), "it did not pass the isolation hook"),
         (json!({ "__switchboardChecked": "list_conversations" }), "checked for another command"),
     ] {
-        let e = get_ipc_response(
-            &webview,
-            InvokeRequest {
-                cmd: "export_all".into(),
-                callback: CallbackFn(0),
-                error: CallbackFn(1),
-                url: "tauri://localhost".parse().unwrap(),
-                body: InvokeBody::Json(body),
-                headers: Default::default(),
-                invoke_key: INVOKE_KEY.to_string(),
-            },
-        )
-        .unwrap_err();
+        let e = common::invoke_raw(&webview, "tauri://localhost", "export_all", body).unwrap_err();
         assert!(e.to_string().contains(why), "{e}");
         assert!(log_lines().iter().any(|l| l.contains("command=export_all") && l.contains(why)), "{:#?}", log_lines());
     }
@@ -149,12 +112,4 @@ fn a_call_a_command_refuses_is_logged_without_its_arguments() {
         );
     }
     assert!(!lines.iter().any(|l| l.contains(SECRET)), "a refusal line quotes an argument: {lines:#?}");
-}
-
-/// `body` with the mark the isolation hook adds to a call it let through.
-fn checked(cmd: &str, mut body: Value) -> Value {
-    if let Value::Object(args) = &mut body {
-        args.insert(switchboard_desktop::CHECKED_KEY.to_owned(), Value::String(cmd.to_owned()));
-    }
-    body
 }
