@@ -13,7 +13,7 @@
 //! | What | How | Target |
 //! | --- | --- | --- |
 //! | cold start | new WebDriver session (spawns the app) → `composer-input` present and enabled | ≤ 1.5 s |
-//! | idle memory | PSS (and RSS) of the app and all its descendants (WebKit web + network processes), 5 s after start | ≤ 220 MB |
+//! | idle memory | PSS (and RSS) of the app and its WebKit web + network processes, 5 s after start (daemons it adopted as a subreaper are listed, not counted) | ≤ 220 MB |
 //! | streaming | a 2,000-token answer at full speed: long tasks (if WebKit reports them), else the longest gap between animation frames and between zero-delay timers | no task > 50 ms |
 //! | three sub-agents streaming | an agent's three parallel `agent__Scout` calls, each streaming 700 tokens at 2 ms per token into the one tool card: measured as streaming | no task > 50 ms |
 //! | open a long chat | 1,000 messages with 500 tool cards written to the store before launch: click → the list holds the 1,000 messages and the conversation's last one is visible → two animation frames (page clock) | ≤ 300 ms |
@@ -167,14 +167,22 @@ async fn idle_memory(pre: &Prereqs) -> Result<Verdict> {
     println!("{:>7}  {:<18} {:>9} {:>9}", "pid", "process", "PSS MB", "RSS MB");
     for p in pids {
         let Some((p_pss, p_rss)) = switchboard_e2e::memory_kib(p) else { continue };
+        let comm = switchboard_e2e::comm(p);
+        // The app is a child subreaper (it ends what tools leave behind), so a daemon that
+        // detaches from it is adopted: here the session bus and accessibility bus GTK starts when
+        // the bench's display has none. They are not the app's memory: listed, not counted.
+        let counted = p == pid || comm.starts_with("WebKit");
         println!(
-            "{p:>7}  {:<18} {:>9.1} {:>9.1}",
-            switchboard_e2e::comm(p),
+            "{p:>7}  {:<18} {:>9.1} {:>9.1}{}",
+            comm,
             p_pss as f64 / 1024.0,
-            p_rss as f64 / 1024.0
+            p_rss as f64 / 1024.0,
+            if counted { "" } else { "  (adopted daemon, not counted)" }
         );
-        pss += p_pss;
-        rss += p_rss;
+        if counted {
+            pss += p_pss;
+            rss += p_rss;
+        }
     }
     let (pss_mb, rss_mb) = (pss as f64 / 1024.0, rss as f64 / 1024.0);
     println!("total: PSS {pss_mb:.1} MB, RSS {rss_mb:.1} MB (RSS double-counts shared libraries)");
