@@ -332,8 +332,9 @@ impl Service {
         let mut options = built.options;
         options.unavailable = agent.gone.into_iter().chain(options.unavailable).collect();
         // Earlier turns' untrusted results go back framed as they were sent, and taint this turn;
-        // the hosts the person named in the chat are destinations they have used.
-        let registry = built.engine.registry().clone();
+        // the hosts the person named in the chat are destinations they have used. Judged by every
+        // tool the app has, not only those this turn offers: an earlier turn may have used others.
+        let registry = self.inner.tools.catalog.registry();
         let (history, untrusted) =
             store.history_marked(&rows.conversation_id, &|call| crate::untrusted::stored(&registry, call))?;
         options.exposure.untrusted = untrusted;

@@ -21,8 +21,13 @@ impl EventSink for ChannelSink {
 }
 
 async fn setup(script: Script) -> (Service, MockServer) {
+    setup_on(Store::open_in_memory().unwrap(), script).await
+}
+
+/// As [`setup`], on `store` (one in a folder gives the service a config directory: toolsets).
+async fn setup_on(store: Store, script: Script) -> (Service, MockServer) {
     let mock = MockServer::start(script).await;
-    let service = Service::new(Store::open_in_memory().unwrap(), Arc::new(MemoryStore::new())).unwrap();
+    let service = Service::new(store, Arc::new(MemoryStore::new())).unwrap();
     let profile = ProviderProfile {
         name: "mock".into(),
         kind: "openai".into(),
@@ -403,7 +408,8 @@ async fn custom_and_chat_instructions_reach_every_turn_and_are_kept_with_the_cha
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_page_was_read_a_fetch_to_a_new_host_asks_and_the_host_allowed_stays_allowed_in_the_chat() {
-    let (service, mock) = setup(Script::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (service, mock) = setup_on(Store::open(&dir.path().join("switchboard.db")).unwrap(), Script::default()).await;
     let settings = service.settings().unwrap();
     let mut local = settings.clone();
     local.web.allow_local_addresses = true;
@@ -450,6 +456,27 @@ async fn after_a_page_was_read_a_fetch_to_a_new_host_asks_and_the_host_allowed_s
     let events = until_done(&mut rx).await;
     assert!(!events.iter().any(|e| matches!(e, ChatEvent::ApprovalRequested { .. })), "{events:#?}");
     let sent = mock.requests().last().unwrap().body.clone();
+    let framed = sent["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap();
+    assert!(framed["content"].as_str().unwrap().starts_with("[Untrusted data returned by web_fetch."), "{framed}");
+
+    // A turn whose toolset leaves web_fetch out still sends the page it read earlier as untrusted.
+    service
+        .put_toolset(switchboard_service::agents::Toolset {
+            name: "clock".into(),
+            description: String::new(),
+            tools: vec!["get_time".into()],
+        })
+        .unwrap();
+    mock.push(Reply::text("Noted."));
+    let (sink, mut rx) = channel_sink();
+    let request = SendRequest {
+        toolsets: vec!["clock".into()],
+        ..SendRequest::text(Some(started.conversation_id.clone()), "and now?")
+    };
+    service.send(request, sink).unwrap();
+    until_done(&mut rx).await;
+    let sent = mock.requests().last().unwrap().body.clone();
+    assert_eq!(sent["tools"].as_array().map(Vec::len), Some(1), "only get_time is offered: {sent}");
     let framed = sent["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap();
     assert!(framed["content"].as_str().unwrap().starts_with("[Untrusted data returned by web_fetch."), "{framed}");
 }
