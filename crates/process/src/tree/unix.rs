@@ -252,7 +252,10 @@ fn end_rest_of_tree(pgid: i32) {
         while Instant::now() < until && any_left(pgid) {
             std::thread::sleep(Duration::from_millis(50));
         }
-        signal_all(libc::SIGKILL);
+        // Only while something is left: once the group is empty its id may name someone else's.
+        if any_left(pgid) {
+            signal_all(libc::SIGKILL);
+        }
     });
 }
 
