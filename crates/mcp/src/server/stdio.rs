@@ -222,6 +222,15 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineLimit<R> {
     }
 }
 
+/// What a line is, by its top-level keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// It has a `method`: the server's request or notification.
+    Message,
+    /// It has a `result` or an `error`.
+    Reply,
+}
+
 /// Finds a JSON object's top-level `"id"` value in a line read piece by piece, wherever it is
 /// (Python servers write it first, TypeScript ones after the result). Keeps only the value.
 #[derive(Default)]
@@ -235,13 +244,16 @@ struct IdScan {
     key: Vec<u8>,
     /// The key just read is `id`: its value follows the colon.
     id_key: bool,
+    /// Whether a top-level `method` (a request or notification from the server) or `result` /
+    /// `error` (a reply) was seen: only a reply may answer one of our calls.
+    kind: Option<Kind>,
     capture: Option<Vec<u8>>,
     found: Option<Vec<u8>>,
 }
 
 impl IdScan {
     fn feed(&mut self, bytes: &[u8]) {
-        if self.found.is_some() {
+        if self.found.is_some() && self.kind.is_some() {
             return;
         }
         for &b in bytes {
@@ -268,9 +280,15 @@ impl IdScan {
                 if self.reading_key {
                     self.reading_key = false;
                     self.id_key = self.key == b"id";
+                    match self.key.as_slice() {
+                        b"method" => self.kind = Some(Kind::Message),
+                        b"result" | b"error" => self.kind = self.kind.or(Some(Kind::Reply)),
+                        _ => {}
+                    }
                 }
-            } else if self.reading_key && self.key.len() < 3 {
-                // Three bytes tell "id" from anything else; an escape is never part of "id".
+            } else if self.reading_key && self.key.len() < 7 {
+                // Seven bytes tell "id", "method", "result" and "error" from anything else; an
+                // escape is never part of them.
                 self.key.push(if b == b'\\' { b'#' } else { b });
             }
             return;
@@ -298,8 +316,12 @@ impl IdScan {
         }
     }
 
-    /// The id, when it was found and is a number or a string.
+    /// The id, when it was found, is a number or a string, and the line is a reply (not the
+    /// server's own request, whose id is the server's and would answer a call of ours).
     fn id(&self) -> Option<serde_json::Value> {
+        if self.kind == Some(Kind::Message) {
+            return None;
+        }
         let value: serde_json::Value = serde_json::from_slice(self.found.as_deref()?).ok()?;
         (value.is_number() || value.is_string()).then_some(value)
     }
@@ -336,6 +358,10 @@ mod tests {
         assert_eq!(scan(r#"{"jsonrpc":"2.0","idx":3,"result":{"id":4}}"#), None);
         assert_eq!(scan(r#"{"id":{"x":1},"result":{}}"#), None);
         assert_eq!(scan(r#"{"i\"d":5}"#), None);
+        // The server's own request: its id is the server's, and answers no call of ours.
+        assert_eq!(scan(r#"{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{}}"#), None);
+        assert_eq!(scan(r#"{"method":"roots/list","params":{},"id":"s1"}"#), None);
+        assert_eq!(scan(r#"{"id":2,"result":{"method":"x"}}"#), Some(json!(2)));
     }
 
     async fn through(input: &[u8], limit: usize) -> String {
