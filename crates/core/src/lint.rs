@@ -221,6 +221,9 @@ fn schema(
     };
     if let Some(Value::Object(props)) = map.get("properties") {
         for (name, prop) in props {
+            if *budget == 0 {
+                return;
+            }
             *budget = budget.saturating_sub(name.len());
             let place = format!("the parameter '{}'", crate::visible::visible(&cut(name, 60)));
             if secret_name(name) {
@@ -242,6 +245,9 @@ fn schema(
         }
     }
     for (key, child) in map {
+        if *budget == 0 {
+            return;
+        }
         if key != "properties" {
             schema(found, child, depth + 1, budget, other_tool);
         } else if let Value::Object(props) = child {
@@ -530,11 +536,12 @@ mod tests {
         }
         let def = ToolDef::new("t", "d", deep);
         assert!(check(&def, &none).is_empty());
+        // 100,000 parameters of 100 characters each: only the first MAX_SCAN characters are read,
+        // so only the secret-seeking names within them are reported.
         let wide: serde_json::Map<String, Value> =
-            (0..100_000).map(|i| (format!("p{i}"), json!({"description": "x".repeat(100)}))).collect();
+            (0..100_000).map(|i| (format!("password_{i:06}"), json!({"description": "x".repeat(100)}))).collect();
         let def = ToolDef::new("t", "d", json!({"properties": wide}));
-        let started = std::time::Instant::now();
-        assert!(check(&def, &none).is_empty());
-        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        let reported = check(&def, &none).len();
+        assert!(reported > 0 && reported <= MAX_SCAN / 115 + 1, "{reported} findings");
     }
 }
