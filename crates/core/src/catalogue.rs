@@ -93,18 +93,35 @@ pub struct Fitted {
     pub find_tools: bool,
 }
 
+/// What [`fit`] needs to know of one tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// Its [`definition_bytes`].
+    pub bytes: usize,
+    /// Whether it is built in.
+    pub builtin: bool,
+}
+
+impl Candidate {
+    /// The candidate `def` is (measured now; the registry keeps it measured once).
+    pub fn of(def: &ToolDef) -> Self {
+        Candidate { bytes: definition_bytes(def), builtin: def.source == ToolSource::Builtin }
+    }
+}
+
 /// The tools of one request's `offer` (registry names, in registry order) that fit `limits`,
 /// by the order of precedence in the module docs. `forced`, `found` and `used` are names in
-/// their own precedence order (the latest first); `def` looks a tool up. `search` says whether
-/// the rest may be reached through `find_tools` (not when the request forces a choice).
-pub fn fit<'d>(
+/// their own precedence order (the latest first); `candidate` looks a tool up. `search` says
+/// whether the rest may be reached through `find_tools` (not when the request forces a choice).
+pub fn fit(
     offer: &[String],
-    def: impl Fn(&str) -> Option<&'d ToolDef>,
+    candidate: impl Fn(&str) -> Option<Candidate>,
     precedence: [&[String]; 3],
     limits: ToolLimits,
     search: bool,
 ) -> Fitted {
-    let sizes: Vec<usize> = offer.iter().map(|n| def(n).map_or(usize::MAX, definition_bytes)).collect();
+    let found: Vec<Option<Candidate>> = offer.iter().map(|n| candidate(n)).collect();
+    let sizes: Vec<usize> = found.iter().map(|c| c.map_or(usize::MAX, |c| c.bytes)).collect();
     let total = sizes.iter().fold(0usize, |a, b| a.saturating_add(*b));
     if offer.len() <= limits.max_tools && total <= limits.max_schema_bytes {
         return Fitted { direct: offer.to_vec(), find_tools: false };
@@ -115,8 +132,7 @@ pub fn fit<'d>(
         bytes = bytes.saturating_sub(FIND_TOOLS_BYTES);
     }
     let position = |name: &str| offer.iter().position(|n| n == name);
-    let builtins: Vec<usize> =
-        (0..offer.len()).filter(|&i| def(&offer[i]).is_some_and(|d| d.source == ToolSource::Builtin)).collect();
+    let builtins: Vec<usize> = (0..offer.len()).filter(|&i| found[i].is_some_and(|c| c.builtin)).collect();
     let order = precedence
         .iter()
         .flat_map(|names| names.iter().filter_map(|n| position(n)))
@@ -321,7 +337,7 @@ mod tests {
         for case in cases {
             let limits = ToolLimits { max_tools: case.max_tools, max_schema_bytes: case.max_bytes };
             let (forced, found, used) = (s(case.forced), s(case.found), s(case.used));
-            let fitted = fit(&offer, |n| defs.get(n), [&forced, &found, &used], limits, case.search);
+            let fitted = fit(&offer, |n| defs.get(n).map(Candidate::of), [&forced, &found, &used], limits, case.search);
             assert_eq!(fitted.direct, s(case.direct), "{}: direct", case.name);
             assert_eq!(fitted.find_tools, case.find_tools, "{}: find_tools", case.name);
             let places = fitted.direct.len() + usize::from(fitted.find_tools);

@@ -4,7 +4,7 @@
 //! [`FIND_TOOLS`] is registered; a schema is compiled at most once per registry, when its tool
 //! is first called, so a catalogue of thousands of tools costs nothing to compile up front.
 
-use crate::catalogue::{FIND_TOOLS, MAX_TOOL_DEFINITION_BYTES, definition_bytes};
+use crate::catalogue::{Candidate, FIND_TOOLS, MAX_TOOL_DEFINITION_BYTES, definition_bytes};
 use crate::lint::{self, Finding};
 use crate::tool::Tool;
 use crate::vocab::{ToolDef, ToolSource};
@@ -56,6 +56,8 @@ pub enum RegistryError {
 
 struct Entry {
     tool: Arc<dyn Tool>,
+    /// Its [`definition_bytes`], measured once at registration (every request's fitting reads it).
+    bytes: usize,
     /// Compiled at the tool's first call (see [`ToolRegistry::register`]).
     validator: OnceLock<Result<jsonschema::Validator, String>>,
 }
@@ -125,7 +127,7 @@ impl ToolRegistry {
             jsonschema::meta::validate(&def.parameters)
                 .map_err(|e| RegistryError::InvalidSchema { name: def.name.clone(), reason: e.to_string() })?;
         }
-        self.tools.insert(def.name.clone(), Entry { tool, validator: OnceLock::new() });
+        self.tools.insert(def.name.clone(), Entry { tool, bytes, validator: OnceLock::new() });
         Ok(())
     }
 
@@ -137,6 +139,12 @@ impl ToolRegistry {
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.get(name).map(|e| &e.tool)
+    }
+
+    /// What a request's fitting needs to know of the tool `name`: its definition's size and
+    /// whether it is built in.
+    pub fn candidate(&self, name: &str) -> Option<Candidate> {
+        self.tools.get(name).map(|e| Candidate { bytes: e.bytes, builtin: e.tool.def().source == ToolSource::Builtin })
     }
 
     /// All definitions, sorted by name.

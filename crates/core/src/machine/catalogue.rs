@@ -23,7 +23,7 @@ impl Machine<'_> {
         let search = offer.forcing == Forcing::Auto;
         let fitted = catalogue::fit(
             &offer.tools,
-            |name| registry.get(name).map(|t| t.def()),
+            |name| registry.candidate(name),
             [&self.options.forced, &self.found, &used],
             self.limits,
             search,
