@@ -9,6 +9,7 @@
 //! [`MAX_DEPTH`] levels of nesting are read), and decides nothing: a finding is shown, it never
 //! blocks a tool by itself.
 
+use crate::visible::hides_text;
 use crate::vocab::ToolDef;
 use serde::Serialize;
 use serde_json::Value;
@@ -161,7 +162,7 @@ fn text(found: &mut Vec<Finding>, place: &str, text: &str, other_tool: &dyn Fn(&
     let odd: Vec<char> = chars
         .iter()
         .enumerate()
-        .filter(|(i, c)| invisible(**c) || (**c == '\r' && chars.get(i + 1) != Some(&'\n')))
+        .filter(|(i, c)| hides_text(**c) || (**c == '\r' && chars.get(i + 1) != Some(&'\n')))
         .map(|(_, c)| *c)
         .collect();
     if !odd.is_empty() {
@@ -232,7 +233,7 @@ fn schema(
                     reason: format!("{place} asks for a secret (a key, a password or a token)"),
                 });
             }
-            if name.chars().any(invisible) {
+            if name.chars().any(hides_text) {
                 text(found, &place, name, &|_| false);
             }
             for key in ["description", "title", "default"] {
@@ -265,12 +266,6 @@ fn cut(s: &str, max: usize) -> String {
         end -= 1;
     }
     s[..end].to_owned()
-}
-
-fn invisible(c: char) -> bool {
-    crate::visible::is_bidi_or_invisible(c)
-        || matches!(c, '\u{200C}' | '\u{200D}' | '\u{00AD}' | '\u{180E}' | '\u{2028}' | '\u{2029}')
-        || (c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
 }
 
 /// Lower case with every run of whitespace made one space.

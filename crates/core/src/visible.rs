@@ -34,6 +34,16 @@ pub fn is_bidi_or_invisible(c: char) -> bool {
     )
 }
 
+/// Whether `c` hides or reorders text without showing, or acts on a terminal: the characters
+/// [`visible`] replaces, plus the joiners, the soft hyphen and the Mongolian vowel separator it
+/// leaves alone. What a tool definition or a link should never contain (the lint reports them; a
+/// link with one is refused). A lone carriage return is the caller's to judge.
+pub fn hides_text(c: char) -> bool {
+    is_bidi_or_invisible(c)
+        || matches!(c, '\u{200C}' | '\u{200D}' | '\u{00AD}' | '\u{180E}' | '\u{2028}' | '\u{2029}')
+        || (c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+}
+
 fn harmful(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}') || is_bidi_or_invisible(c)
 }

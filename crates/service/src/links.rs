@@ -20,18 +20,13 @@ use crate::{Error, Result};
 /// The longest link opened. Longer ones are refused rather than cut (a cut link goes elsewhere).
 pub const MAX_URL_CHARS: usize = 4096;
 
-/// Characters that change how text displays without showing: zero-width, bidi marks and overrides.
-fn invisible(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{AD}')
-}
-
 /// The link to hand to the system opener, or why it is refused (an error to show the person).
 pub fn external_url(text: &str) -> Result<String> {
     let refuse = |why: &str| Err(Error::new(switchboard_core::ErrorKind::BadRequest, format!("Not opened: {why}")));
     if text.chars().count() > MAX_URL_CHARS {
         return refuse(&format!("the link is longer than {MAX_URL_CHARS} characters."));
     }
-    if text.chars().any(|c| c.is_whitespace() || c.is_control() || invisible(c)) {
+    if text.chars().any(|c| c.is_whitespace() || c.is_control() || switchboard_core::visible::hides_text(c)) {
         return refuse("the link contains spaces, line breaks or invisible characters.");
     }
     let Ok(url) = url::Url::parse(text) else { return refuse("this is not a valid link.") };
