@@ -41,6 +41,7 @@ const SWITCHBOARD_COMMANDS = {
   use_key_fallback: ['mode'],
   mcp_servers: [],
   mcp_add: ['name', 'config'],
+  mcp_edit: ['name', 'newName', 'config'],
   mcp_remove: ['name'],
   mcp_set_enabled: ['name', 'enabled'],
   mcp_approve: ['name'],

@@ -43,6 +43,42 @@ pub enum McpCmd {
         #[arg(last = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
+    /// Edit a server: each option given replaces that part, the rest stays
+    /// (`mcp edit NAME -- COMMAND ARGS...`, `--url URL`, `--env NAME=value`, `--rename NEW`).
+    Edit {
+        /// The server.
+        name: String,
+        /// A new name (refused when another server has it).
+        #[arg(long)]
+        rename: Option<String>,
+        /// A remote server's new endpoint.
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// Set a header, `Name=value` (repeatable; credentials go to the keychain).
+        #[arg(long = "header", value_name = "NAME=VALUE")]
+        headers: Vec<String>,
+        /// Remove a header (repeatable).
+        #[arg(long = "remove-header", value_name = "NAME")]
+        remove_headers: Vec<String>,
+        /// Set an environment variable, `NAME=value` (repeatable; credentials go to the keychain).
+        #[arg(long = "env", value_name = "NAME=VALUE")]
+        env: Vec<String>,
+        /// Remove an environment variable (repeatable).
+        #[arg(long = "remove-env", value_name = "NAME")]
+        remove_env: Vec<String>,
+        /// A local server's working directory.
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Seconds one tool call may take.
+        #[arg(long)]
+        timeout: Option<u64>,
+        /// Confirm running the command shown when it changed (for scripts; without it nothing runs).
+        #[arg(long)]
+        yes: bool,
+        /// The new command and its arguments, after `--`.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
     /// Remove a server (its keys stay in the keychain).
     Remove {
         /// The server.
@@ -221,6 +257,32 @@ pub fn run(service: &Service, cmd: McpCmd) -> anyhow::Result<ExitCode> {
             };
             let info = rt.block_on(service.mcp_add(&name, config, &Yes(yes)))?;
             print_server(&info, true);
+        }
+        McpCmd::Edit { name, rename, url, headers, remove_headers, env, remove_env, cwd, timeout, yes, command } => {
+            let Some(current) = service.mcp_servers()?.servers.into_iter().find(|s| s.detail.name == name) else {
+                let message = format!("There is no MCP server named '{name}' (see `switchboard mcp list`).");
+                return Err(CliError { kind: switchboard_core::ErrorKind::NotFound, message }.into());
+            };
+            let mut config = current.config;
+            if !command.is_empty() {
+                let mut parts = command.into_iter();
+                config.command = parts.next();
+                config.args = parts.collect();
+                (config.url, config.kind) = (None, None);
+            }
+            if url.is_some() {
+                (config.url, config.kind, config.command) = (url, None, None);
+                config.args.clear();
+            }
+            config.env.extend(pairs(&env, "--env")?);
+            config.env.retain(|k, _| !remove_env.contains(k));
+            config.headers.extend(pairs(&headers, "--header")?);
+            config.headers.retain(|k, _| !remove_headers.contains(k));
+            config.cwd = cwd.or(config.cwd);
+            config.timeout = timeout.or(config.timeout);
+            let new_name = rename.unwrap_or_else(|| name.clone());
+            let edited = rt.block_on(service.mcp_edit(&name, &new_name, config, &Yes(yes)))?;
+            print_server(&edited.server, true);
         }
         McpCmd::Remove { name } => {
             rt.block_on(service.mcp_remove(&name))?;

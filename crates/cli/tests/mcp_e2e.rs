@@ -173,3 +173,39 @@ async fn a_tool_whose_schema_is_not_json_schema_is_left_out_and_its_server_says_
     let out = env.run(&["tools", "list"]).await;
     assert!(stdout(&out).contains("fx__hello") && !stdout(&out).contains("fx__broken_schema"), "{}", stdout(&out));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_edit_changes_what_was_given_asks_before_a_new_command_runs_and_refuses_a_taken_name() {
+    let env = Env::new(Script::default()).await;
+    let out = env.run(&["mcp", "add", "time", "--yes", "--", &time_server(), "--local-timezone", "UTC"]).await;
+    assert!(stdout(&out).contains("ready"), "{}", stdout(&out));
+    let out = env.run(&["mcp", "add", "remote", "--url", "http://127.0.0.1:9/mcp"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // A new name another server has is refused, and nothing changes.
+    let before = std::fs::read_to_string(env.data_dir().join("mcp.json")).unwrap();
+    let out = env.run(&["mcp", "edit", "time", "--rename", "remote"]).await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("already an MCP server named 'remote'"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(env.data_dir().join("mcp.json")).unwrap(), before);
+
+    // New arguments: the new command line is shown and runs only with --yes.
+    let out = env
+        .run(&["mcp", "edit", "time", "--env", "TZ=UTC", "--", &time_server(), "--local-timezone", "Europe/Oslo"])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--local-timezone Europe/Oslo"), "{}", stderr(&out));
+    assert!(stdout(&out).contains("needs approval"), "{}", stdout(&out));
+    let out = env.run(&["mcp", "edit", "time", "--rename", "clock", "--yes"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("clock") && stdout(&out).contains("ready"), "{}", stdout(&out));
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(env.data_dir().join("mcp.json")).unwrap()).unwrap();
+    assert_eq!(config["mcpServers"]["clock"]["args"], serde_json::json!(["--local-timezone", "Europe/Oslo"]));
+    assert_eq!(config["mcpServers"]["clock"]["env"]["TZ"], "UTC");
+    assert!(config["mcpServers"].get("time").is_none());
+
+    let out = env.run(&["mcp", "edit", "ghost", "--url", "http://127.0.0.1:9/x"]).await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("no MCP server named 'ghost'"), "{}", stderr(&out));
+}

@@ -274,6 +274,22 @@ async fn stopping_a_call_sends_the_cancellation_to_the_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_a_server_for_an_edit_ends_its_running_call_with_that_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Arc::new(started("fx", fixture(dir.path())).await);
+    let wait = tool(&server, "fx__wait_forever");
+    assert_eq!(server.calls_running(), 0);
+    let call = tokio::spawn(async move { wait.call(json!({"tag": "e"}), ctx()).await });
+    eventually("the call to start", Duration::from_secs(10), || dir.path().join("started-e").exists()).await;
+    assert_eq!(server.calls_running(), 1);
+    server.stop_because("the server was edited: this call was stopped".into()).await;
+    let ended = tokio::time::timeout(Duration::from_secs(15), call).await.expect("the call ends").unwrap();
+    assert_eq!(ended, Err(ToolError::Failed("the server was edited: this call was stopped".into())));
+    assert_eq!(server.calls_running(), 0);
+    assert_eq!(server.status(), SourceStatus::Stopped);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_dropped_by_the_loops_timeout_is_cancelled_at_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let server = started("fx", fixture(dir.path())).await;

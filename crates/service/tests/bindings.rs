@@ -85,6 +85,7 @@ fn render() -> String {
         mcp::HeldTool,
         mcp::ServerDetail,
         mcp::McpServerInfo,
+        mcp::McpEdited,
         mcp::McpOverview,
         mcp::ImportedServer,
         mcp::ImportPreview,

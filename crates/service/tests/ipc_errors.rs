@@ -326,6 +326,9 @@ fn generate() -> Value {
         "adding a server of a name that exists (it is replaced)",
         rt.block_on(s.mcp_add("files", stdio(), &Refuse)),
     );
+    Errors::accepts("adding a second server", rt.block_on(s.mcp_add("notes", stdio(), &Refuse)));
+    out.add("mcpEditNameTaken", rt.block_on(s.mcp_edit("files", "notes", stdio(), &Refuse)), &[("name", "notes")]);
+    out.add("mcpEditNotFound", rt.block_on(s.mcp_edit(ghost, ghost, stdio(), &Refuse)), &[("name", ghost)]);
     Errors::accepts("restarting a server not yet approved", rt.block_on(s.mcp_restart("files")));
     Errors::accepts("approving the tools of a server none of whose tools wait", s.mcp_approve_tools("files", &Refuse));
 

@@ -10,7 +10,7 @@ use crate::platform::opener::{Opener, SystemBrowser};
 use switchboard_core::ErrorKind;
 use switchboard_service::Service;
 use switchboard_service::ipc::IpcError;
-use switchboard_service::mcp::{ImportPreview, ImportSource, McpOverview, McpServerInfo, ServerConfig};
+use switchboard_service::mcp::{ImportPreview, ImportSource, McpEdited, McpOverview, McpServerInfo, ServerConfig};
 use tauri::State;
 
 #[tauri::command]
@@ -30,6 +30,24 @@ pub async fn mcp_add(
     logged("mcp_add", async move {
         let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
         asking(move || async move { s.mcp_add(&name, config, confirm.0.as_ref()).await }).await
+    })
+    .await
+}
+
+/// Edits a server (its name too, if no other server has the new one). As when adding, a changed
+/// command line runs only after the person agrees in a native dialog; a call the server was
+/// running is stopped with a notice.
+#[tauri::command]
+pub async fn mcp_edit(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    name: String,
+    new_name: String,
+    config: ServerConfig,
+) -> Result<McpEdited> {
+    logged("mcp_edit", async move {
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        asking(move || async move { s.mcp_edit(&name, &new_name, config, confirm.0.as_ref()).await }).await
     })
     .await
 }

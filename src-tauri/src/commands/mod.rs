@@ -84,6 +84,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         keys::use_key_fallback,
         mcp::mcp_servers,
         mcp::mcp_add,
+        mcp::mcp_edit,
         mcp::mcp_remove,
         mcp::mcp_set_enabled,
         mcp::mcp_approve,

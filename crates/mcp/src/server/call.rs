@@ -53,6 +53,7 @@ impl Tool for McpTool {
                 };
                 return Err(ToolError::Failed(format!("the MCP server '{}' is not running{why}", server.name)));
             };
+            let _running = Running::new(&server);
             let arguments = match args {
                 serde_json::Value::Object(map) => map,
                 serde_json::Value::Null => serde_json::Map::new(),
@@ -75,6 +76,11 @@ impl Tool for McpTool {
                 () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
             };
             abandon.peer = None;
+            if response.is_err()
+                && let Some(why) = server.lock().ended.clone()
+            {
+                return Err(ToolError::Failed(why));
+            }
             let result = match response {
                 Ok(ServerResult::CallToolResult(result)) => serde_json::to_value(&result).unwrap_or_default(),
                 Ok(other) => serde_json::to_value(&other).unwrap_or_default(),
@@ -111,6 +117,23 @@ impl Drop for Abandon {
         runtime.spawn(async move {
             let _ = tokio::time::timeout(Duration::from_secs(2), peer.send_notification(cancelled)).await;
         });
+    }
+}
+
+/// Counts a call as running while it waits ([`McpServer::calls_running`](super::McpServer::calls_running)).
+struct Running<'a>(&'a Shared);
+
+impl<'a> Running<'a> {
+    fn new(server: &'a Shared) -> Running<'a> {
+        server.lock().calls += 1;
+        Running(server)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.calls = state.calls.saturating_sub(1);
     }
 }
 

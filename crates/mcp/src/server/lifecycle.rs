@@ -26,6 +26,7 @@ impl Shared {
         {
             let mut state = self.lock();
             state.on_change = Some(on_change);
+            state.ended = None;
             if !state.approved && self.config.command.is_some() {
                 return;
             }

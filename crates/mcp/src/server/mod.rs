@@ -176,6 +176,18 @@ impl McpServer {
         state.conn.as_ref().and(state.pid)
     }
 
+    /// How many tool calls are waiting for the server's answer.
+    pub fn calls_running(&self) -> usize {
+        self.shared.lock().calls
+    }
+
+    /// Stops it (see [`Source::stop`]); a call it cuts off fails with `why` (what the person
+    /// did, and what to do), not with a transport error.
+    pub async fn stop_because(&self, why: String) {
+        self.shared.lock().ended = Some(why);
+        self.shared.stop().await;
+    }
+
     /// The last lines of its stderr, oldest first.
     pub fn stderr(&self) -> Vec<String> {
         self.shared.stderr.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect()

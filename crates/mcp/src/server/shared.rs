@@ -50,6 +50,10 @@ pub(super) struct State {
     pub(super) pid: Option<u32>,
     /// The `WWW-Authenticate` header of the last 401, for the next sign-in.
     pub(super) challenge: Option<String>,
+    /// Tool calls waiting for their answer.
+    pub(super) calls: usize,
+    /// Why the person ended the connection (an edit of the server): a call it cut off says this.
+    pub(super) ended: Option<String>,
 }
 
 impl Shared {

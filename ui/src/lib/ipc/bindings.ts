@@ -1189,6 +1189,16 @@ enabled: boolean,
  */
 detail: ServerDetail, };
 
+export type McpEdited = { 
+/**
+ * The server after the edit (started, or waiting for approval of what it now runs).
+ */
+server: McpServerInfo, 
+/**
+ * Calls the old server was running; each was stopped with a notice on its card.
+ */
+stoppedCalls: number, };
+
 export type McpOverview = { 
 /**
  * The config file's path.

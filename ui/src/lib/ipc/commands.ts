@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatInstructions, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatInstructions, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -47,6 +47,7 @@ export interface Commands {
   use_key_fallback: { args: { mode: KeyMode }; params: [mode: KeyMode]; result: KeychainStatus };
   mcp_servers: { args: Record<string, never>; params: []; result: McpOverview };
   mcp_add: { args: { name: string; config: ServerConfig }; params: [name: string, config: ServerConfig]; result: McpServerInfo };
+  mcp_edit: { args: { name: string; newName: string; config: ServerConfig }; params: [name: string, newName: string, config: ServerConfig]; result: McpEdited };
   mcp_remove: { args: { name: string }; params: [name: string]; result: McpOverview };
   mcp_set_enabled: { args: { name: string; enabled: boolean }; params: [name: string, enabled: boolean]; result: McpServerInfo };
   mcp_approve: { args: { name: string }; params: [name: string]; result: McpServerInfo };
@@ -116,6 +117,7 @@ export const COMMANDS = {
   use_key_fallback: ['mode'],
   mcp_servers: [],
   mcp_add: ['name', 'config'],
+  mcp_edit: ['name', 'newName', 'config'],
   mcp_remove: ['name'],
   mcp_set_enabled: ['name', 'enabled'],
   mcp_approve: ['name'],

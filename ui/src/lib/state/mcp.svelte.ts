@@ -4,7 +4,7 @@
  * is starting is asked about again every second until none is.
  */
 import type { Backend } from '../ipc/backend';
-import type { ImportPreview, ImportSource, McpOverview, McpServerInfo, ServerConfig } from '../ipc/bindings';
+import type { ImportPreview, ImportSource, McpEdited, McpOverview, McpServerInfo, ServerConfig } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import type { FieldStatus, SettingsModel } from './settings.svelte';
 
@@ -144,6 +144,27 @@ export class McpModel {
     await this.refresh();
     await this.toolsChanged();
     return { info };
+  }
+
+  /**
+   * Edits a server (its name too). Resolves with the server and how many of its running calls were
+   * stopped, or with the backend's message (a name another server has, a bad URL...).
+   */
+  async edit(name: string, newName: string, config: ServerConfig): Promise<{ info: McpServerInfo; stoppedCalls: number } | { error: string }> {
+    this.setStatus(name, { state: 'saving' });
+    let out: McpEdited;
+    try {
+      out = await this.api.mcpEdit(name, newName, config);
+    } catch (e) {
+      this.setStatus(name, null);
+      return { error: toIpcError(e).message };
+    }
+    this.setStatus(name, null);
+    if (this.overview && newName !== name) this.overview = { ...this.overview, servers: this.servers.filter((s) => s.detail.name !== name) };
+    this.put(out.server);
+    await this.refresh();
+    await this.toolsChanged();
+    return { info: out.server, stoppedCalls: out.stoppedCalls };
   }
 
   preview(app: string): Promise<ImportPreview> {

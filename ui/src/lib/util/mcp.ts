@@ -25,6 +25,33 @@ export function emptyServerForm(): ServerForm {
   return { name: '', kind: 'local', command: '', args: '', env: '', cwd: '', url: '', headers: '', timeout: '' };
 }
 
+/** The form filled from a server's config entry, to edit it (secret references stay references). */
+export function serverFormFrom(name: string, c: ServerConfig): ServerForm {
+  const remote = c.type === 'http' || c.type === 'sse' || (!c.type && !!c.url);
+  return {
+    name,
+    kind: remote ? 'remote' : 'local',
+    command: c.command ?? '',
+    args: (c.args ?? []).join('\n'),
+    env: Object.entries(c.env ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n'),
+    cwd: c.cwd ?? '',
+    url: c.url ?? '',
+    headers: Object.entries(c.headers ?? {})
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\n'),
+    timeout: c.timeout != null ? String(c.timeout) : '',
+  };
+}
+
+/** Whether an edit changes what runs on this computer (the command line, its environment or folder): then the shell asks first. */
+export function changesWhatRuns(before: ServerConfig, after: ServerConfig): boolean {
+  if (!after.command) return false;
+  const line = (c: ServerConfig) => JSON.stringify([c.command ?? '', c.args ?? [], Object.entries(c.env ?? {}).sort(), c.cwd ?? null]);
+  return line(before) !== line(after);
+}
+
 function lines(text: string): { line: string; n: number }[] {
   return text
     .split('\n')

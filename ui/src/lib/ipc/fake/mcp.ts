@@ -83,6 +83,7 @@ export function mcpCommands(st: FakeState): Pick<
   Backend,
   | 'mcpServers'
   | 'mcpAdd'
+  | 'mcpEdit'
   | 'mcpRemove'
   | 'mcpSetEnabled'
   | 'mcpApprove'
@@ -157,6 +158,20 @@ export function mcpCommands(st: FakeState): Pick<
       // Like the shell: a local command waits for the person's yes in a native dialog; the fake says yes.
       mcpStart(s);
       return mcpInfo(s);
+    },
+    async mcpEdit(name, newName, config) {
+      if (!SERVER_NAME_RE.test(newName)) throw ipcError('mcpName', { name: newName });
+      const remote = config.type === 'http' || config.type === 'sse' || (!config.type && !!config.url);
+      if (remote && !isHttpUrl(config.url ?? '')) throw ipcError('mcpUrl', { name: newName, scheme: (config.url ?? '').split(':')[0] ?? '' });
+      if (!remote && !config.command?.trim()) throw ipcError('mcpNothingToRun', { name: newName });
+      const old = mcp.findIndex((x) => x.name === name);
+      if (old < 0) throw ipcError('mcpEditNotFound', { name });
+      if (newName !== name && mcp.some((x) => x.name === newName)) throw ipcError('mcpEditNameTaken', { name: newName });
+      // Like the service: it keeps its enabled state; the fake says yes to the native dialog.
+      const s = mcpServer(newName, { ...structuredClone(config), disabled: mcp[old]!.config.disabled }, { state: 'stopped' });
+      mcp.splice(old, 1, s);
+      mcpStart(s);
+      return { server: mcpInfo(s), stoppedCalls: 0 };
     },
     async mcpRemove(name) {
       const s = mcpFind(name, 'mcpRemoveNotFound');
