@@ -34,6 +34,8 @@ export function isSettingsSection(s: unknown): s is SettingsSection {
 export interface ModelChoice {
   provider: string;
   model: string | null;
+  /** Typed with "Other model…": kept even when the server does not list it (the server decides). */
+  typed?: boolean;
 }
 
 /**
@@ -60,6 +62,8 @@ export interface Notice {
 }
 
 const MODEL_KEY = 'switchboard.model';
+/** A model list read this recently (ms) is not read again when the picker opens. */
+export const MODELS_FRESH_MS = 3000;
 const SIDEBAR_KEY = 'switchboard.sidebar';
 
 function readStorage<T>(key: string): T | null {
@@ -99,6 +103,10 @@ export class AppState implements SessionHost {
   /** The provider list was read at least once (an empty list then means "first run"). */
   providersLoaded = $state(false);
   models = $state.raw<Record<string, string[]>>({});
+  /** Why a provider's models could not be listed (the last try), by provider; its list is then the profile's model. */
+  modelErrors = $state.raw<Record<string, string>>({});
+  /** The profiles and their models are being read again (the lists shown meanwhile are the last ones). */
+  modelsRefreshing = $state(false);
   choice = $state.raw<ModelChoice | null>(null);
 
   approvals = $state.raw<ApprovalRequest[]>([]);
@@ -503,27 +511,57 @@ export class AppState implements SessionHost {
       this.toast(toIpcError(e));
       return;
     }
+    const errors: Record<string, string> = {};
     const entries = await Promise.all(
       this.providers.map(async (p): Promise<[string, string[]]> => {
         try {
           const list = await this.api.listModels(p.name);
           const all = p.model && !list.includes(p.model) ? [p.model, ...list] : list;
           return [p.name, all];
-        } catch {
-          // The provider could not list its models: offer the profile's model.
+        } catch (e) {
+          // The provider could not list its models: offer the profile's model, and say why.
+          errors[p.name] = toIpcError(e).message;
           return [p.name, p.model ? [p.model] : []];
         }
       }),
     );
     this.models = Object.fromEntries(entries);
-    this.choice = this.pickInitialChoice();
+    this.modelErrors = errors;
+    this.choice = this.keptChoice() ?? this.pickInitialChoice();
+    this.modelsReadAt = Date.now();
+  }
+
+  /** When the profiles and models were last read (ms), for `refreshModels`. */
+  private modelsReadAt = 0;
+  private modelsReading: Promise<void> | null = null;
+
+  /**
+   * Reads the profiles and their models again (when the picker opens, when the window gets focus:
+   * another process may have added a provider). The lists on screen stay until the new ones arrive;
+   * a read within `MODELS_FRESH_MS` of the last one is skipped unless `force`.
+   */
+  refreshModels(force = false): Promise<void> {
+    if (this.modelsReading) return this.modelsReading;
+    if (!force && Date.now() - this.modelsReadAt < MODELS_FRESH_MS) return Promise.resolve();
+    this.modelsRefreshing = true;
+    this.modelsReading = this.loadProviders().finally(() => {
+      this.modelsReading = null;
+      this.modelsRefreshing = false;
+    });
+    return this.modelsReading;
+  }
+
+  /** The current choice, while its provider still exists (a typed model id is kept: the server decides). */
+  private keptChoice(): ModelChoice | null {
+    const c = this.choice;
+    return c && this.providers.some((p) => p.name === c.provider) ? c : null;
   }
 
   private pickInitialChoice(): ModelChoice | null {
     const saved = readStorage<ModelChoice>(MODEL_KEY);
     if (saved && this.providers.some((p) => p.name === saved.provider)) {
       const models = this.models[saved.provider] ?? [];
-      if (saved.model === null || models.includes(saved.model)) return saved;
+      if (saved.model === null || models.includes(saved.model) || saved.typed === true) return saved;
     }
     const p = this.providers.find((x) => x.isDefault) ?? this.providers[0];
     if (!p) return null;

@@ -6,6 +6,7 @@
 import type { Backend, TurnHandlers } from '../ipc/backend';
 import type { ChatEvent, EgressReason, IpcError, SendRequest, ToolSource, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
+import { generationFor } from './chatParams.svelte';
 import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
 import type { Scheduler } from '../util/frame';
 import { uid } from '../util/id';
@@ -164,7 +165,7 @@ export class ChatSession {
    * Asks the last question again: `regenerate` when the store has the failed answer, or the same
    * request again when the turn never started.
    */
-  async retry(): Promise<void> {
+  async retry(model: { provider: string; model: string } | null = null): Promise<void> {
     if (this.running) return;
     const n = this.messages.length;
     const answer = this.messages[n - 1];
@@ -173,12 +174,14 @@ export class ChatSession {
     const text = question?.model.role === 'user' ? question.model.content : '';
     if (answer.request && !answer.model.id) {
       this.messages = this.messages.slice(0, question?.model.role === 'user' ? n - 2 : n - 1);
-      return this.send(answer.request);
+      return this.send(model ? { ...answer.request, ...model } : answer.request);
     }
     const id = this.conversationId;
     if (!id) return;
     this.messages = this.messages.slice(0, question?.model.role === 'user' ? n - 2 : n - 1);
-    return this.runTurn(text, (h) => this.host.api.regenerate(id, null, h));
+    // Another model ("model not found" offers the server's): the chat's other choices stay as they were.
+    const choices = model ? { ...model, forced: [], useTools: true, dryRun: false, systemPrompt: null, maxIterations: null, generation: generationFor(id), ...(this.toolsets.length > 0 ? { toolsets: [...this.toolsets] } : {}) } : null;
+    return this.runTurn(text, (h) => this.host.api.regenerate(id, choices, h));
   }
 
   /** Stops the running turn (now, or as soon as `started` gives its message id). */

@@ -35,7 +35,7 @@ export function profileMissing(st: FakeState, name: string): IpcError {
 }
 
 /** What a profile's server lists, or undefined when it cannot be reached. */
-function modelsOf(st: FakeState, profile: ProviderProfile): string[] | undefined {
+export function modelsOf(st: FakeState, profile: ProviderProfile): string[] | undefined {
   const known = MODELS[profile.name] ?? (profile.baseUrl.includes(':11434') ? MODELS.ollama : undefined);
   if (known) return known;
   if (!st.opts.noLocalServers && !st.stale.has(profile.name) && profile.baseUrl.includes(':1234')) return LMSTUDIO_MODELS;

@@ -8,8 +8,29 @@ import type { ApprovalChoice, ChatEvent, NestedEvent, SendRequest, TurnStarted }
 import { pendingAssistant, reduce, userMessage } from '../../model/message';
 import { ipcError } from './errors';
 import { afterApproval, agentScript, scriptFor, STOPPED_DONE, toStored } from './golden';
-import { providerList } from './providers';
+import { modelsOf, providerList } from './providers';
 import type { FakeConversation, FakeState, Turn } from './state';
+
+/**
+ * A model the fake's server does not list, asked for by name ("Other model…"): the turn fails as a
+ * server's 404 does (kind notFound, the service's words), so the page can offer the models it has.
+ */
+function unknownModel(st: FakeState, provider: string, model: string): ChatEvent[] | null {
+  const profile = st.profiles.find((p) => p.name === provider);
+  const listed = profile ? modelsOf(st, profile) : undefined;
+  if (!profile || !listed || listed.includes(model) || model === profile.model) return null;
+  const zero = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 };
+  return [
+    { type: 'started', conversationId: '', messageId: '', userMessageId: '', provider, model },
+    {
+      type: 'error',
+      kind: 'notFound',
+      message: `The provider at ${profile.baseUrl} has no such model or endpoint (404): The model \`${model}\` does not exist. Check the model name and the base URL.`,
+      retryable: false,
+    },
+    { type: 'done', finishReason: 'error', toolCallsMade: 0, usage: zero },
+  ];
+}
 
 async function runTurn(st: FakeState, conv: FakeConversation, text: string, req: Pick<SendRequest, 'provider' | 'model'>, handlers: TurnHandlers): Promise<TurnStarted> {
   const { id, running, profiles, tick } = st;
@@ -51,7 +72,7 @@ async function runTurn(st: FakeState, conv: FakeConversation, text: string, req:
 
   const run = async () => {
     await Promise.resolve();
-    const queue = [...(conv.agent ? agentScript(conv.agent, text) : scriptFor(text))];
+    const queue = [...(conv.agent ? agentScript(conv.agent, text) : (unknownModel(st, provider, model) ?? scriptFor(text)))];
     let ending = false;
     while (queue.length > 0) {
       const next = queue.shift() as ChatEvent;
@@ -113,14 +134,14 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
       t.wake?.(null);
       return true;
     },
-    async regenerate(conversationId, _choices, handlers) {
+    async regenerate(conversationId, choices, handlers) {
       const c = conversations.get(conversationId);
       const lastUser = c ? c.messages.map((m) => m.role).lastIndexOf('user') : -1;
       // Like the service: no conversation, or none with a question, is the same "not found".
       if (!c || lastUser < 0) throw ipcError('regenerateNotFound', { id: conversationId });
       const text = c.messages[lastUser]?.content ?? '';
       c.messages.splice(lastUser);
-      return runTurn(st, c, text, { provider: null, model: null }, handlers);
+      return runTurn(st, c, text, { provider: choices?.provider ?? null, model: choices?.model ?? null }, handlers);
     },
     async resolveApproval(callId, choice) {
       const t = [...running.values()].find((x) => x.asking === callId);
