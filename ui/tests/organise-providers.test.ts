@@ -145,7 +145,7 @@ describe('presets in the add form', () => {
 });
 
 describe('local servers on this computer', () => {
-  it('offers a detected server no profile points at, and adds and tests it in one click', async () => {
+  it('offers a detected server no profile points at, asks which of its models, and adds and tests it in one click', async () => {
     const { app, backend } = await start({ noProviders: true });
     const add = vi.spyOn(backend, 'addProvider');
     const section = await openProviders();
@@ -153,15 +153,23 @@ describe('local servers on this computer', () => {
     expect(offer.textContent).toContain('LM Studio is running on this computer — 3 models.');
     expect(offer.textContent).toContain('http://localhost:1234/v1');
 
-    await fireEvent.click(within(offer).getByRole('button', { name: 'Add LM Studio as a provider' }));
+    // Several models: it asks which (the server's own list), instead of taking the first.
+    const addButton = within(offer).getByRole('button', { name: 'Add LM Studio as a provider' }) as HTMLButtonElement;
+    expect(addButton.disabled).toBe(true);
+    const which = within(offer).getByTestId('detected-model-lmstudio') as HTMLSelectElement;
+    expect([...which.options].filter((o) => !o.disabled).map((o) => o.value)).toEqual(['qwen2.5-7b-instruct', 'llama-3.2-3b-instruct', 'phi-4']);
+    which.value = 'phi-4';
+    await fireEvent.change(which);
+    expect(addButton.disabled).toBe(false);
+    await fireEvent.click(addButton);
     await waitFor(() =>
-      expect(add).toHaveBeenCalledWith({ name: 'lmstudio', kind: 'openai', baseUrl: 'http://localhost:1234/v1', model: 'qwen2.5-7b-instruct', options: { generation: {} } }, true),
+      expect(add).toHaveBeenCalledWith({ name: 'lmstudio', kind: 'openai', baseUrl: 'http://localhost:1234/v1', model: 'phi-4', options: { generation: {} } }, true),
     );
     await waitFor(() => expect(screen.queryByTestId('detected-offer')).toBeNull());
     // The first-run form gave way to the new profile, which is tested at once.
     await waitFor(() => expect(screen.queryByTestId('provider-form')).toBeNull());
     const summary = await within(rowOf('lmstudio') as HTMLElement).findByTestId('provider-test-summary');
-    expect(summary.textContent).toBe("Connected, 3 models; 'qwen2.5-7b-instruct' answered and takes tools.");
+    expect(summary.textContent).toBe("Connected, 3 models; 'phi-4' answered and takes tools.");
     expect(summary.dataset.ok).toBe('true');
     await waitFor(() => expect(app.providers.map((p) => p.name)).toEqual(['lmstudio']));
   });
@@ -251,5 +259,24 @@ describe('temperature and top-p', () => {
     await fireEvent.click(byTestId('provider-save'));
     await waitFor(() => expect(add).toHaveBeenCalledTimes(2));
     expect(lastSent(add).options).toEqual({ generation: {} });
+  });
+});
+
+describe('a failed connection test', () => {
+  it('offers the models the server has; one click makes one the default and tests again', async () => {
+    const report = { ok: false, summary: "The server has no model 'gpt-9'.", keyAccepted: true, models: 3, modelListed: false, tools: null, errorKind: 'notFound' as const, detail: null };
+    const { backend } = await start();
+    const real = backend.testProvider.bind(backend);
+    const test = vi.spyOn(backend, 'testProvider').mockResolvedValueOnce(report).mockImplementation(real);
+    const add = vi.spyOn(backend, 'addProvider');
+    await openProviders();
+    await fireEvent.click(screen.getByTestId('provider-test-openai'));
+    const offer = await screen.findByTestId('provider-model-offer');
+    const models = await within(offer).findAllByTestId('provider-model-offer-model');
+    expect(models.map((m) => m.dataset.model)).toEqual(['gpt-4o', 'o3-mini']); // not the profile's own
+    await fireEvent.click(models[0] as HTMLElement);
+    await waitFor(() => expect(add).toHaveBeenCalledWith(expect.objectContaining({ name: 'openai', model: 'gpt-4o' }), true));
+    await waitFor(() => expect(test).toHaveBeenCalledTimes(2));
+    await waitFor(() => expect(screen.queryByTestId('provider-model-offer')).toBeNull());
   });
 });

@@ -349,8 +349,21 @@ describe('keys', () => {
       }
     }
 
-    // Delete.
+    // The new key is tested at once, with the one-line verdict of "Test connection" next to it.
+    await waitFor(() => expect(backend.testProvider).toHaveBeenCalledWith('ollama'));
+    const verdict = await waitFor(() => within(byTestId('provider-test-result-ollama')).getByTestId('provider-test-summary'));
+    expect(verdict.textContent?.trim()).not.toBe('');
+
+    // Delete asks first: Cancel keeps the key, "Delete key" deletes it.
     await fireEvent.click(byTestId('key-delete-ollama'));
+    const dialog = await screen.findByTestId('confirm-dialog');
+    expect(dialog.textContent).toContain('Delete the key for');
+    expect(backend.deleteKey).not.toHaveBeenCalled();
+    await fireEvent.click(within(dialog).getByText('Cancel'));
+    expect(screen.queryByTestId('confirm-dialog')).toBeNull();
+    expect(backend.deleteKey).not.toHaveBeenCalled();
+    await fireEvent.click(byTestId('key-delete-ollama'));
+    await fireEvent.click(within(await screen.findByTestId('confirm-dialog')).getByTestId('confirm-delete'));
     expect(backend.deleteKey).toHaveBeenCalledWith('ollama');
     await waitFor(() => expect(byTestId('key-status-ollama').textContent).toBe('No key'));
     expect(screen.queryByTestId('key-delete-ollama')).toBeNull();

@@ -339,6 +339,17 @@ export class SettingsModel {
     return this.detected.filter((d) => d.profile === null && !this.providers.some((p) => same(p.baseUrl, d.baseUrl)));
   }
 
+  /** Makes `model` a saved profile's default model, then tests it again. Resolves with an error message, or null. */
+  async setDefaultModel(name: string, model: string): Promise<string | null> {
+    const p = this.providers.find((x) => x.name === name);
+    if (!p) return `There is no provider named '${name}'.`;
+    const { isDefault, ...profile } = p;
+    const message = await this.saveProvider({ ...profile, model }, isDefault);
+    if (message) this.fail(`test:${name}`, message);
+    else void this.testProvider(name);
+    return message;
+  }
+
   /** A profile name not taken yet: `base`, else `base-2`, `base-3`, ... */
   freeName(base: string): string {
     const taken = (n: string) => this.providers.some((p) => p.name === n);
@@ -347,13 +358,14 @@ export class SettingsModel {
   }
 
   /**
-   * Adds a detected local server as a profile (its first model as the default model), then tests
-   * it. Resolves with the new profile's name, or an error message (under `detect:<baseUrl>`).
+   * Adds a detected local server as a profile with `model` (the person picked it from what the server
+   * has) as its default model, then tests it. Resolves with the new profile's name, or null (the
+   * error is under `detect:<baseUrl>`).
    */
-  async addDetected(server: DetectedServer): Promise<string | null> {
+  async addDetected(server: DetectedServer, model: string | null = server.models[0] ?? null): Promise<string | null> {
     const preset = PROVIDER_PRESETS.find((p) => p.id === server.preset);
     const name = this.freeName(server.preset.replace(/[^A-Za-z0-9_-]/g, '') || 'local');
-    const profile: ProviderProfile = { name, kind: preset?.kind ?? 'openai', baseUrl: server.baseUrl, model: server.models[0] ?? null, options: { generation: {} } };
+    const profile: ProviderProfile = { name, kind: preset?.kind ?? 'openai', baseUrl: server.baseUrl, model, options: { generation: {} } };
     const field = `detect:${server.baseUrl}`;
     this.setStatus(field, { state: 'saving' });
     const message = await this.saveProvider(profile, this.providers.length === 0);
