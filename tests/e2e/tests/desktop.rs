@@ -1896,3 +1896,204 @@ async fn t_a_tool_result_cannot_make_the_app_send_the_chat_without_asking() -> R
     app.close().await?;
     Ok(())
 }
+
+// ----- y. a model the server does not have offers the ones it has; an MCP server is edited --------
+
+/// The native dialog titled `title` (a GTK window outside the webview): waits for it, saves a
+/// screenshot of the whole screen with it to `tests/artifacts/e2e/y-<step>.png`, then sends it `key`.
+async fn y_answer_native_dialog(title: &str, step: &str, key: &str) -> Result<()> {
+    let deadline = Instant::now() + LONG;
+    let window = loop {
+        let found = std::process::Command::new("xdotool").args(["search", "--name", title]).output()?;
+        let ids = String::from_utf8_lossy(&found.stdout).trim().to_owned();
+        if let Some(id) = ids.lines().last().filter(|l| !l.is_empty()) {
+            break id.to_owned();
+        }
+        ensure!(Instant::now() < deadline, "no native dialog titled '{title}' appeared");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    // Drawn before it is photographed.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    std::fs::create_dir_all(switchboard_e2e::artifacts_dir())?;
+    let shot = switchboard_e2e::artifacts_dir().join(format!("y-{step}.png"));
+    let _ = std::process::Command::new("import").args(["-window", "root"]).arg(&shot).status();
+    let _ = std::process::Command::new("xdotool").args(["windowactivate", "--sync", &window]).status();
+    let sent = std::process::Command::new("xdotool").args(["key", "--window", &window, key]).status()?;
+    ensure!(sent.success(), "xdotool could not answer the dialog");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn y_a_model_not_found_offers_the_servers_models_and_an_mcp_server_is_edited() -> Result<()> {
+    const ANSWER: &str = "Answered by the reasoner ✓";
+    let not_found = r#"{"error":{"message":"The model `gpt-9` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}"#;
+    let Some(pre) = Prereqs::require("y_models_and_mcp_edit") else { return Ok(()) };
+    let mock = MockServer::start(Script::new(vec![
+        Reply::Http { status: 404, headers: vec![], body: not_found.into() },
+        Reply::text(ANSWER),
+    ]))
+    .await;
+    let data = DataDir::new(&mock.base_url())?;
+    let python = switchboard_e2e::target_dir().join("mcp-venv/bin/python");
+    ensure!(python.exists(), "{} is missing: run scripts/mcp-servers.sh (scripts/setup.sh does)", python.display());
+    let fixture_dir = data.path().join("fixture");
+    std::fs::create_dir_all(&fixture_dir)?;
+    let script = switchboard_e2e::repo_root().join("crates/mcp/tests/fixtures/fixture_server.py");
+    data.add_mcp_server(
+        "fx",
+        switchboard_mcp::ServerConfig {
+            command: Some(python.display().to_string()),
+            args: vec![script.display().to_string()],
+            env: [("FIXTURE_DIR".to_owned(), fixture_dir.display().to_string())].into(),
+            ..Default::default()
+        },
+    )?;
+    let driver = Driver::start(&pre, &data).await?;
+    let rig = Rig { driver, data, mock };
+    let app = rig.driver.launch("y").await?;
+
+    // "Other model…" takes an id the server does not have.
+    app.wait_for("the model picker", &format!("return !!document.querySelector('{}');", tid("model-picker")), LONG)
+        .await?;
+    app.js(
+        &format!(
+            "const s = document.querySelector('{}'); const o = [...s.options].find(o => o.dataset.testid === 'model-other-option'); \
+             s.value = o.value; s.dispatchEvent(new Event('change', {{ bubbles: true }})); return true;",
+            tid("model-picker")
+        ),
+        vec![],
+    )
+    .await?;
+    app.wait_for(
+        "the model id field",
+        &format!("return !!document.querySelector('{}');", tid("model-other-input")),
+        LONG,
+    )
+    .await?;
+    app.js(
+        &format!(
+            "const i = document.querySelector('{}'); i.value = 'gpt-9'; i.dispatchEvent(new Event('input', {{ bubbles: true }})); \
+             document.querySelector('{}').requestSubmit(); return true;",
+            tid("model-other-input"),
+            tid("model-other")
+        ),
+        vec![],
+    )
+    .await?;
+    app.wait_for(
+        "the picker showing the typed model",
+        &format!(
+            "const s = document.querySelector('{}'); return s && s.value.endsWith('\\u0000gpt-9');",
+            tid("model-picker")
+        ),
+        LONG,
+    )
+    .await?;
+    app.screenshot("1-typed-model").await?;
+
+    // The server says it has no such model: the answer offers the models it has.
+    app.send_message("Which model are you?").await?;
+    let status = wait_assistant_settled(&app, 1, LONG).await?;
+    ensure!(status == "error", "the first answer ended as {status}");
+    let offered = app
+        .wait_for(
+            "the server's models offered",
+            &format!(
+                "const b = [...document.querySelectorAll('{}')].map(b => b.dataset.model); return b.length ? b : null;",
+                tid("model-offer-model")
+            ),
+            LONG,
+        )
+        .await?;
+    ensure!(offered == json!(["mock-model", "mock-reasoner"]), "offered: {offered}");
+    app.screenshot("2-model-not-found-offers-models").await?;
+
+    // One click asks again with it, and it answers.
+    app.click(&format!("{}[data-model=\"mock-reasoner\"]", tid("model-offer-model"))).await?;
+    app.wait_for(
+        "the answer from the picked model",
+        &format!(
+            "const ms = [...document.querySelectorAll('{}[data-role=\"assistant\"]')]; const m = ms[ms.length - 1]; \
+             return m && m.dataset.status === 'complete' && m.textContent.includes({}) ? true : null;",
+            tid("message"),
+            js_str(ANSWER)
+        ),
+        LONG,
+    )
+    .await?;
+    let models: Vec<String> = rig
+        .mock
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .map(|r| r.body["model"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    ensure!(models.first().map(String::as_str) == Some("gpt-9"), "asked first with: {models:?}");
+    ensure!(models.iter().any(|m| m == "mock-reasoner"), "asked again with: {models:?}");
+    let picker = app.js(&format!("return document.querySelector('{}').value;", tid("model-picker")), vec![]).await?;
+    ensure!(picker.as_str().is_some_and(|v| v.ends_with("\u{0}mock-reasoner")), "the chat's model now: {picker}");
+    app.screenshot("3-answered-by-the-picked-model").await?;
+
+    // Settings -> MCP servers: edit the server's arguments. What runs changes, so the app asks in
+    // its native dialog, as when adding: declined, the edit is kept and waits for approval.
+    app.click(&tid("open-settings")).await?;
+    app.wait_and_click(&tid("settings-nav-mcp"), LONG).await?;
+    let row = |state: &str| {
+        format!("return !!document.querySelector('{}[data-name=\"fx\"][data-state=\"{state}\"]');", tid("mcp-server"))
+    };
+    app.wait_for("the fixture server, ready", &row("ready"), LONG).await?;
+    app.click(&tid("mcp-edit-fx")).await?;
+    app.wait_for(
+        "the edit form",
+        &format!("return !!document.querySelector('{}[data-editing=\"fx\"]');", tid("mcp-form")),
+        LONG,
+    )
+    .await?;
+    app.js(
+        &format!(
+            "const t = document.querySelector('{}'); t.value = t.value + '\\n--edited'; \
+             t.dispatchEvent(new Event('input', {{ bubbles: true }})); return true;",
+            tid("mcp-args")
+        ),
+        vec![],
+    )
+    .await?;
+    app.wait_for(
+        "the note that the app will ask",
+        &format!("return !!document.querySelector('{}');", tid("mcp-form-asks")),
+        LONG,
+    )
+    .await?;
+    app.screenshot("4-edit-form").await?;
+    app.click(&tid("mcp-save")).await?;
+    y_answer_native_dialog("Run a program for Switchboard?", "5-native-confirmation-declined", "Escape").await?;
+    app.wait_for(
+        "the edit, saved but waiting",
+        &format!("return !!document.querySelector('{}');", tid("mcp-form-declined")),
+        LONG,
+    )
+    .await?;
+    app.wait_for("the server waiting for approval", &row("needsApproval"), LONG).await?;
+    let target = app
+        .js(
+            &format!(
+                "return document.querySelector('{}[data-name=\"fx\"] {}').textContent;",
+                tid("mcp-server"),
+                tid("mcp-target")
+            ),
+            vec![],
+        )
+        .await?;
+    ensure!(target.as_str().is_some_and(|t| t.ends_with("--edited")), "the edited command line: {target}");
+    app.screenshot("6-edit-waits-for-approval").await?;
+
+    // Allowed in the same dialog, the edited server runs.
+    app.click(&tid("mcp-approve-fx")).await?;
+    y_answer_native_dialog("Run a program for Switchboard?", "7-native-confirmation-allowed", "Return").await?;
+    app.wait_for("the edited server, ready", &row("ready"), LONG).await?;
+    let config: Value =
+        serde_json::from_str(&std::fs::read_to_string(rig.data.path().join(switchboard_mcp::config::CONFIG_FILE))?)?;
+    ensure!(config["mcpServers"]["fx"]["args"][1] == "--edited", "the config file: {config}");
+    app.screenshot("8-edited-server-ready").await?;
+    Ok(())
+}
