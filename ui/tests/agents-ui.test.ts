@@ -96,18 +96,66 @@ describe('Settings → Agents', () => {
     expect(rows('toolset-row')).toEqual(['research']);
   });
 
-  it('adds a toolset, one entry per line, and shows what it names that is not there', async () => {
+  it('adds a toolset picked from what exists (search, Enter adds the first match; free text is never added)', async () => {
     const { backend } = await start();
     const put = vi.spyOn(backend, 'putToolset');
     await openAgents();
     await fireEvent.click(await screen.findByTestId('toolsets-add'));
     const form = screen.getByTestId('toolset-form');
     await setValue(within(form).getByTestId('toolset-name'), 'clock');
-    await setValue(within(form).getByTestId('toolset-tools'), 'get_time\n\n  no_such_tool  \n');
+    const search = within(form).getByTestId('toolset-tools-search');
+    await fireEvent.focus(search);
+    await setValue(search, 'get_ti');
+    expect(within(form).getAllByTestId('toolset-tools-option').map((o) => o.dataset.name)).toEqual(['get_time']);
+    await fireEvent.keyDown(search, { key: 'Enter' });
+    await setValue(search, 'no_such_tool');
+    expect(within(form).queryAllByTestId('toolset-tools-option')).toHaveLength(0);
+    await fireEvent.keyDown(search, { key: 'Enter' });
+    await setValue(search, 'builtin');
+    await fireEvent.click(within(form).getAllByTestId('toolset-tools-option').find((o) => o.dataset.name === 'builtin')!);
+    expect(within(form).getAllByTestId('toolset-tools-chosen').map((c) => c.dataset.name)).toEqual(['get_time', 'builtin']);
     await fireEvent.submit(form);
-    await waitFor(() => expect(put).toHaveBeenCalledWith({ name: 'clock', description: '', tools: ['get_time', 'no_such_tool'] }));
-    const clock = await waitFor(() => screen.getAllByTestId('toolset-row').find((r) => r.dataset.name === 'clock')!);
-    expect(within(clock).getByTestId('toolset-missing').textContent).toContain("'no_such_tool' names nothing now");
+    await waitFor(() => expect(put).toHaveBeenCalledWith({ name: 'clock', description: '', tools: ['get_time', 'builtin'] }));
+  });
+
+  it('marks an entry that names nothing now as not installed, and it can be removed', async () => {
+    const { backend, app } = await start();
+    app.agents = await backend.putToolset({ name: 'old', description: '', tools: ['get_time', 'gone_tool'] });
+    const put = vi.spyOn(backend, 'putToolset');
+    await openAgents();
+    await fireEvent.click(await screen.findByTestId('toolset-edit-old'));
+    const form = screen.getByTestId('toolset-form');
+    const chosen = within(form).getAllByTestId('toolset-tools-chosen');
+    expect(chosen.map((c) => [c.dataset.name, c.dataset.missing ?? null])).toEqual([['get_time', null], ['gone_tool', 'true']]);
+    expect(chosen[1]?.textContent).toContain('not installed');
+    await fireEvent.click(within(chosen[1] as HTMLElement).getByTestId('toolset-tools-remove'));
+    await fireEvent.submit(form);
+    await waitFor(() => expect(put).toHaveBeenCalledWith({ name: 'old', description: '', tools: ['get_time'] }));
+  });
+});
+
+describe('an agent whose names no longer exist', () => {
+  it('shows a removed tool\'s override and an unlisted model as such, and drops them', async () => {
+    const { backend, app } = await start();
+    const put = vi.spyOn(backend, 'putAgent');
+    app.agents = await backend.putAgent({
+      name: 'Old', description: 'Kept from before.', instructions: 'Answer.', profile: 'openai', model: 'gpt-3-retired',
+      toolsets: ['research'], approval: { get_time: 'ask', gone_tool: 'deny' },
+    });
+    await openAgents();
+    await fireEvent.click(await screen.findByTestId('agent-edit-Old'));
+    const form = screen.getByTestId('agent-form');
+    expect(within(form).getByTestId('agent-model-unlisted').textContent).toContain('openai does not list this model');
+    expect([...within(form).getByTestId('agent-model-options').querySelectorAll('option')].map((o) => o.value)).toEqual(['gpt-4o-mini', 'gpt-4o', 'o3-mini']);
+    const override = within(form).getByTestId('agent-approval-gone');
+    expect(override.dataset.tool).toBe('gone_tool');
+    expect(override.textContent).toContain('removed (was refused)');
+
+    await fireEvent.click(within(override).getByTestId('agent-approval-drop'));
+    await setValue(within(form).getByTestId('agent-model'), 'gpt-4o');
+    expect(within(form).queryByTestId('agent-model-unlisted')).toBeNull();
+    await fireEvent.submit(form);
+    await waitFor(() => expect(put).toHaveBeenCalledWith(expect.objectContaining({ name: 'Old', model: 'gpt-4o', toolsets: ['research'], approval: { get_time: 'ask' } })));
   });
 });
 
