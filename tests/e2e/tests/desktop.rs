@@ -1900,8 +1900,10 @@ async fn t_a_tool_result_cannot_make_the_app_send_the_chat_without_asking() -> R
 // ----- y. a model the server does not have offers the ones it has; an MCP server is edited --------
 
 /// The native dialog titled `title` (a GTK window outside the webview): waits for it, saves a
-/// screenshot of the whole screen with it to `tests/artifacts/e2e/y-<step>.png`, then sends it `key`.
-async fn y_answer_native_dialog(title: &str, step: &str, key: &str) -> Result<()> {
+/// screenshot of the whole screen with it to `tests/artifacts/e2e/y-<step>.png`, then clicks its
+/// `button`: "Allow" (the left half of its button row) or "Cancel" (the right half), with real
+/// pointer events (there is no window manager under Xvfb to give it the keyboard).
+async fn y_answer_native_dialog(title: &str, step: &str, button: &str) -> Result<()> {
     let deadline = Instant::now() + LONG;
     let window = loop {
         let found = std::process::Command::new("xdotool").args(["search", "--name", title]).output()?;
@@ -1917,9 +1919,22 @@ async fn y_answer_native_dialog(title: &str, step: &str, key: &str) -> Result<()
     std::fs::create_dir_all(switchboard_e2e::artifacts_dir())?;
     let shot = switchboard_e2e::artifacts_dir().join(format!("y-{step}.png"));
     let _ = std::process::Command::new("import").args(["-window", "root"]).arg(&shot).status();
-    let _ = std::process::Command::new("xdotool").args(["windowactivate", "--sync", &window]).status();
-    let sent = std::process::Command::new("xdotool").args(["key", "--window", &window, key]).status()?;
-    ensure!(sent.success(), "xdotool could not answer the dialog");
+    let geometry = std::process::Command::new("xdotool").args(["getwindowgeometry", "--shell", &window]).output()?;
+    let geometry = String::from_utf8_lossy(&geometry.stdout).to_string();
+    let value = |key: &str| -> Result<i64> {
+        geometry
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .and_then(|v| v.trim().parse().ok())
+            .with_context(|| format!("no {key} in the dialog's geometry: {geometry}"))
+    };
+    let (x, y, width, height) = (value("X")?, value("Y")?, value("WIDTH")?, value("HEIGHT")?);
+    let at_x = if button == "Allow" { x + width / 4 } else { x + width * 3 / 4 };
+    let at_y = y + height - 17;
+    let clicked = std::process::Command::new("xdotool")
+        .args(["mousemove", "--sync", &at_x.to_string(), &at_y.to_string(), "click", "1"])
+        .status()?;
+    ensure!(clicked.success(), "xdotool could not click the dialog");
     Ok(())
 }
 
@@ -1953,8 +1968,12 @@ async fn y_a_model_not_found_offers_the_servers_models_and_an_mcp_server_is_edit
     let app = rig.driver.launch("y").await?;
 
     // "Other model…" takes an id the server does not have.
-    app.wait_for("the model picker", &format!("return !!document.querySelector('{}');", tid("model-picker")), LONG)
-        .await?;
+    app.wait_for(
+        "the model picker with the provider's models",
+        &format!("return !!document.querySelector('{} [data-testid=\"model-other-option\"]');", tid("model-picker")),
+        LONG,
+    )
+    .await?;
     app.js(
         &format!(
             "const s = document.querySelector('{}'); const o = [...s.options].find(o => o.dataset.testid === 'model-other-option'); \
@@ -2066,7 +2085,7 @@ async fn y_a_model_not_found_offers_the_servers_models_and_an_mcp_server_is_edit
     .await?;
     app.screenshot("4-edit-form").await?;
     app.click(&tid("mcp-save")).await?;
-    y_answer_native_dialog("Run a program for Switchboard?", "5-native-confirmation-declined", "Escape").await?;
+    y_answer_native_dialog("Run a program for Switchboard?", "5-native-confirmation-declined", "Cancel").await?;
     app.wait_for(
         "the edit, saved but waiting",
         &format!("return !!document.querySelector('{}');", tid("mcp-form-declined")),
@@ -2089,7 +2108,7 @@ async fn y_a_model_not_found_offers_the_servers_models_and_an_mcp_server_is_edit
 
     // Allowed in the same dialog, the edited server runs.
     app.click(&tid("mcp-approve-fx")).await?;
-    y_answer_native_dialog("Run a program for Switchboard?", "7-native-confirmation-allowed", "Return").await?;
+    y_answer_native_dialog("Run a program for Switchboard?", "7-native-confirmation-allowed", "Allow").await?;
     app.wait_for("the edited server, ready", &row("ready"), LONG).await?;
     let config: Value =
         serde_json::from_str(&std::fs::read_to_string(rig.data.path().join(switchboard_mcp::config::CONFIG_FILE))?)?;
