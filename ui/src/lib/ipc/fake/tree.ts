@@ -114,19 +114,17 @@ export function treeCommands(st: FakeState, page: number): Pick<Backend, 'switch
       const c = conversation(st, cid);
       const m = messageIn(c, messageId);
       refuseWhileStreaming(c);
+      const versions = versionsOf(c, m);
+      if (m.parentId === null && versions.length === 1) throw fakeOnlyError('config', "This is the conversation's only first message; delete the conversation instead.");
       const gone = subtree(c, messageId);
       const onPath = pathOf(c).some((x) => x.id === messageId);
-      // The version shown next: the sibling chosen last (ties: the newest), else the parent's path.
-      const siblings = c.messages
-        .map((x, seq) => ({ x, seq }))
-        .filter(({ x }) => x.id !== m.id && x.parentId === m.parentId && x.role === m.role)
-        .sort((a, b) => (c.chosenAt.get(b.x.id) ?? 0) - (c.chosenAt.get(a.x.id) ?? 0) || b.seq - a.seq);
       c.messages = c.messages.filter((x) => !gone.has(x.id));
       for (const id of gone) c.chosenAt.delete(id);
       if (onPath) {
-        const next = siblings[0]?.x.id ?? m.parentId;
+        // As the store does: the next version, else the previous one, else the parent.
+        const at = versions.indexOf(messageId);
+        const next = versions[at + 1] ?? versions[at - 1] ?? m.parentId;
         if (next) select(st, c, next);
-        else c.head = null;
       }
       return viewOf(c, page);
     },
