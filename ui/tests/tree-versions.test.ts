@@ -194,6 +194,20 @@ describe('versions', () => {
     expect(shown()).toHaveLength(4);
   });
 
+  it('deleting the only answer leaves its question, which can be answered again', async () => {
+    const { backend } = await twoTurns();
+    const regenerate = vi.spyOn(backend, 'regenerate');
+    await fireEvent.click(within(messages()[3] as HTMLElement).getByRole('button', { name: 'Delete this version' }));
+    await fireEvent.click(within(screen.getByTestId('confirm-dialog')).getByTestId('confirm-delete'));
+    await waitFor(() => expect(shown()).toHaveLength(3));
+    const question = messages()[2] as HTMLElement;
+    await fireEvent.click(within(question).getByRole('button', { name: 'Answer this question' }));
+    await settled(4);
+    expect(regenerate.mock.calls[0]?.[1]).toBe(question.dataset.id);
+    expect(shown()[2]).toBe('user: And in Paris?');
+    expect(within(messages()[2] as HTMLElement).queryByRole('button', { name: 'Answer this question' })).toBeNull();
+  });
+
   it('branches into a new chat with the messages up to the answer, and opens it', async () => {
     const { app } = await twoTurns();
     const from = app.current.conversationId;

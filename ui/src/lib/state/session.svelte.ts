@@ -248,9 +248,18 @@ export class ChatSession {
   regenerate(key: string, choices: TurnChoices | null): Promise<boolean> {
     const id = this.conversationId;
     const at = this.messages.findIndex((m) => m.key === key);
-    const answer = this.messages[at];
+    const named = this.messages[at];
+    if (!id || this.running || !named?.model.id) return Promise.resolve(false);
+    if (named.model.role === 'user') {
+      // A question whose answers were all deleted: a first answer under it.
+      const questionId = named.model.id;
+      const place: TurnPlace = { restore: this.messages, answerVersions: [], questionKey: named.key };
+      this.messages = this.messages.slice(0, at + 1);
+      return this.runTurn(named.model.content, (h) => this.host.api.regenerate(id, questionId, choices, h), undefined, place);
+    }
+    const answer = named;
     const question = this.messages[at - 1];
-    if (!id || this.running || !answer || answer.model.role !== 'assistant' || !answer.model.id) return Promise.resolve(false);
+    if (answer.model.role !== 'assistant') return Promise.resolve(false);
     const messageId = answer.model.id;
     const place: TurnPlace = {
       restore: this.messages,
