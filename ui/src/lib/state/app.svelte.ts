@@ -385,14 +385,14 @@ export class AppState implements SessionHost {
   // ---- versions and branches -------------------------------------------------------------------
 
   /**
-   * The choices an edited question is sent with: the composer's model (not for an agent's chat,
-   * which runs on its own), the chat's toolsets and parameters; `choice` picks another model.
+   * The choices a turn is asked again with: `choice`'s profile and model (the composer's for an
+   * edited question, the one picked in "Regenerate with…"), the chat's toolsets and parameters.
    */
-  turnChoices(s: ChatSession, choice: ModelChoice | null = this.choice): TurnChoices {
+  turnChoices(s: ChatSession, choice: ModelChoice | null): TurnChoices {
     const generation = generationFor(s.conversationId);
     return {
-      provider: s.agent ? null : (choice?.provider ?? null),
-      model: s.agent ? null : (choice?.model ?? null),
+      provider: choice?.provider ?? null,
+      model: choice?.model ?? null,
       forced: [],
       useTools: true,
       dryRun: false,
@@ -408,7 +408,8 @@ export class AppState implements SessionHost {
     if (!this.hasProviders) return false;
     preloadMarkdown();
     if (!s.isDraft) this.sessions.set(s.conversationId as string, s);
-    return s.edit(key, text, this.turnChoices(s));
+    // An agent's chat runs on the agent's profile: the edit is asked as the question was.
+    return s.edit(key, text, s.agent ? null : this.turnChoices(s, this.choice));
   }
 
   /** A new version of the answer keyed `key`: as it was asked, or with `choice`'s profile and model. */
