@@ -208,6 +208,26 @@ describe('versions', () => {
     expect(within(messages()[2] as HTMLElement).queryByRole('button', { name: 'Answer this question' })).toBeNull();
   });
 
+  it('copies a message as Markdown from the store: an answer with its tool call where it happened', async () => {
+    const { backend } = await twoTurns();
+    const writeText = vi.fn<(text: string) => Promise<void>>(() => Promise.resolve());
+    Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true });
+    const messageMarkdown = vi.spyOn(backend, 'messageMarkdown');
+    try {
+      const answer = messages()[1] as HTMLElement;
+      await fireEvent.click(within(answer).getByRole('button', { name: 'Copy answer as Markdown with its tool calls' }));
+      await waitFor(() => expect(writeText).toHaveBeenCalledTimes(1));
+      expect(messageMarkdown.mock.calls[0]?.[1]).toBe(answer.dataset.id);
+      const md = writeText.mock.calls[0]?.[0] ?? '';
+      expect(md.startsWith('## Assistant (')).toBe(true);
+      expect(md.indexOf('Let me check')).toBeLessThan(md.indexOf('Tool call: <code>get_time</code>'));
+      await fireEvent.click(within(messages()[0] as HTMLElement).getByRole('button', { name: 'Copy message as Markdown' }));
+      await waitFor(() => expect(writeText).toHaveBeenLastCalledWith('## You\n\nWhat time is it in Tokyo?\n\n'));
+    } finally {
+      Reflect.deleteProperty(navigator, 'clipboard');
+    }
+  });
+
   it('branches into a new chat with the messages up to the answer, and opens it', async () => {
     const { app } = await twoTurns();
     const from = app.current.conversationId;

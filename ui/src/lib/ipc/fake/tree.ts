@@ -95,10 +95,22 @@ export function viewOf(c: FakeConversation, page: number): ConversationView {
   };
 }
 
-/** A message as Markdown, as "Copy as Markdown" gives it: its text, then its tool calls as quoted lines. */
+/** A message as Markdown, in the shape of the service's `message_markdown`: who wrote it, its text, each tool call where it happened. */
 export function markdownOf(m: StoredMessage): string {
-  const calls = m.toolCalls.map((t) => `> **${t.name}** \`${t.arguments}\` → ${t.status ?? 'pending'}`);
-  return [m.content.trim(), ...calls].filter((s) => s !== '').join('\n\n');
+  if (m.role !== 'assistant') return `## You\n\n${m.content}\n\n`;
+  const who = m.provider && m.model && m.provider !== m.model ? `${m.provider} · ${m.model}` : (m.model ?? 'unknown model');
+  const chars = [...m.content];
+  let out = `## Assistant (${who})\n\n`;
+  let printed = 0;
+  for (const c of [...m.toolCalls].sort((a, b) => a.iteration - b.iteration || a.index - b.index)) {
+    const upto = Math.max(c.textOffset, printed);
+    out += chars.slice(printed, upto).join('');
+    printed = upto;
+    out += `\n\n<details><summary>Tool call: <code>${c.name}</code></summary>\n\n\`\`\`json\n${c.arguments}\n\`\`\`\n`;
+    if (c.result) out += `\nResult (${c.result.status}, ${c.result.durationMs} ms):\n\n\`\`\`\n${c.result.output}\n\`\`\`\n`;
+    out += '</details>\n\n';
+  }
+  return `${out}${chars.slice(printed).join('')}\n\n`;
 }
 
 export function treeCommands(st: FakeState, page: number): Pick<Backend, 'switchVersion' | 'deleteVersion' | 'branchConversation' | 'messageMarkdown'> {
