@@ -1996,9 +1996,9 @@ async fn u_edit_regenerate_with_another_model_and_versions_survive_a_restart() -
     let answer = last_assistant(&first)?;
     ensure!(
         answer.text_before_first_card() == U_BEFORE.trim_end()
-            && answer.cards().iter().map(|c| c.0).collect::<Vec<_>>() == ["get_time", "agent__Scout"]
+            && answer.cards().iter().map(|c| c.0).take(2).collect::<Vec<_>>() == ["get_time", "agent__Scout"]
             && answer.text().ends_with(U_LYON),
-        "the first answer is not [text, the clock's card, the scout's card, the final text]: {answer:#?}"
+        "the first answer is not [text, the clock's card, the scout's card (its run's own card in it), the final text]: {answer:#?}"
     );
     ensure!(first_view["runs"][0]["tools"] == json!(["get_time:ok"]), "the scout's run: {first_view}");
     app.screenshot("2-first-answer").await?;
