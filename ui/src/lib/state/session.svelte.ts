@@ -178,7 +178,7 @@ export class ChatSession {
     const id = this.conversationId;
     if (!id) return;
     this.messages = this.messages.slice(0, question?.model.role === 'user' ? n - 2 : n - 1);
-    return this.runTurn(text, (h) => this.host.api.regenerate(id, null, h));
+    return this.runTurn(text, (h) => this.host.api.regenerate(id, null, null, h));
   }
 
   /** Stops the running turn (now, or as soon as `started` gives its message id). */

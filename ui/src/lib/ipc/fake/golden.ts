@@ -115,6 +115,8 @@ export function toStored(m: MessageModel, createdAt: number, updatedAt: number, 
     providerResponseId: null,
     createdAt,
     updatedAt,
+    parentId: null,
+    versions: [m.id],
     toolCalls: m.toolCalls.map((c) => ({
       callId: c.id,
       name: c.name,

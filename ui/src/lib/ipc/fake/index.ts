@@ -22,6 +22,7 @@ import { profilesSeed, providerCommands } from './providers';
 import { settingsCommands, settingsSeed } from './settings';
 import type { FakeState } from './state';
 import { toolCommands } from './tools';
+import { treeCommands } from './tree';
 import { turnCommands } from './turns';
 
 export { FAKE_KEYCHAIN_PROBLEM, fakeOptionsFromUrl, type FakeOptions } from './options';
@@ -53,6 +54,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
   return {
     ...conversationCommands(st),
     ...turnCommands(st),
+    ...treeCommands(st),
     ...toolCommands(st),
     ...providerCommands(st),
     ...settingsCommands(st),

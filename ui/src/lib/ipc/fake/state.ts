@@ -19,6 +19,8 @@ export interface FakeConversation {
   instructions?: string;
   /** The agent it runs. */
   agent?: string;
+  /** The branches not shown: by the id of their first message, that message and what follows it. */
+  hidden?: Map<string, StoredMessage[]>;
 }
 
 /** A running turn: what it waits for (a delay or an approval) can be cut short by Stop. */

@@ -11,14 +11,28 @@ import { afterApproval, agentScript, scriptFor, STOPPED_DONE, toStored } from '.
 import { providerList } from './providers';
 import type { FakeConversation, FakeState, Turn } from './state';
 
-async function runTurn(st: FakeState, conv: FakeConversation, text: string, req: Pick<SendRequest, 'provider' | 'model'>, handlers: TurnHandlers): Promise<TurnStarted> {
+/** Where a turn's rows go: under the path's end (default), as another answer to the path's last question, or as a new version of a question. */
+export interface FakePlacement {
+  /** The question is the path's last message already: only an answer is added. */
+  answerOnly?: boolean;
+  /** Versions the new question (edit) or answer (regenerate) joins, oldest first. */
+  versions?: string[];
+}
+
+export async function runTurn(st: FakeState, conv: FakeConversation, text: string, req: Pick<SendRequest, 'provider' | 'model'>, handlers: TurnHandlers, place: FakePlacement = {}): Promise<TurnStarted> {
   const { id, running, profiles, tick } = st;
   const now = Date.now();
-  const started: TurnStarted = { conversationId: conv.summary.id, messageId: id('m'), userMessageId: id('m') };
+  const last = conv.messages.at(-1);
+  const userMessageId = place.answerOnly && last ? last.id : id('m');
+  const started: TurnStarted = { conversationId: conv.summary.id, messageId: id('m'), userMessageId };
   const provider = req.provider ?? providerList(st).find((p) => p.isDefault)?.name ?? 'openai';
   const model = req.model ?? profiles.find((p) => p.name === provider)?.model ?? 'gpt-4o-mini';
-  conv.messages.push(toStored(userMessage(started.userMessageId, text), now, now));
-  const slot = conv.messages.push(toStored(pendingAssistant(started.messageId), now, now)) - 1;
+  const versions = [...(place.versions ?? []), place.answerOnly ? started.messageId : userMessageId];
+  if (!place.answerOnly) {
+    conv.messages.push({ ...toStored(userMessage(userMessageId, text), now, now), parentId: last?.id ?? null, versions: place.versions ? versions : [userMessageId] });
+  }
+  const tree = { parentId: userMessageId, versions: place.answerOnly ? versions : [started.messageId] };
+  const slot = conv.messages.push({ ...toStored(pendingAssistant(started.messageId), now, now), ...tree }) - 1;
   conv.summary.updatedAt = now;
   const turn: Turn = { stopped: false, asking: null, wake: null };
   running.set(started.messageId, turn);
@@ -38,7 +52,7 @@ async function runTurn(st: FakeState, conv: FakeConversation, text: string, req:
     const e: ChatEvent = golden.type === 'started' ? { ...golden, ...started, provider, model } : 'id' in golden ? { ...golden, id: fresh(golden.id) } : golden;
     state = reduce(state, e);
     if (e.type === 'toolProgress' && e.instance && e.event) nested.set(e.id, [...(nested.get(e.id) ?? []), { instance: e.instance, event: e.event }]);
-    conv.messages[slot] = toStored(state, now, Date.now(), nested);
+    conv.messages[slot] = { ...toStored(state, now, Date.now(), nested), ...tree };
     handlers.onEvent(e);
   };
   const wait = (ms: number | null) =>
@@ -84,7 +98,7 @@ async function runTurn(st: FakeState, conv: FakeConversation, text: string, req:
   return started;
 }
 
-export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stopTurn' | 'regenerate' | 'resolveApproval'> {
+export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stopTurn' | 'resolveApproval'> {
   const { conversations, running, profiles, agentsFile, id } = st;
   return {
     async sendMessage(request, handlers) {
@@ -112,15 +126,6 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
       t.stopped = true;
       t.wake?.(null);
       return true;
-    },
-    async regenerate(conversationId, _choices, handlers) {
-      const c = conversations.get(conversationId);
-      const lastUser = c ? c.messages.map((m) => m.role).lastIndexOf('user') : -1;
-      // Like the service: no conversation, or none with a question, is the same "not found".
-      if (!c || lastUser < 0) throw ipcError('regenerateNotFound', { id: conversationId });
-      const text = c.messages[lastUser]?.content ?? '';
-      c.messages.splice(lastUser);
-      return runTurn(st, c, text, { provider: null, model: null }, handlers);
     },
     async resolveApproval(callId, choice) {
       const t = [...running.values()].find((x) => x.asking === callId);
