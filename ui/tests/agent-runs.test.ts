@@ -81,8 +81,6 @@ describe('sub-agent runs', () => {
     const ended = reduceAll(pendingAssistant(), [...live, ...rest]);
     const stored: StoredMessage = {
       id: 'm2',
-      parentId: 'm1',
-      versions: ['m2'],
       role: 'assistant',
       content: 'Done.',
       reasoning: '',
@@ -95,6 +93,8 @@ describe('sub-agent runs', () => {
       error: null,
       notices: [],
       providerResponseId: null,
+      parentId: null,
+      versions: [],
       createdAt: 1,
       updatedAt: 2,
       toolCalls: [

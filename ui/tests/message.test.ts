@@ -27,8 +27,6 @@ const turn: ChatEvent[] = [
 /** The same turn as the store records it. */
 const stored: StoredMessage = {
   id: 'm2',
-  parentId: 'm1',
-  versions: ['m2'],
   role: 'assistant',
   content: 'Checking 👋🏽 It is 10:00 in Tokyo.',
   reasoning: 'Need the time.',
@@ -41,6 +39,8 @@ const stored: StoredMessage = {
   error: null,
   notices: [],
   providerResponseId: 'resp_1',
+  parentId: 'm1',
+  versions: ['m2'],
   createdAt: 1,
   updatedAt: 2,
   toolCalls: [

@@ -220,6 +220,7 @@ impl Service {
             Some(id) => store.question(conversation_id, id)?,
             None => store.last_question(conversation_id)?,
         };
+        store.ensure_idle(conversation_id)?;
         let mut choices = choices.unwrap_or_else(|| choices_of(&question));
         let agent = self.turn_agent(Some(conversation_id), &mut choices)?;
         let keys = self.turn_keys();
@@ -245,6 +246,7 @@ impl Service {
         if question.id != message_id {
             return Err(Error::config("Only your own messages can be edited; regenerate an answer instead."));
         }
+        self.inner.store.ensure_idle(conversation_id)?;
         let mut choices = choices.unwrap_or_else(|| choices_of(&question));
         if let Some(generation) = &choices.generation {
             generation.check().map_err(Error::config)?;

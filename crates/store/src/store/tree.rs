@@ -238,6 +238,12 @@ impl Store {
         Ok(new_conversation)
     }
 
+    /// [`Error::Busy`] while an answer streams in the conversation: a caller checks this before
+    /// the work that precedes an edit or a regenerate (the write checks again).
+    pub fn ensure_idle(&self, conversation_id: &str) -> Result<()> {
+        refuse_streaming(&self.conn(), conversation_id)
+    }
+
     /// The versions of `message_id` (itself included), oldest first.
     pub fn versions(&self, conversation_id: &str, message_id: &str) -> Result<Vec<String>> {
         let conn = self.conn();
@@ -332,7 +338,7 @@ fn descend(conn: &Connection, from: &str) -> Result<String> {
 }
 
 /// The versions of a message: the same role under the same parent (roots: of the conversation).
-fn versions_of(conn: &Connection, conversation_id: &str, message_id: &str) -> Result<Vec<String>> {
+pub(crate) fn versions_of(conn: &Connection, conversation_id: &str, message_id: &str) -> Result<Vec<String>> {
     let mut stmt = conn.prepare_cached(
         "SELECT s.id FROM messages m JOIN messages s
            ON s.conversation_id = m.conversation_id AND s.parent_id IS m.parent_id AND s.role = m.role

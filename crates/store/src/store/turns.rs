@@ -254,6 +254,34 @@ impl Store {
         Ok(MessagePage { messages, earlier: u32::try_from(earlier).unwrap_or(u32::MAX) })
     }
 
+    /// One message of the conversation, on any branch, drawn as [`Store::messages`] draws it.
+    pub fn message(&self, conversation_id: &str, message_id: &str) -> Result<StoredMessage> {
+        let conn = self.conn();
+        let tx = conn.unchecked_transaction()?;
+        let mut m = tx
+            .prepare_cached(
+                "SELECT id, role, content, reasoning, status, provider, model, finish_reason,
+                        prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, tool_calls_made,
+                        error_kind, error_message, notices, provider_response_id, created_at, updated_at,
+                        provider_state, cache_write_tokens, error_detail, parent_id
+                 FROM messages WHERE id = ?1 AND conversation_id = ?2",
+            )?
+            .query_row([message_id, conversation_id], message_from_row)
+            .optional()?
+            .ok_or_else(|| Error::not_found("message", message_id))?;
+        let mut stmt = tx.prepare_cached(
+            "SELECT tc.message_id, tc.call_id, tc.name, tc.source, tc.arguments, tc.text_offset,
+                    tc.iteration, tc.idx, tc.status, tr.status, tr.output, tr.duration_ms, tr.images, tc.nested
+             FROM tool_calls tc LEFT JOIN tool_results tr ON tr.tool_call_id = tc.id
+             WHERE tc.message_id = ?1 ORDER BY tc.iteration, tc.idx",
+        )?;
+        m.tool_calls = stmt.query_map([message_id], tool_call_from_row)?.collect::<rusqlite::Result<_>>()?;
+        drop(stmt);
+        m.versions = super::tree::versions_of(&tx, conversation_id, message_id)?;
+        tx.commit()?;
+        Ok(m)
+    }
+
     /// Stores the provider's id for a response (for APIs that continue from it).
     pub fn set_provider_response_id(&self, message_id: &str, response_id: &str) -> Result<()> {
         let n = self

@@ -26,6 +26,10 @@ export interface Commands {
   set_conversation_pinned: { args: { id: string; pinned: boolean }; params: [id: string, pinned: boolean]; result: void };
   set_conversation_archived: { args: { id: string; archived: boolean }; params: [id: string, archived: boolean]; result: void };
   delete_conversation: { args: { id: string }; params: [id: string]; result: void };
+  switch_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
+  delete_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
+  branch_conversation: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: string };
+  message_markdown: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: string };
   data_info: { args: Record<string, never>; params: []; result: DataInfo };
   export_all: { args: Record<string, never>; params: []; result: string };
   export_conversation: { args: { id: string; format: ExportFormat }; params: [id: string, format: ExportFormat]; result: string };
@@ -72,10 +76,6 @@ export interface Commands {
   stop_turn: { args: { messageId: string }; params: [messageId: string]; result: boolean };
   regenerate: { args: { conversationId: string; messageId?: string | null; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, messageId: string | null, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
   edit_message: { args: { conversationId: string; messageId: string; text: string; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, messageId: string, text: string, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
-  switch_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
-  delete_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
-  branch_conversation: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: string };
-  message_markdown: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: string };
   resolve_approval: { args: { callId: string; choice: ApprovalChoice }; params: [callId: string, choice: ApprovalChoice]; result: void };
 }
 
@@ -100,6 +100,10 @@ export const COMMANDS = {
   set_conversation_pinned: ['id', 'pinned'],
   set_conversation_archived: ['id', 'archived'],
   delete_conversation: ['id'],
+  switch_version: ['conversationId', 'messageId'],
+  delete_version: ['conversationId', 'messageId'],
+  branch_conversation: ['conversationId', 'messageId'],
+  message_markdown: ['conversationId', 'messageId'],
   data_info: [],
   export_all: [],
   export_conversation: ['id', 'format'],
@@ -146,10 +150,6 @@ export const COMMANDS = {
   stop_turn: ['messageId'],
   regenerate: ['conversationId', 'messageId', 'choices', 'onEvent'],
   edit_message: ['conversationId', 'messageId', 'text', 'choices', 'onEvent'],
-  switch_version: ['conversationId', 'messageId'],
-  delete_version: ['conversationId', 'messageId'],
-  branch_conversation: ['conversationId', 'messageId'],
-  message_markdown: ['conversationId', 'messageId'],
   resolve_approval: ['callId', 'choice'],
 } as const satisfies { [C in CommandName]: readonly (keyof Commands[C]['args'])[] };
 

@@ -12,11 +12,11 @@
 import type { Backend } from '../backend';
 import type { ConversationView, StoredMessage } from '../bindings';
 import { conversation } from './conversations';
-import { fakeOnlyError, ipcError } from './errors';
+import { errorText, ipcError } from './errors';
 import type { FakeConversation, FakeState } from './state';
 
-/** The store's words when a tree operation meets a streaming answer (`Error::Busy`). */
-export const BUSY_MESSAGE = 'Not now: an answer is still streaming in this conversation; stop it first.';
+/** The service's words when an edit or regenerate meets a streaming answer (`Error::Busy`). */
+export const BUSY_MESSAGE = errorText('editStreaming');
 
 function byId(c: FakeConversation): Map<string, StoredMessage> {
   return new Map(c.messages.map((m) => [m.id, m]));
@@ -70,15 +70,18 @@ function subtree(c: FakeConversation, id: string): Set<string> {
   return out;
 }
 
-/** Refuses a change to a conversation while one of its answers streams (the fake is stricter than the store: any answer). */
-export function refuseWhileStreaming(c: FakeConversation): void {
-  if (c.messages.some((m) => m.status === 'streaming')) throw fakeOnlyError('config', BUSY_MESSAGE);
+/**
+ * Refuses a change to a conversation while one of its answers streams (the fake is stricter than
+ * the store, which refuses a version change only when the streaming answer is in that branch).
+ */
+export function refuseWhileStreaming(c: FakeConversation, change: 'edit' | 'version' = 'edit'): void {
+  if (c.messages.some((m) => m.status === 'streaming')) throw ipcError(change === 'edit' ? 'editStreaming' : 'versionStreaming');
 }
 
 /** The message `id` of `c`, or the service's "not found". */
 export function messageIn(c: FakeConversation, id: string): StoredMessage {
   const m = c.messages.find((x) => x.id === id);
-  if (!m) throw ipcError('messageNotFound', { id });
+  if (!m) throw ipcError('versionNotFound', { id });
   return m;
 }
 
@@ -118,16 +121,16 @@ export function treeCommands(st: FakeState, page: number): Pick<Backend, 'switch
     async switchVersion(cid, messageId) {
       const c = conversation(st, cid);
       messageIn(c, messageId);
-      refuseWhileStreaming(c);
+      refuseWhileStreaming(c, 'version');
       select(st, c, messageId);
       return viewOf(c, page);
     },
     async deleteVersion(cid, messageId) {
       const c = conversation(st, cid);
       const m = messageIn(c, messageId);
-      refuseWhileStreaming(c);
+      refuseWhileStreaming(c, 'version');
       const versions = versionsOf(c, m);
-      if (m.parentId === null && versions.length === 1) throw fakeOnlyError('config', "This is the conversation's only first message; delete the conversation instead.");
+      if (m.parentId === null && versions.length === 1) throw ipcError('versionOnlyFirst');
       const gone = subtree(c, messageId);
       const onPath = pathOf(c).some((x) => x.id === messageId);
       c.messages = c.messages.filter((x) => !gone.has(x.id));
