@@ -93,6 +93,8 @@ describe('sub-agent runs', () => {
       error: null,
       notices: [],
       providerResponseId: null,
+      parentId: null,
+      versions: [],
       createdAt: 1,
       updatedAt: 2,
       toolCalls: [

@@ -39,6 +39,8 @@ const stored: StoredMessage = {
   error: null,
   notices: [],
   providerResponseId: 'resp_1',
+  parentId: 'm1',
+  versions: ['m2'],
   createdAt: 1,
   updatedAt: 2,
   toolCalls: [

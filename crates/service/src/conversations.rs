@@ -1,9 +1,10 @@
 //! Conversations: listing, searching, opening (a page at a time), renaming, deleting and
-//! exporting them.
+//! exporting them, and their message tree (switching and deleting versions, branching into a new
+//! chat, one message as Markdown).
 
 use crate::ipc::ConversationView;
 use crate::{Error, OLDER_PAGE_MAX, OPEN_PAGE, Result, Service};
-use switchboard_store::{ConversationSummary, MessagePage};
+use switchboard_store::{ConversationSummary, MessagePage, StoredMessage};
 
 /// The most characters a title the person (or the page) sets may have.
 pub const MAX_TITLE_CHARS: usize = 300;
@@ -89,6 +90,36 @@ impl Service {
     pub fn set_chat_instructions(&self, id: &str, text: &str) -> Result<()> {
         crate::settings::check_instructions(text, "The chat's instructions")?;
         Ok(self.inner.store.set_instructions(id, Some(text))?)
+    }
+
+    /// Shows the version `message_id` (and the branch chosen last below it); the conversation as
+    /// it is now drawn. Also how a search hit on another branch is opened.
+    pub fn switch_version(&self, id: &str, message_id: &str) -> Result<ConversationView> {
+        self.inner.store.select_message(id, message_id)?;
+        self.open(id)
+    }
+
+    /// Deletes the version `message_id` with everything after it; the conversation as it is now
+    /// drawn (on a neighbouring version when it was shown).
+    pub fn delete_version(&self, id: &str, message_id: &str) -> Result<ConversationView> {
+        self.inner.store.delete_version(id, message_id)?;
+        self.open(id)
+    }
+
+    /// Copies the branch up to `message_id` into a new conversation; its id.
+    pub fn branch_conversation(&self, id: &str, message_id: &str) -> Result<String> {
+        Ok(self.inner.store.branch_to_new_conversation(id, message_id)?)
+    }
+
+    /// The versions of `message_id` (itself included), oldest first, each drawn in full.
+    pub fn versions(&self, id: &str, message_id: &str) -> Result<Vec<StoredMessage>> {
+        let store = &self.inner.store;
+        store.versions(id, message_id)?.iter().map(|v| Ok(store.message(id, v)?)).collect()
+    }
+
+    /// One message (on any branch) as Markdown, as the conversation's Markdown export writes it.
+    pub fn message_markdown(&self, id: &str, message_id: &str) -> Result<String> {
+        Ok(crate::export::message_markdown(&self.inner.store.message(id, message_id)?))
     }
 
     /// Pins a conversation to the top of the list, or unpins it.

@@ -32,53 +32,73 @@ impl ExportFormat {
 pub fn markdown(title: &str, messages: &[StoredMessage]) -> String {
     let mut out = format!("# {title}\n\n");
     for m in messages {
-        match m.role {
-            Role::User => {
-                let _ = writeln!(out, "## You\n\n{}\n", m.content);
-            }
-            Role::Assistant => {
-                let who = match (m.provider.as_deref(), m.model.as_deref()) {
-                    (Some(p), Some(model)) if p != model => format!("{p} · {model}"),
-                    (_, Some(model)) => model.to_owned(),
-                    _ => "unknown model".to_owned(),
-                };
-                let _ = writeln!(out, "## Assistant ({who})\n");
-                let mut printed = 0usize;
-                let mut calls: Vec<_> = m.tool_calls.iter().collect();
-                calls.sort_by_key(|c| (c.iteration, c.index));
-                for c in calls {
-                    let upto = c.text_offset.max(printed);
-                    out.extend(m.content.chars().skip(printed).take(upto - printed));
-                    printed = upto;
-                    let args = serde_json::from_str::<serde_json::Value>(&c.arguments)
-                        .and_then(|v| serde_json::to_string_pretty(&v))
-                        .unwrap_or_else(|_| c.arguments.clone());
+        out.push_str(&message_markdown(m));
+    }
+    out
+}
+
+/// One message as Markdown: who wrote it, its text, each tool call where it happened.
+pub fn message_markdown(m: &StoredMessage) -> String {
+    let mut out = String::new();
+    match m.role {
+        Role::User => {
+            let _ = writeln!(out, "## You\n\n{}\n", m.content);
+        }
+        Role::Assistant => {
+            let who = match (m.provider.as_deref(), m.model.as_deref()) {
+                (Some(p), Some(model)) if p != model => format!("{p} · {model}"),
+                (_, Some(model)) => model.to_owned(),
+                _ => "unknown model".to_owned(),
+            };
+            let _ = writeln!(out, "## Assistant ({who})\n");
+            let mut printed = 0usize;
+            let mut calls: Vec<_> = m.tool_calls.iter().collect();
+            calls.sort_by_key(|c| (c.iteration, c.index));
+            for c in calls {
+                let upto = c.text_offset.max(printed);
+                out.extend(m.content.chars().skip(printed).take(upto - printed));
+                printed = upto;
+                let args = serde_json::from_str::<serde_json::Value>(&c.arguments)
+                    .and_then(|v| serde_json::to_string_pretty(&v))
+                    .unwrap_or_else(|_| c.arguments.clone());
+                let _ = writeln!(
+                    out,
+                    "\n\n<details><summary>Tool call: <code>{}</code> ({})</summary>\n",
+                    c.name, c.source
+                );
+                let fence = fence_for(&args);
+                let _ = writeln!(out, "{fence}json\n{args}\n{fence}\n");
+                if let Some(r) = &c.result {
+                    let fence = fence_for(&r.output);
                     let _ = writeln!(
                         out,
-                        "\n\n<details><summary>Tool call: <code>{}</code> ({})</summary>\n",
-                        c.name, c.source
+                        "Result ({}, {} ms):\n\n{fence}\n{}\n{fence}\n",
+                        r.status.as_str(),
+                        r.duration_ms,
+                        r.output
                     );
-                    let _ = writeln!(out, "```json\n{args}\n```\n");
-                    if let Some(r) = &c.result {
-                        let _ = writeln!(
-                            out,
-                            "Result ({}, {} ms):\n\n```\n{}\n```\n",
-                            r.status.as_str(),
-                            r.duration_ms,
-                            r.output
-                        );
-                    }
-                    out.push_str("</details>\n\n");
                 }
-                let rest: String = m.content.chars().skip(printed).collect();
-                let _ = writeln!(out, "{rest}\n");
-                if let Some(e) = &m.error {
-                    let _ = writeln!(out, "> **Error ({})**: {}\n", e.kind, e.message);
-                }
+                out.push_str("</details>\n\n");
+            }
+            let rest: String = m.content.chars().skip(printed).collect();
+            let _ = writeln!(out, "{rest}\n");
+            if let Some(e) = &m.error {
+                let _ = writeln!(out, "> **Error ({})**: {}\n", e.kind, e.message);
             }
         }
     }
     out
+}
+
+/// A code fence longer than any run of backticks in `text`, so the text cannot close it.
+fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat(longest.max(2) + 1)
 }
 
 /// A file name made of a conversation's title: letters, digits, `-` and `_`, at most 48 chars.
@@ -162,7 +182,14 @@ fn write(path: &std::path::Path, text: &str) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::file_stem;
+    use super::{fence_for, file_stem};
+
+    #[test]
+    fn a_fence_is_longer_than_any_run_of_backticks_it_wraps() {
+        assert_eq!(fence_for("plain"), "```");
+        assert_eq!(fence_for("a ``` b"), "````");
+        assert_eq!(fence_for("`````x``"), "``````");
+    }
 
     #[test]
     fn file_names_come_from_titles_and_never_escape_the_folder() {

@@ -109,10 +109,22 @@ fn generate() -> Value {
     let chat = store.begin_turn(None, "Hello", "alpha", "gpt-test").unwrap().conversation_id;
     out.add("titleEmpty", s.rename(&chat, "   "), &[]);
     out.add("deleteNotFound", s.delete(ghost), &[("id", ghost)]);
-    out.add("regenerateNotFound", s.regenerate(ghost, None, Arc::new(Discard)), &[("id", ghost)]);
+    out.add("regenerateNotFound", s.regenerate(ghost, None, None, Arc::new(Discard)), &[("id", ghost)]);
     out.add("chatToolConversationNotFound", s.set_chat_tool_disabled(ghost, "get_time", true), &[("id", ghost)]);
     Errors::accepts("disabling a tool the chat does not know", s.set_chat_tool_disabled(&chat, "ghost-tool", true));
     out.add("messageNotFound", s.older_messages(&chat, "ghost-message", 10), &[("id", "ghost-message")]);
+    // The tree: a chat whose answer is still streaming, then one whose answer is done.
+    let first = s.open(&chat).unwrap().messages[0].id.clone();
+    out.add("editStreaming", s.edit_message(&chat, &first, "Hi", None, Arc::new(Discard)), &[]);
+    out.add("versionStreaming", s.delete_version(&chat, &first), &[]);
+    let answered = store.begin_turn(None, "Hello", "alpha", "gpt-test").unwrap();
+    store.recorder(&answered.message_id).emit(ChatEvent::Done {
+        finish_reason: switchboard_core::FinishReason::Stop,
+        usage: switchboard_core::Usage::default(),
+        tool_calls_made: 0,
+    });
+    out.add("versionOnlyFirst", s.delete_version(&answered.conversation_id, &answered.user_message_id), &[]);
+    out.add("versionNotFound", s.switch_version(&chat, "ghost-message"), &[("id", "ghost-message")]);
     out.add("instructionsTooLong", s.set_chat_instructions(&chat, &"x".repeat(20_001)), &[("length", "20001")]);
     out.add("approvalNotPending", s.resolve_approval("ghost-call", from(json!("once"))), &[("callId", "ghost-call")]);
 

@@ -79,6 +79,11 @@ pub enum Error {
     #[error("Not now: {0}.")]
     Busy(String),
 
+    /// The operation would leave the data without meaning (deleting a conversation's only first
+    /// message); the message says what to do instead.
+    #[error("{0}")]
+    Refused(String),
+
     /// A file-system operation failed.
     #[error("Could not access {}: {source}", path.display())]
     Io {
@@ -100,7 +105,7 @@ impl Error {
     /// the person configured or typed wrong; everything else is local storage failing.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) => ErrorKind::Config,
+            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) | Error::Refused(_) => ErrorKind::Config,
             _ => ErrorKind::Storage,
         }
     }

@@ -1,5 +1,5 @@
 //! Conversations: the list, search, one conversation's messages, and what the person changes
-//! about a chat (title, instructions, pinned, archived, deleted).
+//! about a chat (title, instructions, pinned, archived, deleted, its versions and branches).
 
 use super::{Result, ipc, logged};
 use switchboard_service::Service;
@@ -65,4 +65,49 @@ pub async fn set_conversation_archived(service: State<'_, Service>, id: String, 
 #[tauri::command]
 pub async fn delete_conversation(service: State<'_, Service>, id: String) -> Result<()> {
     logged("delete_conversation", async move { service.delete(&id).map_err(ipc) }).await
+}
+
+/// Shows a version of a message (and the branch chosen last below it).
+#[tauri::command]
+pub async fn switch_version(
+    service: State<'_, Service>,
+    conversation_id: String,
+    message_id: String,
+) -> Result<ConversationView> {
+    logged("switch_version", async move { service.switch_version(&conversation_id, &message_id).map_err(ipc) }).await
+}
+
+/// Deletes a version with everything after it.
+#[tauri::command]
+pub async fn delete_version(
+    service: State<'_, Service>,
+    conversation_id: String,
+    message_id: String,
+) -> Result<ConversationView> {
+    logged("delete_version", async move { service.delete_version(&conversation_id, &message_id).map_err(ipc) }).await
+}
+
+/// Copies the branch up to a message into a new conversation; its id.
+#[tauri::command]
+pub async fn branch_conversation(
+    service: State<'_, Service>,
+    conversation_id: String,
+    message_id: String,
+) -> Result<String> {
+    logged(
+        "branch_conversation",
+        async move { service.branch_conversation(&conversation_id, &message_id).map_err(ipc) },
+    )
+    .await
+}
+
+/// One message as Markdown (Copy as Markdown).
+#[tauri::command]
+pub async fn message_markdown(
+    service: State<'_, Service>,
+    conversation_id: String,
+    message_id: String,
+) -> Result<String> {
+    logged("message_markdown", async move { service.message_markdown(&conversation_id, &message_id).map_err(ipc) })
+        .await
 }

@@ -1,4 +1,4 @@
-//! Turns: sending a message, asking again, stopping, and answering a tool's approval request.
+//! Turns: sending a message, editing one, asking again, stopping, and answering a tool's approval request.
 //!
 //! Invariant: a turn's events travel over one `Channel<ChatEvent>` per turn; a closed window drops
 //! the channel while the turn goes on and is recorded.
@@ -44,17 +44,38 @@ pub async fn stop_turn(service: State<'_, Service>, message_id: String) -> Resul
     logged("stop_turn", async move { Ok(service.stop(&message_id)) }).await
 }
 
-/// Asks the last question again: with `choices` when the person picked new ones, else exactly
-/// as it was asked (the service remembers).
+/// Answers a question again (`message_id`: the answer or its question; none: the last one),
+/// keeping the earlier answer as a version: with `choices` when the person picked new ones, else
+/// exactly as it was asked (the service remembers).
 #[tauri::command]
 pub async fn regenerate(
     service: State<'_, Service>,
     conversation_id: String,
+    message_id: Option<String>,
     choices: Option<TurnChoices>,
     on_event: Channel<ChatEvent>,
 ) -> Result<TurnStarted> {
-    logged("regenerate", async move { service.regenerate(&conversation_id, choices, turn_sink(on_event)).map_err(ipc) })
-        .await
+    logged("regenerate", async move {
+        service.regenerate(&conversation_id, message_id.as_deref(), choices, turn_sink(on_event)).map_err(ipc)
+    })
+    .await
+}
+
+/// Sends an edited question: a new version of the person's message on a new branch (the old one
+/// is kept), answered with `choices` or the ones it was asked with.
+#[tauri::command]
+pub async fn edit_message(
+    service: State<'_, Service>,
+    conversation_id: String,
+    message_id: String,
+    text: String,
+    choices: Option<TurnChoices>,
+    on_event: Channel<ChatEvent>,
+) -> Result<TurnStarted> {
+    logged("edit_message", async move {
+        service.edit_message(&conversation_id, &message_id, &text, choices, turn_sink(on_event)).map_err(ipc)
+    })
+    .await
 }
 
 #[tauri::command]

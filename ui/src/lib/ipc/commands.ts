@@ -26,6 +26,10 @@ export interface Commands {
   set_conversation_pinned: { args: { id: string; pinned: boolean }; params: [id: string, pinned: boolean]; result: void };
   set_conversation_archived: { args: { id: string; archived: boolean }; params: [id: string, archived: boolean]; result: void };
   delete_conversation: { args: { id: string }; params: [id: string]; result: void };
+  switch_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
+  delete_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
+  branch_conversation: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: string };
+  message_markdown: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: string };
   data_info: { args: Record<string, never>; params: []; result: DataInfo };
   export_all: { args: Record<string, never>; params: []; result: string };
   export_conversation: { args: { id: string; format: ExportFormat }; params: [id: string, format: ExportFormat]; result: string };
@@ -71,7 +75,8 @@ export interface Commands {
   set_chat_tool_disabled: { args: { conversationId: string; name: string; disabled: boolean }; params: [conversationId: string, name: string, disabled: boolean]; result: void };
   send_message: { args: { request: SendRequest; onEvent: EventChannel<ChatEvent> }; params: [request: SendRequest, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
   stop_turn: { args: { messageId: string }; params: [messageId: string]; result: boolean };
-  regenerate: { args: { conversationId: string; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
+  regenerate: { args: { conversationId: string; messageId?: string | null; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, messageId: string | null, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
+  edit_message: { args: { conversationId: string; messageId: string; text: string; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, messageId: string, text: string, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
   resolve_approval: { args: { callId: string; choice: ApprovalChoice }; params: [callId: string, choice: ApprovalChoice]; result: void };
 }
 
@@ -96,6 +101,10 @@ export const COMMANDS = {
   set_conversation_pinned: ['id', 'pinned'],
   set_conversation_archived: ['id', 'archived'],
   delete_conversation: ['id'],
+  switch_version: ['conversationId', 'messageId'],
+  delete_version: ['conversationId', 'messageId'],
+  branch_conversation: ['conversationId', 'messageId'],
+  message_markdown: ['conversationId', 'messageId'],
   data_info: [],
   export_all: [],
   export_conversation: ['id', 'format'],
@@ -141,7 +150,8 @@ export const COMMANDS = {
   set_chat_tool_disabled: ['conversationId', 'name', 'disabled'],
   send_message: ['request', 'onEvent'],
   stop_turn: ['messageId'],
-  regenerate: ['conversationId', 'choices', 'onEvent'],
+  regenerate: ['conversationId', 'messageId', 'choices', 'onEvent'],
+  edit_message: ['conversationId', 'messageId', 'text', 'choices', 'onEvent'],
   resolve_approval: ['callId', 'choice'],
 } as const satisfies { [C in CommandName]: readonly (keyof Commands[C]['args'])[] };
 
@@ -149,4 +159,5 @@ export const COMMANDS = {
 export const CHANNEL_ARGS = {
   send_message: 'onEvent',
   regenerate: 'onEvent',
+  edit_message: 'onEvent',
 } as const satisfies { [C in CommandName]?: keyof Commands[C]['args'] };
