@@ -483,18 +483,19 @@ async fn after_a_page_was_read_a_fetch_to_a_new_host_asks_and_the_host_allowed_s
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn versions_switch_delete_branch_and_copy_as_markdown_through_the_service() {
-    let (service, mock) = setup(Script::new([
-        Reply::tool_call("c1", "get_time", "{}"),
-        Reply::text("first"),
-        Reply::text("second"),
-        Reply::text("edited"),
-    ]))
+    let store = Store::open_in_memory().unwrap();
+    let (service, mock) = setup_on(
+        store.clone(),
+        Script::new([
+            Reply::tool_call("c1", "get_time", "{}"),
+            Reply::text("first"),
+            Reply::text("second"),
+            Reply::text("edited"),
+        ]),
+    )
     .await;
     let (sink, mut rx) = channel_sink();
     let started = service.send(SendRequest::text(None, "time?"), sink).unwrap();
-    // While it streams, editing and asking again are refused with a clear message.
-    let busy = service.edit_message(&started.conversation_id, &started.user_message_id, "x", None, channel_sink().0);
-    assert!(busy.as_ref().is_err_and(|e| e.message.contains("stop it first")), "{busy:?}");
     until_done(&mut rx).await;
     let c = started.conversation_id.clone();
 
@@ -529,4 +530,14 @@ async fn versions_switch_delete_branch_and_copy_as_markdown_through_the_service(
     let copied = service.open(&copy).unwrap();
     assert_eq!(copied.conversation.title, "time? (branch)");
     assert_eq!(copied.messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>(), ["what day?", "edited"]);
+
+    // While an answer streams, editing, asking again and deleting it are refused and change nothing.
+    let streaming = store.begin_turn(Some(&c), "later", "mock", "m").unwrap();
+    let before = service.open(&c).unwrap();
+    let busy = service.edit_message(&c, &edited.user_message_id, "x", None, channel_sink().0);
+    assert!(busy.as_ref().is_err_and(|e| e.message.contains("stop it first")), "{busy:?}");
+    assert!(service.regenerate(&c, None, None, channel_sink().0).is_err());
+    assert!(service.delete_version(&c, &streaming.message_id).is_err_and(|e| e.message.contains("stop it first")));
+    assert_eq!(service.open(&c).unwrap(), before);
+    assert_eq!(mock.requests().len(), 4);
 }
