@@ -34,8 +34,8 @@ pub(crate) enum Command {
     Providers(ProvidersCmd),
     /// Send a message and stream the answer, running tools as the model calls them.
     Chat(chat::ChatArgs),
-    /// Ask a conversation's last question again, with the choices it was asked with (or
-    /// those given).
+    /// Ask a conversation's last question (or the one given) again, with the choices it was
+    /// asked with (or those given); the earlier answer stays as a version.
     Regenerate(chat::RegenerateArgs),
     /// List, show and export stored conversations.
     #[command(subcommand)]
@@ -225,6 +225,33 @@ pub(crate) enum ConversationsCmd {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Edit one of your messages and stream the answer: a new branch from there (the old one is
+    /// kept as a version).
+    Edit(crate::chat::EditArgs),
+    /// List the versions of a message (its edits, or its answers asked again).
+    Versions {
+        /// Conversation id.
+        id: String,
+        /// Message id.
+        message: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a version of a message (and the branch chosen last below it).
+    Switch {
+        /// Conversation id.
+        id: String,
+        /// The version's message id.
+        message: String,
+    },
+    /// Copy the branch up to a message into a new conversation; prints its id.
+    Branch {
+        /// Conversation id.
+        id: String,
+        /// The last message to copy.
+        message: String,
     },
     /// Show a conversation with tool calls where they happened.
     Show {

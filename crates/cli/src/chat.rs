@@ -159,6 +159,10 @@ impl Approver for TerminalApprover {
 pub struct RegenerateArgs {
     /// The conversation (default: the most recent one).
     conversation: Option<String>,
+    /// The answer to ask again, or its question (default: the last one shown); the earlier
+    /// answer stays as a version.
+    #[arg(long, value_name = "MESSAGE_ID")]
+    message: Option<String>,
     /// Use this provider profile instead of the one that answered.
     #[arg(long)]
     provider: Option<String>,
@@ -227,12 +231,54 @@ pub fn regenerate(service: &Service, args: RegenerateArgs) -> anyhow::Result<Exi
     };
     // Without overrides the service uses the choices the question was asked with.
     let choices = if args.provider.is_some() || args.model.is_some() {
-        let last = service.last_choices(&conversation)?;
+        let last = service.question_choices(&conversation, args.message.as_deref())?;
         Some(TurnChoices { provider: args.provider.or(last.provider), model: args.model, ..last })
     } else {
         None
     };
-    let turn = service.prepare_regenerate(&conversation, None, choices)?;
+    let turn = service.prepare_regenerate(&conversation, args.message.as_deref(), choices)?;
+    stream(
+        service,
+        turn,
+        args.json,
+        TerminalApprover { approve_all: args.approve_all, allow_egress: args.allow_egress },
+    )
+}
+
+/// `conversations edit`: a new version of one of the person's messages, answered like `chat`.
+#[derive(clap::Args, Debug)]
+pub struct EditArgs {
+    /// The conversation.
+    conversation: String,
+    /// The message of yours to edit (`conversations show --json` lists ids).
+    message: String,
+    /// The new text.
+    text: String,
+    /// Use this provider profile instead of the one it was asked with.
+    #[arg(long)]
+    provider: Option<String>,
+    /// Use this model instead of the one it was asked with.
+    #[arg(long)]
+    model: Option<String>,
+    /// Run tools that would ask for approval without asking (not the egress question).
+    #[arg(long)]
+    approve_all: bool,
+    /// Let tools send data to sites and servers not used in this chat, without asking.
+    #[arg(long)]
+    allow_egress: bool,
+    /// Print one ChatEvent per line (exactly what the desktop UI receives).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn edit(service: &Service, args: EditArgs) -> anyhow::Result<ExitCode> {
+    let choices = if args.provider.is_some() || args.model.is_some() {
+        let asked = service.question_choices(&args.conversation, Some(&args.message))?;
+        Some(TurnChoices { provider: args.provider.or(asked.provider), model: args.model, ..asked })
+    } else {
+        None
+    };
+    let turn = service.prepare_edit(&args.conversation, &args.message, &args.text, choices)?;
     stream(
         service,
         turn,

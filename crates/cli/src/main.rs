@@ -85,8 +85,9 @@ fn stop_on_signal(_: switchboard_process::signals::Received) -> bool {
 }
 
 fn main_with(cli: Cli) -> ExitCode {
-    let json_errors =
-        matches!(&cli.command, Command::Chat(a) if a.json) || matches!(&cli.command, Command::Regenerate(a) if a.json);
+    let json_errors = matches!(&cli.command, Command::Chat(a) if a.json)
+        || matches!(&cli.command, Command::Regenerate(a) if a.json)
+        || matches!(&cli.command, Command::Conversations(ConversationsCmd::Edit(a)) if a.json);
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -159,7 +160,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Agents(agents::AgentsCmd::List { .. } | agents::AgentsCmd::Show { .. })
             | Command::Toolsets(agents::ToolsetsCmd::List { .. })
     );
-    if lists_tools || matches!(cli.command, Command::Chat(_) | Command::Regenerate(_) | Command::Tools(_)) {
+    let edits = matches!(cli.command, Command::Conversations(ConversationsCmd::Edit(_)));
+    if lists_tools || edits || matches!(cli.command, Command::Chat(_) | Command::Regenerate(_) | Command::Tools(_)) {
         start_tool_sources(&service);
     }
     let code = match cli.command {
@@ -382,10 +384,42 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
             } else {
                 let mut out = std::io::stdout().lock();
                 for m in &view.messages {
+                    if m.versions.len() > 1 {
+                        let at = m.versions.iter().position(|v| *v == m.id).map_or(0, |i| i + 1);
+                        writeln!(out, "‹{at}/{}› {}", m.versions.len(), m.id)?;
+                    }
                     render::stored_message(&mut out, m)?;
                 }
             }
         }
+        ConversationsCmd::Edit(args) => return chat::edit(service, args),
+        ConversationsCmd::Versions { id, message, json } => {
+            let versions = service.versions(&id, &message)?;
+            let shown: std::collections::HashSet<String> =
+                service.open_all(&id)?.messages.into_iter().map(|m| m.id).collect();
+            if json {
+                let list: Vec<_> = versions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        serde_json::json!({"index": i + 1, "id": v.id, "current": shown.contains(&v.id),
+                                           "role": v.role, "content": v.content, "model": v.model})
+                    })
+                    .collect();
+                println!("{}", render::json(&serde_json::to_string_pretty(&list)?));
+            } else {
+                for (i, v) in versions.iter().enumerate() {
+                    let mark = if shown.contains(&v.id) { "*" } else { " " };
+                    let start: String = v.content.chars().take(60).collect::<String>().replace('\n', " ");
+                    let model = v.model.as_deref().map(|m| format!(" [{m}]")).unwrap_or_default();
+                    println!("{mark} {}  {}{model}  {}", i + 1, v.id, render::safe(&start));
+                }
+            }
+        }
+        ConversationsCmd::Switch { id, message } => {
+            service.switch_version(&id, &message)?;
+        }
+        ConversationsCmd::Branch { id, message } => println!("{}", service.branch_conversation(&id, &message)?),
         ConversationsCmd::Export { id, format } => {
             let format = match format {
                 ExportFormat::Md => switchboard_service::export::ExportFormat::Markdown,

@@ -480,3 +480,64 @@ async fn after_a_page_was_read_a_fetch_to_a_new_host_asks_and_the_host_allowed_s
     let framed = sent["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap();
     assert!(framed["content"].as_str().unwrap().starts_with("[Untrusted data returned by web_fetch."), "{framed}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_switch_delete_branch_and_copy_as_markdown_through_the_service() {
+    let store = Store::open_in_memory().unwrap();
+    let (service, mock) = setup_on(
+        store.clone(),
+        Script::new([
+            Reply::tool_call("c1", "get_time", "{}"),
+            Reply::text("first"),
+            Reply::text("second"),
+            Reply::text("edited"),
+        ]),
+    )
+    .await;
+    let (sink, mut rx) = channel_sink();
+    let started = service.send(SendRequest::text(None, "time?"), sink).unwrap();
+    until_done(&mut rx).await;
+    let c = started.conversation_id.clone();
+
+    // Ask again by the answer's id: a second version, shown; the first is kept.
+    let (sink, mut rx) = channel_sink();
+    let again = service.regenerate(&c, Some(&started.message_id), None, sink).unwrap();
+    until_done(&mut rx).await;
+    assert_eq!(again.user_message_id, started.user_message_id, "the same question is answered again");
+    let view = service.open(&c).unwrap();
+    assert_eq!(view.messages[1].content, "second");
+    assert_eq!(view.messages[1].versions, [started.message_id.clone(), again.message_id.clone()]);
+
+    // Switch back: the first answer with its tool call; then delete it: the second is shown.
+    let view = service.switch_version(&c, &started.message_id).unwrap();
+    assert_eq!(view.messages[1].content, "first");
+    assert_eq!(view.messages[1].tool_calls.len(), 1);
+    let markdown = service.message_markdown(&c, &started.message_id).unwrap();
+    assert!(
+        markdown.starts_with("## Assistant") && markdown.contains("Tool call: <code>get_time</code>"),
+        "{markdown}"
+    );
+    let view = service.delete_version(&c, &started.message_id).unwrap();
+    assert_eq!(view.messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>(), ["time?", "second"]);
+
+    // Edit the question: a new branch, sent without the other one.
+    let (sink, mut rx) = channel_sink();
+    let edited = service.edit_message(&c, &started.user_message_id, "what day?", None, sink).unwrap();
+    until_done(&mut rx).await;
+    let body = mock.requests()[3].body.to_string();
+    assert!(body.contains("what day?") && !body.contains("time?") && !body.contains("second"), "{body}");
+    let copy = service.branch_conversation(&c, &edited.message_id).unwrap();
+    let copied = service.open(&copy).unwrap();
+    assert_eq!(copied.conversation.title, "time? (branch)");
+    assert_eq!(copied.messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>(), ["what day?", "edited"]);
+
+    // While an answer streams, editing, asking again and deleting it are refused and change nothing.
+    let streaming = store.begin_turn(Some(&c), "later", "mock", "m").unwrap();
+    let before = service.open(&c).unwrap();
+    let busy = service.edit_message(&c, &edited.user_message_id, "x", None, channel_sink().0);
+    assert!(busy.as_ref().is_err_and(|e| e.message.contains("stop it first")), "{busy:?}");
+    assert!(service.regenerate(&c, None, None, channel_sink().0).is_err());
+    assert!(service.delete_version(&c, &streaming.message_id).is_err_and(|e| e.message.contains("stop it first")));
+    assert_eq!(service.open(&c).unwrap(), before);
+    assert_eq!(mock.requests().len(), 4);
+}
