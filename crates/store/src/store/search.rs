@@ -2,7 +2,10 @@
 //! `search_index` FTS5 table (migration 9; text handling in `crate::fts`).
 //!
 //! Ranking: FTS5's bm25 picks the best [`CANDIDATES`] matches; among them a recent one counts up
-//! to twice as much as an old one (the boost halves every [`RECENCY_HALF_LIFE_DAYS`] days).
+//! to twice as much as an old one (the boost halves every [`RECENCY_HALF_LIFE_DAYS`] days). A
+//! query found in more than [`BROAD_MATCHES`] places (a very common word, where bm25 tells little
+//! apart and scoring every match would take long) takes its candidates from the newest entries
+//! of each kind instead, ranked the same way, so every search stays bounded.
 //! Invariant: every hit names rows that exist (the index is kept in step by triggers, and a
 //! candidate whose row is gone is skipped), and its snippet is cut from the stored text.
 
@@ -19,6 +22,12 @@ pub const SEARCH_LIMIT_DEFAULT: usize = 50;
 pub const SEARCH_LIMIT_MAX: usize = 200;
 /// How many of the best matches by relevance are ranked again with recency.
 const CANDIDATES: usize = 1000;
+/// A query with more matches than this takes its candidates from the newest entries.
+const BROAD_MATCHES: usize = 4000;
+/// How many of the newest matches a broad query ranks (a quarter from each kind).
+const BROAD_CANDIDATES: usize = 400;
+/// An index rowid is `kind << KIND_SHIFT | source rowid` (see migration 9).
+const KIND_SHIFT: u32 = 40;
 /// A hit this many days old gets half the recency boost of one written now.
 const RECENCY_HALF_LIFE_DAYS: f64 = 30.0;
 const DAY_MS: f64 = 86_400_000.0;
@@ -39,14 +48,18 @@ pub enum SearchHitKind {
 }
 
 impl SearchHitKind {
+    const ALL: [SearchHitKind; 4] =
+        [SearchHitKind::Title, SearchHitKind::Message, SearchHitKind::ToolArguments, SearchHitKind::ToolResult];
+
     fn from_rowid(rowid: i64) -> (Self, i64) {
-        let kind = match rowid & 3 {
-            0 => SearchHitKind::Title,
-            1 => SearchHitKind::Message,
-            2 => SearchHitKind::ToolArguments,
-            _ => SearchHitKind::ToolResult,
-        };
-        (kind, rowid >> 2)
+        let kind = Self::ALL[usize::try_from(rowid >> KIND_SHIFT).unwrap_or(0).min(3)];
+        (kind, rowid & ((1 << KIND_SHIFT) - 1))
+    }
+
+    /// The index rowids of this kind.
+    fn rowids(self) -> (i64, i64) {
+        let k = self as i64;
+        (k << KIND_SHIFT, ((k + 1) << KIND_SHIFT) - 1)
     }
 }
 
@@ -92,10 +105,7 @@ impl Store {
             return Ok(Vec::new());
         };
         let conn = self.conn();
-        let candidates: Vec<(i64, f64)> = conn
-            .prepare_cached("SELECT rowid, rank FROM search_index WHERE search_index MATCH ?1 ORDER BY rank LIMIT ?2")?
-            .query_map((query.to_match(), CANDIDATES as i64), |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
+        let candidates = candidates(&conn, &query.to_match())?;
         let now = now_millis();
         let mut scored = Vec::with_capacity(candidates.len());
         for (rowid, rank) in candidates {
@@ -114,6 +124,34 @@ impl Store {
         }
         Ok(hits)
     }
+}
+
+/// The matches to rank: the [`CANDIDATES`] most relevant, or for a query found in more than
+/// [`BROAD_MATCHES`] places, the [`BROAD_CANDIDATES`] newest (as many of each kind). Each with its bm25 (lower: more relevant).
+fn candidates(conn: &Connection, expr: &str) -> Result<Vec<(i64, f64)>> {
+    let matches: i64 = conn
+        .prepare_cached("SELECT count(*) FROM (SELECT 1 FROM search_index WHERE search_index MATCH ?1 LIMIT ?2)")?
+        .query_row((expr, BROAD_MATCHES as i64 + 1), |r| r.get(0))?;
+    let read = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?));
+    if matches <= BROAD_MATCHES as i64 {
+        let mut stmt = conn.prepare_cached(
+            "SELECT rowid, rank FROM search_index WHERE search_index MATCH ?1 ORDER BY rank LIMIT ?2",
+        )?;
+        return Ok(stmt.query_map((expr, CANDIDATES as i64), read)?.collect::<rusqlite::Result<_>>()?);
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid, bm25(search_index) FROM search_index
+         WHERE search_index MATCH ?1 AND rowid BETWEEN ?2 AND ?3 ORDER BY rowid DESC LIMIT ?4",
+    )?;
+    let mut out = Vec::with_capacity(BROAD_CANDIDATES);
+    for kind in SearchHitKind::ALL {
+        let (lo, hi) = kind.rowids();
+        let per_kind = (BROAD_CANDIDATES / SearchHitKind::ALL.len()) as i64;
+        for row in stmt.query_map((expr, lo, hi, per_kind), read)? {
+            out.push(row?);
+        }
+    }
+    Ok(out)
 }
 
 /// When the row behind an index entry was written; `None` if it is gone.
