@@ -23,7 +23,7 @@ pub const SEARCH_LIMIT_MAX: usize = 200;
 /// How many of the best matches by relevance are ranked again with recency.
 const CANDIDATES: usize = 1000;
 /// A query with more matches than this takes its candidates from the newest entries.
-const BROAD_MATCHES: usize = 4000;
+const BROAD_MATCHES: usize = 1000;
 /// How many of the newest matches a broad query ranks (a quarter from each kind).
 const BROAD_CANDIDATES: usize = 400;
 /// An index rowid is `kind << KIND_SHIFT | source rowid` (see migration 9).
