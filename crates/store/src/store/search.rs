@@ -9,12 +9,14 @@
 //! Invariant: every hit names rows that exist (the index is kept in step by triggers, and a
 //! candidate whose row is gone is skipped), and its snippet is cut from the stored text.
 
+use super::tree::PATH;
 use super::{Store, now_millis};
 use crate::error::Result;
 use crate::fts::{self, Query};
 use crate::model::Role;
 use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
 
 /// Hits returned when the caller does not say how many.
 pub const SEARCH_LIMIT_DEFAULT: usize = 50;
@@ -117,8 +119,9 @@ impl Store {
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
         let mut hits = Vec::with_capacity(limit.min(scored.len()));
+        let mut paths = Paths::default();
         for (_, _, rowid) in scored.into_iter().take(limit) {
-            if let Some(hit) = hit(&conn, rowid, &query)? {
+            if let Some(hit) = hit(&conn, rowid, &query, &mut paths)? {
                 hits.push(hit);
             }
         }
@@ -167,7 +170,7 @@ fn written_at(conn: &Connection, rowid: i64) -> rusqlite::Result<Option<i64>> {
 }
 
 /// The hit for one index entry, its snippet cut from the stored text.
-fn hit(conn: &Connection, rowid: i64, query: &Query) -> Result<Option<SearchHit>> {
+fn hit(conn: &Connection, rowid: i64, query: &Query, paths: &mut Paths) -> Result<Option<SearchHit>> {
     let (kind, source) = SearchHitKind::from_rowid(rowid);
     let sql = match kind {
         SearchHitKind::Title => {
@@ -202,7 +205,7 @@ fn hit(conn: &Connection, rowid: i64, query: &Query) -> Result<Option<SearchHit>
         _ => None,
     };
     let on_current_path = match &message_id {
-        Some(id) => on_current_path(conn, &conversation_id, id)?,
+        Some(id) => paths.contains(conn, &conversation_id, id)?,
         None => true,
     };
     Ok(Some(SearchHit {
@@ -218,8 +221,19 @@ fn hit(conn: &Connection, rowid: i64, query: &Query) -> Result<Option<SearchHit>
     }))
 }
 
-/// Whether a message is on its conversation's current path. Every message is, while a
-/// conversation is one list of messages.
-fn on_current_path(_conn: &Connection, _conversation_id: &str, _message_id: &str) -> Result<bool> {
-    Ok(true)
+/// The ids of the messages on each conversation's current path, read once per search.
+#[derive(Default)]
+struct Paths(HashMap<String, HashSet<String>>);
+
+impl Paths {
+    fn contains(&mut self, conn: &Connection, conversation_id: &str, message_id: &str) -> Result<bool> {
+        if !self.0.contains_key(conversation_id) {
+            let ids: HashSet<String> = conn
+                .prepare_cached(&format!("{PATH} SELECT id FROM path"))?
+                .query_map([conversation_id], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            self.0.insert(conversation_id.to_owned(), ids);
+        }
+        Ok(self.0.get(conversation_id).is_some_and(|ids| ids.contains(message_id)))
+    }
 }
