@@ -84,6 +84,10 @@ pub enum Error {
     #[error("{0}")]
     Refused(String),
 
+    /// A search that cannot be run (too long, nothing but excluded words); says what to change.
+    #[error(transparent)]
+    Search(#[from] crate::fts::QueryError),
+
     /// A file-system operation failed.
     #[error("Could not access {}: {source}", path.display())]
     Io {
@@ -105,7 +109,9 @@ impl Error {
     /// the person configured or typed wrong; everything else is local storage failing.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) | Error::Refused(_) => ErrorKind::Config,
+            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) | Error::Refused(_) | Error::Search(_) => {
+                ErrorKind::Config
+            }
             _ => ErrorKind::Storage,
         }
     }

@@ -284,7 +284,8 @@ fn fill(conn: &Connection, version: usize) {
 
 #[test]
 fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conversations() {
-    assert_eq!(SCHEMA_VERSION, 8, "extend this test with the new version's rows");
+    // 9 (the search index) adds no columns: its own rows are what it indexes, checked below.
+    assert_eq!(SCHEMA_VERSION, 9, "extend this test with the new version's rows");
     for version in 1..=7_usize {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("switchboard.db");
@@ -313,6 +314,10 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
             }
         }
         assert_eq!(store.last_question("c1").unwrap().text, "And the weather?");
+        // Every earlier row is in the search index: the titles, and the question found on its path.
+        let hits = store.search_messages("weather", 50).unwrap();
+        assert!(hits.iter().any(|h| h.conversation_id == "c1" && h.on_current_path), "version {version}: {hits:#?}");
+        assert_eq!(store.search_messages("notices", 50).unwrap()[0].conversation_id, "c2");
         assert_eq!(store.messages("c1").unwrap()[0].role, Role::User);
         // The tree works on an upgraded conversation: a new turn goes under its last message.
         let rows = store.begin_turn(Some("c2"), "third", "mock", "m").unwrap();

@@ -17,6 +17,7 @@ export interface Commands {
   remove_toolset: { args: { name: string }; params: [name: string]; result: AgentsOverview };
   list_conversations: { args: Record<string, never>; params: []; result: ConversationSummary[] };
   search_conversations: { args: { query: string }; params: [query: string]; result: ConversationSummary[] };
+  search_messages: { args: { query: string; limit?: number | null }; params: [query: string, limit?: number | null]; result: SearchHit[] };
   open_conversation: { args: { id: string }; params: [id: string]; result: ConversationView };
   older_messages: { args: { id: string; before: string; limit: number }; params: [id: string, before: string, limit: number]; result: MessagePage };
   rename_conversation: { args: { id: string; title: string }; params: [id: string, title: string]; result: void };
@@ -92,6 +93,7 @@ export const COMMANDS = {
   remove_toolset: ['name'],
   list_conversations: [],
   search_conversations: ['query'],
+  search_messages: ['query', 'limit'],
   open_conversation: ['id'],
   older_messages: ['id', 'before', 'limit'],
   rename_conversation: ['id', 'title'],
