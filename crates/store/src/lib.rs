@@ -24,4 +24,4 @@ pub use model::{
 };
 pub use recorder::{CHECKPOINT_INTERVAL, Recorder};
 pub use schema::SCHEMA_VERSION;
-pub use store::{Store, title_from};
+pub use store::{ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS, Store, title_from};
