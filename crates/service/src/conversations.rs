@@ -35,6 +35,7 @@ impl Service {
             earlier: page.earlier,
             disabled_tools: store.disabled_tools(id)?.into_iter().collect(),
             agent: store.agent(id)?,
+            setup: Some(store.chat_setup(id)?),
         })
     }
 
@@ -47,6 +48,7 @@ impl Service {
             earlier: 0,
             disabled_tools: store.disabled_tools(id)?.into_iter().collect(),
             agent: store.agent(id)?,
+            setup: Some(store.chat_setup(id)?),
         })
     }
 

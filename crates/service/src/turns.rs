@@ -187,10 +187,14 @@ impl Service {
             return Err(Error::config("The message is empty."));
         }
         let mut choices = request.choices();
-        if let Some(generation) = &choices.generation {
-            generation.check().map_err(Error::config)?;
-        }
-        let agent = self.turn_agent(request.conversation_id.as_deref(), &mut choices)?;
+        // An existing chat runs with its setup where the request leaves a choice open.
+        let profile_gone = match request.conversation_id.as_deref() {
+            Some(id) => self.fill_from_setup(id, &mut choices, request.toolsets.is_some())?,
+            None => None,
+        };
+        check_setup_choices(&mut choices)?;
+        let mut agent = self.turn_agent(request.conversation_id.as_deref(), &mut choices)?;
+        agent.gone = agent.gone.into_iter().chain(profile_gone).reduce(|a, b| format!("{a} {b}"));
         let keys = self.turn_keys();
         let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
         self.begin(
@@ -207,10 +211,13 @@ impl Service {
     /// again, with `choices` when given, else exactly the choices it was asked with. Everything
     /// is checked before anything is removed: a failure leaves the conversation as it was.
     pub fn prepare_regenerate(&self, conversation_id: &str, choices: Option<TurnChoices>) -> Result<PreparedTurn> {
+        let given = choices.is_some();
         let mut choices = match choices {
             Some(c) => c,
             None => self.last_choices(conversation_id)?,
         };
+        self.regenerate_with_setup(conversation_id, &mut choices, given)?;
+        check_setup_choices(&mut choices)?;
         let agent = self.turn_agent(Some(conversation_id), &mut choices)?;
         let keys = self.turn_keys();
         let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
@@ -311,6 +318,7 @@ impl Service {
         if conversation_id.is_none() && choices.agent.is_some() {
             store.set_agent(&rows.conversation_id, choices.agent.as_deref())?;
         }
+        self.remember_setup(&rows.conversation_id, &choices, &profile.name, &model)?;
         if !disable_for_chat.is_empty() {
             let mut set = store.disabled_tools(&rows.conversation_id)?;
             set.extend(disable_for_chat.iter().cloned());
@@ -512,6 +520,19 @@ impl Service {
         lock(&self.inner.turns.turns).keys().cloned().collect()
     }
 }
+/// A turn's toolsets (each once) and parameters are ones a chat's setup can keep: checked before
+/// any row is written.
+fn check_setup_choices(choices: &mut TurnChoices) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    choices.toolsets.retain(|t| seen.insert(t.clone()));
+    let setup = switchboard_store::ChatSetup {
+        toolsets: choices.toolsets.clone(),
+        generation: choices.generation,
+        ..Default::default()
+    };
+    setup.check().map_err(Error::config)
+}
+
 /// The agent a turn runs, and the agents file it came from.
 struct TurnAgent {
     file: crate::agents::AgentsFile,
