@@ -4,7 +4,7 @@
  * through the pure reducer, so a fast stream costs one model update and one render per frame.
  */
 import type { Backend, TurnHandlers } from '../ipc/backend';
-import type { ChatEvent, EgressReason, IpcError, SendRequest, ToolSource, TurnStarted } from '../ipc/bindings';
+import type { ChatEvent, ChatSetup, EgressReason, IpcError, SendRequest, ToolSource, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
 import type { Scheduler } from '../util/frame';
@@ -49,6 +49,8 @@ export interface SessionHost {
   requestApproval(req: ApprovalRequest): void;
   approvalResolved(callId: string): void;
   dropApprovals(session: ChatSession): void;
+  /** A chat opened with its stored setup (parameters, profile and model to restore). */
+  restoreSetup?(session: ChatSession, setup: ChatSetup): void;
 }
 
 interface LiveTurn {
@@ -83,6 +85,8 @@ export class ChatSession {
   agent = $state<string | null>(null);
   /** Toolsets switched on in this chat: its turns get their tools (with the agent's, if any). */
   toolsets = $state.raw<string[]>([]);
+  /** The chat's stored setup was read (`toolsets` is the chat's, so a turn may send it). */
+  setupLoaded = $state(false);
 
   private turn: LiveTurn | null = null;
   private readonly host: SessionHost;
@@ -108,6 +112,11 @@ export class ChatSession {
       if (this.running) return; // a turn started meanwhile: its live state wins
       this.title = view.conversation.title;
       this.agent = view.agent ?? null;
+      if (view.setup) {
+        this.toolsets = [...view.setup.toolsets];
+        this.setupLoaded = true;
+        this.host.restoreSetup?.(this, view.setup);
+      }
       this.messages = view.messages.map((m) => ({ key: m.id || uid('m'), model: fromStored(m) }));
       this.earlier = view.earlier;
     } catch (e) {

@@ -1,6 +1,6 @@
 /** Conversations in the fake: each golden turn as a chat to start with, and the commands on them. */
 import type { Backend } from '../backend';
-import type { ConversationSummary, ConversationView, MessagePage, StoredMessage } from '../bindings';
+import type { ChatSetup, ConversationSummary, ConversationView, MessagePage, StoredMessage } from '../bindings';
 import { OPEN_PAGE } from '../bindings';
 import { userMessage } from '../../model/message';
 import { ipcError } from './errors';
@@ -65,6 +65,9 @@ export function conversationCommands(
   | 'generateTitle'
   | 'chatInstructions'
   | 'setChatInstructions'
+  | 'setChatSetup'
+  | 'chatGrants'
+  | 'revokeChatGrant'
   | 'setConversationPinned'
   | 'setConversationArchived'
   | 'deleteConversation'
@@ -92,6 +95,7 @@ export function conversationCommands(
         earlier: from,
         disabledTools: [...c.disabled],
         ...(c.agent ? { agent: c.agent } : {}),
+        setup: structuredClone(c.setup ?? { toolsets: [] }),
       };
     },
     async olderMessages(cid, before, limit): Promise<MessagePage> {
@@ -125,6 +129,34 @@ export function conversationCommands(
       const length = [...text].length;
       if (length > 20_000) throw ipcError('instructionsTooLong', { length });
       conversation(st, cid).instructions = text.trim() ? text : undefined;
+    },
+    async setChatSetup(cid, change) {
+      const c = conversation(st, cid);
+      const missing = change.toolsets?.find((t) => !st.agentsFile.toolsets.some((x) => x.name === t));
+      if (missing !== undefined) throw ipcError('setupToolsetNotFound', { name: missing });
+      const next: ChatSetup = structuredClone(c.setup ?? { toolsets: [] });
+      if (change.toolsets) next.toolsets = [...change.toolsets];
+      if (change.generation) {
+        if (Object.values(change.generation).some((v) => v !== undefined)) next.generation = { ...change.generation };
+        else delete next.generation;
+      }
+      if (change.provider !== undefined) {
+        next.provider = change.provider;
+        if (change.model !== undefined) next.model = change.model;
+        else delete next.model;
+      } else if (change.model !== undefined) next.model = change.model;
+      c.setup = next;
+      return structuredClone(next);
+    },
+    async chatGrants(cid) {
+      return structuredClone(conversation(st, cid).grants ?? []);
+    },
+    async revokeChatGrant(cid, grant) {
+      const c = conversation(st, cid);
+      const at = (c.grants ?? []).findIndex((g) => g.kind === grant.kind && g.name === grant.name);
+      if (at < 0) throw ipcError(grant.kind === 'tool' ? 'grantNotFound' : 'grantHostNotFound', { name: grant.name });
+      c.grants = (c.grants ?? []).filter((_, i) => i !== at);
+      return structuredClone(c.grants);
     },
     async setConversationPinned(cid, pinned) {
       const c = conversation(st, cid);
