@@ -18,7 +18,7 @@ async function setup(patch: Partial<Backend> = {}) {
   const backend: Backend = { ...createFakeBackend({ tickMs: 0 }), ...patch };
   const app = new AppState(backend, { schedule });
   await app.refreshConversations();
-  const store = new ChatParamsStore();
+  const store = new ChatParamsStore(backend);
   const id = app.conversations[0]?.id as string;
   const other = app.conversations[1]?.id as string;
   const view = render(ChatMenu, { props: { app, conversationId: id, store } });
@@ -114,7 +114,7 @@ describe('the chat menu', () => {
   });
 
   it('saves this chat’s parameters (validated) for this chat only, and the send path reads them', async () => {
-    const { store, id, other } = await setup();
+    const { store, id, other, backend } = await setup();
     await fireEvent.click(within(await openMenu()).getByTestId('chat-menu-params'));
     const dialog = await screen.findByTestId('chat-params-dialog');
     expect(dialog.getAttribute('role')).toBe('dialog');
@@ -142,7 +142,9 @@ describe('the chat menu', () => {
     expect(generationFor(id, store)).toEqual({ temperature: 0.4, topP: 0.8, maxOutputTokens: 2048 });
     expect(generationFor(other, store)).toBeUndefined();
     expect(generationFor(null, store)).toBeUndefined();
-    expect(JSON.parse(localStorage.getItem(CHAT_PARAMS_KEY) ?? '{}')).toEqual({ [id]: { temperature: 0.4, topP: 0.8, maxOutputTokens: 2048 } });
+    // Kept with the chat (its setup), not in this window.
+    expect((await backend.openConversation(id)).setup?.generation).toEqual({ temperature: 0.4, topP: 0.8, maxOutputTokens: 2048 });
+    expect(localStorage.getItem(CHAT_PARAMS_KEY)).toBeNull();
     // Focus went back to the menu button.
     expect(document.activeElement).toBe(screen.getByTestId('chat-menu'));
     expect(within(await openMenu()).getByTestId('chat-menu-params').textContent?.trim()).toBe('Chat parameters… (set)');
@@ -154,19 +156,41 @@ describe('the chat menu', () => {
     expect((within(again).getByLabelText('Top-p') as HTMLInputElement).value).toBe('0.8');
     await fireEvent.click(within(again).getByTestId('chat-params-reset'));
     await fireEvent.click(within(again).getByTestId('chat-params-save'));
-    expect(store.has(id)).toBe(false);
+    await waitFor(() => expect(store.has(id)).toBe(false));
     expect(generationFor(id, store)).toBeUndefined();
-    expect(JSON.parse(localStorage.getItem(CHAT_PARAMS_KEY) ?? '{}')).toEqual({});
+    expect((await backend.openConversation(id)).setup?.generation).toBeUndefined();
   });
 
-  it('reads saved parameters back from localStorage, dropping what is out of range', () => {
-    localStorage.setItem(CHAT_PARAMS_KEY, JSON.stringify({ a: { temperature: 1.2, topP: 7 }, b: { maxOutputTokens: -1 }, c: 'x' }));
-    const store = new ChatParamsStore();
-    expect(store.all).toEqual({ a: { temperature: 1.2 } });
-    expect(generationFor('a', store)).toEqual({ temperature: 1.2 });
-    localStorage.setItem(CHAT_PARAMS_KEY, '{not json');
+  it('shows why the chat could not keep its parameters, and keeps what was typed', async () => {
+    const fail = { kind: 'storage', message: 'The database is locked.', retryable: true };
+    const { store, id } = await setup({ setChatSetup: () => Promise.reject(fail) });
+    store.connect({ setChatSetup: () => Promise.reject(fail) });
+    await fireEvent.click(within(await openMenu()).getByTestId('chat-menu-params'));
+    const dialog = await screen.findByTestId('chat-params-dialog');
+    await setValue(within(dialog).getByLabelText('Temperature') as HTMLInputElement, '0.5');
+    await fireEvent.click(within(dialog).getByTestId('chat-params-save'));
+    expect((await within(dialog).findByTestId('chat-params-error')).textContent).toContain('The database is locked.');
+    expect((within(dialog).getByLabelText('Temperature') as HTMLInputElement).value).toBe('0.5');
+    expect(store.has(id)).toBe(false);
+  });
+
+  it('moves parameters this window kept in localStorage into the chat when it opens, dropping what is out of range', async () => {
+    const backend = createFakeBackend({ tickMs: 0 });
+    const [first, second] = await backend.listConversations();
+    const a = first?.id as string;
+    const b = second?.id as string;
+    localStorage.setItem(CHAT_PARAMS_KEY, JSON.stringify({ [a]: { temperature: 1.2, topP: 7 }, [b]: { maxOutputTokens: -1 }, c: 'x' }));
+    const store = new ChatParamsStore(backend);
+    store.adopt(a, undefined);
+    await waitFor(() => expect(generationFor(a, store)).toEqual({ temperature: 1.2 }));
+    expect((await backend.openConversation(a)).setup?.generation).toEqual({ temperature: 1.2 });
+    expect(Object.keys(JSON.parse(localStorage.getItem(CHAT_PARAMS_KEY) ?? '{}'))).not.toContain(a);
+    // A chat's own stored parameters win over what localStorage held.
+    localStorage.setItem(CHAT_PARAMS_KEY, JSON.stringify({ [b]: { temperature: 0.1 } }));
     store.reload();
-    expect(store.all).toEqual({});
+    store.adopt(b, { topP: 0.3 });
+    expect(store.get(b)).toEqual({ topP: 0.3 });
+    expect(localStorage.getItem(CHAT_PARAMS_KEY)).toBeNull();
   });
 
   it('Escape in the parameters dialog cancels without saving', async () => {

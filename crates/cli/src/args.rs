@@ -332,6 +332,36 @@ pub(crate) enum ConversationsCmd {
         #[arg(long)]
         clear: bool,
     },
+    /// Show a conversation's setup: its agent, the toolsets switched on, its own parameters, the
+    /// profile and model it last used, tools switched off (`chat --continue` runs with it).
+    Setup {
+        /// Conversation id.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List what was allowed for this conversation only ("for this chat"): tools that run without
+    /// asking, and destinations tools may send data to.
+    Grants {
+        /// Conversation id.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Take back a tool (or, with --host, a destination) allowed for this conversation; its next
+    /// call asks again.
+    Revoke {
+        /// Conversation id.
+        id: String,
+        /// The tool.
+        #[arg(required_unless_present = "host", conflicts_with = "host")]
+        tool: Option<String>,
+        /// A destination (host) instead of a tool.
+        #[arg(long)]
+        host: Option<String>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

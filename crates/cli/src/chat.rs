@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
 use switchboard_core::{ErrorKind, FinishReason};
-use switchboard_service::ipc::{SendRequest, TurnChoices};
+use switchboard_service::ipc::{ChatGrant, SendRequest, TurnChoices};
 use switchboard_service::{PreparedTurn, Service};
 
 #[derive(Args, Debug)]
@@ -45,15 +45,20 @@ pub struct ChatArgs {
     /// Most model calls with tools before a final answer.
     #[arg(long, value_name = "N")]
     max_iterations: Option<u32>,
-    /// Sampling temperature for this message (over the profile's).
+    /// Sampling temperature for this chat from this message on (over the profile's; kept with
+    /// the chat).
     #[arg(long)]
     temperature: Option<f64>,
-    /// Nucleus sampling for this message (over the profile's).
+    /// Nucleus sampling for this chat from this message on (over the profile's; kept).
     #[arg(long)]
     top_p: Option<f64>,
-    /// Most tokens of the answer (over the profile's).
+    /// Most tokens of an answer in this chat from this message on (over the profile's; kept).
     #[arg(long, value_name = "TOKENS")]
     max_output_tokens: Option<u32>,
+    /// Forget the chat's own parameters: the profile's apply again (with --temperature and the
+    /// like: only those).
+    #[arg(long)]
+    clear_params: bool,
     /// Run tools that would ask for approval without asking (not the egress question: see
     /// --allow-egress).
     #[arg(long)]
@@ -69,8 +74,12 @@ pub struct ChatArgs {
     #[arg(long, conflicts_with_all = ["conversation", "continue_last"])]
     agent: Option<String>,
     /// Give the model this toolset's tools only (repeatable; with an agent, besides its own).
+    /// Kept with the chat: a continued chat without --toolset keeps its toolsets.
     #[arg(long = "toolset", value_name = "NAME")]
     toolsets: Vec<String>,
+    /// Switch the chat's toolsets off: every tool again (kept with the chat).
+    #[arg(long, conflicts_with = "toolsets")]
+    no_toolsets: bool,
     /// Print one ChatEvent per line (exactly what the desktop UI receives).
     #[arg(long)]
     pub json: bool,
@@ -193,6 +202,19 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
             service.set_chat_tool_disabled(id, t, false)?;
         }
     }
+    // The flags change the chat's parameters, each over what the chat has (none: it keeps them).
+    let flags = switchboard_core::GenerationOptions {
+        temperature: args.temperature,
+        top_p: args.top_p,
+        max_output_tokens: args.max_output_tokens,
+        ..Default::default()
+    };
+    let kept = match (&conversation, args.clear_params) {
+        (Some(id), false) => service.chat_setup(id)?.generation.unwrap_or_default(),
+        _ => switchboard_core::GenerationOptions::default(),
+    };
+    let generation = (flags != switchboard_core::GenerationOptions::default() || args.clear_params)
+        .then(|| kept.overridden_by(&flags));
     let request = SendRequest {
         conversation_id: conversation,
         text: args.prompt,
@@ -204,16 +226,9 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
         disable_for_chat: args.disable,
         system_prompt: args.system,
         max_iterations: args.max_iterations,
-        generation: (args.temperature.is_some() || args.top_p.is_some() || args.max_output_tokens.is_some()).then(
-            || switchboard_core::GenerationOptions {
-                temperature: args.temperature,
-                top_p: args.top_p,
-                max_output_tokens: args.max_output_tokens,
-                ..Default::default()
-            },
-        ),
+        generation,
         agent: args.agent,
-        toolsets: args.toolsets,
+        toolsets: (!args.toolsets.is_empty() || args.no_toolsets).then_some(args.toolsets),
     };
     let turn = service.prepare(request)?;
     stream(
@@ -285,6 +300,64 @@ pub fn edit(service: &Service, args: EditArgs) -> anyhow::Result<ExitCode> {
         args.json,
         TerminalApprover { approve_all: args.approve_all, allow_egress: args.allow_egress },
     )
+}
+
+/// `conversations setup`: what a continued chat runs with.
+pub fn print_setup(service: &Service, id: &str, json: bool) -> anyhow::Result<()> {
+    let view = service.open(id)?;
+    let setup = view.setup.clone().unwrap_or_default();
+    if json {
+        let value = serde_json::json!({
+            "agent": view.agent,
+            "toolsets": setup.toolsets,
+            "generation": setup.generation,
+            "provider": setup.provider,
+            "model": setup.model,
+            "disabledTools": view.disabled_tools,
+        });
+        println!("{}", crate::render::json(&serde_json::to_string_pretty(&value)?));
+        return Ok(());
+    }
+    let safe = |t: &str| crate::render::safe(t).into_owned();
+    let list = |items: &[String]| if items.is_empty() { None } else { Some(safe(&items.join(", "))) };
+    println!("Agent:          {}", view.agent.as_deref().map_or("(none)".into(), safe));
+    println!("Toolsets:       {}", list(&setup.toolsets).unwrap_or_else(|| "(none: every tool)".into()));
+    let g = setup.generation.unwrap_or_default();
+    let params: Vec<String> = [
+        g.temperature.map(|t| format!("temperature {t}")),
+        g.top_p.map(|p| format!("top-p {p}")),
+        g.max_output_tokens.map(|m| format!("max output tokens {m}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    println!("Parameters:     {}", if params.is_empty() { "(the profile's)".into() } else { params.join(", ") });
+    let model = match (&setup.provider, &setup.model) {
+        (Some(p), Some(m)) => format!("{} / {}", safe(p), safe(m)),
+        (Some(p), None) => safe(p),
+        _ => "(the default profile)".into(),
+    };
+    println!("Profile, model: {model}");
+    println!("Tools off:      {}", list(&view.disabled_tools).unwrap_or_else(|| "(none)".into()));
+    Ok(())
+}
+
+/// `conversations grants` (and what `revoke` leaves).
+pub fn print_grants(grants: &[ChatGrant], json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", crate::render::json(&serde_json::to_string_pretty(grants)?));
+        return Ok(());
+    }
+    if grants.is_empty() {
+        println!("Nothing is allowed for this chat only.");
+    }
+    for g in grants {
+        match g {
+            ChatGrant::Tool(t) => println!("tool  {}", crate::render::safe(t)),
+            ChatGrant::Host(h) => println!("host  {}", crate::render::safe(h)),
+        }
+    }
+    Ok(())
 }
 
 /// Runs a prepared turn, printing it as it streams; Ctrl-C stops it.

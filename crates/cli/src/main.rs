@@ -16,7 +16,7 @@ use std::io::IsTerminal as _;
 use std::io::Write as _;
 use std::process::ExitCode;
 use switchboard_core::ErrorKind;
-use switchboard_service::ipc::ProviderProfile;
+use switchboard_service::ipc::{ChatGrant, ProviderProfile};
 use switchboard_service::{KeychainAccess, ProviderKind, Service};
 
 /// A failure with the kind the shells report (`error[kind]: message` on stderr).
@@ -470,6 +470,17 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
         }
         ConversationsCmd::Rename { id, title } => service.rename(&id, &title)?,
         ConversationsCmd::Delete { id } => service.delete(&id)?,
+        ConversationsCmd::Setup { id, json } => chat::print_setup(service, &id, json)?,
+        ConversationsCmd::Grants { id, json } => chat::print_grants(&service.chat_grants(&id)?, json)?,
+        ConversationsCmd::Revoke { id, tool, host } => {
+            let grant = match (tool, host) {
+                (_, Some(host)) => ChatGrant::Host(host),
+                // clap requires one of the two.
+                (tool, None) => ChatGrant::Tool(tool.unwrap_or_default()),
+            };
+            let left = service.revoke_chat_grant(&id, &grant)?;
+            chat::print_grants(&left, false)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

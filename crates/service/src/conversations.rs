@@ -44,6 +44,7 @@ impl Service {
             earlier: page.earlier,
             disabled_tools: store.disabled_tools(id)?.into_iter().collect(),
             agent: store.agent(id)?,
+            setup: Some(store.chat_setup(id)?),
         })
     }
 
@@ -56,6 +57,7 @@ impl Service {
             earlier: 0,
             disabled_tools: store.disabled_tools(id)?.into_iter().collect(),
             agent: store.agent(id)?,
+            setup: Some(store.chat_setup(id)?),
         })
     }
 

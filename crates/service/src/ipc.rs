@@ -7,8 +7,8 @@ use switchboard_core::{ApprovalPolicy, ErrorKind, GenerationOptions, ToolSource}
 
 /// Stored types the shells pass through unchanged.
 pub use switchboard_store::{
-    ConversationSummary, MATCH_END, MATCH_START, MessagePage, ProfileOptions, ProviderProfile, Role, SearchHit,
-    SearchHitKind, StoredMessage,
+    ChatGrant, ChatSetup, ConversationSummary, MATCH_END, MATCH_START, MessagePage, ProfileOptions, ProviderProfile, Role,
+    SearchHit, SearchHitKind, StoredMessage,
 };
 
 /// A message to send.
@@ -41,7 +41,8 @@ pub struct SendRequest {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub max_iterations: Option<u32>,
-    /// This chat's generation settings; each one set wins over the profile's.
+    /// This chat's generation settings; each one set wins over the profile's. Kept with the
+    /// chat; left out in an existing chat: the chat's.
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub generation: Option<GenerationOptions>,
@@ -49,10 +50,11 @@ pub struct SendRequest {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub agent: Option<String>,
-    /// Toolsets switched on for this turn: its tools are theirs (with the agent's, if any).
+    /// Toolsets switched on from this turn: its tools are theirs (with the agent's, if any);
+    /// kept with the chat. Left out in an existing chat: the chat's (its setup).
     #[serde(default)]
-    #[cfg_attr(feature = "ts", ts(optional, as = "Option<Vec<String>>"))]
-    pub toolsets: Vec<String>,
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub toolsets: Option<Vec<String>>,
 }
 
 impl SendRequest {
@@ -71,7 +73,7 @@ impl SendRequest {
             max_iterations: None,
             generation: None,
             agent: None,
-            toolsets: Vec::new(),
+            toolsets: None,
         }
     }
 
@@ -88,7 +90,7 @@ impl SendRequest {
             generation: self.generation,
             sent_instructions: None,
             agent: self.agent.clone(),
-            toolsets: self.toolsets.clone(),
+            toolsets: self.toolsets.clone().unwrap_or_default(),
         }
     }
 }
@@ -221,6 +223,30 @@ pub struct ConversationView {
     #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// Its setup: toolsets switched on, its parameters, the profile and model it last used
+    /// (always there from the service; optional for views made without a store).
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setup: Option<ChatSetup>,
+}
+
+/// What to change in a chat's setup; what is left out stays.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase", default)]
+pub struct ChatSetupChange {
+    /// The toolsets switched on from now on (empty: every tool, or the agent's).
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub toolsets: Option<Vec<String>>,
+    /// The chat's parameters from now on (none set: the profile's).
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub generation: Option<GenerationOptions>,
+    /// The profile from now on, with `model` (left out: the profile's model).
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub provider: Option<String>,
+    /// The model from now on.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub model: Option<String>,
 }
 
 /// A provider profile as pickers show it (never with its key).

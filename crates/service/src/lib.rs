@@ -18,6 +18,7 @@
 
 pub mod agents;
 mod agents_file;
+mod chat_setup;
 pub mod confirm;
 pub mod connection;
 pub mod contract;

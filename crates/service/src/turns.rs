@@ -188,10 +188,14 @@ impl Service {
             return Err(Error::config("The message is empty."));
         }
         let mut choices = request.choices();
-        if let Some(generation) = &choices.generation {
-            generation.check().map_err(Error::config)?;
-        }
-        let agent = self.turn_agent(request.conversation_id.as_deref(), &mut choices)?;
+        // An existing chat runs with its setup where the request leaves a choice open.
+        let profile_gone = match request.conversation_id.as_deref() {
+            Some(id) => self.fill_from_setup(id, &mut choices, request.toolsets.is_some())?,
+            None => None,
+        };
+        check_setup_choices(&mut choices)?;
+        let mut agent = self.turn_agent(request.conversation_id.as_deref(), &mut choices)?;
+        agent.gone = agent.gone.into_iter().chain(profile_gone).reduce(|a, b| format!("{a} {b}"));
         let keys = self.turn_keys();
         let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
         self.begin(
@@ -221,7 +225,10 @@ impl Service {
             None => store.last_question(conversation_id)?,
         };
         store.ensure_idle(conversation_id)?;
+        let given = choices.is_some();
         let mut choices = choices.unwrap_or_else(|| choices_of(&question));
+        self.regenerate_with_setup(conversation_id, &mut choices, given)?;
+        check_setup_choices(&mut choices)?;
         let agent = self.turn_agent(Some(conversation_id), &mut choices)?;
         let keys = self.turn_keys();
         let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
@@ -247,10 +254,10 @@ impl Service {
             return Err(Error::config("Only your own messages can be edited; regenerate an answer instead."));
         }
         self.inner.store.ensure_idle(conversation_id)?;
+        let given = choices.is_some();
         let mut choices = choices.unwrap_or_else(|| choices_of(&question));
-        if let Some(generation) = &choices.generation {
-            generation.check().map_err(Error::config)?;
-        }
+        self.regenerate_with_setup(conversation_id, &mut choices, given)?;
+        check_setup_choices(&mut choices)?;
         let agent = self.turn_agent(Some(conversation_id), &mut choices)?;
         let keys = self.turn_keys();
         let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
@@ -366,6 +373,7 @@ impl Service {
         if conversation_id.is_none() && choices.agent.is_some() {
             store.set_agent(&rows.conversation_id, choices.agent.as_deref())?;
         }
+        self.remember_setup(&rows.conversation_id, &choices, &profile.name, &model)?;
         if !disable_for_chat.is_empty() {
             let mut set = store.disabled_tools(&rows.conversation_id)?;
             set.extend(disable_for_chat.iter().cloned());
@@ -608,6 +616,19 @@ fn choices_of(question: &switchboard_store::Question) -> TurnChoices {
     question.turn_options.as_deref().and_then(|json| serde_json::from_str::<TurnChoices>(json).ok()).unwrap_or_else(
         || TurnChoices { provider: question.provider.clone(), model: question.model.clone(), ..TurnChoices::default() },
     )
+}
+
+/// A turn's toolsets (each once) and parameters are ones a chat's setup can keep: checked before
+/// any row is written.
+fn check_setup_choices(choices: &mut TurnChoices) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    choices.toolsets.retain(|t| seen.insert(t.clone()));
+    let setup = switchboard_store::ChatSetup {
+        toolsets: choices.toolsets.clone(),
+        generation: choices.generation,
+        ..Default::default()
+    };
+    setup.check().map_err(Error::config)
 }
 
 /// The agent a turn runs, and the agents file it came from.

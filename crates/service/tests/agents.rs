@@ -421,8 +421,11 @@ async fn a_toolset_naming_what_is_gone_is_said_once_and_the_turn_runs_with_the_r
     assert_eq!(listed.toolsets[0].tools, ["get_time"]);
     assert_eq!(listed.toolsets[0].missing.len(), 3, "{:?}", listed.toolsets[0].missing);
 
-    let request =
-        SendRequest { toolsets: vec!["mixed".into()], provider: Some("solo".into()), ..SendRequest::text(None, "hi") };
+    let request = SendRequest {
+        toolsets: Some(vec!["mixed".into()]),
+        provider: Some("solo".into()),
+        ..SendRequest::text(None, "hi")
+    };
     let (report, events) = run(&service, request).await;
     assert_eq!(report.outcome.finish_reason, FinishReason::Stop);
     let notices: Vec<&str> = events

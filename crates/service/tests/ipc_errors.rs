@@ -127,6 +127,18 @@ fn generate() -> Value {
     out.add("versionNotFound", s.switch_version(&chat, "ghost-message"), &[("id", "ghost-message")]);
     out.add("instructionsTooLong", s.set_chat_instructions(&chat, &"x".repeat(20_001)), &[("length", "20001")]);
     out.add("approvalNotPending", s.resolve_approval("ghost-call", from(json!("once"))), &[("callId", "ghost-call")]);
+    out.add(
+        "setupToolsetNotFound",
+        s.set_chat_setup(&chat, from(json!({ "toolsets": ["ghost-set"] }))),
+        &[("name", "ghost-set")],
+    );
+    out.add(
+        "grantNotFound",
+        s.revoke_chat_grant(&chat, &from(json!({ "kind": "tool", "name": "ghost-tool" }))),
+        &[("name", "ghost-tool")],
+    );
+    let host = from(json!({ "kind": "host", "name": "ghost.example" }));
+    out.add("grantHostNotFound", s.revoke_chat_grant(&chat, &host), &[("name", "ghost.example")]);
 
     // ---- provider profiles ----------------------------------------------------------------------
     s.add_provider(&from(profile("alpha")), true).unwrap();

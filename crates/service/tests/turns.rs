@@ -470,7 +470,7 @@ async fn after_a_page_was_read_a_fetch_to_a_new_host_asks_and_the_host_allowed_s
     mock.push(Reply::text("Noted."));
     let (sink, mut rx) = channel_sink();
     let request = SendRequest {
-        toolsets: vec!["clock".into()],
+        toolsets: Some(vec!["clock".into()]),
         ..SendRequest::text(Some(started.conversation_id.clone()), "and now?")
     };
     service.send(request, sink).unwrap();

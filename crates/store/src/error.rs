@@ -75,6 +75,11 @@ pub enum Error {
     )]
     NoDataDir,
 
+    /// A value to store is not one the store keeps (a chat's setup out of its bounds); the
+    /// message says which part and why.
+    #[error("{0}")]
+    Invalid(String),
+
     /// The operation conflicts with work in progress (a turn still streaming).
     #[error("Not now: {0}.")]
     Busy(String),
@@ -109,9 +114,12 @@ impl Error {
     /// the person configured or typed wrong; everything else is local storage failing.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) | Error::Refused(_) | Error::Search(_) => {
-                ErrorKind::Config
-            }
+            Error::NotFound { .. }
+            | Error::NoDataDir
+            | Error::Busy(_)
+            | Error::Refused(_)
+            | Error::Search(_)
+            | Error::Invalid(_) => ErrorKind::Config,
             _ => ErrorKind::Storage,
         }
     }

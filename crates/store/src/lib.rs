@@ -26,4 +26,7 @@ pub use model::{
 };
 pub use recorder::{CHECKPOINT_INTERVAL, Recorder};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
-pub use store::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind, Store, title_from};
+pub use store::{
+    ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit,
+    SearchHitKind, Store, title_from,
+};

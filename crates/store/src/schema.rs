@@ -214,6 +214,23 @@ pub const MIGRATIONS: &[&str] = &[
         DELETE FROM search_index WHERE rowid = old.rowid + 3298534883328;
     END;
     "#,
+    // 10: a chat's setup
+    // (JSON: {toolsets, generation, provider, model}; see `store::setup`), so a reopened chat
+    // gets the tools, parameters and model it had. Existing chats start from what their last
+    // question was sent with.
+    r#"
+    ALTER TABLE conversations ADD COLUMN setup TEXT;
+    UPDATE conversations SET setup = (
+        SELECT json_object(
+            'toolsets', json(coalesce(json_extract(m.turn_options, '$.toolsets'), '[]')),
+            'generation', json(json_extract(m.turn_options, '$.generation')),
+            'provider', json_extract(m.turn_options, '$.provider'),
+            'model', json_extract(m.turn_options, '$.model'))
+        FROM messages m
+        WHERE m.conversation_id = conversations.id AND m.role = 'user'
+          AND m.turn_options IS NOT NULL AND json_valid(m.turn_options)
+        ORDER BY m.seq DESC LIMIT 1);
+    "#,
 ];
 
 /// The schema version this build creates and understands.
@@ -401,5 +418,34 @@ mod tests {
         assert_eq!(kinds("kelp"), [2, 3], "the call's arguments and its result");
         assert_eq!(kinds("\"海 獭\""), [0]);
         conn.execute("INSERT INTO search_index (search_index) VALUES ('integrity-check')", []).unwrap();
+    }
+
+    #[test]
+    fn an_existing_chat_starts_with_the_setup_its_last_question_was_sent_with() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..7] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 7).unwrap();
+        conn.execute_batch(
+            r#"INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c', 'chat', 1, 1), ('old', 'old', 1, 1), ('bad', 'bad', 1, 1);
+             INSERT INTO messages (id, conversation_id, seq, role, status, created_at, updated_at, turn_options) VALUES
+               ('m1', 'c', 1, 'user', 'complete', 1, 1, '{"provider":"p","model":"m","toolsets":["a"]}'),
+               ('m2', 'c', 3, 'user', 'complete', 1, 1, '{"provider":"q","model":"n","toolsets":["b","c"],"generation":{"temperature":0.5}}'),
+               ('m3', 'old', 1, 'user', 'complete', 1, 1, NULL),
+               ('m4', 'bad', 1, 'user', 'complete', 1, 1, 'not json');"#,
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
+        let setup = |id: &str| -> Option<String> {
+            conn.query_row("SELECT setup FROM conversations WHERE id = ?1", [id], |r| r.get(0)).unwrap()
+        };
+        let c: serde_json::Value = serde_json::from_str(&setup("c").unwrap()).unwrap();
+        assert_eq!(
+            c,
+            serde_json::json!({"toolsets": ["b", "c"], "generation": {"temperature": 0.5}, "provider": "q", "model": "n"})
+        );
+        assert_eq!(setup("old"), None, "no choices kept: the empty setup");
+        assert_eq!(setup("bad"), None, "unreadable choices are left alone");
     }
 }

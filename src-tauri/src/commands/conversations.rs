@@ -3,7 +3,9 @@
 
 use super::{Result, ipc, logged};
 use switchboard_service::Service;
-use switchboard_service::ipc::{ChatInstructions, ConversationSummary, ConversationView, MessagePage, SearchHit};
+use switchboard_service::ipc::{
+    ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, ConversationSummary, ConversationView, MessagePage, SearchHit,
+};
 use tauri::State;
 
 #[tauri::command]
@@ -55,6 +57,24 @@ pub async fn chat_instructions(service: State<'_, Service>, id: String) -> Resul
 #[tauri::command]
 pub async fn set_chat_instructions(service: State<'_, Service>, id: String, text: String) -> Result<()> {
     logged("set_chat_instructions", async move { service.set_chat_instructions(&id, &text).map_err(ipc) }).await
+}
+
+/// Changes a chat's setup (the tray's toolsets, the parameters dialog, the model picker).
+#[tauri::command]
+pub async fn set_chat_setup(service: State<'_, Service>, id: String, change: ChatSetupChange) -> Result<ChatSetup> {
+    logged("set_chat_setup", async move { service.set_chat_setup(&id, change).map_err(ipc) }).await
+}
+
+/// The grants made in a chat ("allow for this chat").
+#[tauri::command]
+pub async fn chat_grants(service: State<'_, Service>, id: String) -> Result<Vec<ChatGrant>> {
+    logged("chat_grants", async move { service.chat_grants(&id).map_err(ipc) }).await
+}
+
+/// Takes a grant back; answers with the grants left.
+#[tauri::command]
+pub async fn revoke_chat_grant(service: State<'_, Service>, id: String, grant: ChatGrant) -> Result<Vec<ChatGrant>> {
+    logged("revoke_chat_grant", async move { service.revoke_chat_grant(&id, &grant).map_err(ipc) }).await
 }
 
 #[tauri::command]

@@ -2350,3 +2350,206 @@ async fn u_edit_regenerate_with_another_model_and_versions_survive_a_restart() -
     app.close().await?;
     Ok(())
 }
+
+// ----- w. a chat keeps its setup: toolsets, parameters and model after a restart; grants revoked --
+
+/// Whether the tray's toggle of toolset `name` is on (opening the tray first if it is closed).
+async fn w_toolset_on(app: &App, name: &str) -> Result<bool> {
+    let toggle = format!("{}[data-toolset=\"{name}\"]", tid("toolset-toggle"));
+    if app.js(&format!("return !document.querySelector({});", js_str(&toggle)), vec![]).await? == json!(true) {
+        app.click(&tid("tools-tray-toggle")).await?;
+    }
+    let pressed = app
+        .wait_for(
+            &format!("the toolset toggle '{name}'"),
+            &format!(
+                "const b = document.querySelector({}); return b ? b.getAttribute('aria-pressed') : null;",
+                js_str(&toggle)
+            ),
+            LONG,
+        )
+        .await?;
+    Ok(pressed == json!("true"))
+}
+
+/// Answers the approval dialog with the button labelled `label`.
+async fn w_answer_approval(app: &App, label: &str) -> Result<()> {
+    app.wait_for(
+        "the approval dialog",
+        &format!("return !!document.querySelector('{}');", tid("approval-dialog")),
+        LONG,
+    )
+    .await?;
+    let clicked = app
+        .js(
+            &format!(
+                "const b = [...document.querySelectorAll('{} button')].find(b => b.textContent.trim() === {}); \
+                 if (!b) return false; b.click(); return true;",
+                tid("approval-dialog"),
+                js_str(label)
+            ),
+            vec![],
+        )
+        .await?;
+    ensure!(clicked == json!(true), "no '{label}' button in the approval dialog");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_a_chat_keeps_its_setup_after_a_restart_and_a_grant_can_be_revoked() -> Result<()> {
+    let replies = vec![
+        Reply::tool_call("w1", "get_time", "{}"),
+        Reply::text("It is noon."),
+        Reply::tool_call("w2", "get_time", "{}"),
+        Reply::text("Still noon."),
+        Reply::tool_call("w3", "get_time", "{}"),
+        Reply::text("Noon again."),
+    ];
+    let Some(rig) = rig("w_setup", replies).await? else { return Ok(()) };
+    // A second profile on the same mock, a toolset with one tool, and get_time asking first.
+    rig.data.add_provider("second", &rig.mock.base_url(), "m2")?;
+    std::fs::write(
+        rig.data.path().join("agents.json"),
+        r#"{"toolsets": [{"name": "clock", "description": "Only the clock", "tools": ["get_time"]}]}"#,
+    )?;
+    rig.data.open_store()?.set_setting("tools", &json!({ "approval": { "get_time": "ask" } }))?;
+    let app = rig.driver.launch("w").await?;
+
+    // A new chat: the clock toolset on, the second profile, "Allow for this chat".
+    ensure!(!w_toolset_on(&app, "clock").await?, "a new chat starts with no toolset");
+    app.click(&format!("{}[data-toolset=\"clock\"]", tid("toolset-toggle"))).await?;
+    ensure!(w_toolset_on(&app, "clock").await?, "the toggle did not switch on");
+    pick_provider(&app, "second").await?;
+    let picked = app.js(&format!("return document.querySelector('{}').value;", tid("model-picker")), vec![]).await?;
+    app.screenshot("1-toolset-on").await?;
+    app.send_message("What time is it?").await?;
+    w_answer_approval(&app, "Allow for this chat").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the first answer failed");
+    let first = &rig.mock.requests()[0];
+    ensure!(first.tool_names() == ["get_time"], "the first request offered {:?}", first.tool_names());
+
+    // The chat's parameters, from its menu.
+    app.click(&tid("chat-menu")).await?;
+    app.wait_and_click(&tid("chat-menu-params"), LONG).await?;
+    app.wait_for(
+        "the parameters dialog",
+        &format!("return !!document.querySelector('{}');", tid("chat-params-dialog")),
+        LONG,
+    )
+    .await?;
+    app.keys("0.3").await?;
+    app.click(&tid("chat-params-save")).await?;
+    app.wait_for(
+        "the parameters dialog to close",
+        &format!("return !document.querySelector('{}');", tid("chat-params-dialog")),
+        LONG,
+    )
+    .await?;
+    // A new chat on the default profile: what the picker starts with after the restart.
+    app.click(&tid("new-chat")).await?;
+    pick_provider(&app, switchboard_e2e::PROVIDER).await?;
+    app.close().await?;
+
+    // A restart: the chat opens with its toolset, its model and its parameters.
+    let app = rig.driver.launch("w").await?;
+    let starts = app
+        .wait_for(
+            "the model picker",
+            &format!(
+                "const s = document.querySelector('{}'); return s && s.value ? s.value : null;",
+                tid("model-picker")
+            ),
+            LONG,
+        )
+        .await?;
+    ensure!(starts != picked, "the new chat's picker already shows the chat's model: {starts}");
+    app.wait_and_click(&format!("{} button.open", tid("conversation-item")), LONG).await?;
+    app.wait_for(
+        "the reopened chat",
+        &format!("return document.querySelectorAll('{}').length === 2;", tid("message")),
+        LONG,
+    )
+    .await?;
+    ensure!(w_toolset_on(&app, "clock").await?, "the reopened chat lost its toolset");
+    app.wait_for(
+        "the picker to show the chat's model",
+        &format!(
+            "return document.querySelector('{}').value === {};",
+            tid("model-picker"),
+            js_str(picked.as_str().unwrap_or_default())
+        ),
+        LONG,
+    )
+    .await?;
+    app.screenshot("2-reopened-tray").await?;
+    app.click(&tid("chat-menu")).await?;
+    app.wait_and_click(&tid("chat-menu-params"), LONG).await?;
+    let shown = app
+        .wait_for(
+            "the parameters dialog",
+            &format!(
+                "const i = document.querySelector('{}'); return i ? i.value : null;",
+                tid("chat-params-temperature")
+            ),
+            LONG,
+        )
+        .await?;
+    ensure!(shown == json!("0.3"), "the reopened chat's temperature: {shown}");
+    app.screenshot("3-reopened-params").await?;
+    app.keys("\u{e00c}").await?; // Escape
+    app.wait_for(
+        "the parameters dialog to close",
+        &format!("return !document.querySelector('{}');", tid("chat-params-dialog")),
+        LONG,
+    )
+    .await?;
+
+    // Its next turn runs with all of it, and get_time is allowed in this chat: no question.
+    app.send_message("And now?").await?;
+    ensure!(wait_assistant_settled(&app, 2, LONG).await? == "complete", "the second answer failed");
+    let requests = rig.mock.requests();
+    ensure!(requests.len() == 4, "the mock got {} requests", requests.len());
+    let sent = &requests[2];
+    ensure!(sent.tool_names() == ["get_time"], "the continued chat offered {:?}", sent.tool_names());
+    ensure!(sent.body["temperature"] == json!(0.3), "the continued chat's temperature: {}", sent.body);
+    ensure!(sent.body["model"] == requests[0].body["model"], "the continued chat's model: {}", sent.body["model"]);
+    ensure!(requests[0].body["model"] == json!("m2"), "the first request's model: {}", requests[0].body["model"]);
+
+    // The chat's menu lists the grant; Revoke takes it back, and the next call asks again.
+    app.click(&tid("chat-menu")).await?;
+    let grant = format!("{}[data-name=\"get_time\"]", tid("chat-grant"));
+    app.wait_for(
+        "the grant in the chat's menu",
+        &format!("return !!document.querySelector({});", js_str(&grant)),
+        LONG,
+    )
+    .await?;
+    app.screenshot("4-grants-in-menu").await?;
+    app.click(&format!("{grant} {}", tid("chat-grant-revoke"))).await?;
+    app.wait_for(
+        "the grant to go",
+        &format!(
+            "return !document.querySelector({}) && !!document.querySelector('{}');",
+            js_str(&grant),
+            tid("chat-grant-revoked")
+        ),
+        LONG,
+    )
+    .await?;
+    app.screenshot("5-revoked").await?;
+    app.keys("\u{e00c}").await?; // Escape closes the menu
+    app.send_message("Once more?").await?;
+    w_answer_approval(&app, "Allow once").await?;
+    ensure!(wait_assistant_settled(&app, 3, LONG).await? == "complete", "the third answer failed");
+    app.screenshot("6-asked-again").await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+
+    let store = rig.data.open_store()?;
+    let id = store.conversations()?.into_iter().next().context("no conversation stored")?.id;
+    let setup = store.chat_setup(&id)?;
+    ensure!(setup.toolsets == ["clock"], "stored toolsets: {:?}", setup.toolsets);
+    ensure!(setup.generation.and_then(|g| g.temperature) == Some(0.3), "stored parameters: {:?}", setup.generation);
+    ensure!(store.chat_grants(&id)?.is_empty(), "the grant is still stored");
+    Ok(())
+}

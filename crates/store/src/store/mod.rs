@@ -4,7 +4,8 @@
 //! `tree.rs` keeps the message tree (the current path, versions, branches);
 //! `conversations.rs` lists, searches and changes conversations and their per-chat tool choices;
 //! `search.rs` runs full-text searches on the search index;
-//! `settings.rs` keeps settings and provider profiles. The recorder (`crate::recorder`) writes a
+//! `settings.rs` keeps settings and provider profiles; `setup.rs` keeps a chat's setup and its
+//! grants. The recorder (`crate::recorder`) writes a
 //! turn's events through the same connection.
 //!
 //! Invariant: every method holds the connection for one statement or one transaction, never
@@ -13,8 +14,11 @@
 mod conversations;
 mod search;
 mod settings;
+mod setup;
 mod tree;
 mod turns;
+
+pub use setup::{ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS};
 
 use crate::error::{Error, Result};
 use crate::schema;

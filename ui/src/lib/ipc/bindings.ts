@@ -549,6 +549,45 @@ onCurrentPath: boolean,
  */
 createdAt: number, };
 
+export type ChatSetup = { 
+/**
+ * Toolsets switched on: the chat's turns get only their tools (with its agent's). Empty:
+ * every tool (or the agent's).
+ */
+toolsets: Array<string>, 
+/**
+ * The chat's own generation parameters over its profile's (`None`: the profile's).
+ */
+generation?: GenerationOptions, 
+/**
+ * The provider profile the chat last used.
+ */
+provider?: string, 
+/**
+ * The model the chat last used.
+ */
+model?: string, };
+
+export type ChatGrant = { "kind": "tool", "name": string } | { "kind": "host", "name": string };
+
+export type ChatSetupChange = { 
+/**
+ * The toolsets switched on from now on (empty: every tool, or the agent's).
+ */
+toolsets?: Array<string>, 
+/**
+ * The chat's parameters from now on (none set: the profile's).
+ */
+generation?: GenerationOptions, 
+/**
+ * The profile from now on, with `model` (left out: the profile's model).
+ */
+provider?: string, 
+/**
+ * The model from now on.
+ */
+model?: string, };
+
 export type ConversationView = { 
 /**
  * Its summary.
@@ -569,7 +608,12 @@ disabledTools: Array<string>,
 /**
  * The agent it runs, if any.
  */
-agent?: string, };
+agent?: string, 
+/**
+ * Its setup: toolsets switched on, its parameters, the profile and model it last used
+ * (always there from the service; optional for views made without a store).
+ */
+setup?: ChatSetup, };
 
 export type SendRequest = { 
 /**
@@ -614,7 +658,8 @@ systemPrompt?: string,
  */
 maxIterations?: number, 
 /**
- * This chat's generation settings; each one set wins over the profile's.
+ * This chat's generation settings; each one set wins over the profile's. Kept with the
+ * chat; left out in an existing chat: the chat's.
  */
 generation?: GenerationOptions, 
 /**
@@ -622,7 +667,8 @@ generation?: GenerationOptions,
  */
 agent?: string, 
 /**
- * Toolsets switched on for this turn: its tools are theirs (with the agent's, if any).
+ * Toolsets switched on from this turn: its tools are theirs (with the agent's, if any);
+ * kept with the chat. Left out in an existing chat: the chat's (its setup).
  */
 toolsets?: Array<string>, };
 

@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatInstructions, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -24,6 +24,9 @@ export interface Commands {
   generate_title: { args: { id: string }; params: [id: string]; result: string };
   chat_instructions: { args: { id: string }; params: [id: string]; result: ChatInstructions };
   set_chat_instructions: { args: { id: string; text: string }; params: [id: string, text: string]; result: void };
+  set_chat_setup: { args: { id: string; change: ChatSetupChange }; params: [id: string, change: ChatSetupChange]; result: ChatSetup };
+  chat_grants: { args: { id: string }; params: [id: string]; result: ChatGrant[] };
+  revoke_chat_grant: { args: { id: string; grant: ChatGrant }; params: [id: string, grant: ChatGrant]; result: ChatGrant[] };
   set_conversation_pinned: { args: { id: string; pinned: boolean }; params: [id: string, pinned: boolean]; result: void };
   set_conversation_archived: { args: { id: string; archived: boolean }; params: [id: string, archived: boolean]; result: void };
   delete_conversation: { args: { id: string }; params: [id: string]; result: void };
@@ -100,6 +103,9 @@ export const COMMANDS = {
   generate_title: ['id'],
   chat_instructions: ['id'],
   set_chat_instructions: ['id', 'text'],
+  set_chat_setup: ['id', 'change'],
+  chat_grants: ['id'],
+  revoke_chat_grant: ['id', 'grant'],
   set_conversation_pinned: ['id', 'pinned'],
   set_conversation_archived: ['id', 'archived'],
   delete_conversation: ['id'],

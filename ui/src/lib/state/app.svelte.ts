@@ -6,7 +6,7 @@ import { chatParams, generationFor } from './chatParams.svelte';
 import { maybeGenerateTitle } from './titles';
 import { getContext, setContext } from 'svelte';
 import type { Backend } from '../ipc/backend';
-import type { AgentsOverview, ApprovalChoice, ConversationSummary, IpcError, ProviderInfo, ToolInfo, TurnChoices } from '../ipc/bindings';
+import type { AgentsOverview, ApprovalChoice, ChatSetup, ConversationSummary, IpcError, ProviderInfo, ToolInfo, TurnChoices } from '../ipc/bindings';
 import { errorAction, toIpcError, type ErrorAction } from '../ipc/errors';
 import { nextFrame, type Scheduler } from '../util/frame';
 import { extractMentions } from '../util/mentions';
@@ -156,6 +156,8 @@ export class AppState implements SessionHost {
     this.prefs = opts.prefs ?? new PrefsState();
     this.current = new ChatSession(this);
     this.sidebarOpen = readStorage<boolean>(SIDEBAR_KEY) ?? true;
+    // The parameters dialog writes into the open chat's setup through this app's backend.
+    chatParams.connect(api);
   }
 
   /** Loads everything the first screen needs. */
@@ -180,10 +182,26 @@ export class AppState implements SessionHost {
     void this.loadTools();
   }
 
-  /** Switches a toolset on or off for the current chat's next turns. */
-  toggleToolset(name: string): void {
+  /** Switches a toolset on or off for the current chat's next turns; an existing chat keeps it. */
+  async toggleToolset(name: string): Promise<void> {
     const s = this.current;
-    s.toolsets = s.toolsets.includes(name) ? s.toolsets.filter((t) => t !== name) : [...s.toolsets, name];
+    const before = s.toolsets;
+    s.toolsets = before.includes(name) ? before.filter((t) => t !== name) : [...before, name];
+    if (s.isDraft) return; // the first turn carries them
+    try {
+      await this.api.setChatSetup(s.conversationId as string, { toolsets: [...s.toolsets] });
+    } catch (e) {
+      s.toolsets = before;
+      this.toast(toIpcError(e), 'Could not keep the toolsets for this chat');
+    }
+  }
+
+  /** A chat opened: the picker shows the profile and model it last used (an agent's chat runs on the agent's). */
+  restoreSetup(session: ChatSession, setup: ChatSetup): void {
+    if (session.conversationId) chatParams.adopt(session.conversationId, setup.generation);
+    if (this.current !== session || session.agent || !setup.provider) return;
+    if (!this.providers.some((p) => p.name === setup.provider)) return;
+    this.choice = { provider: setup.provider, model: setup.model ?? null };
   }
 
   // ---- conversations -------------------------------------------------------------------------
@@ -378,7 +396,8 @@ export class AppState implements SessionHost {
       provider: s.agent ? null : (m.choice?.provider ?? null),
       model: s.agent ? null : (m.choice?.model ?? null),
       ...(s.isDraft && s.agent ? { agent: s.agent } : {}),
-      ...(s.toolsets.length > 0 ? { toolsets: [...s.toolsets] } : {}),
+      // The tray's toolsets once the chat's own are known; before that the chat's stored ones apply.
+      ...(s.isDraft || s.setupLoaded ? { toolsets: [...s.toolsets] } : {}),
       forced: m.noTools ? [] : m.forced,
       useTools: !m.noTools,
       dryRun: m.dryRun,
@@ -643,9 +662,13 @@ export class AppState implements SessionHost {
     return { provider: p.name, model: p.model ?? this.models[p.name]?.[0] ?? null };
   }
 
+  /** The picker's choice: for new chats (localStorage), and kept by the open chat. */
   choose(choice: ModelChoice): void {
     this.choice = choice;
     writeStorage(MODEL_KEY, choice);
+    const s = this.current;
+    if (s.isDraft || s.agent) return;
+    this.api.setChatSetup(s.conversationId as string, { provider: choice.provider, ...(choice.model ? { model: choice.model } : {}) }).catch((e: unknown) => this.toast(toIpcError(e), 'Could not keep the model for this chat'));
   }
 
   // ---- chrome ----------------------------------------------------------------------------------

@@ -1,8 +1,12 @@
 /**
- * A chat's own generation settings (temperature, top-p, output limit), over its profile's. Kept in
- * this window's localStorage (`switchboard.chatParams`) by conversation id; the send path asks
- * `generationFor(id)` and puts the answer in `SendRequest.generation`.
+ * A chat's own generation settings (temperature, top-p, output limit), over its profile's. They
+ * are part of the chat's setup, which the shell keeps with the conversation: a chat that opens
+ * hands them over (`adopt`), the parameters dialog writes them through (`set`), and the send path
+ * asks `generationFor(id)` and puts the answer in `SendRequest.generation`. This window's
+ * localStorage (`switchboard.chatParams`) held them before; what is found there is moved into the
+ * chat's setup the first time that chat opens, then forgotten here.
  */
+import type { Backend } from '../ipc/backend';
 import type { GenerationOptions } from '../ipc/bindings';
 
 export const CHAT_PARAMS_KEY = 'switchboard.chatParams';
@@ -39,9 +43,36 @@ function read(): Record<string, ChatParams> {
   }
 }
 
+/** A chat's parameters as the shell keeps them ({} for none). */
+export function paramsOf(g: GenerationOptions | null | undefined): ChatParams {
+  if (!g) return {};
+  return clean({ temperature: g.temperature, topP: g.topP, maxOutputTokens: g.maxOutputTokens });
+}
+
+/** The shell's form of a chat's parameters (all left out: the profile's). */
+export function generationOf(p: ChatParams): GenerationOptions {
+  const g: GenerationOptions = {};
+  if (p.temperature !== undefined) g.temperature = p.temperature;
+  if (p.topP !== undefined) g.topP = p.topP;
+  if (p.maxOutputTokens !== undefined) g.maxOutputTokens = p.maxOutputTokens;
+  return g;
+}
+
 export class ChatParamsStore {
-  /** Every chat's parameters, by conversation id (chats without any are left out). */
-  all = $state.raw<Record<string, ChatParams>>(read());
+  /** Every open (or opened) chat's parameters, by conversation id (chats without any are left out). */
+  all = $state.raw<Record<string, ChatParams>>({});
+  /** Parameters this window kept in localStorage before chats kept them; moved on `adopt`. */
+  private legacy: Record<string, ChatParams> = read();
+  private api: Pick<Backend, 'setChatSetup'> | null;
+
+  constructor(api: Pick<Backend, 'setChatSetup'> | null = null) {
+    this.api = api;
+  }
+
+  /** Where `set` writes (the app's backend). */
+  connect(api: Pick<Backend, 'setChatSetup'>): void {
+    this.api = api;
+  }
 
   /** A chat's parameters ({} for none). */
   get(conversationId: string): ChatParams {
@@ -53,29 +84,53 @@ export class ChatParamsStore {
     return conversationId in this.all;
   }
 
-  /** Replaces a chat's parameters; an empty set forgets them. */
-  set(conversationId: string, params: ChatParams): void {
+  /**
+   * The parameters a chat's stored setup has, as it opens. Parameters this window kept for it
+   * in localStorage (and the setup lacks) are written into the setup, then forgotten here.
+   */
+  adopt(conversationId: string, generation: GenerationOptions | null | undefined): void {
+    const p = paramsOf(generation);
+    const old = this.legacy[conversationId];
+    if (old) {
+      const { [conversationId]: _, ...rest } = this.legacy;
+      this.legacy = rest;
+      this.writeLegacy();
+      if (Object.keys(p).length === 0) {
+        void this.set(conversationId, old).catch(() => undefined);
+        return;
+      }
+    }
+    this.put(conversationId, p);
+  }
+
+  /** Replaces a chat's parameters (an empty set: the profile's) and writes them into the chat's setup. */
+  async set(conversationId: string, params: ChatParams): Promise<void> {
     const p = clean(params);
+    await this.api?.setChatSetup(conversationId, { generation: generationOf(p) });
+    this.put(conversationId, p);
+  }
+
+  /** Forgets a chat's parameters here (when the chat is deleted). */
+  forget(conversationId: string): void {
+    this.put(conversationId, {});
+  }
+
+  /** Reads what localStorage still holds again (tests). */
+  reload(): void {
+    this.legacy = read();
+  }
+
+  private put(conversationId: string, p: ChatParams): void {
     const { [conversationId]: _, ...rest } = this.all;
     this.all = Object.keys(p).length > 0 ? { ...rest, [conversationId]: p } : rest;
-    this.write();
   }
 
-  /** Forgets a chat's parameters (when the chat is deleted). */
-  forget(conversationId: string): void {
-    if (this.has(conversationId)) this.set(conversationId, {});
-  }
-
-  /** Reads localStorage again (tests; another window changed it). */
-  reload(): void {
-    this.all = read();
-  }
-
-  private write(): void {
+  private writeLegacy(): void {
     try {
-      localStorage.setItem(CHAT_PARAMS_KEY, JSON.stringify(this.all));
+      if (Object.keys(this.legacy).length > 0) localStorage.setItem(CHAT_PARAMS_KEY, JSON.stringify(this.legacy));
+      else localStorage.removeItem(CHAT_PARAMS_KEY);
     } catch {
-      // Storage can be full or disabled: the parameters then last for this session only.
+      // Storage can be disabled: nothing was kept there then.
     }
   }
 }
@@ -92,10 +147,7 @@ export function generationFor(conversationId: string | null | undefined, store: 
   if (!conversationId) return undefined;
   const p = store.all[conversationId];
   if (!p) return undefined;
-  const g: GenerationOptions = {};
-  if (p.temperature !== undefined) g.temperature = p.temperature;
-  if (p.topP !== undefined) g.topP = p.topP;
-  if (p.maxOutputTokens !== undefined) g.maxOutputTokens = p.maxOutputTokens;
+  const g = generationOf(p);
   return Object.keys(g).length > 0 ? g : undefined;
 }
 

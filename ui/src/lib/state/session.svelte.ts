@@ -4,7 +4,7 @@
  * through the pure reducer, so a fast stream costs one model update and one render per frame.
  */
 import type { Backend, TurnHandlers } from '../ipc/backend';
-import type { ChatEvent, ConversationView, EgressReason, IpcError, SendRequest, StoredMessage, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
+import type { ChatEvent, ChatSetup, ConversationView, EgressReason, IpcError, SendRequest, StoredMessage, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { generationFor } from './chatParams.svelte';
 import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
@@ -74,6 +74,8 @@ export interface SessionHost {
   requestApproval(req: ApprovalRequest): void;
   approvalResolved(callId: string): void;
   dropApprovals(session: ChatSession): void;
+  /** A chat opened with its stored setup (parameters, profile and model to restore). */
+  restoreSetup?(session: ChatSession, setup: ChatSetup): void;
 }
 
 /** How a turn joins the messages on screen (edit and regenerate start from an earlier point). */
@@ -125,6 +127,8 @@ export class ChatSession {
    * component, so the text survives an edit that could not be sent (the message is shown again).
    */
   editing = $state.raw<{ key: string; text: string } | null>(null);
+  /** The chat's stored setup was read (`toolsets` is the chat's, so a turn may send it). */
+  setupLoaded = $state(false);
 
   private turn: LiveTurn | null = null;
   private readonly host: SessionHost;
@@ -150,6 +154,11 @@ export class ChatSession {
       if (this.running) return; // a turn started meanwhile: its live state wins
       this.title = view.conversation.title;
       this.agent = view.agent ?? null;
+      if (view.setup) {
+        this.toolsets = [...view.setup.toolsets];
+        this.setupLoaded = true;
+        this.host.restoreSetup?.(this, view.setup);
+      }
       this.messages = view.messages.map((m) => uiFromStored(m));
       this.earlier = view.earlier;
     } catch (e) {

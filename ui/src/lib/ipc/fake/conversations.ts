@@ -1,6 +1,6 @@
 /** Conversations in the fake: each golden turn as a chat to start with, and the commands on them. */
 import type { Backend } from '../backend';
-import type { ConversationSummary, ConversationView, MessagePage, SearchHit, SearchHitKind, StoredMessage } from '../bindings';
+import type { ChatSetup, ConversationSummary, ConversationView, MessagePage, SearchHit, SearchHitKind, StoredMessage } from '../bindings';
 import { pathOf, shownPath, viewOf } from './tree';
 import { OPEN_PAGE } from '../bindings';
 import { userMessage } from '../../model/message';
@@ -84,6 +84,9 @@ export function conversationCommands(
   | 'generateTitle'
   | 'chatInstructions'
   | 'setChatInstructions'
+  | 'setChatSetup'
+  | 'chatGrants'
+  | 'revokeChatGrant'
   | 'setConversationPinned'
   | 'setConversationArchived'
   | 'deleteConversation'
@@ -123,8 +126,9 @@ export function conversationCommands(
       return hits.slice(0, Math.min(limit ?? SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX));
     },
     async openConversation(cid): Promise<ConversationView> {
+      const c = conversation(st, cid);
       // Like the shell: the current path's last OPEN_PAGE messages, the rest read with olderMessages.
-      return viewOf(conversation(st, cid), OPEN_PAGE);
+      return { ...viewOf(c, OPEN_PAGE), setup: structuredClone(c.setup ?? { toolsets: [] }) };
     },
     async olderMessages(cid, before, limit): Promise<MessagePage> {
       const path = shownPath(conversation(st, cid));
@@ -157,6 +161,34 @@ export function conversationCommands(
       const length = [...text].length;
       if (length > 20_000) throw ipcError('instructionsTooLong', { length });
       conversation(st, cid).instructions = text.trim() ? text : undefined;
+    },
+    async setChatSetup(cid, change) {
+      const c = conversation(st, cid);
+      const missing = change.toolsets?.find((t) => !st.agentsFile.toolsets.some((x) => x.name === t));
+      if (missing !== undefined) throw ipcError('setupToolsetNotFound', { name: missing });
+      const next: ChatSetup = structuredClone(c.setup ?? { toolsets: [] });
+      if (change.toolsets) next.toolsets = [...change.toolsets];
+      if (change.generation) {
+        if (Object.values(change.generation).some((v) => v !== undefined)) next.generation = { ...change.generation };
+        else delete next.generation;
+      }
+      if (change.provider !== undefined) {
+        next.provider = change.provider;
+        if (change.model !== undefined) next.model = change.model;
+        else delete next.model;
+      } else if (change.model !== undefined) next.model = change.model;
+      c.setup = next;
+      return structuredClone(next);
+    },
+    async chatGrants(cid) {
+      return structuredClone(conversation(st, cid).grants ?? []);
+    },
+    async revokeChatGrant(cid, grant) {
+      const c = conversation(st, cid);
+      const at = (c.grants ?? []).findIndex((g) => g.kind === grant.kind && g.name === grant.name);
+      if (at < 0) throw ipcError(grant.kind === 'tool' ? 'grantNotFound' : 'grantHostNotFound', { name: grant.name });
+      c.grants = (c.grants ?? []).filter((_, i) => i !== at);
+      return structuredClone(c.grants);
     },
     async setConversationPinned(cid, pinned) {
       const c = conversation(st, cid);

@@ -98,6 +98,11 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
         emit(next);
         const choice = await answer;
         turn.asking = null;
+        // "For this chat" is remembered with the chat, as the service does (a destination for the egress question).
+        if (choice === 'chat' || (choice === 'always' && next.egress)) {
+          const grant = next.egress ? { kind: 'host' as const, name: next.egress.destination } : { kind: 'tool' as const, name: next.name };
+          if (!(conv.grants ?? []).some((g) => g.kind === grant.kind && g.name === grant.name)) conv.grants = [...(conv.grants ?? []), grant];
+        }
         const rest = afterApproval(turn.stopped ? 'stop' : (choice ?? 'deny'), callId);
         for (const e of rest) if ('id' in e) ids.set(e.id, callId);
         queue.splice(0, queue.length, ...rest);
@@ -140,7 +145,17 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
         conv.agent = request.agent;
       }
       refuseWhileStreaming(conv);
-      return runTurn(st, conv, { question: request.text, parentId: pathOf(conv).at(-1)?.id ?? null }, request, handlers);
+      // Like the service: a chat keeps what it was sent with; what the request leaves out is the chat's.
+      const setup = conv.setup ?? { toolsets: [] };
+      const provider = request.provider ?? setup.provider ?? null;
+      const model = request.provider ? request.model : (request.model ?? setup.model ?? null);
+      conv.setup = {
+        toolsets: [...(request.toolsets ?? setup.toolsets)],
+        ...(request.generation ? (Object.keys(request.generation).length > 0 ? { generation: { ...request.generation } } : {}) : setup.generation ? { generation: setup.generation } : {}),
+      };
+      conv.setup.provider = provider ?? providerList(st).find((p) => p.isDefault)?.name ?? 'openai';
+      conv.setup.model = model ?? profiles.find((p) => p.name === conv.setup?.provider)?.model ?? 'gpt-4o-mini';
+      return runTurn(st, conv, { question: request.text, parentId: pathOf(conv).at(-1)?.id ?? null }, { provider: conv.setup.provider, model: conv.setup.model }, handlers);
     },
     async stopTurn(messageId) {
       const t = running.get(messageId);
