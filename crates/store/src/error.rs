@@ -79,6 +79,11 @@ pub enum Error {
     #[error("Not now: {0}.")]
     Busy(String),
 
+    /// Records given to be stored do not hang together (an import naming a message that does
+    /// not exist, an id used twice); nothing was written.
+    #[error("{0}")]
+    Invalid(String),
+
     /// A file-system operation failed.
     #[error("Could not access {}: {source}", path.display())]
     Io {
@@ -100,7 +105,7 @@ impl Error {
     /// the person configured or typed wrong; everything else is local storage failing.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) => ErrorKind::Config,
+            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) | Error::Invalid(_) => ErrorKind::Config,
             _ => ErrorKind::Storage,
         }
     }

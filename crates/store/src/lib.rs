@@ -24,4 +24,7 @@ pub use model::{
 };
 pub use recorder::{CHECKPOINT_INTERVAL, Recorder};
 pub use schema::SCHEMA_VERSION;
-pub use store::{Store, title_from};
+pub use store::{
+    ConversationRecord, ErrorRecord, ImportOutcome, MessageRecord, Store, ToolCallRecord, ToolResultRecord,
+    check_record, title_from,
+};

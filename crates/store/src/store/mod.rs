@@ -2,7 +2,8 @@
 //! split by concern: this file opens the database and owns the connection, the process lock and
 //! the row ids; `turns.rs` stores a turn's rows and reads messages and history back;
 //! `conversations.rs` lists, searches and changes conversations and their per-chat tool choices;
-//! `settings.rs` keeps settings and provider profiles. The recorder (`crate::recorder`) writes a
+//! `settings.rs` keeps settings and provider profiles; `transfer.rs` reads and writes whole
+//! conversations as records (export and import). The recorder (`crate::recorder`) writes a
 //! turn's events through the same connection.
 //!
 //! Invariant: every method holds the connection for one statement or one transaction, never
@@ -10,7 +11,12 @@
 
 mod conversations;
 mod settings;
+mod transfer;
 mod turns;
+
+pub use transfer::{
+    ConversationRecord, ErrorRecord, ImportOutcome, MessageRecord, ToolCallRecord, ToolResultRecord, check_record,
+};
 
 use crate::error::{Error, Result};
 use crate::schema;
