@@ -51,7 +51,7 @@ fn rich_document() -> Value {
             "headId": "m2",
             "messages": [
                 {
-                    "id": "m1", "parentId": null, "chosenAt": 0, "seq": 1, "role": "user",
+                    "id": "m1", "parentId": null, "chosenAt": 5, "seq": 1, "role": "user",
                     "content": "Run it", "reasoning": "", "status": "complete",
                     "provider": null, "model": null, "finishReason": null,
                     "usage": {"promptTokens": 0, "completionTokens": 0, "reasoningTokens": 0, "cachedTokens": 0, "cacheWriteTokens": 0},
@@ -61,7 +61,7 @@ fn rich_document() -> Value {
                     "toolCalls": []
                 },
                 {
-                    "id": "m2", "parentId": "m1", "chosenAt": 0, "seq": 2, "role": "assistant",
+                    "id": "m2", "parentId": "m1", "chosenAt": 5, "seq": 2, "role": "assistant",
                     "content": "Before. After.", "reasoning": "thinking…", "status": "error",
                     "provider": "mock", "model": "m", "finishReason": "error",
                     "usage": {"promptTokens": 11, "completionTokens": 22, "reasoningTokens": 3, "cachedTokens": 4, "cacheWriteTokens": 5},
@@ -232,7 +232,19 @@ fn chatgpt_conversations_come_in_with_tool_turns_images_and_hidden_messages_left
 
     let tokyo = by_title("Tokyo trip 🗾");
     let view = service.open_all(&tokyo.id).unwrap();
+    let path: Vec<&str> = view.messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(path.len(), 4, "the current path only: {path:?}");
+    assert_eq!(path[0], "Plan a 2-day trip to 東京 on a budget");
     assert_eq!(view.messages.last().unwrap().content, "Fushimi Inari at dawn, then Gion in the evening.");
+    assert_eq!(view.messages[0].versions.len(), 2, "the edited question is version 2 of 2");
+    assert_eq!(view.messages[0].versions[1], view.messages[0].id);
+    // Version 1 holds the first question with its two answers (the regenerated one current there).
+    let first = view.messages[0].versions[0].clone();
+    store.select_message(&tokyo.id, &first).unwrap();
+    let view = service.open_all(&tokyo.id).unwrap();
+    assert!(view.messages[0].content.starts_with("Plan a 3-day"));
+    assert_eq!(view.messages[1].versions.len(), 2, "{:?}", view.messages[1]);
+    assert!(view.messages[1].content.contains("rail pass"), "the latest answer: {}", view.messages[1].content);
     assert_eq!(tokyo.created_at, 1_700_000_010_000);
 }
 

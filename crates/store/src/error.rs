@@ -79,6 +79,11 @@ pub enum Error {
     #[error("Not now: {0}.")]
     Busy(String),
 
+    /// The operation would leave the data without meaning (deleting a conversation's only first
+    /// message); the message says what to do instead.
+    #[error("{0}")]
+    Refused(String),
+
     /// Records given to be stored do not hang together (an import naming a message that does
     /// not exist, an id used twice); nothing was written.
     #[error("{0}")]
@@ -105,7 +110,9 @@ impl Error {
     /// the person configured or typed wrong; everything else is local storage failing.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) | Error::Invalid(_) => ErrorKind::Config,
+            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) | Error::Refused(_) | Error::Invalid(_) => {
+                ErrorKind::Config
+            }
             _ => ErrorKind::Storage,
         }
     }

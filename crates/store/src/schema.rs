@@ -15,7 +15,7 @@ use std::time::Duration;
 ///
 /// Statuses and roles are validated in Rust rather than with CHECK constraints, because SQLite can
 /// only change a CHECK by rebuilding the table, and new statuses are the likeliest change.
-pub(crate) const MIGRATIONS: &[&str] = &[
+pub const MIGRATIONS: &[&str] = &[
     // 1: the initial schema.
     r#"
     PRAGMA application_id = 1398227524;
@@ -128,6 +128,22 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE conversations ADD COLUMN agent TEXT;
     ALTER TABLE tool_calls ADD COLUMN nested TEXT;
+    "#,
+    // 8: the message tree. Each message has a parent (NULL: a root; several roots are versions of
+    // the first message); a conversation's current path is its head walked up through parents;
+    // `chosen_at` says when a message was last put on the path, so switching to a version follows
+    // the branch chosen last below it. Every existing conversation becomes one path, in seq order.
+    r#"
+    ALTER TABLE messages ADD COLUMN parent_id TEXT REFERENCES messages (id) ON DELETE CASCADE;
+    ALTER TABLE messages ADD COLUMN chosen_at INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE conversations ADD COLUMN head_id TEXT;
+    CREATE INDEX messages_by_parent ON messages (parent_id);
+    UPDATE messages SET parent_id = (
+        SELECT p.id FROM messages p
+        WHERE p.conversation_id = messages.conversation_id AND p.seq < messages.seq
+        ORDER BY p.seq DESC LIMIT 1);
+    UPDATE conversations SET head_id = (
+        SELECT m.id FROM messages m WHERE m.conversation_id = conversations.id ORDER BY m.seq DESC LIMIT 1);
     "#,
 ];
 

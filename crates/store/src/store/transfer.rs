@@ -320,7 +320,7 @@ fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
     let found: Option<(ConversationRecord, String, String)> = conn
         .prepare_cached(
             "SELECT title, created_at, updated_at, pinned, archived, instructions, agent, disabled_tools,
-                    approved_tools
+                    approved_tools, head_id
              FROM conversations WHERE id = ?1",
         )?
         .query_row([id], |r| {
@@ -335,7 +335,7 @@ fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
                 agent: r.get(6)?,
                 disabled_tools: BTreeSet::new(),
                 approved_tools: BTreeSet::new(),
-                head_id: None,
+                head_id: r.get(9)?,
                 messages: Vec::new(),
             };
             Ok((record, r.get(7)?, r.get(8)?))
@@ -395,7 +395,7 @@ fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
             "SELECT id, seq, role, content, reasoning, status, provider, model, finish_reason,
                     prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, cache_write_tokens,
                     tool_calls_made, error_kind, error_message, error_detail, notices, provider_response_id,
-                    turn_options, provider_state, created_at, updated_at
+                    turn_options, provider_state, created_at, updated_at, parent_id, chosen_at
              FROM messages WHERE conversation_id = ?1 ORDER BY seq",
         )?;
         let rows = stmt.query_map([id], |r| {
@@ -405,8 +405,8 @@ fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
                 (r.get(15)?, r.get(16)?, r.get(17)?);
             Ok(MessageRecord {
                 id: r.get(0)?,
-                parent_id: None,
-                chosen_at: 0,
+                parent_id: r.get(24)?,
+                chosen_at: r.get(25)?,
                 seq: r.get(1)?,
                 role: Role::parse(&role).unwrap_or(Role::Assistant),
                 content: r.get(3)?,
@@ -436,13 +436,11 @@ fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
         for row in rows {
             let mut m: MessageRecord = row?;
             m.tool_calls = calls.remove(&m.id).unwrap_or_default();
-            m.parent_id = messages.last().map(|p: &MessageRecord| p.id.clone());
             messages.push(m);
         }
     }
     record.disabled_tools = from_json(&disabled, || format!("disabled tools of conversation '{id}'"))?;
     record.approved_tools = from_json(&approved, || format!("approved tools of conversation '{id}'"))?;
-    record.head_id = messages.last().map(|m| m.id.clone());
     record.messages = messages;
     Ok(record)
 }
@@ -470,9 +468,10 @@ fn write_record(tx: &Connection, r: &ConversationRecord) -> Result<()> {
         "INSERT INTO messages (id, conversation_id, seq, role, content, reasoning, status, provider, model,
                                finish_reason, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens,
                                cache_write_tokens, tool_calls_made, error_kind, error_message, error_detail, notices,
-                               provider_response_id, turn_options, provider_state, created_at, updated_at)
+                               provider_response_id, turn_options, provider_state, created_at, updated_at,
+                               parent_id, chosen_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                 ?22, ?23, ?24, ?25)",
+                 ?22, ?23, ?24, ?25, ?26, ?27)",
     )?;
     let mut messages: Vec<&MessageRecord> = r.messages.iter().collect();
     messages.sort_by_key(|m| m.seq);
@@ -512,9 +511,13 @@ fn write_record(tx: &Connection, r: &ConversationRecord) -> Result<()> {
             json_column(m.provider_state.as_ref()),
             m.created_at,
             m.updated_at,
+            m.parent_id,
+            m.chosen_at,
         ])?;
         write_calls(tx, &r.id, m)?;
     }
+    // Written once its messages exist.
+    tx.execute("UPDATE conversations SET head_id = ?2 WHERE id = ?1", (&r.id, &r.head_id))?;
     Ok(())
 }
 

@@ -488,7 +488,16 @@ updatedAt: number,
 /**
  * The turn's tool calls, ordered by (iteration, index).
  */
-toolCalls: Array<StoredToolCall>, };
+toolCalls: Array<StoredToolCall>, 
+/**
+ * The message it follows on its branch (`None`: a first message).
+ */
+parentId: string | null, 
+/**
+ * Its versions (messages of the same role under the same parent, this one included), oldest
+ * first; one entry when it has no other version.
+ */
+versions: Array<string>, };
 
 export type MessagePage = { 
 /**
