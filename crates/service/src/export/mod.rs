@@ -169,6 +169,11 @@ impl Service {
     }
 }
 
+/// Writes `text` to `path` (a file the person named) as exports are written; returns the path.
+pub fn write_file(path: &Path, text: &str) -> Result<String> {
+    write(path, text)
+}
+
 /// Writes `text` to `path`: through a temporary file beside it, so a failed write leaves no half
 /// file and never a damaged earlier one. A folder that cannot be written says so.
 fn write(path: &Path, text: &str) -> Result<String> {
