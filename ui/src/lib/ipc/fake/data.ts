@@ -51,10 +51,9 @@ export function dataCommands(
       const at = Date.now() - 30 * 24 * 3_600_000;
       for (const title of fresh) {
         const cid = importedId(title);
-        const messages = [
-          { ...blank(st.id('m'), 'user', at), content: title },
-          { ...blank(st.id('m'), 'assistant', at), content: `Imported answer to “${title}”.`, provider: 'chatgpt', model: 'gpt-4o' },
-        ];
+        const question = { ...blank(st.id('m'), 'user', at), content: title };
+        const answer = { ...blank(st.id('m'), 'assistant', at), parentId: question.id, content: `Imported answer to “${title}”.`, provider: 'chatgpt', model: 'gpt-4o' };
+        const messages = [question, { ...answer, versions: [answer.id] }];
         st.conversations.set(cid, { summary: { id: cid, title, createdAt: at, updatedAt: at, messageCount: 2, pinned: false, archived: false }, messages, disabled: new Set() });
       }
       const skipped = IMPORT_FILE.titles.length - fresh.length;
@@ -71,6 +70,8 @@ export function dataCommands(
 function blank(id: string, role: 'user' | 'assistant', at: number): StoredMessage {
   return {
     id,
+    parentId: null,
+    versions: [id],
     role,
     content: '',
     reasoning: '',
