@@ -96,6 +96,8 @@ pub fn convert(value: Value) -> Result<Vec<ConversationRecord>, String> {
                 .map_err(|e| format!("conversation {label} is not in ChatGPT's format: {e}"))?;
             one(conversation).map_err(|e| format!("conversation {label}: {e}"))
         })
+        // A conversation with nothing shown (only hidden system context) is left out.
+        .filter_map(Result::transpose)
         .collect()
 }
 
@@ -388,7 +390,7 @@ impl<'a> Tree<'a> {
     }
 }
 
-fn one(c: Conversation) -> Result<ConversationRecord, String> {
+fn one(c: Conversation) -> Result<Option<ConversationRecord>, String> {
     if c.mapping.len() > MAX_NODES {
         return Err(format!("it has {} messages; at most {MAX_NODES} can be imported", c.mapping.len()));
     }
@@ -495,7 +497,7 @@ fn one(c: Conversation) -> Result<ConversationRecord, String> {
         }
     }
     if messages.is_empty() {
-        return Err("it has no messages".to_owned());
+        return Ok(None);
     }
     let head = current_path_head(&c, &tree, &shown_by, &messages);
     let mut record = ConversationRecord {
@@ -518,7 +520,7 @@ fn one(c: Conversation) -> Result<ConversationRecord, String> {
         messages,
     };
     mark_path(&mut record, &head, updated.max(1));
-    Ok(record)
+    Ok(Some(record))
 }
 
 /// Checks that every node hangs from a root (no cycle); returns, per parent, the children that
@@ -619,5 +621,28 @@ fn mark_path(record: &mut ConversationRecord, head: &str, at: i64) {
         let Some(&i) = index.get(&id) else { break };
         record.messages[i].chosen_at = at;
         next = record.messages[i].parent_id.clone();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::convert;
+    use serde_json::json;
+
+    #[test]
+    fn a_conversation_with_only_hidden_messages_is_left_out_and_the_others_kept() {
+        let hidden = json!({"title": "empty", "mapping": {
+            "r": {"id": "r", "message": null, "parent": null, "children": ["s"]},
+            "s": {"id": "s", "parent": "r", "children": [], "message": {"author": {"role": "system"},
+                  "content": {"content_type": "text", "parts": [""]}, "metadata": {}}}
+        }, "current_node": "s", "id": "e1"});
+        let shown = json!({"title": "hi", "mapping": {
+            "u": {"id": "u", "parent": null, "children": [], "message": {"author": {"role": "user"},
+                  "content": {"content_type": "text", "parts": ["hello"]}, "metadata": {}}}
+        }, "current_node": "u", "id": "e2"});
+        let records = convert(json!([hidden, shown])).unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].id, "chatgpt-e2");
+        assert_eq!(records[0].head_id.as_deref(), Some("chatgpt-e2-u"));
     }
 }
