@@ -337,6 +337,11 @@ fn bad_files_get_a_clear_message_and_store_nothing() {
         ("archive.zip", b"PK\x03\x04rest".to_vec(), "extract it and import the conversations.json inside"),
         ("other.json", br#"{"hello": 1}"#.to_vec(), "neither a Switchboard export nor ChatGPT's conversations.json"),
         (
+            "old.json",
+            br#"{"format": "switchboard-export", "version": 1, "conversations": []}"#.to_vec(),
+            "of an earlier Switchboard, which did not keep enough to import",
+        ),
+        (
             "newer.json",
             newer.to_string().into_bytes(),
             "exported by a newer Switchboard (format version 2; this one reads up to 1)",

@@ -125,6 +125,8 @@ pub fn parse(bytes: &[u8]) -> std::result::Result<(ImportFormat, Vec<Conversatio
         (ImportFormat::Switchboard, document::read(value).map_err(|e| format!("cannot be imported: {e}"))?)
     } else if chatgpt::looks_like(&value) {
         (ImportFormat::Chatgpt, chatgpt::convert(value).map_err(|e| format!("cannot be imported: {e}"))?)
+    } else if value.get("format").and_then(serde_json::Value::as_str) == Some("switchboard-export") {
+        return Err("is an \"Export all\" file of an earlier Switchboard, which did not keep enough to import (no branches, choices or settings). Export again from the app it came from.".to_owned());
     } else {
         return Err("is JSON but neither a Switchboard export nor ChatGPT's conversations.json.".to_owned());
     };
