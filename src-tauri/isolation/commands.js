@@ -31,6 +31,8 @@ const SWITCHBOARD_COMMANDS = {
   data_info: [],
   export_all: [],
   export_conversation: ['id', 'format'],
+  preview_conversation_import: [],
+  import_conversations: ['pick'],
   open_exports_folder: [],
   open_url: ['url'],
   defined_tools: [],

@@ -16,7 +16,7 @@ mod commands;
 mod platform;
 
 pub use commands::with_commands;
-pub use platform::dialog::{Confirmer, FilePicker, NativeDialog, PickFn};
+pub use platform::dialog::{Confirmer, FileDialog, FilePicker, NativeDialog, PickFn};
 pub use platform::navigation::navigation_allowed;
 pub use platform::opener::{OpenFn, Opener};
 pub use platform::refusals::CHECKED_KEY;

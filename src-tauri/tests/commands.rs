@@ -54,6 +54,10 @@ fn app_answering(answer: bool) -> (App<MockRuntime>, WebviewWindow<MockRuntime>,
             opened.opened.lock().unwrap().push(url.to_owned());
             Ok(())
         })))
+        .manage(switchboard_desktop::FilePicker({
+            let person = person.clone();
+            Arc::new(move |_| person.chooses.lock().unwrap().clone())
+        }))
         .build(switchboard_desktop::context())
         .unwrap();
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
@@ -84,9 +88,10 @@ fn conversations_are_listed_opened_renamed_and_deleted() {
     invoke(&webview, "set_conversation_archived", json!({"id": id, "archived": true})).unwrap();
     let listed = invoke(&webview, "list_conversations", json!({})).unwrap();
     assert_eq!((&listed[0]["archived"], &listed[0]["pinned"]), (&json!(true), &json!(false)));
-    // An in-memory database has no folder: the export says so instead of writing somewhere else.
+    // The person cancels the save dialog: nothing is exported, and the page is told so.
     let err = invoke(&webview, "export_conversation", json!({"id": id, "format": "markdown"})).unwrap_err();
-    assert!(err["message"].as_str().unwrap().contains("no folder to export to"), "{err}");
+    assert_eq!(err["kind"], "cancelled", "{err}");
+    assert!(err["message"].as_str().unwrap().contains("no file was chosen"), "{err}");
     invoke(&webview, "delete_conversation", json!({"id": rows.conversation_id})).unwrap();
     assert_eq!(invoke(&webview, "list_conversations", json!({})).unwrap(), json!([]));
 }
@@ -479,7 +484,7 @@ fn app_with_config_dir(answer: bool) -> (App<MockRuntime>, WebviewWindow<MockRun
         .manage(switchboard_desktop::Opener(Arc::new(|_| Ok(()))))
         .manage(switchboard_desktop::FilePicker({
             let person = person.clone();
-            Arc::new(move || person.chooses.lock().unwrap().clone())
+            Arc::new(move |_| person.chooses.lock().unwrap().clone())
         }))
         .build(switchboard_desktop::context())
         .unwrap();
@@ -657,4 +662,41 @@ fn agents_and_toolsets_are_saved_listed_copied_and_removed_from_the_page() {
     let listed = invoke(&webview, "remove_toolset", json!({"name": "clock"})).unwrap();
     assert_eq!(listed, invoke(&webview, "agents", json!({})).unwrap());
     assert_eq!(listed["agents"], json!([]));
+}
+
+#[test]
+fn exports_are_saved_where_the_person_chooses_and_imports_read_only_the_file_they_picked() {
+    let (_app, webview, person, dir) = app_with_config_dir(true);
+    let import = dir.path().join("conversations.json");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../crates/service/tests/fixtures/chatgpt_conversations.json"),
+        &import,
+    )
+    .unwrap();
+    // The page never names the file: a pick it did not get from the dialog is refused.
+    let err = invoke(&webview, "import_conversations", json!({"pick": "pick-1"})).unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("no longer known"), "{err}");
+    *person.chooses.lock().unwrap() = Some(import.clone());
+    let preview = invoke(&webview, "preview_conversation_import", json!({})).unwrap();
+    assert_eq!(preview["file"]["name"], "conversations.json");
+    assert_eq!(preview["preview"]["summary"], "ChatGPT export: 3 conversations");
+    assert_eq!(invoke(&webview, "list_conversations", json!({})).unwrap(), json!([]), "a preview writes nothing");
+    let report = invoke(&webview, "import_conversations", json!({"pick": preview["file"]["pick"]})).unwrap();
+    assert_eq!(report["imported"].as_array().unwrap().len(), 3, "{report}");
+    let again = invoke(&webview, "import_conversations", json!({"pick": preview["file"]["pick"]})).unwrap();
+    assert_eq!(again["summary"], "Nothing imported: already imported: 3 conversations skipped.");
+
+    let list = invoke(&webview, "list_conversations", json!({})).unwrap();
+    let id = list[0]["id"].as_str().unwrap().to_owned();
+    let target = dir.path().join("chosen.md");
+    *person.chooses.lock().unwrap() = Some(target.clone());
+    let saved = invoke(&webview, "export_conversation", json!({"id": id, "format": "markdown"})).unwrap();
+    assert_eq!(saved, target.display().to_string());
+    assert!(std::fs::read_to_string(&target).unwrap().starts_with("# "));
+    // A folder that cannot be written: a clear message, nothing written.
+    let nowhere = dir.path().join("missing-folder").join("all.json");
+    *person.chooses.lock().unwrap() = Some(nowhere.clone());
+    let err = invoke(&webview, "export_all", json!({})).unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("Choose a folder you can write to"), "{err}");
+    assert!(!nowhere.exists());
 }

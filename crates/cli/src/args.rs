@@ -275,13 +275,30 @@ pub(crate) enum ConversationsCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Export a conversation.
+    /// Export a conversation (Markdown of its current path, or JSON with every branch), or all of
+    /// them as one JSON document (`--all`).
     Export {
         /// Conversation id.
-        id: String,
-        /// Format.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        id: Option<String>,
+        /// Every conversation, as one JSON document.
+        #[arg(long)]
+        all: bool,
+        /// Format (`--all` is always JSON).
         #[arg(long, value_enum, default_value_t = ExportFormat::Md)]
         format: ExportFormat,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<std::path::PathBuf>,
+    },
+    /// Import conversations from a Switchboard JSON export or ChatGPT's conversations.json (the
+    /// format is recognised); conversations already present are skipped, never overwritten.
+    Import {
+        /// The file.
+        file: std::path::PathBuf,
+        /// Print what was imported as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Rename a conversation.
     Rename {

@@ -434,18 +434,34 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
             service.switch_version(&id, &message)?;
         }
         ConversationsCmd::Branch { id, message } => println!("{}", service.branch_conversation(&id, &message)?),
-        ConversationsCmd::Export { id, format } => {
+        ConversationsCmd::Export { id, all, format, output } => {
             let format = match format {
                 ExportFormat::Md => switchboard_service::export::ExportFormat::Markdown,
                 ExportFormat::Json => switchboard_service::export::ExportFormat::Json,
             };
-            let text = service.export_conversation(&id, format)?;
+            let text = match id {
+                Some(id) if !all => service.export_conversation(&id, format)?,
+                _ => service.export_document(None)?,
+            };
+            if let Some(path) = output {
+                let saved = switchboard_service::export::write_file(&path, &text)?;
+                eprintln!("Exported to {}", render::safe(&saved));
+                return Ok(ExitCode::SUCCESS);
+            }
             let mut out = std::io::stdout().lock();
             // A file gets the text exactly; a terminal gets it neutralised like `show`.
             if std::io::stdout().is_terminal() {
                 writeln!(out, "{}", render::safe(&text))?;
             } else {
                 writeln!(out, "{text}")?;
+            }
+        }
+        ConversationsCmd::Import { file, json } => {
+            let report = service.import_conversations(&file)?;
+            if json {
+                println!("{}", render::json(&serde_json::to_string_pretty(&report)?));
+            } else {
+                println!("{}", render::safe(&report.summary));
             }
         }
         ConversationsCmd::Title { id } => {

@@ -362,6 +362,16 @@ impl PickedFiles {
         PickedFile { pick, name }
     }
 
+    /// The file the person picked as `pick`, with its name; a pick they did not make is refused.
+    pub fn path(&self, pick: &str) -> Result<(std::path::PathBuf, PickedFile)> {
+        let picks = self.picks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some((_, path)) = picks.iter().find(|(p, _)| p == pick) else {
+            return Err(Error::config(format!("The file chosen as '{pick}' is no longer known: choose it again.")));
+        };
+        let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        Ok((path.clone(), PickedFile { pick: pick.to_owned(), name }))
+    }
+
     /// The request the service reads for the window's `request`, and the picked file it names.
     /// A URL must be http(s); a pick must be one the person made; [`OpenApiSource::ChooseFile`]
     /// is the shell's to answer first (with [`PickedFiles::remember`]).

@@ -309,7 +309,7 @@ async fn approvals_for_the_chat_or_always_are_remembered_whichever_shell_answers
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_conversation_exports_as_markdown_with_calls_in_place_and_as_json_into_the_exports_folder() {
+async fn a_conversation_exports_as_markdown_with_calls_in_place_and_as_json_where_asked() {
     let mock = MockServer::start(Script::new([
         Reply::text_then_tool_calls("Checking 東京 ⏰ ", &[("c1", "get_time", r#"{"timezone":"Asia/Tokyo"}"#)]),
         Reply::text("It is late."),
@@ -339,11 +339,14 @@ async fn a_conversation_exports_as_markdown_with_calls_in_place_and_as_json_into
     assert!(before < call && call < after, "the call sits where it happened:\n{md}");
     assert!(md.starts_with("# What time is it in Tokyo?") && md.contains("## Assistant (mock · m)"), "{md}");
 
-    let path = service.export_conversation_to_file(&id, ExportFormat::Json).unwrap();
+    let name = service.export_file_name(&id, ExportFormat::Json).unwrap();
+    assert_eq!(name, "what-time-is-it-in-tokyo.json");
+    let path =
+        service.export_conversation_to(&id, ExportFormat::Json, &service.exports_dir().unwrap().join(name)).unwrap();
     assert!(path.starts_with(&dir.path().join("exports").display().to_string()) && path.ends_with(".json"), "{path}");
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(doc["conversation"]["id"], id.as_str());
-    assert_eq!(doc["messages"][1]["toolCalls"][0]["name"], "get_time");
+    assert_eq!(doc["conversations"][0]["id"], id.as_str());
+    assert_eq!(doc["conversations"][0]["messages"][1]["toolCalls"][0]["name"], "get_time");
 
     service.set_pinned(&id, true).unwrap();
     assert!(service.conversations().unwrap()[0].pinned);

@@ -27,6 +27,7 @@ pub use model::{
 pub use recorder::{CHECKPOINT_INTERVAL, Recorder};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 pub use store::{
-    ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit,
-    SearchHitKind, Store, title_from,
+    ChatGrant, ChatSetup, ConversationRecord, ErrorRecord, ImportOutcome, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS,
+    MessageRecord, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind, Store, ToolCallRecord,
+    ToolResultRecord, check_record, title_from,
 };

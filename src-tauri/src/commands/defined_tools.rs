@@ -5,7 +5,7 @@
 //! in a native dialog.
 
 use super::{Result, asking, blocking, ipc, logged};
-use crate::platform::dialog::{Confirmer, FilePicker};
+use crate::platform::dialog::{Confirmer, FileDialog, FilePicker};
 use serde_json::{Map, Value};
 use switchboard_core::ErrorKind;
 use switchboard_service::Service;
@@ -140,7 +140,7 @@ async fn choose_file(
 ) -> Result<OpenApiWindowRequest> {
     if request.source == OpenApiSource::ChooseFile {
         let pick = picker.clone();
-        let chosen = blocking(move || Ok((pick.0)())).await?;
+        let chosen = blocking(move || Ok((pick.0)(&FileDialog::OpenApiDocument))).await?;
         let Some(path) = chosen else {
             return Err(ipc(switchboard_service::Error::new(ErrorKind::Cancelled, "No file was chosen.")));
         };

@@ -123,6 +123,8 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         data::export_all,
         data::export_conversation,
         data::open_exports_folder,
+        data::preview_conversation_import,
+        data::import_conversations,
         data::open_url,
         refused::refused_call,
     ]);
@@ -130,6 +132,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
     // the person picked for the window live as long as the app.
     builder
         .manage(switchboard_service::openapi_docs::PickedFiles::default())
+        .manage(data::LastExport::default())
         .plugin(crate::platform::navigation::navigation_guard())
         .invoke_handler(move |invoke| {
             if let Some(refusal) =

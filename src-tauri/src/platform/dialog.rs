@@ -1,5 +1,6 @@
 //! The native dialogs: the one that confirms changes widening what the app may do, and the file
-//! dialog in which the person chooses a local file for the window.
+//! dialogs in which the person chooses a local file for the window (to read) or where an export
+//! is saved.
 //!
 //! Invariant: the answer (and the chosen file) comes from the person in a window the page can
 //! neither draw nor click, never from anything the page sends; the dialog blocks its thread, so it is only ever shown from
@@ -41,30 +42,67 @@ impl Confirm for NativeDialog {
     }
 }
 
-/// Who chooses a local file for the window: the app manages the native file dialog
-/// ([`FilePicker::native`]); the command tests manage one that answers as the test says. Never a
-/// path the page sends: the page only ever gets back a pick and the file's name.
+/// Who chooses a local file for the window, to read or to save to: the app manages the native
+/// file dialogs ([`FilePicker::native`]); the command tests manage one that answers as the test
+/// says. Never a path the page sends: the page only ever gets back a pick and the file's name,
+/// or the path the person chose to save to.
 #[derive(Clone)]
 pub struct FilePicker(pub Arc<PickFn>);
 
-/// Asks the person to choose a file (an OpenAPI document); `None` when they cancel. Blocks until
-/// they answer: only ever called on a blocking thread.
-pub type PickFn = dyn Fn() -> Option<std::path::PathBuf> + Send + Sync;
+/// Asks the person to choose a file for `FileDialog`; `None` when they cancel. Blocks until they
+/// answer: only ever called on a blocking thread.
+pub type PickFn = dyn Fn(&FileDialog) -> Option<std::path::PathBuf> + Send + Sync;
+
+/// Which file dialog to show.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileDialog {
+    /// Open an OpenAPI document.
+    OpenApiDocument,
+    /// Open a conversations export (the app's own JSON or ChatGPT's `conversations.json`).
+    ConversationsImport,
+    /// Save an export: the name suggested, the folder it starts in, and the file type.
+    SaveExport {
+        /// The suggested file name.
+        file_name: String,
+        /// Where the dialog starts.
+        folder: Option<std::path::PathBuf>,
+        /// `md` or `json`.
+        extension: &'static str,
+    },
+}
 
 impl FilePicker {
-    /// The native file dialog, which the page can neither draw nor fill in.
+    /// The native file dialogs, which the page can neither draw nor fill in.
     pub fn native(app: tauri::AppHandle) -> Self {
-        FilePicker(Arc::new(move || {
+        FilePicker(Arc::new(move |which: &FileDialog| {
             use tauri_plugin_dialog::DialogExt;
-            let mut dialog = app
-                .dialog()
-                .file()
-                .set_title("Choose an OpenAPI document")
-                .add_filter("OpenAPI document", &["json", "yaml", "yml"]);
+            let mut dialog = app.dialog().file();
             if let Some(window) = app.get_webview_window("main") {
                 dialog = dialog.set_parent(&window);
             }
-            dialog.blocking_pick_file().and_then(|f| f.into_path().ok())
+            match which {
+                FileDialog::OpenApiDocument => dialog
+                    .set_title("Choose an OpenAPI document")
+                    .add_filter("OpenAPI document", &["json", "yaml", "yml"])
+                    .blocking_pick_file()
+                    .and_then(|f| f.into_path().ok()),
+                FileDialog::ConversationsImport => dialog
+                    .set_title("Import conversations (a Switchboard export or ChatGPT's conversations.json)")
+                    .add_filter("Conversations export", &["json"])
+                    .blocking_pick_file()
+                    .and_then(|f| f.into_path().ok()),
+                FileDialog::SaveExport { file_name, folder, extension } => {
+                    let (label, title) = match *extension {
+                        "md" => ("Markdown", "Export the chat as Markdown"),
+                        _ => ("JSON", "Export as JSON"),
+                    };
+                    let mut dialog = dialog.set_title(title).set_file_name(file_name).add_filter(label, &[*extension]);
+                    if let Some(folder) = folder {
+                        dialog = dialog.set_directory(folder);
+                    }
+                    dialog.blocking_save_file().and_then(|f| f.into_path().ok())
+                }
+            }
         }))
     }
 }

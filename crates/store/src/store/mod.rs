@@ -5,7 +5,8 @@
 //! `conversations.rs` lists, searches and changes conversations and their per-chat tool choices;
 //! `search.rs` runs full-text searches on the search index;
 //! `settings.rs` keeps settings and provider profiles; `setup.rs` keeps a chat's setup and its
-//! grants. The recorder (`crate::recorder`) writes a
+//! grants; `transfer.rs` reads and writes whole conversations as records (export and import).
+//! The recorder (`crate::recorder`) writes a
 //! turn's events through the same connection.
 //!
 //! Invariant: every method holds the connection for one statement or one transaction, never
@@ -15,10 +16,14 @@ mod conversations;
 mod search;
 mod settings;
 mod setup;
+mod transfer;
 mod tree;
 mod turns;
 
 pub use setup::{ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS};
+pub use transfer::{
+    ConversationRecord, ErrorRecord, ImportOutcome, MessageRecord, ToolCallRecord, ToolResultRecord, check_record,
+};
 
 use crate::error::{Error, Result};
 use crate::schema;

@@ -959,6 +959,66 @@ detail: string | null, };
 
 export type ExportFormat = "markdown" | "json";
 
+export type ImportFormat = "switchboard" | "chatgpt";
+
+export type ConversationImportPreview = { 
+/**
+ * What the file is.
+ */
+format: ImportFormat, 
+/**
+ * Conversations in the file.
+ */
+conversations: number, 
+/**
+ * Of those, already in this app (they would be skipped).
+ */
+alreadyImported: number, 
+/**
+ * Messages in the conversations that would be imported (every version counted).
+ */
+messages: number, 
+/**
+ * Titles of the first conversations that would be imported (at most 20).
+ */
+titles: Array<string>, 
+/**
+ * One line for the person, e.g. "3 conversations, 1 already imported".
+ */
+summary: string, };
+
+export type ConversationImportFile = { 
+/**
+ * The picked file.
+ */
+file: PickedFile, 
+/**
+ * What importing it would do.
+ */
+preview: ConversationImportPreview, };
+
+export type ConversationImportReport = { 
+/**
+ * What the file was.
+ */
+format: ImportFormat, 
+/**
+ * Ids of the conversations imported.
+ */
+imported: Array<string>, 
+/**
+ * How many were skipped because they were already imported.
+ */
+skipped: number, 
+/**
+ * Messages written.
+ */
+messages: number, 
+/**
+ * One line for the person.
+ */
+summary: string, };
+
 export type DetectedServer = { 
 /**
  * The preset it matches (`ollama`, `lmstudio`).

@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -37,6 +37,8 @@ export interface Commands {
   data_info: { args: Record<string, never>; params: []; result: DataInfo };
   export_all: { args: Record<string, never>; params: []; result: string };
   export_conversation: { args: { id: string; format: ExportFormat }; params: [id: string, format: ExportFormat]; result: string };
+  preview_conversation_import: { args: Record<string, never>; params: []; result: ConversationImportFile };
+  import_conversations: { args: { pick: string }; params: [pick: string]; result: ConversationImportReport };
   open_exports_folder: { args: Record<string, never>; params: []; result: void };
   open_url: { args: { url: string }; params: [url: string]; result: void };
   defined_tools: { args: Record<string, never>; params: []; result: DefinedToolsOverview };
@@ -116,6 +118,8 @@ export const COMMANDS = {
   data_info: [],
   export_all: [],
   export_conversation: ['id', 'format'],
+  preview_conversation_import: [],
+  import_conversations: ['pick'],
   open_exports_folder: [],
   open_url: ['url'],
   defined_tools: [],

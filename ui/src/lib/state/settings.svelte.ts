@@ -9,7 +9,7 @@
  */
 import type { Backend } from '../ipc/backend';
 import { PROVIDER_PRESETS } from '../ipc/bindings';
-import type { ConnectionReport, DataInfo, DetectedServer, KeychainStatus, KeyInfo, KeyMode, ProviderInfo, ProviderProfile, Settings, TitleMode, ToolInfo } from '../ipc/bindings';
+import type { ConnectionReport, ConversationImportPreview, ConversationImportReport, DataInfo, PickedFile, DetectedServer, KeychainStatus, KeyInfo, KeyMode, ProviderInfo, ProviderProfile, Settings, TitleMode, ToolInfo } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 
 /** Where the settings screen reports back to the rest of the app. */
@@ -19,7 +19,21 @@ export interface SettingsHost {
   loadProviders(): Promise<void>;
   /** Tool settings changed: the chat's tools tray reloads them. */
   loadTools(): Promise<void>;
+  /** Conversations were imported: the sidebar's list reloads. */
+  refreshConversations?(): Promise<void>;
 }
+
+/**
+ * Importing conversations: nothing chosen yet, the native dialog open, what the picked file would
+ * add (nothing written until the person confirms), the import running, what it did, or why not.
+ */
+export type ImportFlow =
+  | { step: 'idle' }
+  | { step: 'choosing' }
+  | { step: 'preview'; file: PickedFile; preview: ConversationImportPreview }
+  | { step: 'importing'; file: PickedFile; preview: ConversationImportPreview }
+  | { step: 'done'; report: ConversationImportReport }
+  | { step: 'error'; message: string };
 
 export type FieldStatus = { state: 'saving' } | { state: 'saved' } | { state: 'error'; message: string };
 
@@ -432,9 +446,56 @@ export class SettingsModel {
 
   // ---- data ------------------------------------------------------------------------------------
 
-  /** Writes every conversation to a JSON file; resolves with its path. */
-  exportAll(): Promise<string | undefined> {
-    return this.track('export', () => this.api.exportAll());
+  /**
+   * Writes every conversation to a JSON file where the person chooses (the native save dialog);
+   * resolves with its path. A cancelled dialog is not an error: nothing happens.
+   */
+  async exportAll(): Promise<string | undefined> {
+    this.setStatus('export', { state: 'saving' });
+    try {
+      const path = await this.api.exportAll();
+      this.setStatus('export', { state: 'saved' });
+      return path;
+    } catch (e) {
+      const err = toIpcError(e);
+      if (err.kind === 'cancelled') this.clear('export');
+      else this.fail('export', err.message);
+      return undefined;
+    }
+  }
+
+  /** Where importing conversations stands. */
+  importFlow = $state.raw<ImportFlow>({ step: 'idle' });
+
+  /** Asks for a file in the native dialog and shows what importing it would do; writes nothing. */
+  async chooseImport(): Promise<void> {
+    this.importFlow = { step: 'choosing' };
+    try {
+      const { file, preview } = await this.api.previewConversationImport();
+      this.importFlow = { step: 'preview', file, preview };
+    } catch (e) {
+      const err = toIpcError(e);
+      this.importFlow = err.kind === 'cancelled' ? { step: 'idle' } : { step: 'error', message: err.message };
+    }
+  }
+
+  /** Imports the previewed file (the person confirmed). */
+  async confirmImport(): Promise<void> {
+    const flow = this.importFlow;
+    if (flow.step !== 'preview') return;
+    this.importFlow = { step: 'importing', file: flow.file, preview: flow.preview };
+    try {
+      const report = await this.api.importConversations(flow.file.pick);
+      this.importFlow = { step: 'done', report };
+      if (report.imported.length > 0) await this.host.refreshConversations?.();
+    } catch (e) {
+      this.importFlow = { step: 'error', message: toIpcError(e).message };
+    }
+  }
+
+  /** Closes the preview, the result or the error. */
+  dismissImport(): void {
+    this.importFlow = { step: 'idle' };
   }
 
   /** Opens the exports folder in the file manager; a failure shows under `exports-folder`. */

@@ -1,10 +1,19 @@
-//! Exports: one conversation as Markdown or JSON (the app's chat menu, `conversations export`),
-//! everything as one JSON document, written into the data directory's `exports` folder.
+//! Exports and imports of conversations. Export: one conversation as Markdown (its current path)
+//! or any number of them as the app's JSON document ([`document`]), written where the person
+//! chose. Import ([`import`]): the app's own document or ChatGPT's `conversations.json`
+//! ([`chatgpt`]).
+//!
+//! Invariant: the JSON document carries every stored row of a conversation, so an export
+//! imported into an empty store exports again byte for byte the same.
+
+pub mod chatgpt;
+pub mod document;
+pub mod import;
 
 use crate::{Error, Result, Service};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use switchboard_core::ErrorKind;
 use switchboard_store::{Role, StoredMessage};
 
@@ -26,6 +35,17 @@ impl ExportFormat {
             ExportFormat::Json => "json",
         }
     }
+}
+
+/// A code fence for `text`: backticks, one more than its longest run of them (at least three), so
+/// a fence inside the text cannot close the block early.
+pub fn fence(text: &str) -> String {
+    let (mut longest, mut run) = (0usize, 0usize);
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat(longest.max(2) + 1)
 }
 
 /// A conversation as Markdown, each tool call as a collapsed block where it happened in the answer.
@@ -66,13 +86,13 @@ pub fn message_markdown(m: &StoredMessage) -> String {
                     "\n\n<details><summary>Tool call: <code>{}</code> ({})</summary>\n",
                     c.name, c.source
                 );
-                let fence = fence_for(&args);
-                let _ = writeln!(out, "{fence}json\n{args}\n{fence}\n");
+                let f = fence(&args);
+                let _ = writeln!(out, "{f}json\n{args}\n{f}\n");
                 if let Some(r) = &c.result {
-                    let fence = fence_for(&r.output);
+                    let f = fence(&r.output);
                     let _ = writeln!(
                         out,
-                        "Result ({}, {} ms):\n\n{fence}\n{}\n{fence}\n",
+                        "Result ({}, {} ms):\n\n{f}\n{}\n{f}\n",
                         r.status.as_str(),
                         r.duration_ms,
                         r.output
@@ -88,17 +108,6 @@ pub fn message_markdown(m: &StoredMessage) -> String {
         }
     }
     out
-}
-
-/// A code fence longer than any run of backticks in `text`, so the text cannot close it.
-fn fence_for(text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        run = if c == '`' { run + 1 } else { 0 };
-        longest = longest.max(run);
-    }
-    "`".repeat(longest.max(2) + 1)
 }
 
 /// A file name made of a conversation's title: letters, digits, `-` and `_`, at most 48 chars.
@@ -119,7 +128,8 @@ fn file_stem(title: &str) -> String {
 }
 
 impl Service {
-    /// The `exports` folder of the data directory (created when missing).
+    /// The `exports` folder of the data directory (created when missing): where the save dialog
+    /// starts.
     pub fn exports_dir(&self) -> Result<PathBuf> {
         let dir = self
             .inner
@@ -133,62 +143,74 @@ impl Service {
         Ok(dir)
     }
 
-    /// One conversation as `format`.
+    /// One conversation as `format`: Markdown of its current path, or the JSON document holding it.
     pub fn export_conversation(&self, id: &str, format: ExportFormat) -> Result<String> {
-        let view = self.open_all(id)?;
         Ok(match format {
-            ExportFormat::Markdown => markdown(&view.conversation.title, &view.messages),
-            ExportFormat::Json => {
-                let doc = serde_json::json!({"conversation": view.conversation, "messages": view.messages});
-                serde_json::to_string_pretty(&doc).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
+            ExportFormat::Markdown => {
+                let view = self.open_all(id)?;
+                markdown(&view.conversation.title, &view.messages)
             }
+            ExportFormat::Json => self.export_document(Some(&[id.to_owned()]))?,
         })
     }
 
-    /// Writes [`Service::export_conversation`] into the exports folder; returns the file's path.
-    pub fn export_conversation_to_file(&self, id: &str, format: ExportFormat) -> Result<String> {
-        let text = self.export_conversation(id, format)?;
+    /// A file name to suggest for exporting conversation `id` as `format`.
+    pub fn export_file_name(&self, id: &str, format: ExportFormat) -> Result<String> {
         let title = self.inner.store.conversation(id)?.title;
-        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let path = self.exports_dir()?.join(format!("{}-{stamp}.{}", file_stem(&title), format.extension()));
-        write(&path, &text)
+        Ok(format!("{}.{}", file_stem(&title), format.extension()))
     }
 
-    /// Every conversation with its messages, as one JSON document.
+    /// Writes [`Service::export_conversation`] to `path` (one the person chose); returns the path.
+    pub fn export_conversation_to(&self, id: &str, format: ExportFormat, path: &Path) -> Result<String> {
+        write(path, &self.export_conversation(id, format)?)
+    }
+
+    /// Every conversation as the JSON document, parsed (for callers that inspect it).
     pub fn export_all(&self) -> Result<serde_json::Value> {
-        let mut conversations = Vec::new();
-        for c in self.inner.store.conversations()? {
-            let messages = self.inner.store.messages(&c.id)?;
-            conversations.push(serde_json::json!({"conversation": c, "messages": messages}));
-        }
-        Ok(serde_json::json!({"format": "switchboard-export", "version": 1, "conversations": conversations}))
+        serde_json::from_str(&self.export_document(None)?).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
     }
 
-    /// Writes [`Service::export_all`] into the exports folder; returns the file's path.
-    pub fn export_all_to_file(&self) -> Result<String> {
-        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let path = self.exports_dir()?.join(format!("switchboard-export-{stamp}.json"));
-        let text = serde_json::to_string_pretty(&self.export_all()?)
-            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-        write(&path, &text)
+    /// Writes every conversation as the JSON document to `path` (one the person chose).
+    pub fn export_all_to(&self, path: &Path) -> Result<String> {
+        write(path, &self.export_document(None)?)
     }
 }
 
-fn write(path: &std::path::Path, text: &str) -> Result<String> {
-    std::fs::write(path, text)
-        .map_err(|e| Error::new(ErrorKind::Storage, format!("Cannot write {}: {e}", path.display())))?;
+/// Writes `text` to `path` (a file the person named) as exports are written; returns the path.
+pub fn write_file(path: &Path, text: &str) -> Result<String> {
+    write(path, text)
+}
+
+/// Writes `text` to `path`: through a temporary file beside it, so a failed write leaves no half
+/// file and never a damaged earlier one. A folder that cannot be written says so.
+fn write(path: &Path, text: &str) -> Result<String> {
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let cannot = |e: std::io::Error| {
+        Error::new(
+            ErrorKind::Storage,
+            format!("Could not save to {}: {e}. Choose a folder you can write to.", folder.display()),
+        )
+    };
+    let mut tmp_name = path.file_name().map(std::ffi::OsStr::to_os_string).unwrap_or_default();
+    tmp_name.push(".part");
+    let tmp = folder.join(tmp_name);
+    std::fs::write(&tmp, text).map_err(cannot)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        cannot(e)
+    })?;
     Ok(path.display().to_string())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{fence_for, file_stem};
+    use super::{fence, file_stem};
 
     #[test]
-    fn a_fence_is_longer_than_any_run_of_backticks_it_wraps() {
-        assert_eq!(fence_for("plain"), "```");
-        assert_eq!(fence_for("a ``` b"), "````");
-        assert_eq!(fence_for("`````x``"), "``````");
+    fn a_fence_is_longer_than_any_run_of_backticks_inside() {
+        assert_eq!(fence("plain"), "```");
+        assert_eq!(fence("```rust\nfn x() {}\n```"), "````");
+        assert_eq!(fence("a ````` b ` c"), "``````");
     }
 
     #[test]

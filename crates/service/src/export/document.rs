@@ -1,0 +1,69 @@
+//! The app's own export document: `{"format": "switchboard.conversations", "version": 1,
+//! "conversations": [ConversationRecord…]}`, each conversation with every stored row (every
+//! branch with its parent links and current message, tool calls at their offsets with arguments,
+//! results, images and nested runs, notices, errors, usage, provider state, turn options,
+//! instructions, agent, title, pinned/archived, times). Ids are kept, so an import into an empty
+//! store exports again identical.
+//!
+//! Invariant: a reader refuses a document of a newer version than [`VERSION`] rather than
+//! guessing at it.
+
+use crate::{Error, Result, Service};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use switchboard_core::ErrorKind;
+use switchboard_store::ConversationRecord;
+
+/// The `format` field of the document.
+pub const FORMAT: &str = "switchboard.conversations";
+
+/// The version this build writes and the newest it reads.
+pub const VERSION: u64 = 1;
+
+/// The document.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Document {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// [`VERSION`] when written by this build.
+    pub version: u64,
+    /// The conversations.
+    pub conversations: Vec<ConversationRecord>,
+}
+
+/// Whether a parsed file is (any version of) this document.
+pub fn looks_like(value: &Value) -> bool {
+    value.get("format").and_then(Value::as_str) == Some(FORMAT)
+}
+
+/// The conversations of a parsed document; a newer or malformed one is refused with what to do.
+pub fn read(value: Value) -> std::result::Result<Vec<ConversationRecord>, String> {
+    match value.get("version").and_then(Value::as_u64) {
+        Some(v) if v > VERSION => {
+            return Err(format!(
+                "it was exported by a newer Switchboard (format version {v}; this one reads up to {VERSION}). Update Switchboard to import it."
+            ));
+        }
+        Some(_) => {}
+        None => return Err("it has no format version".to_owned()),
+    }
+    let doc: Document =
+        serde_json::from_value(value).map_err(|e| format!("it is not a valid Switchboard export: {e}"))?;
+    Ok(doc.conversations)
+}
+
+impl Service {
+    /// The JSON document of the conversations `ids` (every conversation for `None`, in the
+    /// list's order).
+    pub fn export_document(&self, ids: Option<&[String]>) -> Result<String> {
+        let store = &self.inner.store;
+        let ids = match ids {
+            Some(ids) => ids.to_vec(),
+            None => store.conversations()?.into_iter().map(|c| c.id).collect(),
+        };
+        let doc =
+            Document { format: FORMAT.to_owned(), version: VERSION, conversations: store.conversation_records(&ids)? };
+        serde_json::to_string_pretty(&doc).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
+    }
+}

@@ -1,0 +1,406 @@
+//! Export and import: the app's JSON document round-trips every stored row, ChatGPT's export comes
+//! in with its branches and current path, Markdown stays valid around fences, and every bad file
+//! gets a clear message and stores nothing.
+
+#![recursion_limit = "256"]
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use switchboard_mock_provider::{MockServer, Reply, Script};
+use switchboard_secrets::MemoryStore;
+use switchboard_service::Service;
+use switchboard_service::export::ExportFormat;
+use switchboard_service::export::import::{ImportFormat, parse};
+use switchboard_service::ipc::SendRequest;
+use switchboard_store::{ProviderProfile, Role, Store};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/chatgpt_conversations.json");
+
+fn service_with(store: Store) -> Service {
+    Service::new(store, Arc::new(MemoryStore::new())).unwrap()
+}
+
+fn empty() -> (Service, Store) {
+    let store = Store::open_in_memory().unwrap();
+    (service_with(store.clone()), store)
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A document with one conversation using every field a row can hold.
+fn rich_document() -> Value {
+    json!({
+        "format": "switchboard.conversations",
+        "version": 1,
+        "conversations": [{
+            "id": "0190a000-0000-7000-8000-000000000001",
+            "title": "Everything stored ✓",
+            "createdAt": 1_700_000_000_000_i64,
+            "updatedAt": 1_700_000_009_000_i64,
+            "pinned": false,
+            "archived": true,
+            "instructions": "Answer in French.",
+            "agent": "Lead",
+            "disabledTools": ["shell"],
+            "approvedTools": ["get_time"],
+            "headId": "m2",
+            "messages": [
+                {
+                    "id": "m1", "parentId": null, "chosenAt": 5, "seq": 1, "role": "user",
+                    "content": "Run it", "reasoning": "", "status": "complete",
+                    "provider": null, "model": null, "finishReason": null,
+                    "usage": {"promptTokens": 0, "completionTokens": 0, "reasoningTokens": 0, "cachedTokens": 0, "cacheWriteTokens": 0},
+                    "toolCallsMade": 0, "error": null, "notices": [], "providerResponseId": null,
+                    "turnOptions": {"provider": "mock", "model": "m", "tools": true},
+                    "providerState": null, "createdAt": 1_700_000_001_000_i64, "updatedAt": 1_700_000_001_000_i64,
+                    "toolCalls": []
+                },
+                {
+                    "id": "m2", "parentId": "m1", "chosenAt": 5, "seq": 2, "role": "assistant",
+                    "content": "Before. After.", "reasoning": "thinking…", "status": "error",
+                    "provider": "mock", "model": "m", "finishReason": "error",
+                    "usage": {"promptTokens": 11, "completionTokens": 22, "reasoningTokens": 3, "cachedTokens": 4, "cacheWriteTokens": 5},
+                    "toolCallsMade": 2,
+                    "error": {"kind": "server", "message": "The provider failed", "detail": "HTTP 500"},
+                    "notices": [{"kind": "retrying", "message": "Retried once"}],
+                    "providerResponseId": "resp_1",
+                    "turnOptions": null,
+                    "providerState": [[1, {"api": "responses", "origin": "mock", "data": {"items": [1, 2]}}]],
+                    "createdAt": 1_700_000_002_000_i64, "updatedAt": 1_700_000_009_000_i64,
+                    "toolCalls": [
+                        {
+                            "id": "tc1", "callId": "c1", "iteration": 1, "index": 0, "name": "run_code",
+                            "source": {"kind": "mcp", "server": "py"}, "arguments": "{\"code\":\"print(1)\"}",
+                            "textOffset": 7, "status": "ok", "createdAt": 1_700_000_003_000_i64,
+                            "nested": null,
+                            "result": {"status": "ok", "output": "Here:\n```\n1\n```\ndone", "durationMs": 12,
+                                       "createdAt": 1_700_000_004_000_i64,
+                                       "images": [{"mimeType": "image/png", "data": "iVBORw0KGgo="}]}
+                        },
+                        {
+                            "id": "tc2", "callId": "c2", "iteration": 1, "index": 1, "name": "Scout",
+                            "source": {"kind": "agent"}, "arguments": "{\"task\":\"look\"}",
+                            "textOffset": 7, "status": "ok", "createdAt": 1_700_000_003_500_i64,
+                            "nested": [{"instance": "Scout[1]", "event": {"type": "textDelta", "text": "looked"}}],
+                            "result": {"status": "ok", "output": "looked", "durationMs": 40,
+                                       "createdAt": 1_700_000_005_000_i64, "images": null}
+                        }
+                    ]
+                }
+            ]
+        }]
+    })
+}
+
+async fn real_conversation(service: &Service, mock: &MockServer) -> String {
+    let profile = ProviderProfile {
+        name: "mock".into(),
+        kind: "openai".into(),
+        base_url: mock.base_url(),
+        model: Some("m".into()),
+        options: Default::default(),
+    };
+    service.add_provider(&profile, true).unwrap();
+    let turn = service.prepare(SendRequest::text(None, "What time is it in 東京?")).unwrap();
+    let id = turn.started.conversation_id.clone();
+    let sink: Arc<dyn switchboard_core::EventSink> = Arc::new(|_e: switchboard_core::ChatEvent| {});
+    service
+        .run(
+            turn,
+            sink,
+            Arc::new(switchboard_core::turn::FixedApprover(switchboard_core::turn::ApprovalDecision::Once)),
+        )
+        .await;
+    service.set_chat_instructions(&id, "Be brief.").unwrap();
+    service.set_pinned(&id, true).unwrap();
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_imported_into_an_empty_store_exports_again_identical() {
+    let mock = MockServer::start(Script::new([
+        Reply::text_then_tool_calls("Checking ", &[("c1", "get_time", r#"{"timezone":"Asia/Tokyo"}"#)]),
+        Reply::text("It is late."),
+    ]))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (source, _) = empty();
+    let real = real_conversation(&source, &mock).await;
+    let rich = write(dir.path(), "rich.json", &rich_document().to_string());
+    let report = source.import_conversations(&rich).unwrap();
+    assert_eq!(report.imported.len(), 1, "{report:?}");
+
+    let first = source.export_document(None).unwrap();
+    let doc: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(doc["format"], "switchboard.conversations");
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["conversations"].as_array().unwrap().len(), 2);
+    let exported_real = doc["conversations"].as_array().unwrap().iter().find(|c| c["id"] == real.as_str()).unwrap();
+    assert_eq!(exported_real["instructions"], "Be brief.");
+    assert_eq!(exported_real["pinned"], true);
+    let answer = &exported_real["messages"][1];
+    assert_eq!(answer["toolCalls"][0]["name"], "get_time");
+    assert_eq!(answer["toolCalls"][0]["textOffset"], 9);
+    assert!(exported_real["messages"][0]["turnOptions"].is_object(), "the choices it was asked with travel");
+    // The hand-made conversation comes back exactly as written.
+    let exported_rich = doc["conversations"].as_array().unwrap().iter().find(|c| c["title"] == "Everything stored ✓");
+    assert_eq!(exported_rich.unwrap(), &rich_document()["conversations"][0]);
+
+    let file = write(dir.path(), "all.json", &first);
+    let (target, _) = empty();
+    let report = target.import_conversations(&file).unwrap();
+    assert_eq!((report.imported.len(), report.skipped), (2, 0), "{report:?}");
+    assert_eq!(report.format, ImportFormat::Switchboard);
+    assert_eq!(target.export_document(None).unwrap(), first, "export → import → export is identical");
+    // What shows is what showed: the same view of the real conversation.
+    assert_eq!(target.open_all(&real).unwrap().messages, source.open_all(&real).unwrap().messages);
+}
+
+#[test]
+fn importing_the_same_file_twice_skips_everything_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (service, store) = empty();
+    let file = write(dir.path(), "rich.json", &rich_document().to_string());
+    let preview = service.preview_import(&file).unwrap();
+    assert_eq!((preview.conversations, preview.already_imported, preview.messages), (1, 0, 2));
+    service.import_conversations(&file).unwrap();
+    let before = service.export_document(None).unwrap();
+    let changes = store.total_changes();
+
+    let preview = service.preview_import(&file).unwrap();
+    assert_eq!(preview.summary, "Switchboard export: 1 conversation, 1 already imported");
+    assert!(preview.titles.is_empty());
+    let again = service.import_conversations(&file).unwrap();
+    assert_eq!(again.summary, "Nothing imported: already imported: 1 conversation skipped.");
+    assert!(again.imported.is_empty() && again.skipped == 1);
+    assert_eq!(store.total_changes(), changes, "nothing written");
+    assert_eq!(service.export_document(None).unwrap(), before);
+
+    let chatgpt = Path::new(FIXTURE);
+    assert_eq!(service.import_conversations(chatgpt).unwrap().imported.len(), 3);
+    let twice = service.import_conversations(chatgpt).unwrap();
+    assert_eq!(twice.summary, "Nothing imported: already imported: 3 conversations skipped.");
+}
+
+#[test]
+fn chatgpt_conversations_come_in_with_tool_turns_images_and_hidden_messages_left_out() {
+    let (service, store) = empty();
+    let preview = service.preview_import(Path::new(FIXTURE)).unwrap();
+    assert_eq!(preview.format, ImportFormat::Chatgpt);
+    assert_eq!(preview.summary, "ChatGPT export: 3 conversations");
+    let report = service.import_conversations(Path::new(FIXTURE)).unwrap();
+    assert_eq!(report.imported.len(), 3, "{report:?}");
+    assert!(report.summary.starts_with("Imported 3 conversations"), "{}", report.summary);
+
+    let list = service.conversations().unwrap();
+    let by_title = |t: &str| list.iter().find(|c| c.title == t).unwrap_or_else(|| panic!("{t} in {list:?}")).clone();
+
+    let primes = by_title("Primes with Python");
+    assert!(primes.archived);
+    let view = service.open_all(&primes.id).unwrap();
+    let shown: Vec<&str> = view.messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(view.messages.len(), 2, "the hidden custom instructions are not a message: {shown:?}");
+    assert!(!shown.iter().any(|t| t.contains("Be brief")));
+    let answer = &view.messages[1];
+    assert_eq!(answer.role, Role::Assistant);
+    assert_eq!(answer.model.as_deref(), Some("gpt-4"));
+    assert_eq!(answer.tool_calls.len(), 1);
+    let call = &answer.tool_calls[0];
+    assert_eq!((call.name.as_str(), call.text_offset), ("python", 0));
+    assert!(call.arguments.contains("range(2, 30)"), "{}", call.arguments);
+    assert_eq!(call.result.as_ref().unwrap().output, "[2, 3, 5, 7, 11, 13, 17, 19, 23, 29]");
+    assert!(answer.content.starts_with("Ten primes"));
+    // The history a model would get continues the conversation.
+    let history = store.history(&primes.id).unwrap();
+    assert_eq!(history.len(), 4, "question, call, result, answer: {history:?}");
+
+    let cat = by_title("Cat picture, then Rust news");
+    let view = service.open_all(&cat.id).unwrap();
+    assert_eq!(
+        view.messages[0].content,
+        "[image: file-Kx9YbQ2, 1024×768]\nWhat is in this picture?\n[attachment: cat-on-keyboard.jpg]"
+    );
+    let browse = &view.messages[3];
+    assert_eq!(browse.tool_calls[0].name, "browser");
+    assert!(browse.tool_calls[0].result.as_ref().unwrap().output.contains("Rust 2024 edition guide"));
+    assert!(browse.content.contains("`gen`"));
+
+    let tokyo = by_title("Tokyo trip 🗾");
+    let view = service.open_all(&tokyo.id).unwrap();
+    let path: Vec<&str> = view.messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(path.len(), 4, "the current path only: {path:?}");
+    assert_eq!(path[0], "Plan a 2-day trip to 東京 on a budget");
+    assert_eq!(view.messages.last().unwrap().content, "Fushimi Inari at dawn, then Gion in the evening.");
+    assert_eq!(view.messages[0].versions.len(), 2, "the edited question is version 2 of 2");
+    assert_eq!(view.messages[0].versions[1], view.messages[0].id);
+    // Version 1 holds the first question with its two answers (the regenerated one current there).
+    let first = view.messages[0].versions[0].clone();
+    store.select_message(&tokyo.id, &first).unwrap();
+    let view = service.open_all(&tokyo.id).unwrap();
+    assert!(view.messages[0].content.starts_with("Plan a 3-day"));
+    assert_eq!(view.messages[1].versions.len(), 2, "{:?}", view.messages[1]);
+    assert!(view.messages[1].content.contains("rail pass"), "the latest answer: {}", view.messages[1].content);
+    assert_eq!(tokyo.created_at, 1_700_000_010_000);
+}
+
+#[test]
+fn chatgpt_branches_become_versions_and_the_current_node_the_current_path() {
+    let bytes = std::fs::read(FIXTURE).unwrap();
+    let (format, records) = parse(&bytes).unwrap();
+    assert_eq!(format, ImportFormat::Chatgpt);
+    let tokyo = records.iter().find(|r| r.title == "Tokyo trip 🗾").unwrap();
+    let by_id = |id: &str| tokyo.messages.iter().find(|m| m.id == id).unwrap();
+    let roots: Vec<_> = tokyo.messages.iter().filter(|m| m.parent_id.is_none()).collect();
+    assert_eq!(roots.len(), 2, "the edited first question is a second version of it");
+    assert!(roots.iter().all(|m| m.role == Role::User));
+    let first = roots.iter().find(|m| m.content.starts_with("Plan a 3-day")).unwrap();
+    let answers: Vec<_> = tokyo.messages.iter().filter(|m| m.parent_id.as_deref() == Some(first.id.as_str())).collect();
+    assert_eq!(answers.len(), 2, "the regenerated answer is a second version");
+    // The current path: the edited question, its answer, the follow-up and its answer.
+    let head = by_id(tokyo.head_id.as_deref().unwrap());
+    assert_eq!(head.content, "Fushimi Inari at dawn, then Gion in the evening.");
+    let mut path = vec![head];
+    while let Some(p) = path.last().unwrap().parent_id.as_deref() {
+        path.push(by_id(p));
+    }
+    path.reverse();
+    let texts: Vec<&str> = path.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(texts[0], "Plan a 2-day trip to 東京 on a budget");
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert!(path.iter().all(|m| m.chosen_at > 0));
+    assert!(tokyo.messages.iter().filter(|m| !path.iter().any(|p| p.id == m.id)).all(|m| m.chosen_at == 0));
+    // Along every path positions increase.
+    for m in &tokyo.messages {
+        if let Some(p) = &m.parent_id {
+            assert!(by_id(p).seq < m.seq);
+        }
+    }
+}
+
+#[test]
+fn markdown_export_fences_tool_output_that_holds_a_fence() {
+    let dir = tempfile::tempdir().unwrap();
+    let (service, _) = empty();
+    service.import_conversations(&write(dir.path(), "rich.json", &rich_document().to_string())).unwrap();
+    let id = service.conversations().unwrap()[0].id.clone();
+    let md = service.export_conversation(&id, ExportFormat::Markdown).unwrap();
+    assert!(md.contains("````\nHere:\n```\n1\n```\ndone\n````"), "{md}");
+}
+
+/// Each bad file: its message, and nothing stored.
+#[test]
+fn bad_files_get_a_clear_message_and_store_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (service, store) = empty();
+    service.import_conversations(&write(dir.path(), "ok.json", &rich_document().to_string())).unwrap();
+    let before = service.export_document(None).unwrap();
+    let mut changes = store.total_changes();
+
+    let mut newer = rich_document();
+    newer["version"] = json!(2);
+    let mut missing_parent = rich_document();
+    missing_parent["conversations"][0]["id"] = json!("other");
+    missing_parent["conversations"][0]["messages"][1]["parentId"] = json!("nope");
+    let mut later_parent = rich_document();
+    later_parent["conversations"][0]["id"] = json!("other");
+    later_parent["conversations"][0]["messages"][0]["parentId"] = json!("m2");
+    let mut bad_head = rich_document();
+    bad_head["conversations"][0]["id"] = json!("other");
+    bad_head["conversations"][0]["headId"] = json!("m9");
+    // A new conversation whose message ids are another's: refused, and the good one beside it too.
+    let mut taken_ids = rich_document();
+    taken_ids["conversations"][0]["id"] = json!("other");
+    let mut fresh = rich_document()["conversations"][0].clone();
+    fresh["id"] = json!("fresh");
+    for (i, m) in fresh["messages"].as_array_mut().unwrap().iter_mut().enumerate() {
+        m["id"] = json!(format!("fresh-{i}"));
+        for c in m["toolCalls"].as_array_mut().unwrap() {
+            c["id"] = json!(format!("fresh-{}", c["id"].as_str().unwrap()));
+        }
+    }
+    fresh["messages"][1]["parentId"] = json!("fresh-0");
+    fresh["headId"] = json!("fresh-1");
+    taken_ids["conversations"].as_array_mut().unwrap().insert(0, fresh);
+
+    let mut cycle: Value = serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    cycle[0]["mapping"]["client-created-root"]["parent"] = json!("a-2b");
+    let mut orphan: Value = serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    orphan[1]["mapping"]["a-3b"]["parent"] = json!("gone");
+
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("not-json.json", b"# just notes\n".to_vec(), "is not JSON"),
+        ("archive.zip", b"PK\x03\x04rest".to_vec(), "extract it and import the conversations.json inside"),
+        ("other.json", br#"{"hello": 1}"#.to_vec(), "neither a Switchboard export nor ChatGPT's conversations.json"),
+        (
+            "old.json",
+            br#"{"format": "switchboard-export", "version": 1, "conversations": []}"#.to_vec(),
+            "of an earlier Switchboard, which did not keep enough to import",
+        ),
+        (
+            "newer.json",
+            newer.to_string().into_bytes(),
+            "exported by a newer Switchboard (format version 2; this one reads up to 1)",
+        ),
+        ("parent.json", missing_parent.to_string().into_bytes(), "follows 'nope', which is not one of its messages"),
+        ("later.json", later_parent.to_string().into_bytes(), "which comes after it (a cycle)"),
+        ("head.json", bad_head.to_string().into_bytes(), "its current message 'm9' is not one of its messages"),
+        ("taken.json", taken_ids.to_string().into_bytes(), "is already stored in conversation"),
+        ("cycle.json", cycle.to_string().into_bytes(), "parent links form a cycle"),
+        ("orphan.json", orphan.to_string().into_bytes(), "follows 'gone', which does not exist"),
+        ("deep.json", format!("{}{}", "[".repeat(200), "]".repeat(200)).into_bytes(), "is not JSON"),
+    ];
+    for (name, bytes, expected) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let e = service.import_conversations(&path).unwrap_err();
+        assert!(e.message.contains(expected), "{name}: {}", e.message);
+        assert!(e.message.starts_with("Nothing was imported"), "{name}: {}", e.message);
+        if name != "taken.json" {
+            assert!(service.preview_import(&path).is_err(), "{name}: the preview refuses it too");
+        }
+        if name == "taken.json" {
+            // Refused inside the transaction, which rolled back.
+            assert_eq!(service.export_document(None).unwrap(), before, "{name}: nothing kept");
+            changes = store.total_changes();
+        } else {
+            assert_eq!(store.total_changes(), changes, "{name}: refused before anything was written");
+        }
+    }
+    assert_eq!(service.export_document(None).unwrap(), before);
+
+    // Larger than the bound: refused before it is read (a sparse file costs no disk).
+    let big = dir.path().join("big.json");
+    std::fs::File::create(&big).unwrap().set_len(513 * 1024 * 1024).unwrap();
+    let e = service.import_conversations(&big).unwrap_err();
+    assert!(e.message.contains("an import reads at most 512 MB"), "{}", e.message);
+}
+
+#[test]
+fn an_export_to_a_folder_that_cannot_be_written_says_so() {
+    let (service, _) = empty();
+    let dir = tempfile::tempdir().unwrap();
+    service.import_conversations(&write(dir.path(), "rich.json", &rich_document().to_string())).unwrap();
+    let id = service.conversations().unwrap()[0].id.clone();
+    let missing = dir.path().join("no-such-folder").join("chat.md");
+    let e = service.export_conversation_to(&id, ExportFormat::Markdown, &missing).unwrap_err();
+    assert!(
+        e.message.starts_with("Could not save to ") && e.message.contains("Choose a folder you can write to"),
+        "{}",
+        e.message
+    );
+    assert!(!missing.exists());
+    let ok = dir.path().join("chat.md");
+    service.export_conversation_to(&id, ExportFormat::Markdown, &ok).unwrap();
+    assert!(std::fs::read_to_string(&ok).unwrap().starts_with("# Everything stored ✓"));
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
