@@ -4,7 +4,7 @@
  * through the pure reducer, so a fast stream costs one model update and one render per frame.
  */
 import type { Backend, TurnHandlers } from '../ipc/backend';
-import type { ChatEvent, EgressReason, IpcError, SendRequest, ToolSource, TurnStarted } from '../ipc/bindings';
+import type { ChatEvent, ConversationView, EgressReason, IpcError, SendRequest, ToolSource, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
 import type { Scheduler } from '../util/frame';
@@ -21,6 +21,13 @@ export interface UiMessage {
   model: MessageModel;
   /** The request that produced this answer, when it failed before the store had it (Retry resends it). */
   request?: SendRequest;
+}
+
+/** A place to show once the conversation is on screen (a search result): its message, maybe a tool card in it, the words to light up. */
+export interface RevealRequest {
+  messageId: string;
+  toolCallId: string | null;
+  terms: string[];
 }
 
 export interface ApprovalRequest {
@@ -83,6 +90,8 @@ export class ChatSession {
   agent = $state<string | null>(null);
   /** Toolsets switched on in this chat: its turns get their tools (with the agent's, if any). */
   toolsets = $state.raw<string[]>([]);
+  /** Where the view should go next (ChatView takes it, loading older pages as needed, then clears it). */
+  reveal = $state.raw<RevealRequest | null>(null);
 
   private turn: LiveTurn | null = null;
   private readonly host: SessionHost;
@@ -106,16 +115,21 @@ export class ChatSession {
       // The Markdown engine loads alongside, so the chat's first paint is its rendered messages.
       const [view] = await Promise.all([this.host.api.openConversation(id), loadMarkdown().catch(() => undefined)]);
       if (this.running) return; // a turn started meanwhile: its live state wins
-      this.title = view.conversation.title;
-      this.agent = view.agent ?? null;
-      this.messages = view.messages.map((m) => ({ key: m.id || uid('m'), model: fromStored(m) }));
-      this.earlier = view.earlier;
+      this.applyView(view);
     } catch (e) {
       this.loadError = toIpcError(e);
       this.host.toast(this.loadError);
     } finally {
       this.loading = false;
     }
+  }
+
+  /** Shows `view` (from opening the conversation, or from switching it to another branch). */
+  applyView(view: ConversationView): void {
+    this.title = view.conversation.title;
+    this.agent = view.agent ?? null;
+    this.messages = view.messages.map((m) => ({ key: m.id || uid('m'), model: fromStored(m) }));
+    this.earlier = view.earlier;
   }
 
   private older: Promise<number> | null = null;
