@@ -1896,3 +1896,133 @@ async fn t_a_tool_result_cannot_make_the_app_send_the_chat_without_asking() -> R
     app.close().await?;
     Ok(())
 }
+
+// ----- v. search finds the place: an old tool result opens in place; find in this chat ------------
+
+const V_WORD: &str = "axolotl";
+
+/// Whether the element `css` (its first match) is inside the chat's visible area.
+fn v_in_view_js(css: &str) -> String {
+    format!(
+        "const el = document.querySelector({css}); const sc = document.querySelector('{sc}'); \
+         if (!el || !sc) return null; const r = el.getBoundingClientRect(), b = sc.getBoundingClientRect(); \
+         return r.bottom > b.top && r.top < b.bottom;",
+        css = js_str(css),
+        sc = tid("chat-scroller")
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v_search_opens_an_old_tool_result_in_place_and_find_steps_through_a_chat() -> Result<()> {
+    use fantoccini::key::Key;
+    let Some(rig) = rig("v_search_find", vec![]).await? else { return Ok(()) };
+    // 300 messages; the word is only in the tool result of the 3rd answer (the 6th message), far
+    // above the last page the app opens with.
+    let store = rig.data.open_store()?;
+    let cid = switchboard_e2e::write_conversation_marked(&store, 150, Some((3, &format!("fed the {V_WORD} at dawn"))))?;
+    drop(store);
+    let app = rig.driver.launch("v").await?;
+    app.wait_composer_ready(LONG).await?;
+
+    // Search: the hit is in a tool result, said so, under its conversation.
+    app.keys(&(Key::Control + "k")).await?;
+    app.keys(V_WORD).await?;
+    let hit = app
+        .wait_for(
+            "the search hit in the tool result",
+            &format!(
+                "const h = document.querySelector('{}[data-kind=\"toolResult\"]'); \
+                 return h ? {{ cid: h.dataset.conversationId, mid: h.dataset.messageId, text: h.innerText, \
+                 mark: h.querySelector('mark')?.textContent ?? null }} : null;",
+                tid("search-hit")
+            ),
+            LONG,
+        )
+        .await?;
+    ensure!(hit["cid"] == json!(cid), "the hit is in the written conversation: {hit}");
+    ensure!(hit["mark"] == json!(V_WORD), "the snippet marks the word: {hit}");
+    ensure!(hit["text"].as_str().is_some_and(|t| t.contains("tool result")), "the hit says where it matched: {hit}");
+    let mid = hit["mid"].as_str().context("the hit names its message")?.to_owned();
+    app.screenshot("1-search-results").await?;
+
+    // Down to the conversation, down to the hit, Enter: the conversation opens there.
+    let t0 = Instant::now();
+    app.keys(&(Key::Down + "")).await?;
+    app.keys(&(Key::Down + "")).await?;
+    app.keys(&(Key::Enter + "")).await?;
+    let card = format!("article[data-message-id=\"{mid}\"] {}", tid("tool-card"));
+    app.wait_for(
+        "the old message on screen with its tool card open",
+        &format!(
+            "const c = document.querySelector({css}); const v = (() => {{ {in_view} }})(); \
+             return c && c.querySelector('.head')?.getAttribute('aria-expanded') === 'true' && v ? true : null;",
+            css = js_str(&card),
+            in_view = v_in_view_js(&card)
+        ),
+        LONG,
+    )
+    .await?;
+    let revealed = t0.elapsed();
+    let lit = app
+        .js(
+            "const h = globalThis.CSS?.highlights; return h ? { api: true, flash: (h.get('search-flash')?.size ?? 0) + (h.get('search-flash-current')?.size ?? 0) } \
+             : { api: false, flash: document.querySelectorAll('mark.search-flash').length };",
+            vec![],
+        )
+        .await?;
+    ensure!(lit["flash"].as_u64() == Some(1), "the word is lit where the conversation opened: {lit}");
+    app.screenshot("2-opened-at-the-match").await?;
+    println!("v: the hit 294 messages up opened in place in {revealed:?} (highlights: {lit})");
+
+    // Find in this chat: Ctrl+F, a word in every answer; the count, Enter moves on, Esc closes.
+    app.keys(&(Key::Control + "f")).await?;
+    app.wait_for(
+        "the find field focused",
+        "return document.activeElement?.dataset.testid === 'find-input' ? true : null;",
+        LONG,
+    )
+    .await?;
+    app.keys("paris").await?;
+    let count = |re: &str| {
+        format!(
+            "const t = document.querySelector('{}')?.textContent ?? ''; return /{re}/.test(t) ? t : null;",
+            tid("find-count")
+        )
+    };
+    let first = app.wait_for("the find count", &count("^1 of \\d+$"), LONG).await?;
+    let total: usize =
+        first.as_str().and_then(|t| t.rsplit(' ').next()).and_then(|n| n.parse().ok()).context("a count")?;
+    ensure!(total > 10, "every rendered answer and question says Paris: {first}");
+    let painted = app
+        .js(
+            "const h = globalThis.CSS?.highlights; return h ? [h.get('find-match')?.size ?? 0, h.get('find-match-current')?.size ?? 0] \
+             : [document.querySelectorAll('mark.find-match').length, document.querySelectorAll('mark.find-match.current').length];",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        painted == json!([total - 1, 1]) || painted == json!([total, 1]),
+        "every match painted, one current: {painted} for {total}"
+    );
+    app.keys(&(Key::Enter + "")).await?;
+    app.wait_for("the second match", &count(&format!("^2 of {total}$")), LONG).await?;
+    app.screenshot("3-find-in-chat").await?;
+    let back = format!("{}{}", Key::Shift, Key::Enter);
+    app.keys(&back).await?;
+    app.keys(&back).await?;
+    app.wait_for("the last match (wrapped)", &count(&format!("^{total} of {total}$")), LONG).await?;
+    app.keys(&(Key::Escape + "")).await?;
+    app.wait_for(
+        "the find bar closed and nothing lit",
+        &format!(
+            "const h = globalThis.CSS?.highlights; return !document.querySelector('{}') && (!h || !h.has('find-match')) \
+             && !document.querySelector('mark.find-match') ? true : null;",
+            tid("find-bar")
+        ),
+        LONG,
+    )
+    .await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}

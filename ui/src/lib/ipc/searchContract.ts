@@ -26,7 +26,7 @@ export interface SearchHit {
 }
 
 export interface SearchCommands {
-  searchMessages(query: string, limit: number | null): Promise<SearchHit[]>;
+  searchMessages(query: string, limit?: number | null): Promise<SearchHit[]>;
   switchVersion?(conversationId: string, messageId: string): Promise<ConversationView>;
 }
 
