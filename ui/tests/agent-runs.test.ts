@@ -81,6 +81,8 @@ describe('sub-agent runs', () => {
     const ended = reduceAll(pendingAssistant(), [...live, ...rest]);
     const stored: StoredMessage = {
       id: 'm2',
+      parentId: 'm1',
+      versions: ['m2'],
       role: 'assistant',
       content: 'Done.',
       reasoning: '',

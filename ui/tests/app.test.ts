@@ -359,7 +359,7 @@ describe('a long conversation', () => {
     const base = {
       reasoning: '', status: 'complete' as const, provider: 'p', model: 'x', finishReason: 'stop' as const,
       usage: { promptTokens: 1, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0 }, error: null, notices: [],
-      providerResponseId: null, createdAt: 0, updatedAt: 0,
+      providerResponseId: null, createdAt: 0, updatedAt: 0, parentId: null, versions: [],
     };
     for (let i = 1; i <= turns; i++) {
       messages.push({ ...base, id: `u${i}`, role: 'user', content: `Question ${i}`, toolCallsMade: 0, toolCalls: [] });

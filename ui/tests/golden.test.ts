@@ -58,7 +58,7 @@ describe('golden turns: live equals stored', () => {
 describe('the dev/test fake backend', () => {
   /** A stored message without what differs by design: ids, times, and the provider that answered. */
   function comparable(m: StoredMessage) {
-    const { id: _id, createdAt: _c, updatedAt: _u, provider: _p, model: _m, ...rest } = m;
+    const { id: _id, createdAt: _c, updatedAt: _u, provider: _p, model: _m, parentId: _parent, versions: _versions, ...rest } = m;
     return { ...rest, toolCalls: m.toolCalls.map(({ callId: _call, ...c }) => c) };
   }
 

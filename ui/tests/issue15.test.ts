@@ -178,7 +178,7 @@ describe('dry run', () => {
   });
 
   it('says "Dry run" once in its notice, and a tool card says its output is example data', async () => {
-    const base = { reasoning: '', provider: 'p', model: 'x', usage: { promptTokens: 1, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0 }, providerResponseId: null, createdAt: 0, updatedAt: 0, error: null };
+    const base = { reasoning: '', provider: 'p', model: 'x', usage: { promptTokens: 1, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0 }, providerResponseId: null, createdAt: 0, updatedAt: 0, error: null, parentId: null, versions: [] };
     const view: ConversationView = {
       conversation: { id: 'dry', title: 'Dry', createdAt: 0, updatedAt: Date.now(), messageCount: 2, pinned: false, archived: false },
       earlier: 0,

@@ -27,6 +27,8 @@ const turn: ChatEvent[] = [
 /** The same turn as the store records it. */
 const stored: StoredMessage = {
   id: 'm2',
+  parentId: 'm1',
+  versions: ['m2'],
   role: 'assistant',
   content: 'Checking 👋🏽 It is 10:00 in Tokyo.',
   reasoning: 'Need the time.',

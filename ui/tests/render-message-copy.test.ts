@@ -35,7 +35,7 @@ afterEach(() => {
 });
 
 async function openAnswer(content: string) {
-  const base = { reasoning: '', provider: 'p', model: 'x', usage: { promptTokens: 3, completionTokens: 9, reasoningTokens: 0, cachedTokens: 0 }, providerResponseId: null, createdAt: 0, updatedAt: 0, error: null };
+  const base = { reasoning: '', provider: 'p', model: 'x', usage: { promptTokens: 3, completionTokens: 9, reasoningTokens: 0, cachedTokens: 0 }, providerResponseId: null, createdAt: 0, updatedAt: 0, error: null, parentId: null, versions: [] };
   const view: ConversationView = {
     conversation: { id: 'copy', title: 'Copy', createdAt: 0, updatedAt: Date.now(), messageCount: 2, pinned: false, archived: false },
     earlier: 0,

@@ -143,7 +143,7 @@ describe('the search list', () => {
     const messageId = hitRow.dataset.messageId as string;
     const message = await waitFor(
       () => {
-        const el = document.querySelector<HTMLElement>(`article[data-message-id="${messageId}"]`);
+        const el = document.querySelector<HTMLElement>(`article[data-id="${messageId}"]`);
         expect(el).not.toBeNull();
         return el as HTMLElement;
       },
@@ -156,6 +156,34 @@ describe('the search list', () => {
     expect(card.querySelector('.head')?.getAttribute('aria-expanded')).toBe('true');
     await waitFor(() => expect([...card.querySelectorAll('mark.search-flash')].map((m) => m.textContent?.toLowerCase())).toEqual([LONG_CHAT_WORD]));
     expect(app.current.reveal).toBeNull();
+  });
+});
+
+describe('a hit on another version', () => {
+  it('opens the conversation on the branch that holds it (switch_version), the message in view', async () => {
+    const backend = createFakeBackend({ tickMs: 0, longChat: 40 });
+    const cid = (await backend.listConversations()).find((c) => c.title === LONG_CHAT_TITLE)?.id as string;
+    // Edit the 3rd question: its old text stays as version 1, off the current path.
+    const view = await backend.openConversation(cid);
+    const third = view.messages[4] as { id: string; content: string };
+    expect(third.content).toContain('step 3 of the plan');
+    const done = new Promise<void>((resolve) => {
+      void backend.editMessage(cid, third.id, 'Question 3, asked another way.', null, { onEvent: (e) => e.type === 'done' && resolve() });
+    });
+    await done;
+    const switchVersion = vi.spyOn(backend, 'switchVersion');
+    const { app } = await start(backend);
+    app.setQuery('step 3 of the plan', 0);
+    const row = await screen.findByTestId('search-hit', undefined, { timeout: 2000 });
+    expect(row.dataset.messageId).toBe(third.id);
+    expect(within(row).getByTestId('search-hit-version').textContent).toBe('on another version');
+    await fireEvent.click(row);
+    await waitFor(() => expect(switchVersion).toHaveBeenCalledWith(cid, third.id));
+    await waitFor(() => expect(document.querySelector(`article[data-id="${third.id}"]`)).not.toBeNull(), { timeout: 3000 });
+    expect(app.current.conversationId).toBe(cid);
+    // The view follows that branch: the edited question is not on it.
+    expect(app.current.messages.some((m) => m.model.content === 'Question 3, asked another way.')).toBe(false);
+    await waitFor(() => expect([...document.querySelectorAll('mark.search-flash')].map((m) => m.textContent)).toEqual(['step 3 of the plan']));
   });
 });
 

@@ -6,7 +6,7 @@
 //! xvfb-run -a -s "-screen 0 1280x800x24" cargo bench -p switchboard-e2e --bench desktop [-- NAME...]
 //! ```
 //!
-//! NAME selects benchmarks: `cold_start`, `idle_memory`, `stream`, `stream_agents`, `open_large`. `BENCH_RUNS`
+//! NAME selects benchmarks: `cold_start`, `idle_memory`, `stream`, `stream_agents`, `open_large`, `switch_version`. `BENCH_RUNS`
 //! (default 5) sets the cold-start and open repetitions; `SWITCHBOARD_APP` picks the binary
 //! (default `<target>/debug/switchboard-desktop`; a release build gives the shipping figures).
 //!
@@ -17,6 +17,7 @@
 //! | streaming | a 2,000-token answer at full speed: long tasks (if WebKit reports them), else the longest gap between animation frames and between zero-delay timers | no task > 50 ms |
 //! | three sub-agents streaming | an agent's three parallel `agent__Scout` calls, each streaming 700 tokens at 2 ms per token into the one tool card: measured as streaming | no task > 50 ms |
 //! | open a long chat | 1,000 messages with 500 tool cards written to the store before launch: click → the list holds the 1,000 messages and the conversation's last one is visible → two animation frames (page clock) | ≤ 300 ms |
+//! | switch a version | the same conversation, its last answer regenerated once in the app: click `‹` / `›` on it → that version's text (and tool card) on screen with its `n/2` → two animation frames (page clock) | ≤ 100 ms |
 //!
 //! The UI renders only the last messages of a long conversation and adds older ones as the person
 //! scrolls up, so "opened" is the list reporting all 1,000 (`data-total`) with the last answer on
@@ -34,6 +35,7 @@ const COLD_START_TARGET_MS: f64 = 1500.0;
 const IDLE_MEMORY_TARGET_MB: f64 = 220.0;
 const LONG_TASK_MS: f64 = 50.0;
 const OPEN_TARGET_MS: f64 = 300.0;
+const SWITCH_TARGET_MS: f64 = 100.0;
 
 fn main() -> ExitCode {
     let Some(pre) = Prereqs::require("desktop benchmarks") else { return ExitCode::SUCCESS };
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
     run("stream", &|| rt.block_on(stream(&pre)));
     run("stream_agents", &|| rt.block_on(stream_agents(&pre)));
     run("open_large", &|| rt.block_on(open_large(&pre, runs.min(5))));
+    run("switch_version", &|| rt.block_on(switch_version(&pre, runs.max(3))));
 
     println!("\n== summary");
     for (name, v) in &verdicts {
@@ -606,4 +609,110 @@ async fn older_once(app: &App) -> Result<()> {
     );
     app.screenshot("older").await?;
     Ok(())
+}
+
+// ----- switching a version in a long conversation ----------------------------------------------
+
+/// The second version of the last answer (`write_conversation`'s answers end in "(answer N)").
+const SWITCH_V2: &str = "A second version of the last answer ✨ (regenerated)";
+
+/// Clicks `arguments[0]` (a version arrow's test id) on the last answer: time until that answer
+/// shows text containing `arguments[1]` with its position `arguments[2]`, and two frames after.
+const SWITCH_JS: &str = r#"
+const done = arguments[arguments.length - 1];
+const [arrow, marker, index] = arguments;
+const list = document.querySelector('[data-testid="message-list"]');
+if (!list) return done({ error: 'no message-list' });
+const last = () => { const a = list.querySelectorAll('[data-testid="message"][data-role="assistant"]'); return a[a.length - 1]; };
+const btn = last() && last().querySelector(`[data-testid="${arrow}"]`);
+if (!btn || btn.disabled) return done({ error: `no usable ${arrow} on the last answer` });
+let finished = false;
+const t0 = performance.now();
+const check = () => {
+  if (finished) return;
+  const m = last();
+  const nav = m && m.querySelector('[data-testid="version-nav"]');
+  if (m && nav && nav.dataset.index === String(index) && m.innerText.includes(marker)) {
+    finished = true;
+    const visible = performance.now() - t0;
+    requestAnimationFrame(() => requestAnimationFrame(() => done({
+      ms: performance.now() - t0, visible, total: Number(list.dataset.total), shown: list.querySelectorAll('[data-testid="message"]').length,
+      cards: m.querySelectorAll('[data-testid="tool-card"]').length,
+    })));
+    return;
+  }
+  if (performance.now() - t0 > 25000) { finished = true; return done({ error: 'timeout', text: m && m.innerText.slice(-160) }); }
+  requestAnimationFrame(check);
+};
+const mo = new MutationObserver(() => { check(); if (finished) mo.disconnect(); });
+mo.observe(list, { subtree: true, childList: true, characterData: true, attributes: true });
+btn.click();
+requestAnimationFrame(check);
+"#;
+
+async fn switch_version(pre: &Prereqs, runs: usize) -> Result<Verdict> {
+    let (_mock, data) = rig(vec![Reply::text(SWITCH_V2)]).await?;
+    {
+        let store = data.open_store()?;
+        switchboard_e2e::write_conversation(&store, 500)?;
+    }
+    let driver = Driver::start(pre, &data).await?;
+    let app = driver.launch("bench-switch").await?;
+    let open = format!("{} button.open", tid("conversation-item"));
+    app.wait_and_click(&open, Duration::from_secs(30)).await?;
+    app.wait_for(
+        "the 1,000-message conversation",
+        "const l = document.querySelector('[data-testid=\"message-list\"]'); return l && Number(l.dataset.total) === 1000 ? true : null;",
+        Duration::from_secs(30),
+    )
+    .await?;
+    // A second version of the last answer, made the way a person makes one.
+    app.wait_and_click(&format!("{}:last-of-type {}", tid("message"), tid("regenerate")), Duration::from_secs(30))
+        .await?;
+    app.wait_for(
+        "the regenerated answer",
+        &format!(
+            "const a = document.querySelectorAll('[data-testid=\"message\"][data-role=\"assistant\"]'); const m = a[a.length - 1]; \
+             const n = m && m.querySelector('[data-testid=\"version-nav\"]'); \
+             return m && m.dataset.status === 'complete' && m.innerText.includes({}) && n && n.dataset.count === '2' ? true : null;",
+            serde_json::to_string(SWITCH_V2)?
+        ),
+        Duration::from_secs(60),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut times = Vec::new();
+    println!("run  to      click→painted  click→text visible  messages (rendered/total)  cards in the answer");
+    for i in 1..=runs * 2 {
+        let (arrow, marker, index, label) =
+            if i % 2 == 1 { ("version-prev", "(answer 500)", 1, "v1") } else { ("version-next", SWITCH_V2, 2, "v2") };
+        let r = app.js_async(SWITCH_JS, vec![json!(arrow), json!(marker), json!(index)]).await?;
+        if let Some(e) = r.get("error") {
+            bail!("switching to {label}: {e} ({r})");
+        }
+        let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "{i:>3}  {label}  {:>10.0} ms  {:>15.0} ms  {:>13}  {:>10}",
+            f("ms"),
+            f("visible"),
+            format!("{}/{}", r["shown"], r["total"]),
+            r["cards"]
+        );
+        if r["total"] != json!(1000) {
+            bail!("the conversation no longer reports 1,000 messages after switching: {r}");
+        }
+        if i == 1 {
+            app.screenshot("version-1").await?;
+        }
+        times.push(f("ms"));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let m = median(&mut times);
+    println!("switch median {m:.0} ms over {} switches", times.len());
+    app.close().await?;
+    Ok(Verdict {
+        figure: format!("{m:.0} ms"),
+        target: format!("≤ {SWITCH_TARGET_MS:.0} ms"),
+        met: m <= SWITCH_TARGET_MS,
+    })
 }

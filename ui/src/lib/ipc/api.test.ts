@@ -38,10 +38,11 @@ describe('the Tauri backend derived from the generated command list', () => {
 
   it("turns a turn's handlers into its event channel", async () => {
     const onEvent = vi.fn();
-    await tauriBackend.regenerate('c_1', null, { onEvent });
-    const [cmd, args] = invoke.mock.calls.at(-1) as [string, { conversationId: string; choices: null; onEvent: { onmessage: (m: unknown) => void } }];
+    await tauriBackend.regenerate('c_1', null, null, { onEvent });
+    const [cmd, args] = invoke.mock.calls.at(-1) as [string, { conversationId: string; messageId: null; choices: null; onEvent: { onmessage: (m: unknown) => void } }];
     expect(cmd).toBe('regenerate');
     expect(args.conversationId).toBe('c_1');
+    expect(args.messageId).toBeNull();
     expect(args.choices).toBeNull();
     args.onEvent.onmessage({ type: 'done' });
     expect(onEvent).toHaveBeenCalledWith({ type: 'done' });

@@ -488,7 +488,16 @@ updatedAt: number,
 /**
  * The turn's tool calls, ordered by (iteration, index).
  */
-toolCalls: Array<StoredToolCall>, };
+toolCalls: Array<StoredToolCall>, 
+/**
+ * The message it answers or follows (`null`: a first message).
+ */
+parentId: string | null, 
+/**
+ * Every version of this message (itself included), oldest first: the messages with the same
+ * parent and role. One entry when it has no other version.
+ */
+versions: Array<string>, };
 
 export type MessagePage = { 
 /**

@@ -70,7 +70,12 @@ export interface Commands {
   set_chat_tool_disabled: { args: { conversationId: string; name: string; disabled: boolean }; params: [conversationId: string, name: string, disabled: boolean]; result: void };
   send_message: { args: { request: SendRequest; onEvent: EventChannel<ChatEvent> }; params: [request: SendRequest, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
   stop_turn: { args: { messageId: string }; params: [messageId: string]; result: boolean };
-  regenerate: { args: { conversationId: string; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
+  regenerate: { args: { conversationId: string; messageId?: string | null; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, messageId: string | null, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
+  edit_message: { args: { conversationId: string; messageId: string; text: string; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, messageId: string, text: string, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
+  switch_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
+  delete_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
+  branch_conversation: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: string };
+  message_markdown: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: string };
   resolve_approval: { args: { callId: string; choice: ApprovalChoice }; params: [callId: string, choice: ApprovalChoice]; result: void };
 }
 
@@ -139,7 +144,12 @@ export const COMMANDS = {
   set_chat_tool_disabled: ['conversationId', 'name', 'disabled'],
   send_message: ['request', 'onEvent'],
   stop_turn: ['messageId'],
-  regenerate: ['conversationId', 'choices', 'onEvent'],
+  regenerate: ['conversationId', 'messageId', 'choices', 'onEvent'],
+  edit_message: ['conversationId', 'messageId', 'text', 'choices', 'onEvent'],
+  switch_version: ['conversationId', 'messageId'],
+  delete_version: ['conversationId', 'messageId'],
+  branch_conversation: ['conversationId', 'messageId'],
+  message_markdown: ['conversationId', 'messageId'],
   resolve_approval: ['callId', 'choice'],
 } as const satisfies { [C in CommandName]: readonly (keyof Commands[C]['args'])[] };
 
@@ -147,4 +157,5 @@ export const COMMANDS = {
 export const CHANNEL_ARGS = {
   send_message: 'onEvent',
   regenerate: 'onEvent',
+  edit_message: 'onEvent',
 } as const satisfies { [C in CommandName]?: keyof Commands[C]['args'] };

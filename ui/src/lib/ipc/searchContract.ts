@@ -1,12 +1,10 @@
 /**
- * The search commands' types as the contract names them (issue 25, item 4): `search_messages` and
- * `switch_version`. The shell's commands and `bindings.ts` are generated once the service has
- * them; until then the UI reaches them through `searchCommands`, which reads the methods off the
- * backend (the fake has `searchMessages`; a backend without `switchVersion` opens the conversation
- * as it is).
+ * The message search's types as the contract names them (issue 25, item 4): `search_messages`.
+ * The shell's command and `bindings.ts` are generated once the service has it; until then the UI
+ * reaches it through `searchCommands`, which reads the method off the backend (the fake has it; a
+ * backend without it finds nothing in messages).
  */
 import type { Backend } from './backend';
-import type { ConversationView } from './bindings';
 
 /** Where a hit matched. */
 export type SearchHitKind = 'title' | 'message' | 'toolArguments' | 'toolResult';
@@ -27,7 +25,6 @@ export interface SearchHit {
 
 export interface SearchCommands {
   searchMessages(query: string, limit?: number | null): Promise<SearchHit[]>;
-  switchVersion?(conversationId: string, messageId: string): Promise<ConversationView>;
 }
 
 /** The search commands of `api` (see the module comment). */
@@ -38,6 +35,5 @@ export function searchCommands(api: Backend): SearchCommands {
       if (typeof a.searchMessages !== 'function') return Promise.resolve([]);
       return a.searchMessages.call(api, query, limit);
     },
-    ...(typeof a.switchVersion === 'function' ? { switchVersion: (cid: string, mid: string) => (a.switchVersion as NonNullable<SearchCommands['switchVersion']>).call(api, cid, mid) } : {}),
   };
 }

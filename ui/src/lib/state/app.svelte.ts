@@ -6,7 +6,7 @@ import { chatParams, generationFor } from './chatParams.svelte';
 import { maybeGenerateTitle } from './titles';
 import { getContext, setContext } from 'svelte';
 import type { Backend } from '../ipc/backend';
-import type { AgentsOverview, ApprovalChoice, ConversationSummary, IpcError, ProviderInfo, ToolInfo } from '../ipc/bindings';
+import type { AgentsOverview, ApprovalChoice, ConversationSummary, IpcError, ProviderInfo, ToolInfo, TurnChoices } from '../ipc/bindings';
 import { errorAction, toIpcError, type ErrorAction } from '../ipc/errors';
 import { nextFrame, type Scheduler } from '../util/frame';
 import { extractMentions } from '../util/mentions';
@@ -53,6 +53,13 @@ export interface QueuedMessage {
   choice: ModelChoice | null;
   /** Why it was not sent when the answer ended, or null while it waits. */
   held: string | null;
+}
+
+/** A message version the person asked to delete, waiting for confirmation. */
+export interface PendingVersionDelete {
+  session: ChatSession;
+  key: string;
+  role: 'user' | 'assistant' | 'system';
 }
 
 /** A short confirmation ("Copied"), not an error. */
@@ -117,6 +124,8 @@ export class AppState implements SessionHost {
   approvals = $state.raw<ApprovalRequest[]>([]);
   /** The conversation the person asked to delete, waiting for confirmation. */
   pendingDelete = $state.raw<ConversationSummary | null>(null);
+  /** The message version the person asked to delete, waiting for confirmation. */
+  pendingVersionDelete = $state.raw<PendingVersionDelete | null>(null);
   toasts = $state.raw<Toast[]>([]);
   sidebarOpen = $state(true);
   /** The settings screen replaces the chat area while open. */
@@ -247,10 +256,9 @@ export class AppState implements SessionHost {
   async openHit(hit: SearchHit): Promise<void> {
     this.settingsOpen = false;
     const reveal = hit.messageId ? { messageId: hit.messageId, toolCallId: hit.toolCallId ?? null, terms: matchedTerms(hit.snippet) } : null;
-    const switchVersion = searchCommands(this.api).switchVersion;
-    if (reveal && !hit.onCurrentPath && switchVersion) {
+    if (reveal && !hit.onCurrentPath) {
       try {
-        const view = await switchVersion(hit.conversationId, reveal.messageId);
+        const view = await this.api.switchVersion(hit.conversationId, reveal.messageId);
         const here = this.current.conversationId === hit.conversationId ? this.current : this.sessions.get(hit.conversationId);
         const s = here ?? new ChatSession(this, hit.conversationId);
         s.applyView(view);
@@ -436,6 +444,71 @@ export class AppState implements SessionHost {
     };
     if (!s.isDraft) this.sessions.set(s.conversationId as string, s);
     void s.send(request);
+  }
+
+  // ---- versions and branches -------------------------------------------------------------------
+
+  /**
+   * The choices an edited question is sent with: the composer's model (not for an agent's chat,
+   * which runs on its own), the chat's toolsets and parameters; `choice` picks another model.
+   */
+  turnChoices(s: ChatSession, choice: ModelChoice | null = this.choice): TurnChoices {
+    const generation = generationFor(s.conversationId);
+    return {
+      provider: s.agent ? null : (choice?.provider ?? null),
+      model: s.agent ? null : (choice?.model ?? null),
+      forced: [],
+      useTools: true,
+      dryRun: false,
+      systemPrompt: null,
+      maxIterations: null,
+      ...(generation ? { generation } : {}),
+      ...(s.toolsets.length > 0 ? { toolsets: [...s.toolsets] } : {}),
+    };
+  }
+
+  /** Sends `text` in place of the question keyed `key` (a new branch); false when it did not start (the toast says why). */
+  async editMessage(s: ChatSession, key: string, text: string): Promise<boolean> {
+    if (!this.hasProviders) return false;
+    preloadMarkdown();
+    if (!s.isDraft) this.sessions.set(s.conversationId as string, s);
+    return s.edit(key, text, this.turnChoices(s));
+  }
+
+  /** A new version of the answer keyed `key`: as it was asked, or with `choice`'s profile and model. */
+  async regenerate(s: ChatSession, key: string, choice: ModelChoice | null = null): Promise<boolean> {
+    if (!this.hasProviders) return false;
+    if (!s.isDraft) this.sessions.set(s.conversationId as string, s);
+    return s.regenerate(key, choice ? this.turnChoices(s, choice) : null);
+  }
+
+  /** Copies the conversation up to the message keyed `key` into a new chat, and opens it. */
+  async branchFrom(s: ChatSession, key: string): Promise<string | null> {
+    const cid = s.conversationId;
+    const mid = s.messages.find((m) => m.key === key)?.model.id;
+    if (!cid || !mid) return null;
+    try {
+      const id = await this.api.branchConversation(cid, mid);
+      // The new chat keeps this one's parameters.
+      const params = chatParams.all[cid];
+      if (params) chatParams.set(id, params);
+      await this.refreshConversations();
+      await this.open(id);
+      return id;
+    } catch (e) {
+      this.toast(toIpcError(e), 'Could not branch the chat');
+      return null;
+    }
+  }
+
+  /** Deletes the version waiting for confirmation. */
+  async confirmVersionDelete(): Promise<boolean> {
+    const p = this.pendingVersionDelete;
+    this.pendingVersionDelete = null;
+    if (!p) return false;
+    const done = await p.session.deleteVersion(p.key);
+    if (done) void this.refreshConversations();
+    return done;
   }
 
   /** After a turn ended: send its queued message, or hold it and say why when the answer failed. */

@@ -4,7 +4,7 @@
  * through the pure reducer, so a fast stream costs one model update and one render per frame.
  */
 import type { Backend, TurnHandlers } from '../ipc/backend';
-import type { ChatEvent, ConversationView, EgressReason, IpcError, SendRequest, ToolSource, TurnStarted } from '../ipc/bindings';
+import type { ChatEvent, ConversationView, EgressReason, IpcError, SendRequest, StoredMessage, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
 import type { Scheduler } from '../util/frame';
@@ -21,6 +21,30 @@ export interface UiMessage {
   model: MessageModel;
   /** The request that produced this answer, when it failed before the store had it (Retry resends it). */
   request?: SendRequest;
+  /** The ids of this message's versions, oldest first, itself included (absent: it has no other). */
+  versions?: readonly string[];
+}
+
+/** Where a message stands among its versions: `index` is 0-based. */
+export interface VersionPosition {
+  index: number;
+  count: number;
+}
+
+/** Why a message cannot be edited, regenerated or switched now (a tooltip). */
+export const BUSY_REASON = 'Wait until the answer finishes, or stop it.';
+
+/** A stored message as the session keeps it, under the key it already has on screen (if any). */
+function uiFromStored(m: StoredMessage, keys: ReadonlyMap<string, string> = new Map()): UiMessage {
+  return { key: keys.get(m.id) ?? (m.id || uid('m')), model: fromStored(m), ...(m.versions.length > 1 ? { versions: m.versions } : {}) };
+}
+
+/** Where `m` stands among its versions, or null when it has no other. */
+export function versionPosition(m: UiMessage): VersionPosition | null {
+  const v = m.versions;
+  if (!v || v.length < 2) return null;
+  const index = v.indexOf(m.model.id);
+  return index < 0 ? null : { index, count: v.length };
 }
 
 /** A place to show once the conversation is on screen (a search result): its message, maybe a tool card in it, the words to light up. */
@@ -58,9 +82,21 @@ export interface SessionHost {
   dropApprovals(session: ChatSession): void;
 }
 
+/** How a turn joins the messages on screen (edit and regenerate start from an earlier point). */
+interface TurnPlace {
+  /** The messages to show again when the turn could not start (nothing is lost). */
+  restore: UiMessage[];
+  /** The question stays (regenerate): only a new answer is added under it. */
+  questionKey?: string;
+  /** The versions the new question (edit) or answer (regenerate) joins as the newest. */
+  userVersions?: readonly string[];
+  answerVersions?: readonly string[];
+}
+
 interface LiveTurn {
   assistantKey: string;
   userKey: string;
+  place: TurnPlace | null;
   messageId: string | null;
   queue: ChatEvent[];
   /** The text budget of the last frame while a backlog drains (`frameBudget`); 0 when the queue is empty. */
@@ -92,6 +128,11 @@ export class ChatSession {
   toolsets = $state.raw<string[]>([]);
   /** Where the view should go next (ChatView takes it, loading older pages as needed, then clears it). */
   reveal = $state.raw<RevealRequest | null>(null);
+  /**
+   * The question being edited in place and its text so far. Kept here, not in the message's
+   * component, so the text survives an edit that could not be sent (the message is shown again).
+   */
+  editing = $state.raw<{ key: string; text: string } | null>(null);
 
   private turn: LiveTurn | null = null;
   private readonly host: SessionHost;
@@ -128,7 +169,7 @@ export class ChatSession {
   applyView(view: ConversationView): void {
     this.title = view.conversation.title;
     this.agent = view.agent ?? null;
-    this.messages = view.messages.map((m) => ({ key: m.id || uid('m'), model: fromStored(m) }));
+    this.messages = view.messages.map((m) => uiFromStored(m));
     this.earlier = view.earlier;
   }
 
@@ -152,7 +193,7 @@ export class ChatSession {
       // The conversation may have been reloaded meanwhile: add the page only where it belongs.
       if (this.conversationId !== id || this.messages[0]?.model.id !== first) return 0;
       const have = this.messages.map((m) => m.key);
-      const added = page.messages.filter((m) => !have.includes(m.id)).map((m) => ({ key: m.id, model: fromStored(m) }));
+      const added = page.messages.filter((m) => !have.includes(m.id)).map((m) => uiFromStored(m));
       this.messages = [...added, ...this.messages];
       this.earlier = page.earlier;
       return added.length;
@@ -163,7 +204,7 @@ export class ChatSession {
   }
 
   /** Sends a message in this conversation. */
-  send(request: SendRequest): Promise<void> {
+  send(request: SendRequest): Promise<boolean> {
     return this.runTurn(request.text, (h) => this.host.api.sendMessage({ ...request, conversationId: this.conversationId }, h), request);
   }
 
@@ -184,15 +225,133 @@ export class ChatSession {
     const answer = this.messages[n - 1];
     const question = this.messages[n - 2];
     if (!answer || answer.model.role !== 'assistant') return;
-    const text = question?.model.role === 'user' ? question.model.content : '';
     if (answer.request && !answer.model.id) {
       this.messages = this.messages.slice(0, question?.model.role === 'user' ? n - 2 : n - 1);
-      return this.send(answer.request);
+      await this.send(answer.request);
+      return;
     }
+    // The failed answer stays as a version; the new one is added beside it.
+    await this.regenerate(answer.key, null);
+  }
+
+  /** Why edit, regenerate and version switching are not offered now (a tooltip), or null. */
+  get treeBusy(): string | null {
+    return this.running ? BUSY_REASON : null;
+  }
+
+  /**
+   * Sends `text` in place of the question keyed `key`: a new version of it, answered on a new
+   * branch (the old branch is kept). Resolves to whether the turn started; when it did not (the
+   * conversation is busy, the text is empty), the messages are as before and the error was shown.
+   */
+  edit(key: string, text: string, choices: TurnChoices | null): Promise<boolean> {
     const id = this.conversationId;
-    if (!id) return;
-    this.messages = this.messages.slice(0, question?.model.role === 'user' ? n - 2 : n - 1);
-    return this.runTurn(text, (h) => this.host.api.regenerate(id, null, h));
+    const at = this.messages.findIndex((m) => m.key === key);
+    const m = this.messages[at];
+    if (!id || this.running || !m || m.model.role !== 'user' || !m.model.id || !text.trim()) return Promise.resolve(false);
+    const messageId = m.model.id;
+    const place: TurnPlace = { restore: this.messages, userVersions: m.versions ?? [messageId] };
+    this.messages = this.messages.slice(0, at);
+    return this.runTurn(text, (h) => this.host.api.editMessage(id, messageId, text, choices, h), undefined, place);
+  }
+
+  /**
+   * Asks for a new version of the answer keyed `key` (`choices`: another profile or model; null:
+   * as it was asked). The earlier answer stays as a version. Resolves to whether the turn started.
+   */
+  regenerate(key: string, choices: TurnChoices | null): Promise<boolean> {
+    const id = this.conversationId;
+    const at = this.messages.findIndex((m) => m.key === key);
+    const named = this.messages[at];
+    if (!id || this.running || !named?.model.id) return Promise.resolve(false);
+    if (named.model.role === 'user') {
+      // A question whose answers were all deleted: a first answer under it.
+      const questionId = named.model.id;
+      const place: TurnPlace = { restore: this.messages, answerVersions: [], questionKey: named.key };
+      this.messages = this.messages.slice(0, at + 1);
+      return this.runTurn(named.model.content, (h) => this.host.api.regenerate(id, questionId, choices, h), undefined, place);
+    }
+    const answer = named;
+    const question = this.messages[at - 1];
+    if (answer.model.role !== 'assistant') return Promise.resolve(false);
+    const messageId = answer.model.id;
+    const place: TurnPlace = {
+      restore: this.messages,
+      answerVersions: answer.versions ?? [messageId],
+      ...(question?.model.role === 'user' ? { questionKey: question.key } : {}),
+    };
+    this.messages = this.messages.slice(0, at);
+    return this.runTurn(question?.model.content ?? '', (h) => this.host.api.regenerate(id, messageId, choices, h), undefined, place);
+  }
+
+  /** Shows the previous (`-1`) or next (`1`) version of the message keyed `key`; the view follows its branch. */
+  async switchVersion(key: string, step: -1 | 1): Promise<boolean> {
+    const id = this.conversationId;
+    const at = this.messages.findIndex((m) => m.key === key);
+    const m = this.messages[at];
+    const pos = m ? versionPosition(m) : null;
+    const target = pos && m?.versions?.[pos.index + step];
+    if (!id || this.running || !target) return false;
+    try {
+      const view = await this.host.api.switchVersion(id, target);
+      return await this.showBranch(id, at, view);
+    } catch (e) {
+      this.host.toast(toIpcError(e));
+      return false;
+    }
+  }
+
+  /** Deletes the version keyed `key` and everything below it; the view shows the version the store chose instead. */
+  async deleteVersion(key: string): Promise<boolean> {
+    const id = this.conversationId;
+    const at = this.messages.findIndex((m) => m.key === key);
+    const messageId = this.messages[at]?.model.id;
+    if (!id || this.running || !messageId) return false;
+    try {
+      const view = await this.host.api.deleteVersion(id, messageId);
+      return await this.showBranch(id, at, view);
+    } catch (e) {
+      this.host.toast(toIpcError(e));
+      return false;
+    }
+  }
+
+  /**
+   * Shows the path `view` ends, which differs from the one on screen from message `at` on (the
+   * messages above it are the same and keep their elements). When the new part is longer than
+   * the view's page, the pages between are read first, so the changed message stays where it was.
+   */
+  private async showBranch(id: string, at: number, view: ConversationView): Promise<boolean> {
+    if (this.conversationId !== id || this.running) return false;
+    // A local lookup, not state.
+    // eslint-disable-next-line svelte/prefer-svelte-reactivity
+    const keys = new Map(this.messages.map((m) => [m.model.id, m.key]));
+    // The changed message's place in the whole path.
+    const from = this.earlier + at;
+    let page = view.messages;
+    let earlier = view.earlier;
+    while (earlier > from && page[0]) {
+      const older = await this.host.api.olderMessages(id, page[0].id, earlier - from);
+      if (older.messages.length === 0) break;
+      page = [...older.messages, ...page];
+      earlier = older.earlier;
+    }
+    if (this.conversationId !== id || this.running) return false;
+    const prefix = this.messages.slice(0, at);
+    const joins = earlier <= from && (at === 0 || from - earlier === 0 || page[from - earlier - 1]?.id === prefix[at - 1]?.model.id);
+    if (joins) {
+      const tail = page.slice(from - earlier).map((m) => uiFromStored(m, keys));
+      // The message shown in the changed one's place keeps its element (and the focus on its buttons).
+      const replaced = this.messages[at];
+      if (tail[0] && replaced && !tail.some((m) => m.key === replaced.key)) tail[0] = { ...tail[0], key: replaced.key };
+      this.messages = [...prefix, ...tail];
+    } else {
+      // Not the path above it any more (changed elsewhere meanwhile): show the view as it is.
+      this.messages = view.messages.map((m) => uiFromStored(m, keys));
+      this.earlier = view.earlier;
+    }
+    this.title = view.conversation.title;
+    return true;
   }
 
   /** Stops the running turn (now, or as soon as `started` gives its message id). */
@@ -212,10 +371,11 @@ export class ChatSession {
     }
   }
 
-  private async runTurn(text: string, start: (h: TurnHandlers) => Promise<TurnStarted>, request?: SendRequest): Promise<void> {
+  private async runTurn(text: string, start: (h: TurnHandlers) => Promise<TurnStarted>, request?: SendRequest, place: TurnPlace | null = null): Promise<boolean> {
     const t: LiveTurn = {
       assistantKey: uid('m'),
-      userKey: uid('m'),
+      userKey: place?.questionKey ?? uid('m'),
+      place,
       messageId: null,
       queue: [],
       budget: 0,
@@ -228,7 +388,8 @@ export class ChatSession {
     this.turn = t;
     this.running = true;
     this.stopping = false;
-    this.messages = [...this.messages, { key: t.userKey, model: userMessage('', text) }, { key: t.assistantKey, model: pendingAssistant(), request }];
+    const question: UiMessage[] = place?.questionKey ? [] : [{ key: t.userKey, model: userMessage('', text) }];
+    this.messages = [...this.messages, ...question, { key: t.assistantKey, model: pendingAssistant(), request }];
     const handlers: TurnHandlers = {
       onEvent: (e) => {
         t.queue.push(e);
@@ -244,11 +405,20 @@ export class ChatSession {
       t.messageId ??= started.messageId;
       if (this.conversationId === null && !t.finished) this.adopt(started.conversationId);
       if (t.stopRequested) await this.stop();
+      return true;
     } catch (e) {
       const err = toIpcError(e);
-      this.flush(t, Infinity);
-      this.end(t, err);
+      if (place && !t.started) {
+        // Refused before it began (busy, not found): the view is as it was, nothing lost.
+        t.queue = [];
+        this.messages = place.restore;
+        this.end(t, null);
+      } else {
+        this.flush(t, Infinity);
+        this.end(t, err);
+      }
       this.host.toast(err);
+      return false;
     }
   }
 
@@ -303,9 +473,11 @@ export class ChatSession {
         }
         model = reduce(model, e);
       }
+      const answerVersions = t.place?.answerVersions;
+      const userVersions = t.place?.userVersions;
       this.messages = this.messages.map((m) => {
-        if (m.key === t.assistantKey) return { key: m.key, model, ...(model.id ? {} : { request: m.request }) };
-        if (userId !== null && m.key === t.userKey) return { ...m, model: { ...m.model, id: userId } };
+        if (m.key === t.assistantKey) return { key: m.key, model, ...(model.id ? {} : { request: m.request }), ...(answerVersions && model.id ? { versions: [...answerVersions, model.id] } : {}) };
+        if (userId !== null && m.key === t.userKey) return { ...m, model: { ...m.model, id: userId }, ...(userVersions ? { versions: [...userVersions, userId] } : {}) };
         return m;
       });
       if (done) {

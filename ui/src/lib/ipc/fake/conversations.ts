@@ -1,6 +1,7 @@
 /** Conversations in the fake: each golden turn as a chat to start with, and the commands on them. */
 import type { Backend } from '../backend';
 import type { ConversationSummary, ConversationView, MessagePage, StoredMessage } from '../bindings';
+import { pathOf, shownPath, viewOf } from './tree';
 import { OPEN_PAGE } from '../bindings';
 import { userMessage } from '../../model/message';
 import { ipcError } from './errors';
@@ -19,7 +20,9 @@ export function seedConversations(st: FakeState): void {
   const { id } = st;
   const add = (title: string, at: number, messages: StoredMessage[]) => {
     const cid = id('c');
-    st.conversations.set(cid, { summary: { id: cid, title, createdAt: at, updatedAt: at, messageCount: messages.length, pinned: false, archived: false }, messages, disabled: new Set() });
+    // One path: each message follows the one before it.
+    const chained = messages.map((m, i) => ({ ...m, parentId: messages[i - 1]?.id ?? null, versions: [m.id] }));
+    st.conversations.set(cid, { summary: { id: cid, title, createdAt: at, updatedAt: at, messageCount: messages.length, pinned: false, archived: false }, messages: chained, chosenAt: new Map(), disabled: new Set() });
   };
   const now = Date.now();
   const hour = 3_600_000;
@@ -42,7 +45,7 @@ export function seedConversations(st: FakeState): void {
 /** Like the shell: pinned first, then newest. */
 function summaries(st: FakeState): ConversationSummary[] {
   return [...st.conversations.values()]
-    .map((c) => ({ ...c.summary, messageCount: c.messages.length }))
+    .map((c) => ({ ...c.summary, messageCount: pathOf(c).length }))
     .sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt - a.updatedAt);
 }
 
@@ -83,23 +86,15 @@ export function conversationCommands(
       });
     },
     async openConversation(cid): Promise<ConversationView> {
-      const c = conversation(st, cid);
-      // Like the shell: the last OPEN_PAGE messages, the rest read with olderMessages.
-      const from = Math.max(0, c.messages.length - OPEN_PAGE);
-      return {
-        conversation: { ...c.summary, messageCount: c.messages.length },
-        messages: c.messages.slice(from).map((m) => structuredClone(m)),
-        earlier: from,
-        disabledTools: [...c.disabled],
-        ...(c.agent ? { agent: c.agent } : {}),
-      };
+      // Like the shell: the current path's last OPEN_PAGE messages, the rest read with olderMessages.
+      return viewOf(conversation(st, cid), OPEN_PAGE);
     },
     async olderMessages(cid, before, limit): Promise<MessagePage> {
-      const c = conversation(st, cid);
-      const end = c.messages.findIndex((m) => m.id === before);
+      const path = shownPath(conversation(st, cid));
+      const end = path.findIndex((m) => m.id === before);
       if (end < 0) throw ipcError('messageNotFound', { id: before });
       const from = Math.max(0, end - Math.max(1, limit));
-      return { messages: c.messages.slice(from, end).map((m) => structuredClone(m)), earlier: from };
+      return { messages: path.slice(from, end), earlier: from };
     },
     async renameConversation(cid, title) {
       const c = conversation(st, cid);

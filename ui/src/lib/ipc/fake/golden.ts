@@ -98,9 +98,11 @@ export function agentScript(agent: string, text: string): ChatEvent[] {
 }
 
 /** What the store keeps of a message (the inverse of the reducer's `fromStored`); `nested`: each call's sub-agent events. */
-export function toStored(m: MessageModel, createdAt: number, updatedAt: number, nested: Map<string, NestedEvent[]> = new Map()): StoredMessage {
+export function toStored(m: MessageModel, createdAt: number, updatedAt: number, nested: Map<string, NestedEvent[]> = new Map(), parentId: string | null = null): StoredMessage {
   return {
     id: m.id,
+    parentId,
+    versions: [m.id],
     role: m.role,
     content: m.content,
     reasoning: m.reasoning,

@@ -24,7 +24,9 @@ import { searchCommandsFake } from './search';
 import { settingsCommands, settingsSeed } from './settings';
 import type { FakeState } from './state';
 import { toolCommands } from './tools';
+import { treeCommands } from './tree';
 import { turnCommands } from './turns';
+import { OPEN_PAGE } from '../bindings';
 
 export { FAKE_KEYCHAIN_PROBLEM, fakeOptionsFromUrl, type FakeOptions } from './options';
 export { FAKE_MCP_CONFIG } from './mcp';
@@ -36,6 +38,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     opts,
     tick: opts.tickMs ?? 28,
     id: (p) => `${p}_${Date.now().toString(36)}_${(seq++).toString(36)}`,
+    clock: () => ++seq,
     conversations: new Map(),
     running: new Map(),
     mcp: mcpSeed(),
@@ -56,6 +59,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
   return {
     ...conversationCommands(st),
     ...turnCommands(st),
+    ...treeCommands(st, OPEN_PAGE),
     ...toolCommands(st),
     ...providerCommands(st),
     ...settingsCommands(st),

@@ -37,9 +37,12 @@ export function seedLongChat(st: FakeState, n: number): void {
         : [],
     };
   });
+  // One path: each message follows the one before it.
+  const chained = messages.map((m, i) => ({ ...m, parentId: messages[i - 1]?.id ?? null, versions: [m.id] }));
   st.conversations.set(cid, {
-    summary: { id: cid, title: LONG_CHAT_TITLE, createdAt: t0, updatedAt: t0 + n * 60_000, messageCount: messages.length, pinned: false, archived: false },
-    messages,
+    summary: { id: cid, title: LONG_CHAT_TITLE, createdAt: t0, updatedAt: t0 + n * 60_000, messageCount: chained.length, pinned: false, archived: false },
+    messages: chained,
+    chosenAt: new Map(),
     disabled: new Set(),
   });
 }

@@ -1,11 +1,12 @@
 /**
  * Message search in the fake (`search_messages`): a case-insensitive substring scan of titles,
  * message text, tool arguments and tool results, newest conversation first, each hit with a
- * snippet whose matches are wrapped in U+E000 … U+E001 like the service's FTS5 snippets. Every
- * fake message is on its conversation's current path (the fake keeps no versions).
+ * snippet whose matches are wrapped in U+E000 … U+E001 like the service's FTS5 snippets, over
+ * every version of every message (`onCurrentPath` says which are shown now, ./tree.ts).
  */
 import type { SearchCommands, SearchHit, SearchHitKind } from '../searchContract';
 import type { FakeState } from './state';
+import { pathOf } from './tree';
 
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 200;
@@ -43,17 +44,19 @@ export function searchCommandsFake(st: FakeState): SearchCommands {
       const hits: SearchHit[] = [];
       const convs = [...st.conversations.values()].sort((a, b) => b.summary.updatedAt - a.summary.updatedAt);
       for (const c of convs) {
-        const base = { conversationId: c.summary.id, title: c.summary.title, onCurrentPath: true };
+        const base = { conversationId: c.summary.id, title: c.summary.title };
+        const shown = new Set(pathOf(c).map((m) => m.id));
         const add = (kind: SearchHitKind, text: string, at: number, extra: Partial<SearchHit> = {}) => {
           const snippet = fakeSnippet(text, q);
-          if (snippet !== null && hits.length < max) hits.push({ ...base, kind, snippet, createdAt: at, ...extra });
+          if (snippet !== null && hits.length < max) hits.push({ ...base, kind, snippet, createdAt: at, onCurrentPath: true, ...extra });
         };
         add('title', c.summary.title, c.summary.createdAt);
         for (const m of c.messages) {
-          add('message', m.content, m.createdAt, { messageId: m.id, role: m.role });
+          const on = { messageId: m.id, role: m.role, onCurrentPath: shown.has(m.id) };
+          add('message', m.content, m.createdAt, on);
           for (const call of m.toolCalls) {
-            add('toolArguments', call.arguments, m.createdAt, { messageId: m.id, toolCallId: call.callId, role: m.role });
-            if (call.result) add('toolResult', call.result.output, m.createdAt, { messageId: m.id, toolCallId: call.callId, role: m.role });
+            add('toolArguments', call.arguments, m.createdAt, { ...on, toolCallId: call.callId });
+            if (call.result) add('toolResult', call.result.output, m.createdAt, { ...on, toolCallId: call.callId });
           }
         }
         if (hits.length >= max) break;

@@ -11,7 +11,12 @@ import type { FakeOptions } from './options';
 
 export interface FakeConversation {
   summary: ConversationSummary;
+  /** Every message of its tree, in insertion order (./tree.ts). */
   messages: StoredMessage[];
+  /** The leaf of the current path (`undefined`: the last message; `null`: none). */
+  head?: string | null;
+  /** When each message was last put on the current path (the fake's clock). */
+  chosenAt: Map<string, number>;
   disabled: Set<string>;
   /** The person renamed it: generate_title leaves the title alone. */
   renamed?: boolean;
@@ -35,6 +40,8 @@ export interface FakeState {
   readonly tick: number;
   /** A fresh id with this prefix. */
   id(prefix: string): string;
+  /** A strictly increasing number, for "chosen last" (the store uses the time). */
+  clock(): number;
   readonly conversations: Map<string, FakeConversation>;
   readonly running: Map<string, Turn>;
   readonly mcp: FakeMcp[];

@@ -8,17 +8,29 @@ import type { ApprovalChoice, ChatEvent, NestedEvent, SendRequest, TurnStarted }
 import { pendingAssistant, reduce, userMessage } from '../../model/message';
 import { ipcError } from './errors';
 import { afterApproval, agentScript, scriptFor, STOPPED_DONE, toStored } from './golden';
+import { conversation } from './conversations';
 import { providerList } from './providers';
+import { pathOf, refuseWhileStreaming, touchPath } from './tree';
 import type { FakeConversation, FakeState, Turn } from './state';
 
-async function runTurn(st: FakeState, conv: FakeConversation, text: string, req: Pick<SendRequest, 'provider' | 'model'>, handlers: TurnHandlers): Promise<TurnStarted> {
+/**
+ * Where a turn's messages go: a new question under `parentId` (sending: under the head; editing:
+ * beside the edited question), or only a new answer under the question `questionId` (regenerate).
+ */
+type Place = { question: string; parentId: string | null } | { questionId: string };
+
+async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req: Pick<SendRequest, 'provider' | 'model'>, handlers: TurnHandlers): Promise<TurnStarted> {
   const { id, running, profiles, tick } = st;
   const now = Date.now();
-  const started: TurnStarted = { conversationId: conv.summary.id, messageId: id('m'), userMessageId: id('m') };
+  const questionId = 'questionId' in place ? place.questionId : id('m');
+  const started: TurnStarted = { conversationId: conv.summary.id, messageId: id('m'), userMessageId: questionId };
   const provider = req.provider ?? providerList(st).find((p) => p.isDefault)?.name ?? 'openai';
   const model = req.model ?? profiles.find((p) => p.name === provider)?.model ?? 'gpt-4o-mini';
-  conv.messages.push(toStored(userMessage(started.userMessageId, text), now, now));
-  const slot = conv.messages.push(toStored(pendingAssistant(started.messageId), now, now)) - 1;
+  const text = 'questionId' in place ? (conv.messages.find((m) => m.id === questionId)?.content ?? '') : place.question;
+  if (!('questionId' in place)) conv.messages.push(toStored(userMessage(questionId, text), now, now, new Map(), place.parentId));
+  conv.messages.push(toStored(pendingAssistant(started.messageId), now, now, new Map(), questionId));
+  conv.head = started.messageId;
+  touchPath(st, conv);
   conv.summary.updatedAt = now;
   const turn: Turn = { stopped: false, asking: null, wake: null };
   running.set(started.messageId, turn);
@@ -38,7 +50,9 @@ async function runTurn(st: FakeState, conv: FakeConversation, text: string, req:
     const e: ChatEvent = golden.type === 'started' ? { ...golden, ...started, provider, model } : 'id' in golden ? { ...golden, id: fresh(golden.id) } : golden;
     state = reduce(state, e);
     if (e.type === 'toolProgress' && e.instance && e.event) nested.set(e.id, [...(nested.get(e.id) ?? []), { instance: e.instance, event: e.event }]);
-    conv.messages[slot] = toStored(state, now, Date.now(), nested);
+    // Found by id: a message is never removed while it streams (tree changes are refused meanwhile).
+    const slot = conv.messages.findIndex((m) => m.id === started.messageId);
+    if (slot >= 0) conv.messages[slot] = toStored(state, now, Date.now(), nested, questionId);
     handlers.onEvent(e);
   };
   const wait = (ms: number | null) =>
@@ -84,7 +98,7 @@ async function runTurn(st: FakeState, conv: FakeConversation, text: string, req:
   return started;
 }
 
-export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stopTurn' | 'regenerate' | 'resolveApproval'> {
+export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stopTurn' | 'regenerate' | 'editMessage' | 'resolveApproval'> {
   const { conversations, running, profiles, agentsFile, id } = st;
   return {
     async sendMessage(request, handlers) {
@@ -96,7 +110,7 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
         const cid = id('c');
         const now = Date.now();
         const title = request.text.trim().replace(/\s+/g, ' ').slice(0, 48);
-        conv = { summary: { id: cid, title, createdAt: now, updatedAt: now, messageCount: 0, pinned: false, archived: false }, messages: [], disabled: new Set() };
+        conv = { summary: { id: cid, title, createdAt: now, updatedAt: now, messageCount: 0, pinned: false, archived: false }, messages: [], chosenAt: new Map(), disabled: new Set() };
         conversations.set(cid, conv);
       }
       for (const name of request.disableForChat) conv.disabled.add(name);
@@ -104,7 +118,8 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
         if (!agentsFile.agents.some((a) => a.name === request.agent)) throw ipcError('sendAgentNotFound', { name: request.agent });
         conv.agent = request.agent;
       }
-      return runTurn(st, conv, request.text, request, handlers);
+      refuseWhileStreaming(conv);
+      return runTurn(st, conv, { question: request.text, parentId: pathOf(conv).at(-1)?.id ?? null }, request, handlers);
     },
     async stopTurn(messageId) {
       const t = running.get(messageId);
@@ -113,14 +128,25 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
       t.wake?.(null);
       return true;
     },
-    async regenerate(conversationId, _choices, handlers) {
+    async regenerate(conversationId, messageId, choices, handlers) {
       const c = conversations.get(conversationId);
-      const lastUser = c ? c.messages.map((m) => m.role).lastIndexOf('user') : -1;
+      const path = c ? pathOf(c) : [];
+      // The question of the answer named (or the question itself); none named: the last question.
+      const named = messageId ? path.find((m) => m.id === messageId) : undefined;
+      const question = named?.role === 'user' ? named : named ? path.find((m) => m.id === named.parentId) : [...path].reverse().find((m) => m.role === 'user');
       // Like the service: no conversation, or none with a question, is the same "not found".
-      if (!c || lastUser < 0) throw ipcError('regenerateNotFound', { id: conversationId });
-      const text = c.messages[lastUser]?.content ?? '';
-      c.messages.splice(lastUser);
-      return runTurn(st, c, text, { provider: null, model: null }, handlers);
+      if (!c || (messageId && !named)) throw ipcError('messageNotFound', { id: messageId ?? '' });
+      if (!question) throw ipcError('regenerateNotFound', { id: conversationId });
+      refuseWhileStreaming(c);
+      return runTurn(st, c, { questionId: question.id }, { provider: choices?.provider ?? null, model: choices?.model ?? null }, handlers);
+    },
+    async editMessage(conversationId, messageId, text, choices, handlers) {
+      const c = conversation(st, conversationId);
+      const edited = c.messages.find((m) => m.id === messageId);
+      if (!edited || edited.role !== 'user') throw ipcError('messageNotFound', { id: messageId });
+      if (!text.trim()) throw ipcError('sendEmpty');
+      refuseWhileStreaming(c);
+      return runTurn(st, c, { question: text, parentId: edited.parentId }, { provider: choices?.provider ?? null, model: choices?.model ?? null }, handlers);
     },
     async resolveApproval(callId, choice) {
       const t = [...running.values()].find((x) => x.asking === callId);
