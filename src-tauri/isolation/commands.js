@@ -11,6 +11,7 @@ const SWITCHBOARD_COMMANDS = {
   remove_toolset: ['name'],
   list_conversations: [],
   search_conversations: ['query'],
+  search_messages: ['query', 'limit'],
   open_conversation: ['id'],
   older_messages: ['id', 'before', 'limit'],
   rename_conversation: ['id', 'title'],

@@ -11,7 +11,7 @@ import type { Backend } from '../src/lib/ipc/backend';
 import type { ConversationSummary } from '../src/lib/ipc/bindings';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import { LONG_CHAT_TITLE, LONG_CHAT_WORD } from '../src/lib/ipc/fake/long';
-import type { SearchHit } from '../src/lib/ipc/searchContract';
+import type { SearchHit } from '../src/lib/ipc/bindings';
 import { createPainter, findMatches, foldCase, openAround, type TextMatch } from '../src/lib/find/textFind';
 
 const text = (m: TextMatch | undefined) => (m?.segments ?? []).map(([n, s, e]) => n.data.slice(s, e)).join('');
@@ -31,7 +31,6 @@ const hit = (over: Partial<SearchHit>): SearchHit => ({
   conversationId: 'c1',
   title: 'Chat',
   messageId: 'm1',
-  toolCallId: null,
   kind: 'message',
   role: 'assistant',
   snippet: 'a \uE000word\uE001 here',

@@ -1,9 +1,9 @@
-//! Conversations: listing, searching, opening (a page at a time), renaming, deleting and
+//! Conversations: listing, searching (full text: [`Service::search_messages`]), opening (a page at a time), renaming, deleting and
 //! exporting them.
 
 use crate::ipc::ConversationView;
 use crate::{Error, OLDER_PAGE_MAX, OPEN_PAGE, Result, Service};
-use switchboard_store::{ConversationSummary, MessagePage};
+use switchboard_store::{ConversationSummary, MessagePage, SEARCH_LIMIT_DEFAULT, SearchHit};
 
 /// The most characters a title the person (or the page) sets may have.
 pub const MAX_TITLE_CHARS: usize = 300;
@@ -22,6 +22,14 @@ impl Service {
     /// Conversations whose title or messages contain `query`.
     pub fn search(&self, query: &str) -> Result<Vec<ConversationSummary>> {
         Ok(self.inner.store.search(query)?)
+    }
+
+    /// The places in titles, messages, tool arguments and tool results that match `query` (words,
+    /// `"phrases"`, `prefix*`, `-excluded`, `OR`), best first, highlighted snippets; `limit`
+    /// defaults to 50 and is capped at 200.
+    pub fn search_messages(&self, query: &str, limit: Option<u32>) -> Result<Vec<SearchHit>> {
+        let limit = limit.map_or(SEARCH_LIMIT_DEFAULT, |l| usize::try_from(l).unwrap_or(usize::MAX));
+        Ok(self.inner.store.search_messages(query, limit)?)
     }
 
     /// A conversation with everything needed to draw it: its last [`OPEN_PAGE`] messages (a long

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use switchboard_core::{ApprovalPolicy, ErrorKind, GenerationOptions, ToolSource};
 
 /// Stored types the shells pass through unchanged.
-pub use switchboard_store::{ConversationSummary, MessagePage, ProfileOptions, ProviderProfile, Role, StoredMessage};
+pub use switchboard_store::{
+    ConversationSummary, MessagePage, ProfileOptions, ProviderProfile, Role, SearchHit, SearchHitKind, StoredMessage,
+};
 
 /// A message to send.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

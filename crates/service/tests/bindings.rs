@@ -49,6 +49,8 @@ fn render() -> String {
         store::StoredNotice,
         store::StoredMessage,
         store::MessagePage,
+        store::SearchHitKind,
+        store::SearchHit,
         ipc::ConversationView,
         ipc::SendRequest,
         ipc::TurnChoices,

@@ -79,6 +79,10 @@ pub enum Error {
     #[error("Not now: {0}.")]
     Busy(String),
 
+    /// A search that cannot be run (too long, nothing but excluded words); says what to change.
+    #[error(transparent)]
+    Search(#[from] crate::fts::QueryError),
+
     /// A file-system operation failed.
     #[error("Could not access {}: {source}", path.display())]
     Io {
@@ -100,7 +104,7 @@ impl Error {
     /// the person configured or typed wrong; everything else is local storage failing.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) => ErrorKind::Config,
+            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) | Error::Search(_) => ErrorKind::Config,
             _ => ErrorKind::Storage,
         }
     }

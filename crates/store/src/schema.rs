@@ -129,6 +129,75 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ALTER TABLE conversations ADD COLUMN agent TEXT;
     ALTER TABLE tool_calls ADD COLUMN nested TEXT;
     "#,
+    // 9: full-text search (see `crate::fts`). A contentless FTS5 table: the texts stay only in
+    // their own tables (snippets are cut from them), so the index adds its token lists and little
+    // more. Its rowid is the source row's rowid * 4 + kind (0 a title, 1 a message's text, 2 a
+    // tool call's arguments, 3 a tool result); triggers keep it in step with every write,
+    // cascades included. `switchboard_search_text` (registered on every connection) splits
+    // scripts written without spaces into one token per character.
+    r#"
+    CREATE VIRTUAL TABLE search_index USING fts5(
+        body,
+        content = '',
+        contentless_delete = 1,
+        tokenize = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
+    );
+    INSERT INTO search_index (rowid, body)
+        SELECT rowid * 4, switchboard_search_text(title) FROM conversations;
+    INSERT INTO search_index (rowid, body)
+        SELECT rowid * 4 + 1, switchboard_search_text(content) FROM messages WHERE content <> '';
+    INSERT INTO search_index (rowid, body)
+        SELECT rowid * 4 + 2, switchboard_search_text(arguments) FROM tool_calls WHERE arguments <> '';
+    INSERT INTO search_index (rowid, body)
+        SELECT rowid * 4 + 3, switchboard_search_text(output) FROM tool_results WHERE output <> '';
+
+    CREATE TRIGGER search_title_insert AFTER INSERT ON conversations BEGIN
+        INSERT INTO search_index (rowid, body) VALUES (new.rowid * 4, switchboard_search_text(new.title));
+    END;
+    CREATE TRIGGER search_title_update AFTER UPDATE OF title ON conversations BEGIN
+        DELETE FROM search_index WHERE rowid = old.rowid * 4;
+        INSERT INTO search_index (rowid, body) VALUES (new.rowid * 4, switchboard_search_text(new.title));
+    END;
+    CREATE TRIGGER search_title_delete AFTER DELETE ON conversations BEGIN
+        DELETE FROM search_index WHERE rowid = old.rowid * 4;
+    END;
+
+    CREATE TRIGGER search_message_insert AFTER INSERT ON messages WHEN new.content <> '' BEGIN
+        INSERT INTO search_index (rowid, body) VALUES (new.rowid * 4 + 1, switchboard_search_text(new.content));
+    END;
+    CREATE TRIGGER search_message_update AFTER UPDATE OF content ON messages BEGIN
+        DELETE FROM search_index WHERE rowid = old.rowid * 4 + 1;
+        INSERT INTO search_index (rowid, body)
+            SELECT new.rowid * 4 + 1, switchboard_search_text(new.content) WHERE new.content <> '';
+    END;
+    CREATE TRIGGER search_message_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM search_index WHERE rowid = old.rowid * 4 + 1;
+    END;
+
+    CREATE TRIGGER search_arguments_insert AFTER INSERT ON tool_calls WHEN new.arguments <> '' BEGIN
+        INSERT INTO search_index (rowid, body) VALUES (new.rowid * 4 + 2, switchboard_search_text(new.arguments));
+    END;
+    CREATE TRIGGER search_arguments_update AFTER UPDATE OF arguments ON tool_calls BEGIN
+        DELETE FROM search_index WHERE rowid = old.rowid * 4 + 2;
+        INSERT INTO search_index (rowid, body)
+            SELECT new.rowid * 4 + 2, switchboard_search_text(new.arguments) WHERE new.arguments <> '';
+    END;
+    CREATE TRIGGER search_arguments_delete AFTER DELETE ON tool_calls BEGIN
+        DELETE FROM search_index WHERE rowid = old.rowid * 4 + 2;
+    END;
+
+    CREATE TRIGGER search_result_insert AFTER INSERT ON tool_results WHEN new.output <> '' BEGIN
+        INSERT INTO search_index (rowid, body) VALUES (new.rowid * 4 + 3, switchboard_search_text(new.output));
+    END;
+    CREATE TRIGGER search_result_update AFTER UPDATE OF output ON tool_results BEGIN
+        DELETE FROM search_index WHERE rowid = old.rowid * 4 + 3;
+        INSERT INTO search_index (rowid, body)
+            SELECT new.rowid * 4 + 3, switchboard_search_text(new.output) WHERE new.output <> '';
+    END;
+    CREATE TRIGGER search_result_delete AFTER DELETE ON tool_results BEGIN
+        DELETE FROM search_index WHERE rowid = old.rowid * 4 + 3;
+    END;
+    "#,
 ];
 
 /// The schema version this build creates and understands.
@@ -203,6 +272,8 @@ fn check_pages(conn: &Connection, path: &Path) -> Result<()> {
 /// Sets the connection up for the store's use. Runs only after [`check_file`] passed.
 pub(crate) fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    // The search index's triggers call it on every write.
+    crate::fts::register(conn)?;
     // WAL lets a reader (the UI listing conversations) run while a turn writes; NORMAL is durable
     // across an app crash under WAL and only risks the last commits on power loss.
     let _mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
@@ -216,6 +287,8 @@ pub(crate) fn configure(conn: &Connection) -> rusqlite::Result<()> {
 /// The version is re-read inside an IMMEDIATE transaction so two processes opening the same new
 /// database at once do not both run a migration.
 pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+    // Migration 9 and the triggers it creates need it, whether or not `configure` ran.
+    crate::fts::register(conn)?;
     loop {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
@@ -281,5 +354,36 @@ mod tests {
             .unwrap();
         assert_eq!(content, "asked before choices were kept");
         assert_eq!(options, None);
+    }
+
+    #[test]
+    fn the_search_migration_indexes_rows_written_before_it() {
+        let search = MIGRATIONS.iter().position(|m| m.contains("CREATE VIRTUAL TABLE search_index")).unwrap();
+        let mut conn = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..search] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", search as i64).unwrap();
+        conn.execute_batch(
+            "INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c', 'otters and 海獭', 1, 1);
+             INSERT INTO messages (id, conversation_id, seq, role, content, status, created_at, updated_at)
+             VALUES ('q', 'c', 1, 'user', 'where do otters sleep', 'complete', 1, 1),
+                    ('a', 'c', 2, 'assistant', '', 'interrupted', 1, 1);
+             INSERT INTO tool_calls (id, message_id, call_id, iteration, idx, name, source, arguments, text_offset, status, created_at)
+             VALUES ('t', 'a', 'call', 1, 0, 'lookup', '\"builtin\"', '{\"q\":\"kelp\"}', 0, 'ok', 1);
+             INSERT INTO tool_results (tool_call_id, status, output, duration_ms, created_at)
+             VALUES ('t', 'ok', 'they sleep in kelp forests', 1, 1);",
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
+        let kinds = |q: &str| -> Vec<i64> {
+            let mut stmt =
+                conn.prepare("SELECT rowid & 3 FROM search_index WHERE search_index MATCH ?1 ORDER BY 1").unwrap();
+            stmt.query_map([q], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+        };
+        assert_eq!(kinds("otters"), [0, 1], "the title and the question");
+        assert_eq!(kinds("kelp"), [2, 3], "the call's arguments and its result");
+        assert_eq!(kinds("\"海 獭\""), [0]);
+        conn.execute("INSERT INTO search_index (search_index) VALUES ('integrity-check')", []).unwrap();
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{Result, ipc, logged};
 use switchboard_service::Service;
-use switchboard_service::ipc::{ChatInstructions, ConversationSummary, ConversationView, MessagePage};
+use switchboard_service::ipc::{ChatInstructions, ConversationSummary, ConversationView, MessagePage, SearchHit};
 use tauri::State;
 
 #[tauri::command]
@@ -14,6 +14,11 @@ pub async fn list_conversations(service: State<'_, Service>) -> Result<Vec<Conve
 #[tauri::command]
 pub async fn search_conversations(service: State<'_, Service>, query: String) -> Result<Vec<ConversationSummary>> {
     logged("search_conversations", async move { service.search(&query).map_err(ipc) }).await
+}
+
+#[tauri::command]
+pub async fn search_messages(service: State<'_, Service>, query: String, limit: Option<u32>) -> Result<Vec<SearchHit>> {
+    logged("search_messages", async move { service.search_messages(&query, limit).map_err(ipc) }).await
 }
 
 #[tauri::command]

@@ -54,6 +54,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
     let handler: Box<dyn Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync> = Box::new(tauri::generate_handler![
         conversations::list_conversations,
         conversations::search_conversations,
+        conversations::search_messages,
         conversations::open_conversation,
         conversations::older_messages,
         conversations::rename_conversation,

@@ -2,6 +2,7 @@
 //! split by concern: this file opens the database and owns the connection, the process lock and
 //! the row ids; `turns.rs` stores a turn's rows and reads messages and history back;
 //! `conversations.rs` lists, searches and changes conversations and their per-chat tool choices;
+//! `search.rs` runs full-text searches on the search index;
 //! `settings.rs` keeps settings and provider profiles. The recorder (`crate::recorder`) writes a
 //! turn's events through the same connection.
 //!
@@ -9,6 +10,7 @@
 //! across a call out of the store.
 
 mod conversations;
+mod search;
 mod settings;
 mod turns;
 
@@ -20,6 +22,8 @@ use serde::de::DeserializeOwned;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+pub use search::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind};
 
 /// Switchboard's database. Cheap to clone: clones share one connection.
 ///

@@ -509,6 +509,46 @@ messages: Array<StoredMessage>,
  */
 earlier: number, };
 
+export type SearchHitKind = "title" | "message" | "toolArguments" | "toolResult";
+
+export type SearchHit = { 
+/**
+ * The conversation.
+ */
+conversationId: string, 
+/**
+ * Its title.
+ */
+title: string, 
+/**
+ * The message that matched, or that holds the tool call that did (none for a title).
+ */
+messageId?: string, 
+/**
+ * The tool call that matched (its `callId` within the message), for tool hits.
+ */
+toolCallId?: string, 
+/**
+ * Where the match is.
+ */
+kind: SearchHitKind, 
+/**
+ * Who wrote the message, for message hits.
+ */
+role?: Role, 
+/**
+ * A short excerpt around the match, each match between U+E000 and U+E001.
+ */
+snippet: string, 
+/**
+ * The message is on the conversation's current path (else open it by switching to it).
+ */
+onCurrentPath: boolean, 
+/**
+ * Unix millis the matched row was written (a title: the conversation's creation).
+ */
+createdAt: number, };
+
 export type ConversationView = { 
 /**
  * Its summary.

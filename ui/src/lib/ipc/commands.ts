@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatInstructions, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatInstructions, CommandToolConfig, ConnectionReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -17,6 +17,7 @@ export interface Commands {
   remove_toolset: { args: { name: string }; params: [name: string]; result: AgentsOverview };
   list_conversations: { args: Record<string, never>; params: []; result: ConversationSummary[] };
   search_conversations: { args: { query: string }; params: [query: string]; result: ConversationSummary[] };
+  search_messages: { args: { query: string; limit?: number | null }; params: [query: string, limit?: number | null]; result: SearchHit[] };
   open_conversation: { args: { id: string }; params: [id: string]; result: ConversationView };
   older_messages: { args: { id: string; before: string; limit: number }; params: [id: string, before: string, limit: number]; result: MessagePage };
   rename_conversation: { args: { id: string; title: string }; params: [id: string, title: string]; result: void };
@@ -91,6 +92,7 @@ export const COMMANDS = {
   remove_toolset: ['name'],
   list_conversations: [],
   search_conversations: ['query'],
+  search_messages: ['query', 'limit'],
   open_conversation: ['id'],
   older_messages: ['id', 'before', 'limit'],
   rename_conversation: ['id', 'title'],

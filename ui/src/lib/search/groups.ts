@@ -4,7 +4,7 @@
  * conversation only the message search found. One flat list of targets for the arrow keys. Pure.
  */
 import type { ConversationSummary } from '../ipc/bindings';
-import type { SearchHit } from '../ipc/searchContract';
+import type { SearchHit } from '../ipc/bindings';
 
 /** Hits shown under a conversation before "N more". */
 export const HITS_PER_GROUP = 3;

@@ -6,12 +6,11 @@ import { chatParams, generationFor } from './chatParams.svelte';
 import { maybeGenerateTitle } from './titles';
 import { getContext, setContext } from 'svelte';
 import type { Backend } from '../ipc/backend';
-import type { AgentsOverview, ApprovalChoice, ConversationSummary, IpcError, ProviderInfo, ToolInfo, TurnChoices } from '../ipc/bindings';
+import type { AgentsOverview, ApprovalChoice, ConversationSummary, IpcError, ProviderInfo, SearchHit, ToolInfo, TurnChoices } from '../ipc/bindings';
 import { errorAction, toIpcError, type ErrorAction } from '../ipc/errors';
 import { nextFrame, type Scheduler } from '../util/frame';
 import { extractMentions } from '../util/mentions';
 import { PrefsState } from './prefs.svelte';
-import { searchCommands, type SearchHit } from '../ipc/searchContract';
 import { matchedTerms } from '../search/snippet';
 import { ChatSession, type ApprovalRequest, type SessionHost } from './session.svelte';
 import { preloadMarkdown } from '../markdown/engine';
@@ -198,7 +197,7 @@ export class AppState implements SessionHost {
     const q = this.query.trim();
     // Both answers of one query are shown together; a slower earlier query never replaces a later one.
     const hits: Promise<{ hits: SearchHit[]; error: string | null }> = q
-      ? searchCommands(this.api)
+      ? this.api
           .searchMessages(q, SEARCH_HIT_LIMIT)
           .then(
             (h) => ({ hits: h, error: null }),

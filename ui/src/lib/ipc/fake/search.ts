@@ -4,7 +4,8 @@
  * snippet whose matches are wrapped in U+E000 … U+E001 like the service's FTS5 snippets, over
  * every version of every message (`onCurrentPath` says which are shown now, ./tree.ts).
  */
-import type { SearchCommands, SearchHit, SearchHitKind } from '../searchContract';
+import type { Backend } from '../backend';
+import type { SearchHit, SearchHitKind } from '../bindings';
 import type { FakeState } from './state';
 import { pathOf } from './tree';
 
@@ -35,7 +36,7 @@ function mark(text: string, q: string): string {
   return out + text.slice(pos);
 }
 
-export function searchCommandsFake(st: FakeState): SearchCommands {
+export function searchCommandsFake(st: FakeState): Pick<Backend, 'searchMessages'> {
   return {
     async searchMessages(query, limit) {
       const q = query.trim().toLowerCase();

@@ -1,0 +1,267 @@
+//! Full-text search: the index follows every write (checkpoints, renames, deletes, cascades), finds
+//! words, phrases, prefixes and scripts without spaces, and never fails on what a person types.
+
+use std::time::Duration;
+use switchboard_core::{ChatEvent, EventSink, FinishReason, ToolSource, ToolStatus, Usage};
+use switchboard_store::{DB_FILE, Error, MATCH_END, MATCH_START, Role, SearchHit, SearchHitKind, Store};
+
+fn open() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join(DB_FILE)).unwrap();
+    (dir, store)
+}
+
+/// A finished turn: the question, the answer, and tool calls with their results.
+fn turn(
+    store: &Store,
+    conversation: Option<&str>,
+    question: &str,
+    answer: &str,
+    tools: &[(&str, &str)],
+) -> (String, String) {
+    let rows = store.begin_turn(conversation, question, "p", "m").unwrap();
+    let rec = store.recorder(&rows.message_id).with_checkpoint_interval(Duration::ZERO);
+    for (i, (args, output)) in tools.iter().enumerate() {
+        let id = format!("call{i}");
+        rec.emit(ChatEvent::ToolCall {
+            id: id.clone(),
+            name: "lookup".into(),
+            source: ToolSource::Builtin,
+            arguments: (*args).into(),
+            text_offset: 0,
+            iteration: 1,
+            index: i as u32,
+        });
+        rec.emit(ChatEvent::ToolResult {
+            id,
+            status: ToolStatus::Ok,
+            output: (*output).into(),
+            duration_ms: 1,
+            images: None,
+        });
+    }
+    rec.emit(ChatEvent::TextDelta { text: answer.into() });
+    rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 0 });
+    assert!(rec.take_error().is_none());
+    (rows.conversation_id, rows.message_id)
+}
+
+fn search(store: &Store, query: &str) -> Vec<SearchHit> {
+    store.search_messages(query, 50).unwrap_or_else(|e| panic!("search {query:?}: {e}"))
+}
+
+fn kinds(hits: &[SearchHit]) -> Vec<SearchHitKind> {
+    hits.iter().map(|h| h.kind).collect()
+}
+
+/// The index's own consistency check, through a second connection as another process would run it.
+fn integrity_check(dir: &tempfile::TempDir) {
+    let raw = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
+    raw.execute("INSERT INTO search_index (search_index) VALUES ('integrity-check')", []).unwrap();
+}
+
+#[test]
+fn the_bundled_sqlite_has_fts5() {
+    let raw = rusqlite::Connection::open_in_memory().unwrap();
+    let on: bool = raw.query_row("SELECT sqlite_compileoption_used('ENABLE_FTS5')", [], |r| r.get(0)).unwrap();
+    assert!(on);
+}
+
+#[test]
+fn hits_name_the_place_and_mark_the_match() {
+    let (dir, store) = open();
+    let (conv, answer) = turn(
+        &store,
+        None,
+        "How do I configure the parser?",
+        "Set the tokenizer option, then rebuild.",
+        &[(r#"{"query":"parser settings"}"#, "Found: the zebra manual, chapter 3")],
+    );
+    let hits = search(&store, "zebra");
+    assert_eq!(kinds(&hits), [SearchHitKind::ToolResult]);
+    let hit = &hits[0];
+    assert_eq!(hit.conversation_id, conv);
+    assert_eq!(hit.message_id.as_deref(), Some(answer.as_str()));
+    assert_eq!(hit.tool_call_id.as_deref(), Some("call0"));
+    assert_eq!(hit.title, "How do I configure the parser?");
+    assert_eq!(hit.snippet, format!("Found: the {MATCH_START}zebra{MATCH_END} manual, chapter 3"));
+    assert!(hit.on_current_path);
+
+    // The title, the question and the tool's arguments all say "parser".
+    let hits = search(&store, "parser");
+    let mut found = kinds(&hits);
+    found.sort_by_key(|k| format!("{k:?}"));
+    assert_eq!(found, [SearchHitKind::Message, SearchHitKind::Title, SearchHitKind::ToolArguments]);
+    let message = hits.iter().find(|h| h.kind == SearchHitKind::Message).unwrap();
+    assert_eq!(message.role, Some(Role::User));
+    assert!(hits.iter().find(|h| h.kind == SearchHitKind::Title).unwrap().message_id.is_none());
+
+    let hits = search(&store, "tokenizer");
+    assert_eq!(hits[0].role, Some(Role::Assistant));
+    assert_eq!(hits[0].message_id.as_deref(), Some(answer.as_str()));
+    integrity_check(&dir);
+}
+
+#[test]
+fn phrases_prefixes_exclusions_and_alternatives() {
+    let (_dir, store) = open();
+    turn(&store, None, "one", "the quick brown fox jumps over the lazy dog", &[]);
+    turn(&store, None, "two", "a brown quick fox is not the same", &[]);
+    turn(&store, None, "three", "Parsing résumés in café menus", &[]);
+    let count = |q: &str| search(&store, q).len();
+    assert_eq!(count("\"quick brown\""), 1);
+    assert_eq!(count("quick brown"), 2);
+    assert_eq!(count("quick -lazy"), 1);
+    assert_eq!(count("quick NOT lazy"), 1);
+    assert_eq!(count("lazy OR same"), 2);
+    assert_eq!(count("pars*"), 1);
+    assert_eq!(count("resumes"), 1, "diacritics folded");
+    assert_eq!(count("CAFÉ"), 1, "case folded");
+    assert_eq!(count("\"quick brown"), 1, "an unclosed quote runs to the end");
+}
+
+#[test]
+fn chinese_japanese_and_thai_match_inside_sentences() {
+    let (_dir, store) = open();
+    turn(&store, None, "zh", "我们明天去北京参观故宫博物院。", &[]);
+    turn(&store, None, "ja", "東京タワーの近くで美味しいラーメンを食べました。", &[]);
+    turn(&store, None, "th", "วันนี้อากาศดีมากและฉันอยากไปเที่ยวทะเล", &[]);
+    turn(&store, None, "mixed", "The 数据库 (database) is ready", &[]);
+    let first = |q: &str| -> Vec<String> { search(&store, q).into_iter().map(|h| h.title).collect() };
+    for (query, title) in [
+        ("北京", "zh"),
+        ("故宫博物院", "zh"),
+        ("宫", "zh"),
+        ("ラーメン", "ja"),
+        ("東京タワー", "ja"),
+        ("美味しい", "ja"),
+        ("อากาศ", "th"),
+        ("ทะเล", "th"),
+        ("เที่ยว", "th"),
+        ("数据", "mixed"),
+        ("数据库 database", "mixed"),
+    ] {
+        assert_eq!(first(query), [title], "query {query:?}");
+    }
+    // Characters in another order are not the word.
+    assert!(first("京北").is_empty());
+    let hit = &search(&store, "博物院")[0];
+    assert!(hit.snippet.contains(&format!("故宫{MATCH_START}博物院{MATCH_END}。")), "{}", hit.snippet);
+    let hit = &search(&store, "ทะเล")[0];
+    assert!(hit.snippet.ends_with(&format!("{MATCH_START}ทะเล{MATCH_END}")), "{}", hit.snippet);
+}
+
+#[test]
+fn fts_syntax_in_a_query_never_is_an_sqlite_error() {
+    let (_dir, store) = open();
+    turn(&store, None, "syntax", "NEAR the (group) of \"quoted\" words: col^umn and -minus AND or OR not", &[]);
+    let cases = [
+        "\"",
+        "\"\"",
+        "\"\"\"",
+        "*",
+        "**",
+        "a*b",
+        "NEAR",
+        "NEAR(",
+        "NEAR(a b, 2)",
+        "-",
+        "--",
+        "-(",
+        "(",
+        ")",
+        "()",
+        "(a",
+        "a)",
+        ":",
+        "col:",
+        ":col",
+        "^",
+        "^a",
+        "a^",
+        "\"unbalanced",
+        "unbalanced\"",
+        "AND",
+        "OR",
+        "NOT",
+        "a AND",
+        "OR b",
+        "NOT NOT",
+        "a OR OR b",
+        "+",
+        "{a b}",
+        "'",
+        "[x]",
+        "\\",
+        "a\"b",
+        "\u{E000}",
+        "😀",
+    ];
+    for q in cases {
+        match store.search_messages(q, 10) {
+            Ok(_) => {}
+            Err(Error::Search(_)) => {}
+            Err(e) => panic!("query {q:?}: {e}"),
+        }
+    }
+    assert_eq!(search(&store, "NEAR(the").len(), 1);
+    assert_eq!(search(&store, "\"quoted\"").len(), 1);
+    assert_eq!(search(&store, "col:umn").len(), 1, "punctuation separates words, as in the text");
+    assert_eq!(search(&store, "col^umn").len(), 1);
+    let err = store.search_messages("-minus", 10).unwrap_err();
+    assert!(err.to_string().contains("Add a word to find"), "{err}");
+    assert_eq!(err.kind(), switchboard_core::ErrorKind::Config);
+}
+
+#[test]
+fn the_index_follows_checkpoints_renames_and_deletes() {
+    let (dir, store) = open();
+    let rows = store.begin_turn(None, "a question about otters", "p", "m").unwrap();
+    let rec = store.recorder(&rows.message_id).with_checkpoint_interval(Duration::ZERO);
+    rec.emit(ChatEvent::TextDelta { text: "Sea otters ".into() });
+    // Each delta after the interval is a checkpoint: the text so far is searchable while it streams.
+    assert_eq!(kinds(&search(&store, "sea")), [SearchHitKind::Message]);
+    rec.emit(ChatEvent::TextDelta { text: "hold hands while sleeping".into() });
+    rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 0 });
+    assert_eq!(search(&store, "sleeping").len(), 1);
+    assert_eq!(search(&store, "sea otters").len(), 1, "one entry per message, not one per checkpoint");
+    integrity_check(&dir);
+
+    store.rename(&rows.conversation_id, "Marine mammals").unwrap();
+    assert_eq!(kinds(&search(&store, "marine")), [SearchHitKind::Title]);
+    assert!(search(&store, "question").iter().all(|h| h.kind != SearchHitKind::Title));
+
+    // Asking again takes the last turn back: its rows and their entries go.
+    let (conv, _) =
+        turn(&store, None, "unique kestrel question", "kestrel answer", &[("{\"bird\":\"kestrel\"}", "kestrel facts")]);
+    assert_eq!(search(&store, "kestrel").len(), 5, "title, question, arguments, result, answer");
+    store.take_last_turn(&conv).unwrap();
+    assert_eq!(kinds(&search(&store, "kestrel")), [SearchHitKind::Title]);
+    integrity_check(&dir);
+
+    // Deleting a conversation cascades to its messages, calls and results, and to their entries.
+    store.delete(&conv).unwrap();
+    store.delete(&rows.conversation_id).unwrap();
+    for q in ["kestrel", "otters", "marine", "sleeping"] {
+        assert!(search(&store, q).is_empty(), "{q} left a stale hit");
+    }
+    let raw = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
+    let left: i64 = raw.query_row("SELECT count(*) FROM search_index_docsize", [], |r| r.get(0)).unwrap();
+    assert_eq!(left, 0, "no entries outlive their rows");
+    integrity_check(&dir);
+}
+
+#[test]
+fn results_are_bounded_and_newer_ranks_first_among_equals() {
+    let (_dir, store) = open();
+    let conv = turn(&store, None, "start", "first heron note", &[]).0;
+    for i in 0..30 {
+        turn(&store, Some(&conv), &format!("q{i}"), "heron note", &[]);
+    }
+    assert_eq!(store.search_messages("heron", 5).unwrap().len(), 5);
+    assert_eq!(store.search_messages("heron", 0).unwrap().len(), 1, "at least one");
+    assert_eq!(store.search_messages("heron", 10_000).unwrap().len(), 31);
+    let hits = store.search_messages("heron note", 50).unwrap();
+    // Equal text: the newest first.
+    assert!(hits.windows(2).all(|w| w[0].created_at >= w[1].created_at || w[0].snippet != w[1].snippet));
+}
