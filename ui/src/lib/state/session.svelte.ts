@@ -36,7 +36,9 @@ export const BUSY_REASON = 'Wait until the answer finishes, or stop it.';
 
 /** A stored message as the session keeps it, under the key it already has on screen (if any). */
 function uiFromStored(m: StoredMessage, keys: ReadonlyMap<string, string> = new Map()): UiMessage {
-  return { key: keys.get(m.id) ?? (m.id || uid('m')), model: fromStored(m), ...(m.versions.length > 1 ? { versions: m.versions } : {}) };
+  // A shell from before the message tree sends no `versions`: the message then has no other.
+  const versions = (m as Partial<StoredMessage>).versions ?? [];
+  return { key: keys.get(m.id) ?? (m.id || uid('m')), model: fromStored(m), ...(versions.length > 1 ? { versions } : {}) };
 }
 
 /** Where `m` stands among its versions, or null when it has no other. */
