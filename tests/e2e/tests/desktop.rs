@@ -2223,10 +2223,23 @@ async fn v_search_opens_an_old_tool_result_in_place_and_find_steps_through_a_cha
             tid("find-count")
         )
     };
-    let first = app.wait_for("the find count", &count("^1 of \\d+$"), LONG).await?;
-    let total: usize =
-        first.as_str().and_then(|t| t.rsplit(' ').next()).and_then(|n| n.parse().ok()).context("a count")?;
-    ensure!(total > 10, "every rendered answer and question says Paris: {first}");
+    // The current match is the first one in view (nothing jumps), and stays in view as it moves.
+    let current_in_view = format!(
+        "const h = globalThis.CSS?.highlights; const sc = document.querySelector('{sc}'); let r; \
+         if (h) {{ const s = [...(h.get('find-match-current') ?? [])][0]; if (!s) return null; \
+           const x = document.createRange(); x.setStart(s.startContainer, s.startOffset); x.setEnd(s.endContainer, s.endOffset); r = x.getBoundingClientRect(); }} \
+         else {{ const m = document.querySelector('mark.find-match.current'); if (!m) return null; r = m.getBoundingClientRect(); }} \
+         const b = sc.getBoundingClientRect(); return r.height > 0 && r.top >= b.top && r.bottom <= b.bottom ? true : null;",
+        sc = tid("chat-scroller")
+    );
+    let first = app.wait_for("the find count", &count("^\\d+ of \\d+$"), LONG).await?;
+    let (k, total) = first
+        .as_str()
+        .and_then(|t| t.split_once(" of "))
+        .and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
+        .context("a count")?;
+    ensure!(total > 100, "every rendered question, answer and card says Paris: {first}");
+    app.wait_for("the current match in view", &current_in_view, LONG).await?;
     let painted = app
         .js(
             "const h = globalThis.CSS?.highlights; return h ? [h.get('find-match')?.size ?? 0, h.get('find-match-current')?.size ?? 0] \
@@ -2238,13 +2251,19 @@ async fn v_search_opens_an_old_tool_result_in_place_and_find_steps_through_a_cha
         painted == json!([total - 1, 1]) || painted == json!([total, 1]),
         "every match painted, one current: {painted} for {total}"
     );
+    let next = k % total + 1;
     app.keys(&(Key::Enter + "")).await?;
-    app.wait_for("the second match", &count(&format!("^2 of {total}$")), LONG).await?;
+    app.wait_for("the next match", &count(&format!("^{next} of {total}$")), LONG).await?;
+    app.wait_for("the next match in view", &current_in_view, LONG).await?;
     app.screenshot("3-find-in-chat").await?;
     let back = format!("{}{}", Key::Shift, Key::Enter);
     app.keys(&back).await?;
     app.keys(&back).await?;
-    app.wait_for("the last match (wrapped)", &count(&format!("^{total} of {total}$")), LONG).await?;
+    let before = if k == 1 { total } else { k - 1 };
+    app.wait_for("the match before the first one", &count(&format!("^{before} of {total}$")), LONG).await?;
+    // F3 goes on from there; Shift+Enter / Enter wrap at the ends.
+    app.keys(&(Key::F3 + "")).await?;
+    app.wait_for("F3: the next match", &count(&format!("^{k} of {total}$")), LONG).await?;
     app.keys(&(Key::Escape + "")).await?;
     app.wait_for(
         "the find bar closed and nothing lit",
