@@ -226,6 +226,20 @@ pub(crate) enum ConversationsCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Find words, "phrases", prefix* (also Chinese, Japanese, Thai) in titles, messages, tool
+    /// arguments and tool results, best first, with the matching text. `-word` leaves out,
+    /// `OR` between alternatives.
+    Search {
+        /// What to look for (a leading `-` is part of the query, not an option).
+        #[arg(allow_hyphen_values = true)]
+        query: String,
+        /// The most hits to show (at most 200).
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Print JSON (matches in each snippet between U+E000 and U+E001).
+        #[arg(long)]
+        json: bool,
+    },
     /// Show a conversation with tool calls where they happened.
     Show {
         /// Conversation id.

@@ -232,7 +232,7 @@ pub fn regenerate(service: &Service, args: RegenerateArgs) -> anyhow::Result<Exi
     } else {
         None
     };
-    let turn = service.prepare_regenerate(&conversation, choices)?;
+    let turn = service.prepare_regenerate(&conversation, None, choices)?;
     stream(
         service,
         turn,

@@ -375,6 +375,20 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
                 }
             }
         }
+        ConversationsCmd::Search { query, limit, json } => {
+            let hits = service.search_messages(&query, Some(limit))?;
+            if json {
+                println!("{}", render::json(&serde_json::to_string_pretty(&hits)?));
+            } else if hits.is_empty() {
+                eprintln!("No matches.");
+            } else {
+                let bold = std::io::stdout().is_terminal();
+                let mut out = std::io::stdout().lock();
+                for hit in &hits {
+                    render::search_hit(&mut out, hit, bold)?;
+                }
+            }
+        }
         ConversationsCmd::Show { id, json } => {
             let view = service.open_all(&id)?;
             if json {

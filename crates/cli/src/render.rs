@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::sync::Mutex;
 use switchboard_core::{ChatEvent, EventSink, ToolStatus};
-use switchboard_service::ipc::{Role, StoredMessage};
+use switchboard_service::ipc::{MATCH_END, MATCH_START, Role, SearchHit, SearchHitKind, StoredMessage};
 
 /// Longest tool output shown in the terminal; the full text is in the database and `show --json`.
 const MAX_OUTPUT_CHARS: usize = 160;
@@ -19,6 +19,34 @@ const MAX_OUTPUT_CHARS: usize = 160;
 /// `--json` output is never passed here.
 pub fn safe(text: &str) -> std::borrow::Cow<'_, str> {
     switchboard_core::visible(text)
+}
+
+/// One search hit: the conversation and where the match is, then its snippet with each match in
+/// bold (`bold`: a terminal) or between brackets.
+pub fn search_hit(out: &mut impl Write, hit: &SearchHit, bold: bool) -> std::io::Result<()> {
+    let place = match (hit.kind, hit.role) {
+        (SearchHitKind::Title, _) => "title".to_owned(),
+        (SearchHitKind::Message, Some(Role::User)) => "you".to_owned(),
+        (SearchHitKind::Message, _) => "assistant".to_owned(),
+        (SearchHitKind::ToolArguments, _) => "tool call".to_owned(),
+        (SearchHitKind::ToolResult, _) => "tool result".to_owned(),
+    };
+    let branch = if hit.on_current_path { "" } else { " (another version)" };
+    let message = hit.message_id.as_deref().map(|m| format!("  message {m}")).unwrap_or_default();
+    writeln!(out, "{}  {}  [{place}{branch}]{message}", hit.conversation_id, safe(&hit.title))?;
+    let (open, close) = if bold { ("\x1b[1m", "\x1b[0m") } else { ("[", "]") };
+    let mut line = String::from("    ");
+    for (i, part) in hit.snippet.split([MATCH_START, MATCH_END]).enumerate() {
+        // Parts alternate: text outside a match, then a match.
+        if i % 2 == 1 {
+            line.push_str(open);
+            line.push_str(&safe(part));
+            line.push_str(close);
+        } else {
+            line.push_str(&safe(part));
+        }
+    }
+    writeln!(out, "{line}")
 }
 
 /// Serialized JSON made harmless for a terminal without changing what it means: serde_json

@@ -1,6 +1,7 @@
 //! Turns: preparing one (rows, provider, the person's choices; the engine and the rules every
 //! turn follows come from `turn_setup`, as for an agent call), running it with the
-//! store's recorder first in line, regenerating an answer with the choices it was asked with,
+//! store's recorder first in line, answering a question again (a new version beside the old) or sending
+//! an edited one (a new branch) with the choices it was asked with,
 //! stopping, and approvals — remembered here ("for this chat", "always") for every shell alike.
 //! A turn's keys (`TurnKeys`) are made when it is prepared: its provider key, its redactor and
 //! every agent call inside it read each key once.
@@ -194,7 +195,7 @@ impl Service {
         let keys = self.turn_keys();
         let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
         self.begin(
-            request.conversation_id.as_deref(),
+            Placement::Next(request.conversation_id.as_deref()),
             &request.text,
             &request.disable_for_chat,
             choices,
@@ -203,30 +204,72 @@ impl Service {
         )
     }
 
-    /// Takes back the conversation's last question and its answer and prepares the question
-    /// again, with `choices` when given, else exactly the choices it was asked with. Everything
-    /// is checked before anything is removed: a failure leaves the conversation as it was.
-    pub fn prepare_regenerate(&self, conversation_id: &str, choices: Option<TurnChoices>) -> Result<PreparedTurn> {
-        let mut choices = match choices {
-            Some(c) => c,
-            None => self.last_choices(conversation_id)?,
+    /// Prepares another answer to a question, beside its earlier ones (kept as versions):
+    /// `message_id` names the answer to replace or its question (`None`: the current path's last
+    /// question). With `choices` when given, else exactly the choices it was asked with.
+    /// Everything is checked before anything is written; refused while an answer streams in the
+    /// conversation.
+    pub fn prepare_regenerate(
+        &self,
+        conversation_id: &str,
+        message_id: Option<&str>,
+        choices: Option<TurnChoices>,
+    ) -> Result<PreparedTurn> {
+        let store = &self.inner.store;
+        let question = match message_id {
+            Some(id) => store.question(conversation_id, id)?,
+            None => store.last_question(conversation_id)?,
         };
+        let mut choices = choices.unwrap_or_else(|| choices_of(&question));
         let agent = self.turn_agent(Some(conversation_id), &mut choices)?;
         let keys = self.turn_keys();
         let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
-        let taken = self.inner.store.take_last_turn(conversation_id)?;
-        self.begin(Some(conversation_id), &taken.text, &[], choices, (resolved, keys), agent)
+        let place = Placement::Answer { conversation_id, question: &question.id };
+        self.begin(place, &question.text, &[], choices, (resolved, keys), agent)
     }
 
-    /// The choices the conversation's last question was asked with.
+    /// Prepares an edited question: a new version of the person's message `message_id` with
+    /// `text`, and its answer, on a new branch (the old one is kept). With `choices` when given,
+    /// else the ones the message was asked with. Refused while an answer streams.
+    pub fn prepare_edit(
+        &self,
+        conversation_id: &str,
+        message_id: &str,
+        text: &str,
+        choices: Option<TurnChoices>,
+    ) -> Result<PreparedTurn> {
+        if text.trim().is_empty() {
+            return Err(Error::config("The message is empty."));
+        }
+        let question = self.inner.store.question(conversation_id, message_id)?;
+        if question.id != message_id {
+            return Err(Error::config("Only your own messages can be edited; regenerate an answer instead."));
+        }
+        let mut choices = choices.unwrap_or_else(|| choices_of(&question));
+        if let Some(generation) = &choices.generation {
+            generation.check().map_err(Error::config)?;
+        }
+        let agent = self.turn_agent(Some(conversation_id), &mut choices)?;
+        let keys = self.turn_keys();
+        let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
+        let place = Placement::Edit { conversation_id, question: message_id };
+        self.begin(place, text, &[], choices, (resolved, keys), agent)
+    }
+
+    /// The choices the last question on the conversation's current path was asked with.
     pub fn last_choices(&self, conversation_id: &str) -> Result<TurnChoices> {
-        let last = self.inner.store.last_turn(conversation_id)?;
-        Ok(last
-            .turn_options
-            .as_deref()
-            .and_then(|json| serde_json::from_str::<TurnChoices>(json).ok())
-            // Questions stored before choices were kept: the profile and model that answered.
-            .unwrap_or(TurnChoices { provider: last.provider, model: last.model, ..TurnChoices::default() }))
+        self.question_choices(conversation_id, None)
+    }
+
+    /// The choices the question `message_id` names (itself, or the one an answer answers) was
+    /// asked with; `None`: the current path's last question.
+    pub fn question_choices(&self, conversation_id: &str, message_id: Option<&str>) -> Result<TurnChoices> {
+        let store = &self.inner.store;
+        let question = match message_id {
+            Some(id) => store.question(conversation_id, id)?,
+            None => store.last_question(conversation_id)?,
+        };
+        Ok(choices_of(&question))
     }
 
     /// The agent a turn runs: the one chosen for a new chat, else the chat's. Its profile and
@@ -268,7 +311,7 @@ impl Service {
     /// `keys`, the turn's.
     fn begin(
         &self,
-        conversation_id: Option<&str>,
+        place: Placement<'_>,
         text: &str,
         disable_for_chat: &[String],
         choices: TurnChoices,
@@ -276,6 +319,7 @@ impl Service {
         agent: TurnAgent,
     ) -> Result<PreparedTurn> {
         let store = &self.inner.store;
+        let conversation_id = place.conversation_id();
         let ResolvedProvider { profile, model, provider } = resolved;
         let settings = self.settings()?;
         let mut choices = choices;
@@ -304,7 +348,16 @@ impl Service {
         };
         let stored = serde_json::to_string(&stored)
             .map_err(|e| Error::new(switchboard_core::ErrorKind::Internal, e.to_string()))?;
-        let rows = store.begin_turn_with(conversation_id, text, &profile.name, &model, Some(&stored))?;
+        let answering = (profile.name.as_str(), model.as_str());
+        let rows = match place {
+            Placement::Next(id) => store.begin_turn_with(id, text, &profile.name, &model, Some(&stored))?,
+            Placement::Edit { conversation_id, question } => {
+                store.begin_edit(conversation_id, question, text, answering, Some(&stored))?
+            }
+            Placement::Answer { conversation_id, question } => {
+                store.begin_answer(conversation_id, question, answering, Some(&stored))?
+            }
+        };
         if conversation_id.is_none() && chat_instructions.is_some() {
             store.set_instructions(&rows.conversation_id, chat_instructions.as_deref())?;
         }
@@ -424,15 +477,28 @@ impl Service {
         Ok(self.spawn(turn, sink))
     }
 
-    /// Asks the conversation's last question again in the background (see
-    /// [`Service::prepare_regenerate`]).
+    /// Answers a question again in the background (see [`Service::prepare_regenerate`]).
     pub fn regenerate(
         &self,
         conversation_id: &str,
+        message_id: Option<&str>,
         choices: Option<TurnChoices>,
         sink: Arc<dyn EventSink>,
     ) -> Result<TurnStarted> {
-        let turn = self.prepare_regenerate(conversation_id, choices)?;
+        let turn = self.prepare_regenerate(conversation_id, message_id, choices)?;
+        Ok(self.spawn(turn, sink))
+    }
+
+    /// Sends an edited question in the background (see [`Service::prepare_edit`]).
+    pub fn edit_message(
+        &self,
+        conversation_id: &str,
+        message_id: &str,
+        text: &str,
+        choices: Option<TurnChoices>,
+        sink: Arc<dyn EventSink>,
+    ) -> Result<TurnStarted> {
+        let turn = self.prepare_edit(conversation_id, message_id, text, choices)?;
         Ok(self.spawn(turn, sink))
     }
 
@@ -512,6 +578,36 @@ impl Service {
         lock(&self.inner.turns.turns).keys().cloned().collect()
     }
 }
+/// Where a turn's rows go.
+#[derive(Clone, Copy)]
+enum Placement<'a> {
+    /// A new question under the current path's last message (a new chat when `None`).
+    Next(Option<&'a str>),
+    /// A new version of the person's message `question`.
+    Edit { conversation_id: &'a str, question: &'a str },
+    /// Another answer to the person's message `question`.
+    Answer { conversation_id: &'a str, question: &'a str },
+}
+
+impl Placement<'_> {
+    fn conversation_id(&self) -> Option<&str> {
+        match *self {
+            Placement::Next(id) => id,
+            Placement::Edit { conversation_id, .. } | Placement::Answer { conversation_id, .. } => {
+                Some(conversation_id)
+            }
+        }
+    }
+}
+
+/// The choices a question was asked with, as stored; for questions stored before choices were
+/// kept, the profile and model that answered.
+fn choices_of(question: &switchboard_store::Question) -> TurnChoices {
+    question.turn_options.as_deref().and_then(|json| serde_json::from_str::<TurnChoices>(json).ok()).unwrap_or_else(
+        || TurnChoices { provider: question.provider.clone(), model: question.model.clone(), ..TurnChoices::default() },
+    )
+}
+
 /// The agent a turn runs, and the agents file it came from.
 struct TurnAgent {
     file: crate::agents::AgentsFile,

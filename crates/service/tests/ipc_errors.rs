@@ -109,7 +109,7 @@ fn generate() -> Value {
     let chat = store.begin_turn(None, "Hello", "alpha", "gpt-test").unwrap().conversation_id;
     out.add("titleEmpty", s.rename(&chat, "   "), &[]);
     out.add("deleteNotFound", s.delete(ghost), &[("id", ghost)]);
-    out.add("regenerateNotFound", s.regenerate(ghost, None, Arc::new(Discard)), &[("id", ghost)]);
+    out.add("regenerateNotFound", s.regenerate(ghost, None, None, Arc::new(Discard)), &[("id", ghost)]);
     out.add("chatToolConversationNotFound", s.set_chat_tool_disabled(ghost, "get_time", true), &[("id", ghost)]);
     Errors::accepts("disabling a tool the chat does not know", s.set_chat_tool_disabled(&chat, "ghost-tool", true));
     out.add("messageNotFound", s.older_messages(&chat, "ghost-message", 10), &[("id", "ghost-message")]);

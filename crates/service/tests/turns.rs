@@ -141,7 +141,7 @@ async fn regenerate_replaces_the_last_answer() {
     let started = service.send(SendRequest::text(None, "question"), sink1).unwrap();
     until_done(&mut rx).await;
     let (sink2, mut rx) = channel_sink();
-    service.regenerate(&started.conversation_id, None, sink2).unwrap();
+    service.regenerate(&started.conversation_id, None, None, sink2).unwrap();
     until_done(&mut rx).await;
     let view = service.open(&started.conversation_id).unwrap();
     let texts: Vec<&str> = view.messages.iter().map(|m| m.content.as_str()).collect();
@@ -218,7 +218,7 @@ async fn regenerate_runs_with_the_choices_of_the_turn_it_replaces() {
     service.update_settings(&settings).unwrap();
 
     let (sink, mut rx) = channel_sink();
-    service.regenerate(&started.conversation_id, None, sink).unwrap();
+    service.regenerate(&started.conversation_id, None, None, sink).unwrap();
     until_done(&mut rx).await;
     let requests = mock.requests();
     assert_eq!(asked(&requests[0]), ("picked".into(), vec![], serde_json::Value::Null));
@@ -240,7 +240,7 @@ async fn regenerate_keeps_a_forced_tool_and_takes_new_choices_when_given() {
     let started = service.send(request, sink).unwrap();
     until_done(&mut rx).await;
     let (sink, mut rx) = channel_sink();
-    service.regenerate(&started.conversation_id, None, sink).unwrap();
+    service.regenerate(&started.conversation_id, None, None, sink).unwrap();
     until_done(&mut rx).await;
     let forced = serde_json::json!({"type": "function", "function": {"name": "get_time"}});
     let requests = mock.requests();
@@ -250,7 +250,7 @@ async fn regenerate_keeps_a_forced_tool_and_takes_new_choices_when_given() {
     // Choices the person picks for the retry replace the stored ones.
     let (sink, mut rx) = channel_sink();
     let picked = TurnChoices { use_tools: false, ..TurnChoices::default() };
-    service.regenerate(&started.conversation_id, Some(picked), sink).unwrap();
+    service.regenerate(&started.conversation_id, None, Some(picked), sink).unwrap();
     until_done(&mut rx).await;
     assert_eq!(asked(&mock.requests()[4]), ("m".into(), vec![], serde_json::Value::Null));
     let texts: Vec<String> =
@@ -266,7 +266,7 @@ async fn a_regenerate_that_cannot_run_leaves_the_conversation_as_it_was() {
     until_done(&mut rx).await;
     service.remove_provider("mock").unwrap();
     let (sink, _rx) = channel_sink();
-    let e = service.regenerate(&started.conversation_id, None, sink).unwrap_err();
+    let e = service.regenerate(&started.conversation_id, None, None, sink).unwrap_err();
     assert!(e.message.contains("Unknown provider 'mock'"), "{}", e.message);
     let texts: Vec<String> =
         service.open(&started.conversation_id).unwrap().messages.into_iter().map(|m| m.content).collect();
@@ -395,7 +395,7 @@ async fn custom_and_chat_instructions_reach_every_turn_and_are_kept_with_the_cha
     until_done(&mut rx).await;
     assert_eq!(system_of(&mock.requests()[2]).as_deref(), Some("Call me Sam.\n\nAnswer in English."));
     let (sink, mut rx) = channel_sink();
-    service.regenerate(&id, None, sink).unwrap();
+    service.regenerate(&id, None, None, sink).unwrap();
     until_done(&mut rx).await;
     assert_eq!(system_of(&mock.requests()[3]).as_deref(), Some("Call me Sam.\n\nAnswer in English."));
 

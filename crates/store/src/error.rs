@@ -79,6 +79,11 @@ pub enum Error {
     #[error("Not now: {0}.")]
     Busy(String),
 
+    /// The operation would leave the data without meaning (deleting a conversation's only first
+    /// message); the message says what to do instead.
+    #[error("{0}")]
+    Refused(String),
+
     /// A search that cannot be run (too long, nothing but excluded words); says what to change.
     #[error(transparent)]
     Search(#[from] crate::fts::QueryError),
@@ -104,7 +109,9 @@ impl Error {
     /// the person configured or typed wrong; everything else is local storage failing.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) | Error::Search(_) => ErrorKind::Config,
+            Error::NotFound { .. } | Error::NoDataDir | Error::Busy(_) | Error::Refused(_) | Error::Search(_) => {
+                ErrorKind::Config
+            }
             _ => ErrorKind::Storage,
         }
     }

@@ -39,9 +39,11 @@ pub const MATCH_START: char = '\u{E000}';
 /// Marks the end of a match in a snippet.
 pub const MATCH_END: char = '\u{E001}';
 
-/// Registers [`INDEX_FUNCTION`] on a connection; every connection that writes must have it, since
-/// the index triggers call it.
-pub(crate) fn register(conn: &Connection) -> rusqlite::Result<()> {
+/// Registers the SQL function the search index's triggers call (`switchboard_search_text`) on a
+/// connection. The store does this on its own; another program writing conversations, messages,
+/// tool calls or results through its own connection must do it first, or the write fails with
+/// "no such function".
+pub fn register(conn: &Connection) -> rusqlite::Result<()> {
     conn.create_scalar_function(
         INDEX_FUNCTION,
         1,
@@ -103,6 +105,9 @@ pub fn index_text(text: &str) -> String {
 
 /// How a token compares: lower case, Latin diacritics removed (as `remove_diacritics 2` does).
 fn fold(token: &str) -> String {
+    if token.is_ascii() {
+        return token.to_ascii_lowercase();
+    }
     token.nfd().filter(|c| !matches!(*c as u32, 0x0300..=0x036F)).flat_map(char::to_lowercase).collect()
 }
 
@@ -287,7 +292,8 @@ pub fn parse_query(input: &str) -> Result<Option<Query>, QueryError> {
 /// space, at most about [`SNIPPET_CHARS`] characters (`…` where it is cut), each match between
 /// [`MATCH_START`] and [`MATCH_END`]. Those two characters are removed from the text first.
 pub fn snippet(text: &str, query: &Query) -> String {
-    let clean: String = text.chars().filter(|c| !matches!(*c, MATCH_START | MATCH_END)).collect();
+    let clean: String =
+        text.chars().filter(|c| !matches!(*c, MATCH_START | MATCH_END)).take(INDEXED_CHARS_MAX).collect();
     let toks = tokens(&clean);
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     for term in query.highlighted() {

@@ -19,11 +19,11 @@ mod store;
 
 pub use data_dir::{DATA_DIR_ENV, DB_FILE, default_data_dir, resolve_data_dir};
 pub use error::{Error, Result};
-pub use fts::{MATCH_END, MATCH_START, QueryError};
+pub use fts::{MATCH_END, MATCH_START, QueryError, register as register_sql_functions};
 pub use model::{
-    ConversationSummary, MessagePage, MessageStatus, NestedEvent, ProfileOptions, ProviderProfile, Role, StoredError,
-    StoredMessage, StoredNotice, StoredToolCall, StoredToolResult, TakenTurn, ToolCallStatus, TurnRows,
+    ConversationSummary, MessagePage, MessageStatus, NestedEvent, ProfileOptions, ProviderProfile, Question, Role,
+    StoredError, StoredMessage, StoredNotice, StoredToolCall, StoredToolResult, ToolCallStatus, TurnRows,
 };
 pub use recorder::{CHECKPOINT_INTERVAL, Recorder};
-pub use schema::SCHEMA_VERSION;
+pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 pub use store::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind, Store, title_from};

@@ -17,9 +17,12 @@ pub struct TurnRows {
     pub message_id: String,
 }
 
-/// A question taken back to be asked again ([`Store::take_last_turn`](crate::Store::take_last_turn)).
+/// A question of a conversation, as needed to ask it again (regenerate, edit): what it said, the
+/// choices it was asked with, and who answered it last.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TakenTurn {
+pub struct Question {
+    /// The person's message.
+    pub id: String,
     /// What the person asked.
     pub text: String,
     /// The choices it was asked with, as stored (`None` for rows older than that column).
@@ -242,6 +245,11 @@ pub struct StoredMessage {
     pub updated_at: i64,
     /// The turn's tool calls, ordered by (iteration, index).
     pub tool_calls: Vec<StoredToolCall>,
+    /// The message it follows on its branch (`None`: a first message).
+    pub parent_id: Option<String>,
+    /// Its versions (messages of the same role under the same parent, this one included), oldest
+    /// first; one entry when it has no other version.
+    pub versions: Vec<String>,
     /// What each iteration's API wants back unchanged, by 1-based iteration: rebuilt into the
     /// history for that API only, never shown.
     #[serde(skip)]

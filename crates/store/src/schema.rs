@@ -15,7 +15,7 @@ use std::time::Duration;
 ///
 /// Statuses and roles are validated in Rust rather than with CHECK constraints, because SQLite can
 /// only change a CHECK by rebuilding the table, and new statuses are the likeliest change.
-pub(crate) const MIGRATIONS: &[&str] = &[
+pub const MIGRATIONS: &[&str] = &[
     // 1: the initial schema.
     r#"
     PRAGMA application_id = 1398227524;
@@ -129,12 +129,28 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     ALTER TABLE conversations ADD COLUMN agent TEXT;
     ALTER TABLE tool_calls ADD COLUMN nested TEXT;
     "#,
+    // 8: the message tree. Each message has a parent (NULL: a root; several roots are versions of
+    // the first message); a conversation's current path is its head walked up through parents;
+    // `chosen_at` says when a message was last put on the path, so switching to a version follows
+    // the branch chosen last below it. Every existing conversation becomes one path, in seq order.
+    r#"
+    ALTER TABLE messages ADD COLUMN parent_id TEXT REFERENCES messages (id) ON DELETE CASCADE;
+    ALTER TABLE messages ADD COLUMN chosen_at INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE conversations ADD COLUMN head_id TEXT;
+    CREATE INDEX messages_by_parent ON messages (parent_id);
+    UPDATE messages SET parent_id = (
+        SELECT p.id FROM messages p
+        WHERE p.conversation_id = messages.conversation_id AND p.seq < messages.seq
+        ORDER BY p.seq DESC LIMIT 1);
+    UPDATE conversations SET head_id = (
+        SELECT m.id FROM messages m WHERE m.conversation_id = conversations.id ORDER BY m.seq DESC LIMIT 1);
+    "#,
     // 9: full-text search (see `crate::fts`). A contentless FTS5 table: the texts stay only in
     // their own tables (snippets are cut from them), so the index adds its token lists and little
-    // more. Its rowid is the source row's rowid * 4 + kind (0 a title, 1 a message's text, 2 a
-    // tool call's arguments, 3 a tool result); triggers keep it in step with every write,
-    // cascades included. `switchboard_search_text` (registered on every connection) splits
-    // scripts written without spaces into one token per character.
+    // more. Its rowid is kind * 2^40 + the source row's rowid (kind 0: a title, 1: a message's
+    // text, 2: a tool call's arguments, 3: a tool result). Triggers keep it in step with every
+    // write, cascades included; they call `switchboard_search_text` (registered on every
+    // connection), which splits scripts written without spaces into one token per character.
     r#"
     CREATE VIRTUAL TABLE search_index USING fts5(
         body,
@@ -143,59 +159,59 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         tokenize = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
     );
     INSERT INTO search_index (rowid, body)
-        SELECT rowid * 4, switchboard_search_text(title) FROM conversations;
+        SELECT rowid, switchboard_search_text(title) FROM conversations;
     INSERT INTO search_index (rowid, body)
-        SELECT rowid * 4 + 1, switchboard_search_text(content) FROM messages WHERE content <> '';
+        SELECT rowid + 1099511627776, switchboard_search_text(content) FROM messages WHERE content <> '';
     INSERT INTO search_index (rowid, body)
-        SELECT rowid * 4 + 2, switchboard_search_text(arguments) FROM tool_calls WHERE arguments <> '';
+        SELECT rowid + 2199023255552, switchboard_search_text(arguments) FROM tool_calls WHERE arguments <> '';
     INSERT INTO search_index (rowid, body)
-        SELECT rowid * 4 + 3, switchboard_search_text(output) FROM tool_results WHERE output <> '';
+        SELECT rowid + 3298534883328, switchboard_search_text(output) FROM tool_results WHERE output <> '';
 
     CREATE TRIGGER search_title_insert AFTER INSERT ON conversations BEGIN
-        INSERT INTO search_index (rowid, body) VALUES (new.rowid * 4, switchboard_search_text(new.title));
+        INSERT INTO search_index (rowid, body) VALUES (new.rowid, switchboard_search_text(new.title));
     END;
     CREATE TRIGGER search_title_update AFTER UPDATE OF title ON conversations BEGIN
-        DELETE FROM search_index WHERE rowid = old.rowid * 4;
-        INSERT INTO search_index (rowid, body) VALUES (new.rowid * 4, switchboard_search_text(new.title));
+        DELETE FROM search_index WHERE rowid = old.rowid;
+        INSERT INTO search_index (rowid, body) VALUES (new.rowid, switchboard_search_text(new.title));
     END;
     CREATE TRIGGER search_title_delete AFTER DELETE ON conversations BEGIN
-        DELETE FROM search_index WHERE rowid = old.rowid * 4;
+        DELETE FROM search_index WHERE rowid = old.rowid;
     END;
 
     CREATE TRIGGER search_message_insert AFTER INSERT ON messages WHEN new.content <> '' BEGIN
-        INSERT INTO search_index (rowid, body) VALUES (new.rowid * 4 + 1, switchboard_search_text(new.content));
+        INSERT INTO search_index (rowid, body) VALUES (new.rowid + 1099511627776, switchboard_search_text(new.content));
     END;
     CREATE TRIGGER search_message_update AFTER UPDATE OF content ON messages BEGIN
-        DELETE FROM search_index WHERE rowid = old.rowid * 4 + 1;
+        DELETE FROM search_index WHERE rowid = old.rowid + 1099511627776;
         INSERT INTO search_index (rowid, body)
-            SELECT new.rowid * 4 + 1, switchboard_search_text(new.content) WHERE new.content <> '';
+            SELECT new.rowid + 1099511627776, switchboard_search_text(new.content) WHERE new.content <> '';
     END;
     CREATE TRIGGER search_message_delete AFTER DELETE ON messages BEGIN
-        DELETE FROM search_index WHERE rowid = old.rowid * 4 + 1;
+        DELETE FROM search_index WHERE rowid = old.rowid + 1099511627776;
     END;
 
     CREATE TRIGGER search_arguments_insert AFTER INSERT ON tool_calls WHEN new.arguments <> '' BEGIN
-        INSERT INTO search_index (rowid, body) VALUES (new.rowid * 4 + 2, switchboard_search_text(new.arguments));
+        INSERT INTO search_index (rowid, body) VALUES (new.rowid + 2199023255552, switchboard_search_text(new.arguments));
     END;
     CREATE TRIGGER search_arguments_update AFTER UPDATE OF arguments ON tool_calls BEGIN
-        DELETE FROM search_index WHERE rowid = old.rowid * 4 + 2;
+        DELETE FROM search_index WHERE rowid = old.rowid + 2199023255552;
         INSERT INTO search_index (rowid, body)
-            SELECT new.rowid * 4 + 2, switchboard_search_text(new.arguments) WHERE new.arguments <> '';
+            SELECT new.rowid + 2199023255552, switchboard_search_text(new.arguments) WHERE new.arguments <> '';
     END;
     CREATE TRIGGER search_arguments_delete AFTER DELETE ON tool_calls BEGIN
-        DELETE FROM search_index WHERE rowid = old.rowid * 4 + 2;
+        DELETE FROM search_index WHERE rowid = old.rowid + 2199023255552;
     END;
 
     CREATE TRIGGER search_result_insert AFTER INSERT ON tool_results WHEN new.output <> '' BEGIN
-        INSERT INTO search_index (rowid, body) VALUES (new.rowid * 4 + 3, switchboard_search_text(new.output));
+        INSERT INTO search_index (rowid, body) VALUES (new.rowid + 3298534883328, switchboard_search_text(new.output));
     END;
     CREATE TRIGGER search_result_update AFTER UPDATE OF output ON tool_results BEGIN
-        DELETE FROM search_index WHERE rowid = old.rowid * 4 + 3;
+        DELETE FROM search_index WHERE rowid = old.rowid + 3298534883328;
         INSERT INTO search_index (rowid, body)
-            SELECT new.rowid * 4 + 3, switchboard_search_text(new.output) WHERE new.output <> '';
+            SELECT new.rowid + 3298534883328, switchboard_search_text(new.output) WHERE new.output <> '';
     END;
     CREATE TRIGGER search_result_delete AFTER DELETE ON tool_results BEGIN
-        DELETE FROM search_index WHERE rowid = old.rowid * 4 + 3;
+        DELETE FROM search_index WHERE rowid = old.rowid + 3298534883328;
     END;
     "#,
 ];
@@ -378,7 +394,7 @@ mod tests {
         assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
         let kinds = |q: &str| -> Vec<i64> {
             let mut stmt =
-                conn.prepare("SELECT rowid & 3 FROM search_index WHERE search_index MATCH ?1 ORDER BY 1").unwrap();
+                conn.prepare("SELECT rowid >> 40 FROM search_index WHERE search_index MATCH ?1 ORDER BY 1").unwrap();
             stmt.query_map([q], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
         };
         assert_eq!(kinds("otters"), [0, 1], "the title and the question");

@@ -231,12 +231,41 @@ fn the_index_follows_checkpoints_renames_and_deletes() {
     assert_eq!(kinds(&search(&store, "marine")), [SearchHitKind::Title]);
     assert!(search(&store, "question").iter().all(|h| h.kind != SearchHitKind::Title));
 
-    // Asking again takes the last turn back: its rows and their entries go.
-    let (conv, _) =
+    // Versions: regenerating keeps the first answer off the current path; its hits say so.
+    let (conv, first_answer) =
         turn(&store, None, "unique kestrel question", "kestrel answer", &[("{\"bird\":\"kestrel\"}", "kestrel facts")]);
     assert_eq!(search(&store, "kestrel").len(), 5, "title, question, arguments, result, answer");
-    store.take_last_turn(&conv).unwrap();
-    assert_eq!(kinds(&search(&store, "kestrel")), [SearchHitKind::Title]);
+    let question = store.messages(&conv).unwrap()[0].id.clone();
+    let again = store.begin_answer(&conv, &question, ("p", "m"), None).unwrap();
+    let rec = store.recorder(&again.message_id).with_checkpoint_interval(Duration::ZERO);
+    rec.emit(ChatEvent::TextDelta { text: "falcon answer".into() });
+    rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 0 });
+    let hits = search(&store, "kestrel");
+    let off: Vec<SearchHitKind> = hits.iter().filter(|h| !h.on_current_path).map(|h| h.kind).collect();
+    assert_eq!(off.len(), 3, "the first answer, its call and result: {hits:#?}");
+    assert!(hits.iter().filter(|h| !h.on_current_path).all(|h| h.message_id.as_deref() == Some(first_answer.as_str())));
+    assert!(search(&store, "falcon")[0].on_current_path);
+    // Switching back puts it on the path again.
+    store.select_message(&conv, &first_answer).unwrap();
+    assert!(search(&store, "kestrel").iter().all(|h| h.on_current_path));
+    assert!(!search(&store, "falcon")[0].on_current_path);
+
+    // Deleting a version takes its calls, results and their entries with it.
+    store.delete_version(&conv, &first_answer).unwrap();
+    let mut left = kinds(&search(&store, "kestrel"));
+    left.sort_by_key(|k| format!("{k:?}"));
+    assert_eq!(left, [SearchHitKind::Message, SearchHitKind::Title]);
+    integrity_check(&dir);
+
+    // An edit is a new row; the question it replaces stays, as a version off the path.
+    store.begin_edit(&conv, &question, "edited osprey question", ("p", "m"), None).unwrap();
+    assert!(search(&store, "osprey")[0].on_current_path);
+    let old = search(&store, "kestrel").into_iter().find(|h| h.kind == SearchHitKind::Message).unwrap();
+    assert!(!old.on_current_path);
+    // A branch copied into a new conversation is indexed as its own rows.
+    let copy = store.branch_to_new_conversation(&conv, &question).unwrap();
+    assert!(search(&store, "kestrel").iter().any(|h| h.conversation_id == copy && h.kind == SearchHitKind::Message));
+    store.delete(&copy).unwrap();
     integrity_check(&dir);
 
     // Deleting a conversation cascades to its messages, calls and results, and to their entries.

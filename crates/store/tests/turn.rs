@@ -438,39 +438,36 @@ fn empty_assistant_messages_are_left_out_of_history() {
 }
 
 #[test]
-fn take_last_turn_removes_the_last_question_and_its_answer() {
+fn answering_a_question_again_keeps_the_earlier_answer_as_a_version() {
     let store = switchboard_store::Store::open_in_memory().unwrap();
     let first = store.begin_turn(None, "first question", "p", "m").unwrap();
     let rec = store.recorder(&first.message_id);
-    use switchboard_core::EventSink;
-    rec.emit(switchboard_core::ChatEvent::TextDelta { text: "first answer".into() });
-    rec.emit(switchboard_core::ChatEvent::Done {
-        finish_reason: switchboard_core::FinishReason::Stop,
-        usage: Default::default(),
-        tool_calls_made: 0,
-    });
+    rec.emit(text("first answer"));
+    rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 0 });
     let second = store
         .begin_turn_with(Some(&first.conversation_id), "second question", "p2", "m2", Some(r#"{"useTools":false}"#))
         .unwrap();
-    assert!(store.take_last_turn(&first.conversation_id).is_err(), "a streaming answer blocks regenerate");
+    let busy = store.begin_answer(&first.conversation_id, &second.user_message_id, ("p", "m"), None);
+    assert!(matches!(busy, Err(switchboard_store::Error::Busy(_))), "a streaming answer blocks regenerate");
     let rec = store.recorder(&second.message_id);
-    rec.emit(switchboard_core::ChatEvent::Done {
-        finish_reason: switchboard_core::FinishReason::Error,
-        usage: Default::default(),
-        tool_calls_made: 0,
-    });
-    let taken = store.take_last_turn(&first.conversation_id).unwrap();
+    rec.emit(ChatEvent::Done { finish_reason: FinishReason::Error, usage: Usage::default(), tool_calls_made: 0 });
+    let question = store.last_question(&first.conversation_id).unwrap();
     assert_eq!(
-        taken,
-        switchboard_store::TakenTurn {
+        question,
+        switchboard_store::Question {
+            id: second.user_message_id.clone(),
             text: "second question".into(),
             turn_options: Some(r#"{"useTools":false}"#.into()),
             provider: Some("p2".into()),
             model: Some("m2".into()),
         }
     );
-    let left: Vec<String> = store.messages(&first.conversation_id).unwrap().into_iter().map(|m| m.content).collect();
-    assert_eq!(left, ["first question", "first answer"]);
+    let again = store.begin_answer(&first.conversation_id, &question.id, ("p3", "m3"), None).unwrap();
+    let shown = store.messages(&first.conversation_id).unwrap();
+    let contents: Vec<&str> = shown.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(contents, ["first question", "first answer", "second question", ""]);
+    assert_eq!(shown[3].versions, [second.message_id.clone(), again.message_id.clone()]);
+    assert_eq!(store.question(&first.conversation_id, &again.message_id).unwrap().model.as_deref(), Some("m3"));
 }
 
 /// A sub-agent's event inside call `id`, as the agent tool forwards it.

@@ -53,8 +53,10 @@ pub async fn regenerate(
     choices: Option<TurnChoices>,
     on_event: Channel<ChatEvent>,
 ) -> Result<TurnStarted> {
-    logged("regenerate", async move { service.regenerate(&conversation_id, choices, turn_sink(on_event)).map_err(ipc) })
-        .await
+    logged("regenerate", async move {
+        service.regenerate(&conversation_id, None, choices, turn_sink(on_event)).map_err(ipc)
+    })
+    .await
 }
 
 #[tauri::command]

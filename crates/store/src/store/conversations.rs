@@ -94,10 +94,15 @@ impl Store {
 
     /// Deletes a conversation with its messages, tool calls and results.
     pub fn delete(&self, id: &str) -> Result<()> {
-        let n = self.conn().execute("DELETE FROM conversations WHERE id = ?1", [id])?;
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Links cut first: SQLite bounds how deep a cascade may go, and a branch can be longer.
+        tx.execute("UPDATE messages SET parent_id = NULL WHERE conversation_id = ?1", [id])?;
+        let n = tx.execute("DELETE FROM conversations WHERE id = ?1", [id])?;
         if n == 0 {
             return Err(Error::not_found("conversation", id));
         }
+        tx.commit()?;
         Ok(())
     }
 

@@ -1,6 +1,7 @@
 //! The [`Store`]: one SQLite connection shared by the app, and every query but the recorder's,
 //! split by concern: this file opens the database and owns the connection, the process lock and
 //! the row ids; `turns.rs` stores a turn's rows and reads messages and history back;
+//! `tree.rs` keeps the message tree (the current path, versions, branches);
 //! `conversations.rs` lists, searches and changes conversations and their per-chat tool choices;
 //! `search.rs` runs full-text searches on the search index;
 //! `settings.rs` keeps settings and provider profiles. The recorder (`crate::recorder`) writes a
@@ -12,6 +13,7 @@
 mod conversations;
 mod search;
 mod settings;
+mod tree;
 mod turns;
 
 use crate::error::{Error, Result};

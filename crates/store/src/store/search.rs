@@ -2,16 +2,23 @@
 //! `search_index` FTS5 table (migration 9; text handling in `crate::fts`).
 //!
 //! Ranking: FTS5's bm25 picks the best [`CANDIDATES`] matches; among them a recent one counts up
-//! to twice as much as an old one (the boost halves every [`RECENCY_HALF_LIFE_DAYS`] days).
+//! to twice as much as an old one (the boost halves every [`RECENCY_HALF_LIFE_DAYS`] days). A
+//! query found in more than [`BROAD_MATCHES`] places (a very common word, where bm25 tells little
+//! apart and scoring every match would take long) lists the newest entries of each kind instead,
+//! newest first: no bm25 at all there, since FTS5 computes a phrase's bm25 weight by scanning every
+//! row holding its words (70 ms for a phrase of two common words in 100,000 messages). So every
+//! search stays bounded.
 //! Invariant: every hit names rows that exist (the index is kept in step by triggers, and a
 //! candidate whose row is gone is skipped), and its snippet is cut from the stored text.
 
+use super::tree::PATH;
 use super::{Store, now_millis};
 use crate::error::Result;
 use crate::fts::{self, Query};
 use crate::model::Role;
 use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
 
 /// Hits returned when the caller does not say how many.
 pub const SEARCH_LIMIT_DEFAULT: usize = 50;
@@ -19,6 +26,12 @@ pub const SEARCH_LIMIT_DEFAULT: usize = 50;
 pub const SEARCH_LIMIT_MAX: usize = 200;
 /// How many of the best matches by relevance are ranked again with recency.
 const CANDIDATES: usize = 1000;
+/// A query with more matches than this takes its candidates from the newest entries.
+const BROAD_MATCHES: usize = 1000;
+/// How many of the newest matches a broad query ranks (a quarter from each kind).
+const BROAD_CANDIDATES: usize = 400;
+/// An index rowid is `kind << KIND_SHIFT | source rowid` (see migration 9).
+const KIND_SHIFT: u32 = 40;
 /// A hit this many days old gets half the recency boost of one written now.
 const RECENCY_HALF_LIFE_DAYS: f64 = 30.0;
 const DAY_MS: f64 = 86_400_000.0;
@@ -39,14 +52,18 @@ pub enum SearchHitKind {
 }
 
 impl SearchHitKind {
+    const ALL: [SearchHitKind; 4] =
+        [SearchHitKind::Title, SearchHitKind::Message, SearchHitKind::ToolArguments, SearchHitKind::ToolResult];
+
     fn from_rowid(rowid: i64) -> (Self, i64) {
-        let kind = match rowid & 3 {
-            0 => SearchHitKind::Title,
-            1 => SearchHitKind::Message,
-            2 => SearchHitKind::ToolArguments,
-            _ => SearchHitKind::ToolResult,
-        };
-        (kind, rowid >> 2)
+        let kind = Self::ALL[usize::try_from(rowid >> KIND_SHIFT).unwrap_or(0).min(3)];
+        (kind, rowid & ((1 << KIND_SHIFT) - 1))
+    }
+
+    /// The index rowids of this kind.
+    fn rowids(self) -> (i64, i64) {
+        let k = self as i64;
+        (k << KIND_SHIFT, ((k + 1) << KIND_SHIFT) - 1)
     }
 }
 
@@ -92,10 +109,7 @@ impl Store {
             return Ok(Vec::new());
         };
         let conn = self.conn();
-        let candidates: Vec<(i64, f64)> = conn
-            .prepare_cached("SELECT rowid, rank FROM search_index WHERE search_index MATCH ?1 ORDER BY rank LIMIT ?2")?
-            .query_map((query.to_match(), CANDIDATES as i64), |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
+        let candidates = candidates(&conn, &query.to_match())?;
         let now = now_millis();
         let mut scored = Vec::with_capacity(candidates.len());
         for (rowid, rank) in candidates {
@@ -107,13 +121,43 @@ impl Store {
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
         let mut hits = Vec::with_capacity(limit.min(scored.len()));
+        let mut paths = Paths::default();
         for (_, _, rowid) in scored.into_iter().take(limit) {
-            if let Some(hit) = hit(&conn, rowid, &query)? {
+            if let Some(hit) = hit(&conn, rowid, &query, &mut paths)? {
                 hits.push(hit);
             }
         }
         Ok(hits)
     }
+}
+
+/// The matches to rank: the [`CANDIDATES`] most relevant, or for a query found in more than
+/// [`BROAD_MATCHES`] places, the [`BROAD_CANDIDATES`] newest (as many of each kind). Each with its
+/// bm25 (lower: more relevant; the same for all of a broad query's, so recency orders them).
+fn candidates(conn: &Connection, expr: &str) -> Result<Vec<(i64, f64)>> {
+    let matches: i64 = conn
+        .prepare_cached("SELECT count(*) FROM (SELECT 1 FROM search_index WHERE search_index MATCH ?1 LIMIT ?2)")?
+        .query_row((expr, BROAD_MATCHES as i64 + 1), |r| r.get(0))?;
+    let read = |r: &rusqlite::Row<'_>| Ok((r.get(0)?, r.get(1)?));
+    if matches <= BROAD_MATCHES as i64 {
+        let mut stmt = conn.prepare_cached(
+            "SELECT rowid, rank FROM search_index WHERE search_index MATCH ?1 ORDER BY rank LIMIT ?2",
+        )?;
+        return Ok(stmt.query_map((expr, CANDIDATES as i64), read)?.collect::<rusqlite::Result<_>>()?);
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid, -1.0 FROM search_index
+         WHERE search_index MATCH ?1 AND rowid BETWEEN ?2 AND ?3 ORDER BY rowid DESC LIMIT ?4",
+    )?;
+    let mut out = Vec::with_capacity(BROAD_CANDIDATES);
+    for kind in SearchHitKind::ALL {
+        let (lo, hi) = kind.rowids();
+        let per_kind = (BROAD_CANDIDATES / SearchHitKind::ALL.len()) as i64;
+        for row in stmt.query_map((expr, lo, hi, per_kind), read)? {
+            out.push(row?);
+        }
+    }
+    Ok(out)
 }
 
 /// When the row behind an index entry was written; `None` if it is gone.
@@ -129,7 +173,7 @@ fn written_at(conn: &Connection, rowid: i64) -> rusqlite::Result<Option<i64>> {
 }
 
 /// The hit for one index entry, its snippet cut from the stored text.
-fn hit(conn: &Connection, rowid: i64, query: &Query) -> Result<Option<SearchHit>> {
+fn hit(conn: &Connection, rowid: i64, query: &Query, paths: &mut Paths) -> Result<Option<SearchHit>> {
     let (kind, source) = SearchHitKind::from_rowid(rowid);
     let sql = match kind {
         SearchHitKind::Title => {
@@ -164,7 +208,7 @@ fn hit(conn: &Connection, rowid: i64, query: &Query) -> Result<Option<SearchHit>
         _ => None,
     };
     let on_current_path = match &message_id {
-        Some(id) => on_current_path(conn, &conversation_id, id)?,
+        Some(id) => paths.contains(conn, &conversation_id, id)?,
         None => true,
     };
     Ok(Some(SearchHit {
@@ -180,8 +224,19 @@ fn hit(conn: &Connection, rowid: i64, query: &Query) -> Result<Option<SearchHit>
     }))
 }
 
-/// Whether a message is on its conversation's current path. Every message is, while a
-/// conversation is one list of messages.
-fn on_current_path(_conn: &Connection, _conversation_id: &str, _message_id: &str) -> Result<bool> {
-    Ok(true)
+/// The ids of the messages on each conversation's current path, read once per search.
+#[derive(Default)]
+struct Paths(HashMap<String, HashSet<String>>);
+
+impl Paths {
+    fn contains(&mut self, conn: &Connection, conversation_id: &str, message_id: &str) -> Result<bool> {
+        if !self.0.contains_key(conversation_id) {
+            let ids: HashSet<String> = conn
+                .prepare_cached(&format!("{PATH} SELECT id FROM path"))?
+                .query_map([conversation_id], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            self.0.insert(conversation_id.to_owned(), ids);
+        }
+        Ok(self.0.get(conversation_id).is_some_and(|ids| ids.contains(message_id)))
+    }
 }

@@ -3,11 +3,12 @@
 //!
 //! Invariant: the history rebuilt here is the one the live turn sent, iteration by iteration.
 
+use super::tree::PATH;
 use super::{Store, new_id, now_millis, title_from};
 use crate::error::{Error, Result};
 use crate::model::{
-    MessagePage, MessageStatus, Role, StoredError, StoredMessage, StoredNotice, StoredToolCall, StoredToolResult,
-    TakenTurn, ToolCallStatus, TurnRows,
+    MessagePage, MessageStatus, Question, Role, StoredError, StoredMessage, StoredNotice, StoredToolCall,
+    StoredToolResult, ToolCallStatus, TurnRows,
 };
 use rusqlite::types::Type;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior};
@@ -31,7 +32,7 @@ impl Store {
     }
 
     /// [`Store::begin_turn`], also keeping `turn_options` (opaque JSON: the choices the question
-    /// was asked with) on the person's message, where [`Store::take_last_turn`] finds them.
+    /// was asked with) on the person's message, where [`Store::question`] finds them.
     pub fn begin_turn_with(
         &self,
         conversation_id: Option<&str>,
@@ -60,45 +61,41 @@ impl Store {
                 id
             }
         };
-        let last_seq: i64 = tx.query_row(
-            "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE conversation_id = ?1",
-            [&conversation_id],
-            |r| r.get(0),
-        )?;
-        let user_message_id = new_id();
-        tx.execute(
-            "INSERT INTO messages (id, conversation_id, seq, role, content, status, turn_options, created_at, updated_at)
-             VALUES (?1, ?2, ?3, 'user', ?4, 'complete', ?5, ?6, ?6)",
-            (&user_message_id, &conversation_id, last_seq + 1, user_text, turn_options, now),
-        )?;
-        let message_id = new_id();
-        tx.execute(
-            "INSERT INTO messages (id, conversation_id, seq, role, status, provider, model, created_at, updated_at)
-             VALUES (?1, ?2, ?3, 'assistant', 'streaming', ?4, ?5, ?6, ?6)",
-            (&message_id, &conversation_id, last_seq + 2, provider, model, now),
-        )?;
+        let head = super::tree::head(&tx, &conversation_id)?;
+        let user_message_id =
+            super::tree::insert_question(&tx, &conversation_id, head.as_deref(), user_text, turn_options, now)?;
+        let message_id = super::tree::insert_answer(&tx, &conversation_id, &user_message_id, provider, model, now)?;
+        super::tree::put_on_path(&tx, &conversation_id, &message_id)?;
         tx.commit()?;
         Ok(TurnRows { conversation_id, user_message_id, message_id })
     }
 
-    /// The conversation's last question as [`Store::take_last_turn`] would take it, without
-    /// removing anything: a caller checks it can ask again before it takes it.
-    pub fn last_turn(&self, conversation_id: &str) -> Result<TakenTurn> {
+    /// The last question on the conversation's current path, with the choices it was asked with
+    /// and who answered it.
+    pub fn last_question(&self, conversation_id: &str) -> Result<Question> {
         let conn = self.conn();
-        Ok(last_turn_in(&conn, conversation_id)?.1)
+        ensure_conversation(&conn, conversation_id)?;
+        let id: Option<String> = conn
+            .prepare_cached(&format!(
+                "{PATH} SELECT m.id FROM messages m JOIN path p ON p.id = m.id WHERE m.role = 'user'
+                 ORDER BY m.seq DESC LIMIT 1"
+            ))?
+            .query_row([conversation_id], |r| r.get(0))
+            .optional()?;
+        let id = id.ok_or_else(|| Error::not_found("question in conversation", conversation_id))?;
+        question_in(&conn, conversation_id, &id)
     }
 
-    /// Removes the conversation's last question and everything after it (its answer), returning
-    /// what is needed to ask it again ("regenerate"): its text, the choices it was asked with,
-    /// and the provider and model that answered. A turn still streaming is refused: stop it
-    /// first.
-    pub fn take_last_turn(&self, conversation_id: &str) -> Result<TakenTurn> {
-        let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let (seq, taken) = last_turn_in(&tx, conversation_id)?;
-        tx.execute("DELETE FROM messages WHERE conversation_id = ?1 AND seq >= ?2", (conversation_id, seq))?;
-        tx.commit()?;
-        Ok(taken)
+    /// The question `message_id` names: itself when it is the person's message, the one it
+    /// answers when it is an answer.
+    pub fn question(&self, conversation_id: &str, message_id: &str) -> Result<Question> {
+        let conn = self.conn();
+        let (role, parent) = super::tree::role_and_parent(&conn, conversation_id, message_id)?;
+        match (role, parent) {
+            (Role::User, _) => question_in(&conn, conversation_id, message_id),
+            (Role::Assistant, Some(parent)) => question_in(&conn, conversation_id, &parent),
+            (Role::Assistant, None) => Err(Error::not_found("question of message", message_id)),
+        }
     }
 
     /// The canonical history to send a provider: the person's messages, and each finished
@@ -149,16 +146,16 @@ impl Store {
         Ok((out, first))
     }
 
-    /// Every message of a conversation in order, with its tool calls and results: enough to redraw
-    /// it exactly as it looked live.
+    /// The messages of a conversation's current path in order, with their tool calls, results
+    /// and versions: enough to redraw it exactly as it looked live.
     pub fn messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>> {
         Ok(self.messages_page(conversation_id, None, usize::MAX)?.messages)
     }
 
-    /// The last `limit` (at least one) messages of a conversation that come before the message
-    /// `before` (or before its end when `None`), oldest first and drawn as [`Store::messages`]
-    /// draws them, with how many come earlier still. Opening a long conversation reads its last
-    /// page; scrolling up reads the pages before it.
+    /// The last `limit` (at least one) messages of the conversation's current path that come
+    /// before the message `before` (or before its end when `None`), oldest first and drawn as
+    /// [`Store::messages`] draws them, with how many of the path come earlier still. Opening a
+    /// long conversation reads its last page; scrolling up reads the pages before it.
     pub fn messages_page(&self, conversation_id: &str, before: Option<&str>, limit: usize) -> Result<MessagePage> {
         let conn = self.conn();
         // One read transaction: the page, its calls and the count come from the same snapshot
@@ -168,36 +165,42 @@ impl Store {
         let end: i64 = match before {
             None => i64::MAX,
             Some(id) => tx
-                .prepare_cached("SELECT seq FROM messages WHERE id = ?1 AND conversation_id = ?2")?
-                .query_row([id, conversation_id], |r| r.get(0))
+                .prepare_cached(&format!(
+                    "{PATH} SELECT m.seq FROM messages m JOIN path p ON p.id = m.id WHERE m.id = ?2"
+                ))?
+                .query_row([conversation_id, id], |r| r.get(0))
                 .optional()?
                 .ok_or_else(|| Error::not_found("message", id))?,
         };
         let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
+        // Along a path seq increases, so a page of the path is a seq range of it.
         let first: Option<i64> = tx
-            .prepare_cached(
-                "SELECT MIN(seq) FROM (SELECT seq FROM messages WHERE conversation_id = ?1 AND seq < ?2
-                                       ORDER BY seq DESC LIMIT ?3)",
-            )?
+            .prepare_cached(&format!(
+                "{PATH} SELECT MIN(seq) FROM (SELECT m.seq FROM messages m JOIN path p ON p.id = m.id
+                                            WHERE m.seq < ?2 ORDER BY m.seq DESC LIMIT ?3)"
+            ))?
             .query_row(rusqlite::params![conversation_id, end, limit], |r| r.get(0))?;
         let Some(first) = first else {
             return Ok(MessagePage { messages: Vec::new(), earlier: 0 });
         };
         let earlier: i64 = tx
-            .prepare_cached("SELECT COUNT(*) FROM messages WHERE conversation_id = ?1 AND seq < ?2")?
+            .prepare_cached(&format!(
+                "{PATH} SELECT COUNT(*) FROM messages m JOIN path p ON p.id = m.id WHERE m.seq < ?2"
+            ))?
             .query_row(rusqlite::params![conversation_id, first], |r| r.get(0))?;
         let mut calls: HashMap<String, Vec<StoredToolCall>> = HashMap::new();
         {
-            let mut stmt = tx.prepare_cached(
-                "SELECT tc.message_id, tc.call_id, tc.name, tc.source, tc.arguments, tc.text_offset,
+            let mut stmt = tx.prepare_cached(&format!(
+                "{PATH} SELECT tc.message_id, tc.call_id, tc.name, tc.source, tc.arguments, tc.text_offset,
                         tc.iteration, tc.idx, tc.status, tr.status, tr.output, tr.duration_ms, tr.images,
                         tc.nested
-                 FROM tool_calls tc
-                 JOIN messages m ON m.id = tc.message_id
+                 FROM path p
+                 JOIN messages m ON m.id = p.id
+                 JOIN tool_calls tc ON tc.message_id = m.id
                  LEFT JOIN tool_results tr ON tr.tool_call_id = tc.id
-                 WHERE m.conversation_id = ?1 AND m.seq >= ?2 AND m.seq < ?3
-                 ORDER BY m.seq, tc.iteration, tc.idx",
-            )?;
+                 WHERE m.seq >= ?2 AND m.seq < ?3
+                 ORDER BY m.seq, tc.iteration, tc.idx"
+            ))?;
             let rows = stmt.query_map(rusqlite::params![conversation_id, first, end], |r| {
                 Ok((r.get::<_, String>(0)?, tool_call_from_row(r)?))
             })?;
@@ -206,18 +209,44 @@ impl Store {
                 calls.entry(message_id).or_default().push(call);
             }
         }
+        let mut versions: HashMap<String, Vec<String>> = HashMap::new();
+        {
+            // Versions: the same role under the same parent (roots: of the same conversation).
+            let mut stmt = tx.prepare_cached(&format!(
+                "{PATH} SELECT m.id, s.id, s.seq FROM path p
+                 JOIN messages m ON m.id = p.id
+                 JOIN messages s ON s.parent_id = m.parent_id AND s.role = m.role
+                 WHERE m.seq >= ?2 AND m.seq < ?3 AND m.parent_id IS NOT NULL
+                 UNION ALL
+                 SELECT m.id, s.id, s.seq FROM path p
+                 JOIN messages m ON m.id = p.id
+                 JOIN messages s ON s.conversation_id = m.conversation_id AND s.parent_id IS NULL AND s.role = m.role
+                 WHERE m.seq >= ?2 AND m.seq < ?3 AND m.parent_id IS NULL
+                 ORDER BY 1, 3"
+            ))?;
+            let rows = stmt.query_map(rusqlite::params![conversation_id, first, end], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })?;
+            for row in rows {
+                let (message_id, version) = row?;
+                versions.entry(message_id).or_default().push(version);
+            }
+        }
         let mut messages = Vec::new();
         {
-            let mut stmt = tx.prepare_cached(
-                "SELECT id, role, content, reasoning, status, provider, model, finish_reason,
-                        prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, tool_calls_made,
-                        error_kind, error_message, notices, provider_response_id, created_at, updated_at,
-                        provider_state, cache_write_tokens, error_detail
-                 FROM messages WHERE conversation_id = ?1 AND seq >= ?2 AND seq < ?3 ORDER BY seq",
-            )?;
+            let mut stmt = tx.prepare_cached(&format!(
+                "{PATH} SELECT m.id, m.role, m.content, m.reasoning, m.status, m.provider, m.model, m.finish_reason,
+                        m.prompt_tokens, m.completion_tokens, m.reasoning_tokens, m.cached_tokens,
+                        m.tool_calls_made, m.error_kind, m.error_message, m.notices, m.provider_response_id,
+                        m.created_at, m.updated_at, m.provider_state, m.cache_write_tokens, m.error_detail,
+                        m.parent_id
+                 FROM path p JOIN messages m ON m.id = p.id
+                 WHERE m.seq >= ?2 AND m.seq < ?3 ORDER BY m.seq"
+            ))?;
             for row in stmt.query_map(rusqlite::params![conversation_id, first, end], message_from_row)? {
                 let mut m = row?;
                 m.tool_calls = calls.remove(&m.id).unwrap_or_default();
+                m.versions = versions.remove(&m.id).unwrap_or_else(|| vec![m.id.clone()]);
                 messages.push(m);
             }
         }
@@ -237,38 +266,21 @@ impl Store {
     }
 }
 
-/// The last question of a conversation and its sequence number; refused while an answer after
-/// it is still streaming.
-fn last_turn_in(conn: &Connection, conversation_id: &str) -> Result<(i64, TakenTurn)> {
-    let last: Option<(i64, String, Option<String>)> = conn
-        .query_row(
-            "SELECT seq, content, turn_options FROM messages WHERE conversation_id = ?1 AND role = 'user'
-             ORDER BY seq DESC LIMIT 1",
-            [conversation_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .optional()?;
-    let Some((seq, text, turn_options)) = last else {
-        return Err(Error::not_found("question in conversation", conversation_id));
-    };
-    let streaming: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM messages WHERE conversation_id = ?1 AND seq > ?2 AND status = 'streaming'",
-        (conversation_id, seq),
-        |r| r.get(0),
-    )?;
-    if streaming > 0 {
-        return Err(Error::Busy("an answer is still streaming in this conversation; stop it first".into()));
-    }
+/// The person's message `id` and who answered it last (its newest answer).
+fn question_in(conn: &Connection, conversation_id: &str, id: &str) -> Result<Question> {
+    let (text, turn_options): (String, Option<String>) = conn
+        .prepare_cached(
+            "SELECT content, turn_options FROM messages WHERE id = ?1 AND conversation_id = ?2 AND role = 'user'",
+        )?
+        .query_row([id, conversation_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+        .ok_or_else(|| Error::not_found("question", id))?;
     let (provider, model): (Option<String>, Option<String>) = conn
-        .query_row(
-            "SELECT provider, model FROM messages WHERE conversation_id = ?1 AND seq > ?2 AND role = 'assistant'
-             ORDER BY seq LIMIT 1",
-            (conversation_id, seq),
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        .prepare_cached("SELECT provider, model FROM messages WHERE parent_id = ?1 ORDER BY seq DESC LIMIT 1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?
         .unwrap_or_default();
-    Ok((seq, TakenTurn { text, turn_options, provider, model }))
+    Ok(Question { id: id.to_owned(), text, turn_options, provider, model })
 }
 
 fn message_from_row(r: &Row<'_>) -> rusqlite::Result<StoredMessage> {
@@ -312,6 +324,8 @@ fn message_from_row(r: &Row<'_>) -> rusqlite::Result<StoredMessage> {
         created_at: r.get(17)?,
         updated_at: r.get(18)?,
         tool_calls: Vec::new(),
+        parent_id: r.get(22)?,
+        versions: Vec::new(),
         // State that cannot be read only costs the next request its continuation data.
         provider_states: r
             .get::<_, Option<String>>(19)?

@@ -490,12 +490,12 @@ updatedAt: number,
  */
 toolCalls: Array<StoredToolCall>, 
 /**
- * The message it answers or follows (`null`: a first message).
+ * The message it follows on its branch (`None`: a first message).
  */
 parentId: string | null, 
 /**
- * Every version of this message (itself included), oldest first: the messages with the same
- * parent and role. One entry when it has no other version.
+ * Its versions (messages of the same role under the same parent, this one included), oldest
+ * first; one entry when it has no other version.
  */
 versions: Array<string>, };
 
