@@ -91,7 +91,7 @@ describe('the shortcut table', () => {
     expect(titleWith('Stop answering', 'stop', { mac: false })).toBe('Stop answering (Esc, Ctrl+.)');
     expect(formatChord({ key: 'enter', mod: true }, false)).toBe('Ctrl+Enter');
     expect(composerShortcuts('mod-enter')[0]?.chords[0]).toEqual({ key: 'enter', mod: true });
-    expect(SHORTCUTS.map((s) => s.id)).toEqual(['newChat', 'search', 'stop', 'copyLast', 'settings', 'shortcuts', 'zoomIn', 'zoomOut', 'zoomReset']);
+    expect(SHORTCUTS.map((s) => s.id)).toEqual(['newChat', 'search', 'find', 'stop', 'copyLast', 'settings', 'shortcuts', 'zoomIn', 'zoomOut', 'zoomReset']);
   });
 });
 

@@ -817,6 +817,12 @@ return [...document.querySelectorAll('[data-testid="message"]')].map((m) => ({
 /// same `Recorder` a live turn uses: each answer has text, one `get_time` card with its result,
 /// and a Markdown paragraph after it. Returns the conversation id.
 pub fn write_conversation(store: &Store, turns: usize) -> Result<String> {
+    write_conversation_marked(store, turns, None)
+}
+
+/// [`write_conversation`], where the tool result of turn `marked.0` (1-based) also holds the
+/// words `marked.1` (something to search for that is nowhere else).
+pub fn write_conversation_marked(store: &Store, turns: usize, marked: Option<(usize, &str)>) -> Result<String> {
     use switchboard_core::{ChatEvent, EventSink, FinishReason, ToolSource, ToolStatus, Usage};
     let mut conversation: Option<String> = None;
     for i in 1..=turns {
@@ -837,13 +843,13 @@ pub fn write_conversation(store: &Store, turns: usize) -> Result<String> {
             index: 0,
         });
         rec.emit(ChatEvent::ToolStarted { id: id.clone() });
-        rec.emit(ChatEvent::ToolResult {
-            id,
-            status: ToolStatus::Ok,
-            output: r#"{"date":"2026-11-22","iso":"2026-11-22T04:16:11+01:00","time":"04:16:11","timezone":"Europe/Paris","utcOffset":"+01:00","weekday":"Sunday"}"#.into(),
-            duration_ms: 1,
-            images: None,
-        });
+        let output = match marked {
+            Some((turn, words)) if turn == i => format!(
+                r#"{{"date":"2026-11-22","note":"{words}","time":"04:16:11","timezone":"Europe/Paris","utcOffset":"+01:00","weekday":"Sunday"}}"#
+            ),
+            _ => r#"{"date":"2026-11-22","iso":"2026-11-22T04:16:11+01:00","time":"04:16:11","timezone":"Europe/Paris","utcOffset":"+01:00","weekday":"Sunday"}"#.into(),
+        };
+        rec.emit(ChatEvent::ToolResult { id, status: ToolStatus::Ok, output, duration_ms: 1, images: None });
         rec.emit(ChatEvent::TextDelta {
             text: format!(
                 "\n\nIn **Paris** it is `04:16` on Sunday (answer {i}).\n\n- The offset is `+01:00`, so this is *CET*.\n- Summer time (CEST, `+02:00`) starts on the last Sunday of March.\n\nAnything else?"

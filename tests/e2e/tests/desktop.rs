@@ -2553,3 +2553,386 @@ async fn w_a_chat_keeps_its_setup_after_a_restart_and_a_grant_can_be_revoked() -
     ensure!(store.chat_grants(&id)?.is_empty(), "the grant is still stored");
     Ok(())
 }
+
+// ----- u. edit and versions: a new branch, another model, back to version 1, the same after a restart
+
+/// The first answer: a sentence, then the clock and a scout in the same round.
+const U_BEFORE: &str = "Checking the clock and asking a scout 🕰️ — 確認します. ";
+const U_LYON: &str = "Lyon: the clock and the scout agree ✅";
+const U_ROME: &str = "Rome is on the same time as Lyon 🇮🇹";
+const U_OTHER: &str = "A second opinion, from the other model: Rome shares Lyon's time.";
+
+/// What the transcript leaves out: each message's role, id and version position ("1/2"; "" when
+/// it has none), and each sub-agent run with its own tool cards.
+const U_VIEW_JS: &str = "return { messages: [...document.querySelectorAll('[data-testid=\"message\"]')].map(m => { \
+       const n = m.querySelector('[data-testid=\"version-nav\"]'); return [m.dataset.role, m.dataset.id, n ? n.dataset.index + '/' + n.dataset.count : '']; }), \
+     runs: [...document.querySelectorAll('[data-testid=\"agent-run\"]')].map(r => ({ instance: r.dataset.instance, status: r.dataset.status, \
+       tools: [...r.querySelectorAll('[data-testid=\"tool-card\"]')].map(c => c.dataset.toolName + ':' + c.dataset.status) })) };";
+
+/// Clicks the `n`th (0-based) message's button `testid` the way a script does: a question's
+/// actions show on hover, which WebDriver does not do before it checks that a button can be clicked.
+async fn u_click_in_message(app: &App, n: usize, testid: &str) -> Result<()> {
+    let clicked = app
+        .js(
+            &format!(
+                "const m = document.querySelectorAll('[data-testid=\"message\"]')[{n}]; const b = m && m.querySelector('{}'); \
+                 if (!b || b.disabled || b.getAttribute('aria-disabled') === 'true') return false; b.click(); return true;",
+                tid(testid)
+            ),
+            vec![],
+        )
+        .await?;
+    ensure!(clicked == json!(true), "message #{n} has no usable {testid} button: {}", app.dom_summary().await?);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn u_edit_regenerate_with_another_model_and_versions_survive_a_restart() -> Result<()> {
+    let replies = vec![
+        slow(
+            vec![
+                Step::text(U_BEFORE),
+                Step::tool_call("u1", "get_time", r#"{"timezone":"Europe/Paris"}"#),
+                Step::tool_call("u2", "agent__Scout", r#"{"message":"What time is it in Lyon?"}"#),
+                Step::finish("tool_calls"),
+                Step::usage(40, 12),
+                Step::Done,
+            ],
+            4,
+            40,
+        ),
+        Reply::text(U_LYON),
+        Reply::text(U_ROME),
+        Reply::text(U_OTHER),
+    ];
+    let Some(rig) = rig("u_versions", replies).await? else { return Ok(()) };
+    let scouts = MockServer::start(Script::echo().with_chunk_delay(20)).await;
+    rig.data.add_provider("scouts", &scouts.base_url(), "scout-model")?;
+    // Another profile on the same server, so the regenerated answer shows which model gave it.
+    rig.data.add_provider("other", &rig.mock.base_url(), "other-model")?;
+    let agents = json!({
+        "toolsets": [
+            { "name": "work", "tools": ["agent:Scout", "get_time"] },
+            { "name": "clock", "tools": ["get_time"] }
+        ],
+        "agents": [
+            { "name": "Scout", "description": "Finds one fact.", "profile": "scouts", "toolsets": ["clock"] }
+        ]
+    });
+    std::fs::write(rig.data.path().join("agents.json"), serde_json::to_string_pretty(&agents)?)?;
+
+    let app = rig.driver.launch("u").await?;
+    // The toolset with the clock and the scout, switched on for this chat.
+    app.wait_and_click(&tid("tools-tray-toggle"), LONG).await?;
+    app.wait_and_click(&format!("{}[data-toolset=\"work\"]", tid("toolset-toggle")), LONG).await?;
+    app.click(&tid("tools-tray-toggle")).await?;
+    app.send_message("What time is it in Lyon? Check the clock and ask a scout.").await?;
+
+    // While it streams, the question cannot be edited, and says why.
+    let busy = app
+        .wait_for(
+            "the edit button off while the answer streams",
+            &format!(
+                "const b = document.querySelector('{}'); return b && b.getAttribute('aria-disabled') === 'true' ? b.title : null;",
+                tid("edit-message")
+            ),
+            LONG,
+        )
+        .await?;
+    ensure!(busy == json!("Wait until the answer finishes, or stop it."), "the disabled edit button says {busy}");
+    app.screenshot("1-streaming-edit-off").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the first answer failed");
+    app.wait_for(
+        "the scout's run",
+        "const r = document.querySelector('[data-testid=\"agent-run\"]'); return r && r.dataset.status === 'complete' ? true : null;",
+        LONG,
+    )
+    .await?;
+    let first = app.transcript().await?;
+    let first_view: Value = app.js(U_VIEW_JS, vec![]).await?;
+    let answer = last_assistant(&first)?;
+    ensure!(
+        answer.text_before_first_card() == U_BEFORE.trim_end()
+            && answer.cards().iter().map(|c| c.0).collect::<Vec<_>>() == ["get_time", "agent__Scout"]
+            && answer.text().ends_with(U_LYON),
+        "the first answer is not [text, the clock's card, the scout's card, the final text]: {answer:#?}"
+    );
+    ensure!(first_view["runs"][0]["tools"] == json!(["get_time:ok"]), "the scout's run: {first_view}");
+    app.screenshot("2-first-answer").await?;
+
+    // Edit the first question: an editor in place of the bubble, then a new branch.
+    u_click_in_message(&app, 0, "edit-message").await?;
+    app.wait_for("the editor", &format!("return !!document.querySelector('{}');", tid("edit-input")), LONG).await?;
+    app.js(
+        &format!(
+            "const t = document.querySelector('{}'); t.value = 'What time is it in Rome?'; t.dispatchEvent(new Event('input', {{ bubbles: true }})); return true;",
+            tid("edit-input")
+        ),
+        vec![],
+    )
+    .await?;
+    app.screenshot("3-editing").await?;
+    app.click(&tid("edit-save")).await?;
+    app.wait_for(
+        "the answer on the new branch",
+        &format!(
+            "const ms = document.querySelectorAll('[data-testid=\"message\"]'); \
+             return ms.length === 2 && ms[1].dataset.status === 'complete' && ms[1].innerText.includes({}) ? true : null;",
+            js_str(U_ROME)
+        ),
+        LONG,
+    )
+    .await?;
+    let edited: Value = app.js(U_VIEW_JS, vec![]).await?;
+    ensure!(edited["messages"][0][2] == "2/2" && edited["runs"] == json!([]), "after the edit: {edited}");
+
+    // Regenerate that answer with the other profile's model.
+    app.click(&tid("regenerate-with")).await?;
+    app.wait_for(
+        "the model picker",
+        &format!("return !!document.querySelector('{}');", tid("regenerate-with-picker")),
+        LONG,
+    )
+    .await?;
+    let picked = app
+        .js(
+            &format!(
+                "const s = document.querySelector('{}'); const o = [...s.options].find(o => o.value.startsWith('other\\u0000')); \
+                 if (!o) return null; s.value = o.value; s.dispatchEvent(new Event('change', {{ bubbles: true }})); return o.value;",
+                tid("regenerate-with-picker")
+            ),
+            vec![],
+        )
+        .await?;
+    ensure!(picked.is_string(), "the picker offers no model of 'other'");
+    app.screenshot("4-regenerate-with").await?;
+    app.click(&tid("regenerate-with-go")).await?;
+    app.wait_for(
+        "the regenerated answer, version 2 of 2",
+        &format!(
+            "const ms = document.querySelectorAll('[data-testid=\"message\"]'); const n = ms[1] && ms[1].querySelector('[data-testid=\"version-nav\"]'); \
+             return ms.length === 2 && ms[1].dataset.status === 'complete' && ms[1].innerText.includes({}) && n && n.dataset.index === '2' && n.dataset.count === '2' ? true : null;",
+            js_str(U_OTHER)
+        ),
+        LONG,
+    )
+    .await?;
+    let footer = app
+        .js("return document.querySelectorAll('[data-testid=\"message\"]')[1].querySelector('footer .model').textContent;", vec![])
+        .await?;
+    ensure!(footer.as_str().is_some_and(|f| f.contains("other-model")), "the regenerated answer's footer: {footer}");
+    let requests = rig.mock.requests();
+    ensure!(requests.len() == 4, "the mock got {} requests", requests.len());
+    ensure!(requests[3].body["model"] == json!("other-model"), "the regenerated request: {:#}", requests[3].body);
+    // The regenerated answer was asked the edited question, on its branch only.
+    let asked = requests[3].body.to_string();
+    ensure!(asked.contains("What time is it in Rome?") && !asked.contains("in Lyon?"), "{asked}");
+    app.screenshot("5-regenerated").await?;
+
+    // Back to version 1 of the first question: its whole branch, the tool cards and the scout's run.
+    u_click_in_message(&app, 0, "version-prev").await?;
+    app.wait_for(
+        "version 1's branch",
+        &format!(
+            "const ms = document.querySelectorAll('[data-testid=\"message\"]'); \
+             return ms.length === 2 && ms[1].innerText.includes({}) && document.querySelectorAll('[data-testid=\"agent-run\"]').length === 1 ? true : null;",
+            js_str(U_LYON)
+        ),
+        LONG,
+    )
+    .await?;
+    let back = app.transcript().await?;
+    let back_view: Value = app.js(U_VIEW_JS, vec![]).await?;
+    ensure!(back == first, "version 1 does not show what it showed live:\nlive: {first:#?}\nnow: {back:#?}");
+    let mut expected = first_view.clone();
+    expected["messages"][0][2] = json!("1/2");
+    ensure!(back_view == expected, "version 1's view:\nexpected {expected}\ngot {back_view}");
+    app.screenshot("6-back-to-version-1").await?;
+    app.close().await?;
+
+    // A new app process: the conversation opens on the same branch, showing the same.
+    let app = rig.driver.launch("u").await?;
+    app.wait_and_click(&format!("{} button.open", tid("conversation-item")), LONG).await?;
+    app.wait_for(
+        "the reopened conversation",
+        "return document.querySelectorAll('[data-testid=\"message\"]').length === 2 && \
+         document.querySelectorAll('[data-testid=\"agent-run\"]').length === 1 ? true : null;",
+        LONG,
+    )
+    .await?;
+    let reopened = app.transcript().await?;
+    let reopened_view: Value = app.js(U_VIEW_JS, vec![]).await?;
+    app.screenshot("7-restarted").await?;
+    ensure!(reopened == back, "after a restart:\nbefore: {back:#?}\nafter: {reopened:#?}");
+    ensure!(reopened_view == back_view, "after a restart:\nbefore: {back_view}\nafter: {reopened_view}");
+    // Version 2 still holds the edited question and both of its answers.
+    u_click_in_message(&app, 0, "version-next").await?;
+    app.wait_for(
+        "version 2's branch",
+        &format!(
+            "const ms = document.querySelectorAll('[data-testid=\"message\"]'); const n = ms[1] && ms[1].querySelector('[data-testid=\"version-nav\"]'); \
+             return ms.length === 2 && ms[0].innerText.includes('Rome') && ms[1].innerText.includes({}) && n && n.dataset.count === '2' ? true : null;",
+            js_str(U_OTHER)
+        ),
+        LONG,
+    )
+    .await?;
+    app.screenshot("8-version-2-after-restart").await?;
+    ensure!(
+        rig.mock.requests().len() == 4,
+        "switching versions asked the model: {} requests",
+        rig.mock.requests().len()
+    );
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}
+
+// ----- v. search finds the place: an old tool result opens in place; find in this chat ------------
+
+const V_WORD: &str = "axolotl";
+
+/// Whether the element `css` (its first match) is inside the chat's visible area.
+fn v_in_view_js(css: &str) -> String {
+    format!(
+        "const el = document.querySelector({css}); const sc = document.querySelector('{sc}'); \
+         if (!el || !sc) return null; const r = el.getBoundingClientRect(), b = sc.getBoundingClientRect(); \
+         return r.bottom > b.top && r.top < b.bottom;",
+        css = js_str(css),
+        sc = tid("chat-scroller")
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v_search_opens_an_old_tool_result_in_place_and_find_steps_through_a_chat() -> Result<()> {
+    use fantoccini::key::Key;
+    let Some(rig) = rig("v_search_find", vec![]).await? else { return Ok(()) };
+    // 300 messages; the word is only in the tool result of the 3rd answer (the 6th message), far
+    // above the last page the app opens with.
+    let store = rig.data.open_store()?;
+    let cid = switchboard_e2e::write_conversation_marked(&store, 150, Some((3, &format!("fed the {V_WORD} at dawn"))))?;
+    drop(store);
+    let app = rig.driver.launch("v").await?;
+    app.wait_composer_ready(LONG).await?;
+
+    // Search: the hit is in a tool result, said so, under its conversation.
+    app.keys(&(Key::Control + "k")).await?;
+    app.keys(V_WORD).await?;
+    let hit = app
+        .wait_for(
+            "the search hit in the tool result",
+            &format!(
+                "const h = document.querySelector('{}[data-kind=\"toolResult\"]'); \
+                 return h ? {{ cid: h.dataset.conversationId, mid: h.dataset.messageId, text: h.innerText, \
+                 mark: h.querySelector('mark')?.textContent ?? null }} : null;",
+                tid("search-hit")
+            ),
+            LONG,
+        )
+        .await?;
+    ensure!(hit["cid"] == json!(cid), "the hit is in the written conversation: {hit}");
+    ensure!(hit["mark"] == json!(V_WORD), "the snippet marks the word: {hit}");
+    ensure!(hit["text"].as_str().is_some_and(|t| t.contains("tool result")), "the hit says where it matched: {hit}");
+    let mid = hit["mid"].as_str().context("the hit names its message")?.to_owned();
+    app.screenshot("1-search-results").await?;
+
+    // Down to the conversation, down to the hit, Enter: the conversation opens there.
+    let t0 = Instant::now();
+    app.keys(&(Key::Down + "")).await?;
+    app.keys(&(Key::Down + "")).await?;
+    app.keys(&(Key::Enter + "")).await?;
+    let card = format!("article[data-id=\"{mid}\"] {}", tid("tool-card"));
+    app.wait_for(
+        "the old message on screen with its tool card open",
+        &format!(
+            "const c = document.querySelector({css}); const v = (() => {{ {in_view} }})(); \
+             return c && c.querySelector('.head')?.getAttribute('aria-expanded') === 'true' && v ? true : null;",
+            css = js_str(&card),
+            in_view = v_in_view_js(&card)
+        ),
+        LONG,
+    )
+    .await?;
+    let revealed = t0.elapsed();
+    let lit = app
+        .js(
+            "const h = globalThis.CSS?.highlights; return h ? { api: true, flash: (h.get('search-flash')?.size ?? 0) + (h.get('search-flash-current')?.size ?? 0) } \
+             : { api: false, flash: document.querySelectorAll('mark.search-flash').length };",
+            vec![],
+        )
+        .await?;
+    ensure!(lit["flash"].as_u64() == Some(1), "the word is lit where the conversation opened: {lit}");
+    app.screenshot("2-opened-at-the-match").await?;
+    println!("v: the hit 294 messages up opened in place in {revealed:?} (highlights: {lit})");
+
+    // Find in this chat: Ctrl+F, a word in every answer; the count, Enter moves on, Esc closes.
+    app.keys(&(Key::Control + "f")).await?;
+    app.wait_for(
+        "the find field focused",
+        "return document.activeElement?.dataset.testid === 'find-input' ? true : null;",
+        LONG,
+    )
+    .await?;
+    app.keys("paris").await?;
+    let count = |re: &str| {
+        format!(
+            "const t = document.querySelector('{}')?.textContent ?? ''; return /{re}/.test(t) ? t : null;",
+            tid("find-count")
+        )
+    };
+    // The current match is the first one in view (nothing jumps), and stays in view as it moves.
+    let current_in_view = format!(
+        "const h = globalThis.CSS?.highlights; const sc = document.querySelector('{sc}'); let r; \
+         if (h) {{ const s = [...(h.get('find-match-current') ?? [])][0]; if (!s) return null; \
+           const x = document.createRange(); x.setStart(s.startContainer, s.startOffset); x.setEnd(s.endContainer, s.endOffset); r = x.getBoundingClientRect(); }} \
+         else {{ const m = document.querySelector('mark.find-match.current'); if (!m) return null; r = m.getBoundingClientRect(); }} \
+         const b = sc.getBoundingClientRect(); return r.height > 0 && r.top >= b.top && r.bottom <= b.bottom ? true : null;",
+        sc = tid("chat-scroller")
+    );
+    let first = app.wait_for("the find count", &count("^\\d+ of \\d+$"), LONG).await?;
+    let (k, total) = first
+        .as_str()
+        .and_then(|t| t.split_once(" of "))
+        .and_then(|(k, n)| Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
+        .context("a count")?;
+    ensure!(total > 100, "every rendered question, answer and card says Paris: {first}");
+    app.wait_for("the current match in view", &current_in_view, LONG).await?;
+    let painted = app
+        .js(
+            "const h = globalThis.CSS?.highlights; return h ? [h.get('find-match')?.size ?? 0, h.get('find-match-current')?.size ?? 0] \
+             : [document.querySelectorAll('mark.find-match').length, document.querySelectorAll('mark.find-match.current').length];",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        painted == json!([total - 1, 1]) || painted == json!([total, 1]),
+        "every match painted, one current: {painted} for {total}"
+    );
+    let next = k % total + 1;
+    app.keys(&(Key::Enter + "")).await?;
+    app.wait_for("the next match", &count(&format!("^{next} of {total}$")), LONG).await?;
+    app.wait_for("the next match in view", &current_in_view, LONG).await?;
+    app.screenshot("3-find-in-chat").await?;
+    let back = format!("{}{}", Key::Shift, Key::Enter);
+    app.keys(&back).await?;
+    app.keys(&back).await?;
+    let before = if k == 1 { total } else { k - 1 };
+    app.wait_for("the match before the first one", &count(&format!("^{before} of {total}$")), LONG).await?;
+    // F3 goes on from there; Shift+Enter / Enter wrap at the ends.
+    app.keys(&(Key::F3 + "")).await?;
+    app.wait_for("F3: the next match", &count(&format!("^{k} of {total}$")), LONG).await?;
+    app.keys(&(Key::Escape + "")).await?;
+    app.wait_for(
+        "the find bar closed and nothing lit",
+        &format!(
+            "const h = globalThis.CSS?.highlights; return !document.querySelector('{}') && (!h || !h.has('find-match')) \
+             && !document.querySelector('mark.find-match') ? true : null;",
+            tid("find-bar")
+        ),
+        LONG,
+    )
+    .await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}

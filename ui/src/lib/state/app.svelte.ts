@@ -6,11 +6,12 @@ import { chatParams, generationFor } from './chatParams.svelte';
 import { maybeGenerateTitle } from './titles';
 import { getContext, setContext } from 'svelte';
 import type { Backend } from '../ipc/backend';
-import type { AgentsOverview, ApprovalChoice, ChatSetup, ConversationSummary, IpcError, ProviderInfo, ToolInfo, TurnChoices } from '../ipc/bindings';
+import type { AgentsOverview, ApprovalChoice, ChatSetup, ConversationSummary, IpcError, ProviderInfo, SearchHit, ToolInfo, TurnChoices } from '../ipc/bindings';
 import { errorAction, toIpcError, type ErrorAction } from '../ipc/errors';
 import { nextFrame, type Scheduler } from '../util/frame';
 import { extractMentions } from '../util/mentions';
 import { PrefsState } from './prefs.svelte';
+import { matchedTerms } from '../search/snippet';
 import { ChatSession, type ApprovalRequest, type SessionHost } from './session.svelte';
 import { preloadMarkdown } from '../markdown/engine';
 
@@ -71,6 +72,9 @@ export interface Notice {
 const MODEL_KEY = 'switchboard.model';
 /** A model list read this recently (ms) is not read again when the picker opens. */
 export const MODELS_FRESH_MS = 3000;
+
+/** How many message hits one search asks for. */
+export const SEARCH_HIT_LIMIT = 50;
 const SIDEBAR_KEY = 'switchboard.sidebar';
 
 function readStorage<T>(key: string): T | null {
@@ -97,6 +101,15 @@ export class AppState implements SessionHost {
   conversations = $state.raw<ConversationSummary[]>([]);
   listLoaded = $state(false);
   query = $state('');
+  /** Where the query matched inside messages and tool calls (`search_messages`), best first. */
+  hits = $state.raw<SearchHit[]>([]);
+  /** Why the message search failed (the conversation list may still have results). */
+  hitsError = $state<string | null>(null);
+  /** The find bar (Ctrl+F) over the open chat; `findFocus` counts requests to focus its field. */
+  findOpen = $state(false);
+  findFocus = $state(0);
+  /** Counts requests to render every message of the open chat (the find bar's "Search all"). */
+  showAllSeq = $state(0);
   current = $state.raw<ChatSession>(null as unknown as ChatSession);
 
   tools = $state.raw<ToolInfo[]>([]);
@@ -209,10 +222,22 @@ export class AppState implements SessionHost {
   async refreshConversations(): Promise<void> {
     const req = ++this.listRequest;
     const q = this.query.trim();
+    // Both answers of one query are shown together; a slower earlier query never replaces a later one.
+    const hits: Promise<{ hits: SearchHit[]; error: string | null }> = q
+      ? this.api
+          .searchMessages(q, SEARCH_HIT_LIMIT)
+          .then(
+            (h) => ({ hits: h, error: null }),
+            (e: unknown) => ({ hits: [], error: toIpcError(e).message }),
+          )
+      : Promise.resolve({ hits: [], error: null });
     try {
       const list = q ? await this.api.searchConversations(q) : await this.api.listConversations();
+      const found = await hits;
       if (req !== this.listRequest) return;
       this.conversations = q ? list : [...list].sort((a, b) => b.updatedAt - a.updatedAt);
+      this.hits = found.hits;
+      this.hitsError = found.error;
       this.listLoaded = true;
     } catch (e) {
       if (req === this.listRequest) this.toast(toIpcError(e));
@@ -247,6 +272,45 @@ export class AppState implements SessionHost {
     s.title = this.conversations.find((c) => c.id === id)?.title ?? '';
     this.switchTo(s);
     await s.load();
+  }
+
+  /**
+   * Opens a search result: its conversation, on the branch that holds the message when it is not on
+   * the current path (`switch_version`), and asks the view to show the message (the tool card
+   * opened when the match is in one) with the matched words lit up for a moment.
+   */
+  async openHit(hit: SearchHit): Promise<void> {
+    this.settingsOpen = false;
+    const reveal = hit.messageId ? { messageId: hit.messageId, toolCallId: hit.toolCallId ?? null, terms: matchedTerms(hit.snippet) } : null;
+    if (reveal && !hit.onCurrentPath) {
+      try {
+        const view = await this.api.switchVersion(hit.conversationId, reveal.messageId);
+        const here = this.current.conversationId === hit.conversationId ? this.current : this.sessions.get(hit.conversationId);
+        const s = here ?? new ChatSession(this, hit.conversationId);
+        s.applyView(view);
+        if (s !== this.current) this.switchTo(s);
+        s.reveal = reveal;
+      } catch (e) {
+        this.toast(toIpcError(e), 'Could not open that version');
+      }
+      return;
+    }
+    await this.open(hit.conversationId);
+    if (reveal && this.current.conversationId === hit.conversationId) this.current.reveal = reveal;
+  }
+
+  openFind(): void {
+    this.findOpen = true;
+    this.findFocus += 1;
+  }
+
+  /** Asks the chat view to load and render every message of the open chat. */
+  showAllMessages(): void {
+    this.showAllSeq += 1;
+  }
+
+  closeFind(): void {
+    this.findOpen = false;
   }
 
   private switchTo(s: ChatSession): void {

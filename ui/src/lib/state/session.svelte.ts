@@ -37,7 +37,9 @@ export const BUSY_REASON = 'Wait until the answer finishes, or stop it.';
 
 /** A stored message as the session keeps it, under the key it already has on screen (if any). */
 function uiFromStored(m: StoredMessage, keys: ReadonlyMap<string, string> = new Map()): UiMessage {
-  return { key: keys.get(m.id) ?? (m.id || uid('m')), model: fromStored(m), ...(m.versions.length > 1 ? { versions: m.versions } : {}) };
+  // A shell from before the message tree sends no `versions`: the message then has no other.
+  const versions = (m as Partial<StoredMessage>).versions ?? [];
+  return { key: keys.get(m.id) ?? (m.id || uid('m')), model: fromStored(m), ...(versions.length > 1 ? { versions } : {}) };
 }
 
 /** Where `m` stands among its versions, or null when it has no other. */
@@ -46,6 +48,13 @@ export function versionPosition(m: UiMessage): VersionPosition | null {
   if (!v || v.length < 2) return null;
   const index = v.indexOf(m.model.id);
   return index < 0 ? null : { index, count: v.length };
+}
+
+/** A place to show once the conversation is on screen (a search result): its message, maybe a tool card in it, the words to light up. */
+export interface RevealRequest {
+  messageId: string;
+  toolCallId: string | null;
+  terms: string[];
 }
 
 export interface ApprovalRequest {
@@ -122,6 +131,8 @@ export class ChatSession {
   agent = $state<string | null>(null);
   /** Toolsets switched on in this chat: its turns get their tools (with the agent's, if any). */
   toolsets = $state.raw<string[]>([]);
+  /** Where the view should go next (ChatView takes it, loading older pages as needed, then clears it). */
+  reveal = $state.raw<RevealRequest | null>(null);
   /**
    * The question being edited in place and its text so far. Kept here, not in the message's
    * component, so the text survives an edit that could not be sent (the message is shown again).
@@ -152,21 +163,26 @@ export class ChatSession {
       // The Markdown engine loads alongside, so the chat's first paint is its rendered messages.
       const [view] = await Promise.all([this.host.api.openConversation(id), loadMarkdown().catch(() => undefined)]);
       if (this.running) return; // a turn started meanwhile: its live state wins
-      this.title = view.conversation.title;
-      this.agent = view.agent ?? null;
-      if (view.setup) {
-        this.toolsets = [...view.setup.toolsets];
-        this.setupLoaded = true;
-        this.host.restoreSetup?.(this, view.setup);
-      }
-      this.messages = view.messages.map((m) => uiFromStored(m));
-      this.earlier = view.earlier;
+      this.applyView(view);
     } catch (e) {
       this.loadError = toIpcError(e);
       this.host.toast(this.loadError);
     } finally {
       this.loading = false;
     }
+  }
+
+  /** Shows `view` (from opening the conversation, or from switching it to another branch). */
+  applyView(view: ConversationView): void {
+    this.title = view.conversation.title;
+    this.agent = view.agent ?? null;
+    if (view.setup) {
+      this.toolsets = [...view.setup.toolsets];
+      this.setupLoaded = true;
+      this.host.restoreSetup?.(this, view.setup);
+    }
+    this.messages = view.messages.map((m) => uiFromStored(m));
+    this.earlier = view.earlier;
   }
 
   private older: Promise<number> | null = null;

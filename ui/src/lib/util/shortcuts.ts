@@ -8,6 +8,7 @@
 export type ShortcutId =
   | 'newChat'
   | 'search'
+  | 'find'
   | 'stop'
   | 'copyLast'
   | 'settings'
@@ -46,6 +47,13 @@ export function isMac(): boolean {
 export const SHORTCUTS: readonly Shortcut[] = [
   { id: 'newChat', label: 'New chat', group: 'Chats', chords: [{ key: 'n', mod: true }, { key: 'o', mod: true, shift: true }] },
   { id: 'search', label: 'Search chats', group: 'Chats', chords: [{ key: 'k', mod: true }] },
+  {
+    id: 'find',
+    label: 'Find in this chat',
+    group: 'Chats',
+    chords: [{ key: 'f', mod: true }],
+    note: 'Enter or F3: next match · Shift+Enter or Shift+F3: previous · Esc closes',
+  },
   { id: 'stop', label: 'Stop the answer', group: 'Answer', chords: [{ key: 'escape' }, { key: '.', mod: true }], note: 'Esc works when no dialog or menu is open' },
   { id: 'copyLast', label: 'Copy the last answer (Markdown)', group: 'Answer', chords: [{ key: 'c', mod: true, shift: true }] },
   { id: 'settings', label: 'Settings', group: 'Window', chords: [{ key: ',', mod: true }] },

@@ -1,6 +1,6 @@
 /** Conversations in the fake: each golden turn as a chat to start with, and the commands on them. */
 import type { Backend } from '../backend';
-import type { ChatSetup, ConversationSummary, ConversationView, MessagePage, SearchHit, SearchHitKind, StoredMessage } from '../bindings';
+import type { ChatSetup, ConversationSummary, ConversationView, MessagePage, StoredMessage } from '../bindings';
 import { pathOf, shownPath, viewOf } from './tree';
 import { OPEN_PAGE } from '../bindings';
 import { userMessage } from '../../model/message';
@@ -42,21 +42,6 @@ export function seedConversations(st: FakeState): void {
   add('Quadratic formula refresher', at, [toStored(userMessage(id('m'), 'Remind me of the quadratic formula, with a Rust example'), at, at), sample]);
 }
 
-const SEARCH_LIMIT_DEFAULT = 50;
-const SEARCH_LIMIT_MAX = 200;
-
-/** Like the shell's snippets: around the first match, each match between U+E000 and U+E001; `null` when `q` is not in `text`. */
-function fakeSnippet(text: string, q: string): string | null {
-  const clean = text.replace(/[\uE000\uE001]/g, '').replace(/\s+/g, ' ').trim();
-  const lower = clean.toLowerCase();
-  const at = lower.indexOf(q);
-  if (at < 0) return null;
-  const start = Math.max(0, at - 40);
-  const shown = clean.slice(start, start + 160);
-  const marked = shown.replace(new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi'), (m) => `\uE000${m}\uE001`);
-  return (start > 0 ? '…' : '') + marked + (start + 160 < clean.length ? '…' : '');
-}
-
 /** Like the shell: pinned first, then newest. */
 function summaries(st: FakeState): ConversationSummary[] {
   return [...st.conversations.values()]
@@ -77,7 +62,6 @@ export function conversationCommands(
   Backend,
   | 'listConversations'
   | 'searchConversations'
-  | 'searchMessages'
   | 'openConversation'
   | 'olderMessages'
   | 'renameConversation'
@@ -103,27 +87,6 @@ export function conversationCommands(
         const c = conversations.get(s.id);
         return s.title.toLowerCase().includes(q) || (c?.messages.some((m) => m.content.toLowerCase().includes(q)) ?? false);
       });
-    },
-    async searchMessages(query, limit) {
-      const q = query.trim().toLowerCase();
-      if (!q) return [];
-      const hits: SearchHit[] = [];
-      for (const s of summaries(st)) {
-        const c = conversations.get(s.id);
-        const add = (kind: SearchHitKind, text: string, createdAt: number, more: Partial<SearchHit> = {}) => {
-          const snippet = fakeSnippet(text, q);
-          if (snippet !== null) hits.push({ conversationId: s.id, title: s.title, kind, snippet, onCurrentPath: true, createdAt, ...more });
-        };
-        add('title', s.title, s.createdAt);
-        for (const m of c?.messages ?? []) {
-          add('message', m.content, m.createdAt, { messageId: m.id, role: m.role });
-          for (const t of m.toolCalls) {
-            add('toolArguments', t.arguments, m.createdAt, { messageId: m.id, toolCallId: t.callId });
-            if (t.result) add('toolResult', t.result.output, m.createdAt, { messageId: m.id, toolCallId: t.callId });
-          }
-        }
-      }
-      return hits.slice(0, Math.min(limit ?? SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX));
     },
     async openConversation(cid): Promise<ConversationView> {
       const c = conversation(st, cid);

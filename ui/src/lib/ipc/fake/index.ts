@@ -19,6 +19,8 @@ import { keyCommands, keychainSeed, startKeychainProbe, storesSeed } from './key
 import { mcpCommands, mcpSeed } from './mcp';
 import type { FakeOptions } from './options';
 import { profilesSeed, providerCommands } from './providers';
+import { seedLongChat } from './long';
+import { searchCommandsFake } from './search';
 import { settingsCommands, settingsSeed } from './settings';
 import type { FakeState } from './state';
 import { toolCommands } from './tools';
@@ -52,6 +54,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     keychain: keychainSeed(opts),
   };
   if (!opts.empty) seedConversations(st);
+  if (opts.longChat) seedLongChat(st, opts.longChat);
   startKeychainProbe(st);
   return {
     ...conversationCommands(st),
@@ -65,6 +68,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     ...definedCommands(st),
     ...agentCommands(st),
     ...dataCommands(st),
+    ...searchCommandsFake(st),
     // What the isolation hook sends instead of a call it refused: it always fails, as in the shell.
     refusedCall: async (command: string, reason: string) => {
       throw fakeOnlyError('badRequest', `The app refused the call to \`${command}\`: ${reason}.`);

@@ -16,6 +16,8 @@ export interface FakeOptions {
   probeMs?: number;
   /** No local server answers (detect_local_servers finds none); by default LM Studio runs with 3 models. */
   noLocalServers?: boolean;
+  /** Also a conversation of this many messages, an old one with a tool result to search for (./long.ts). */
+  longChat?: number;
 }
 
 /** Dev only: fake options from the page's query (`?providers=0`, `?keychain=problem|pending`). */
@@ -26,6 +28,7 @@ export function fakeOptionsFromUrl(search: string): FakeOptions {
     noProviders: params.get('providers') === '0',
     keychain: keychain === 'problem' || keychain === 'pending' ? keychain : 'ok',
     noLocalServers: params.get('local') === '0',
+    longChat: Math.min(5000, Number(params.get('long')) || 0),
   };
 }
 
