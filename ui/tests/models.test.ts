@@ -127,7 +127,7 @@ describe('a model the server does not have', () => {
 
     await fireEvent.click(offered[1] as HTMLElement);
     await waitFor(() => expect(regen).toHaveBeenCalled());
-    expect(regen.mock.calls[0]?.[1]).toMatchObject({ provider: 'openai', model: 'gpt-4o' });
+    expect(regen.mock.calls[0]?.[2]).toMatchObject({ provider: 'openai', model: 'gpt-4o' });
     expect(app.choice).toMatchObject({ provider: 'openai', model: 'gpt-4o' });
     await waitFor(() => {
       const answers = screen.getAllByTestId('message').filter((m) => m.dataset.role === 'assistant');
