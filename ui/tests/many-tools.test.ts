@@ -262,3 +262,36 @@ describe('a card that says what happened', () => {
     expect(within(cards[0]!).getByTestId('agent-run-gist').textContent).toBe('Open 9 to 6.');
   });
 });
+
+describe('Settings → Tools', () => {
+  it('groups tools by source, each source with a switch for all of its tools (mixed when partly on), and filters', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const update = vi.spyOn(backend, 'updateSettings');
+    await start(backend);
+    await fireEvent.click(screen.getByTestId('open-settings'));
+    await fireEvent.click(screen.getByTestId('settings-nav-tools'));
+    await screen.findByTestId('settings-section-tools');
+    const groups = await screen.findAllByTestId('settings-tool-group');
+    expect(groups[0]!.dataset.group).toBe('builtin');
+    const builtin = () => screen.getAllByTestId('settings-source-switch').find((s) => s.dataset.group === 'builtin') as HTMLInputElement;
+    // `shell` is off in Settings: the built-in source is partly on.
+    await waitFor(() => expect(builtin().dataset.state).toBe('mixed'));
+    expect(builtin().indeterminate).toBe(true);
+
+    await fireEvent.click(builtin());
+    await waitFor(() => expect(update).toHaveBeenCalledTimes(1));
+    expect(update.mock.calls[0]![0].tools.disabled).toEqual([]);
+    await waitFor(() => expect(builtin().dataset.state).toBe('on'));
+
+    await fireEvent.click(builtin());
+    await waitFor(() => expect(update).toHaveBeenCalledTimes(2));
+    const builtinNames = within(groups[0]!)
+      .getAllByTestId('settings-tool-row')
+      .map((r) => r.dataset.toolName)
+      .sort();
+    expect(update.mock.calls[1]![0].tools.disabled).toEqual(builtinNames);
+
+    await fireEvent.input(screen.getByTestId('settings-tools-filter'), { target: { value: 'weather' } });
+    expect(screen.getAllByTestId('settings-tool-row').map((r) => r.dataset.toolName)).toEqual(['weather']);
+  });
+});
