@@ -2212,7 +2212,16 @@ async fn z_many_tools_cards_long_chats_narrow_and_zoomed() -> Result<()> {
     app.wait_composer_ready(LONG).await?;
     app.wait_for("200% zoom", "return getComputedStyle(document.documentElement).zoom === '2' ? true : null;", LONG)
         .await?;
-    // The sidebar may be folded away at this size: the chat is opened from its row's button.
+    // The sidebar lies over the chat at this size: the chat is opened from its row's button.
+    app.wait_for(
+        "the chat list after the reload",
+        &format!(
+            "return !!document.querySelector('{}[data-id=\"{conversation}\"] button.open');",
+            tid("conversation-item")
+        ),
+        LONG,
+    )
+    .await?;
     app.js(
         &format!(
             "document.querySelector('{}[data-id=\"{conversation}\"] button.open').click(); return true;",
