@@ -1,7 +1,8 @@
 /**
  * Long chats (issue 30, item 5): a chat still answering in the background is marked in the
  * sidebar, "Jump to latest" appears when the person scrolls up during an answer and returns to
- * following it, and tables keep words whole, keep their column alignment and scroll sideways.
+ * following it, and tables keep words whole, keep their column alignment and scroll sideways. A
+ * narrow page (item 7: a small window or a large zoom) lays the sidebar over the chat.
  */
 import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -9,6 +10,7 @@ import App from '../src/App.svelte';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import { renderMarkdown } from '../src/lib/markdown/render';
 import { AppState } from '../src/lib/state/app.svelte';
+import { PrefsState } from '../src/lib/state/prefs.svelte';
 
 const schedule = (cb: () => void) => setTimeout(cb, 0);
 
@@ -94,5 +96,25 @@ describe('a Markdown table', () => {
     expect(cls('th')).toEqual(['align-left', 'align-right', 'align-center']);
     expect(cls('td')).toEqual(['align-left', 'align-right', 'align-center']);
     expect(box.querySelector('[style]')).toBeNull();
+  });
+});
+
+describe('a narrow page', () => {
+  it('lays the sidebar over the chat when the window divided by the zoom is under 560 px', async () => {
+    Object.defineProperty(window, 'innerWidth', { configurable: true, value: 760 });
+    const prefs = new PrefsState({ theme: 'system', fontSize: 'default', zoom: 1, sendKey: 'enter' });
+    const app = new AppState(createFakeBackend({ tickMs: 0, empty: true }), { schedule, prefs });
+    render(App, { props: { app } });
+    await app.init();
+    const layout = document.querySelector('.layout') as HTMLElement;
+    expect(layout.classList.contains('narrow')).toBe(false);
+    prefs.zoom = 2;
+    await waitFor(() => expect(layout.classList.contains('narrow')).toBe(true));
+    prefs.zoom = 1;
+    Object.defineProperty(window, 'innerWidth', { configurable: true, value: 500 });
+    window.dispatchEvent(new Event('resize'));
+    await waitFor(() => expect(layout.classList.contains('narrow')).toBe(true));
+    Object.defineProperty(window, 'innerWidth', { configurable: true, value: 1024 });
+    window.dispatchEvent(new Event('resize'));
   });
 });
