@@ -1921,7 +1921,7 @@ const Z_OVERFLOW_JS: &str = "const boxes = ['form.composer', 'header.topbar', '.
   } \
   for (const nav of document.querySelectorAll('[data-testid=\"settings-nav\"]')) { const n = nav.getBoundingClientRect(); const b = nav.closest('[data-testid=\"settings\"]').getBoundingClientRect(); \
     if (n.left < b.left - 1 || n.right > b.right + 1) out.push('settings-nav outside Settings'); } \
-  return out;";
+  return out.slice(0, 12);";
 
 async fn z_no_overflow(app: &App, step: &str) -> Result<()> {
     app.screenshot(step).await?;
@@ -1942,14 +1942,25 @@ async fn z_narrow_views(app: &App, prefix: &str, hide_sidebar: bool) -> Result<(
     app.wait_for("the dialog to close", &format!("return !document.querySelector('{}');", tid("confirm-dialog")), LONG)
         .await?;
     if hide_sidebar {
-        app.click(".sidebar button[aria-label=\"Hide sidebar\"]").await?;
+        // A script click: WebDriver's pointer misplaces clicks on a zoomed page.
+        app.js("document.querySelector('.sidebar button[aria-label=\"Hide sidebar\"]').click(); return true;", vec![])
+            .await?;
     }
-    app.wait_and_click(&tid("tools-tray-toggle"), LONG).await?;
+    let click = |id: &str| format!("document.querySelector('{}').click(); return true;", tid(id));
+    app.wait_for("the composer", &format!("return !!document.querySelector('{}');", tid("tools-tray-toggle")), LONG)
+        .await?;
+    app.js(&click("tools-tray-toggle"), vec![]).await?;
     app.wait_for("the tray", &format!("return !!document.querySelector('{}');", tid("tools-filter")), LONG).await?;
     z_no_overflow(app, &format!("{prefix}-2-chat-tray")).await?;
-    app.click(&tid("tools-tray-toggle")).await?;
+    app.js(&click("tools-tray-toggle"), vec![]).await?;
     app.js(&format!("document.querySelector('{}').click(); return true;", tid("open-settings")), vec![]).await?;
-    app.wait_and_click(&tid("settings-nav-tools"), LONG).await?;
+    app.wait_for(
+        "the settings nav",
+        &format!("return !!document.querySelector('{}');", tid("settings-nav-tools")),
+        LONG,
+    )
+    .await?;
+    app.js(&click("settings-nav-tools"), vec![]).await?;
     app.wait_for(
         "Settings → Tools by source",
         &format!("return document.querySelectorAll('{}').length >= 2 ? true : null;", tid("settings-tool-group")),
@@ -1957,7 +1968,7 @@ async fn z_narrow_views(app: &App, prefix: &str, hide_sidebar: bool) -> Result<(
     )
     .await?;
     z_no_overflow(app, &format!("{prefix}-3-settings-tools")).await?;
-    app.click(&tid("close-settings")).await?;
+    app.js(&click("close-settings"), vec![]).await?;
     Ok(())
 }
 
