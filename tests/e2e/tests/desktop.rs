@@ -1985,7 +1985,7 @@ async fn z_many_tools_cards_long_chats_narrow_and_zoomed() -> Result<()> {
         Reply::text("I cannot read the clock in this chat."),
         // Chat 1 again: a long answer, slowly, with a wide table first.
         slow(
-            vec![Step::text(&format!("{Z_TABLE}{long_text}")), Step::finish("stop"), Step::usage(10, 900), Step::Done],
+            vec![Step::text(format!("{Z_TABLE}{long_text}")), Step::finish("stop"), Step::usage(10, 900), Step::Done],
             6,
             30,
         ),
