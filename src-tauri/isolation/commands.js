@@ -72,6 +72,7 @@ const SWITCHBOARD_COMMANDS = {
   update_settings: ['settings'],
   list_tools: ['conversationId', 'agent'],
   set_chat_tool_disabled: ['conversationId', 'name', 'disabled'],
+  set_chat_tools_disabled: ['conversationId', 'names', 'disabled'],
   send_message: ['request', 'onEvent'],
   stop_turn: ['messageId'],
   regenerate: ['conversationId', 'messageId', 'choices', 'onEvent'],

@@ -156,6 +156,25 @@ fn tools_can_be_disabled_for_a_chat() {
     assert_eq!(tools[0]["disabledForChat"], true);
     let tools = invoke(&webview, "list_tools", json!({"conversationId": null})).unwrap();
     assert_eq!(tools[0]["disabledForChat"], false, "other chats are unaffected");
+
+    // A whole source at once, and back on.
+    let all = json!(["get_time", "web_search", "web_fetch"]);
+    invoke(
+        &webview,
+        "set_chat_tools_disabled",
+        json!({"conversationId": rows.conversation_id, "names": all, "disabled": true}),
+    )
+    .unwrap();
+    let tools = invoke(&webview, "list_tools", json!({"conversationId": rows.conversation_id})).unwrap();
+    assert!(tools.as_array().unwrap().iter().all(|t| t["disabledForChat"] == true), "{tools}");
+    invoke(
+        &webview,
+        "set_chat_tools_disabled",
+        json!({"conversationId": rows.conversation_id, "names": all, "disabled": false}),
+    )
+    .unwrap();
+    let tools = invoke(&webview, "list_tools", json!({"conversationId": rows.conversation_id})).unwrap();
+    assert!(tools.as_array().unwrap().iter().all(|t| t["disabledForChat"] == false), "{tools}");
 }
 
 #[test]

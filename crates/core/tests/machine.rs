@@ -535,6 +535,38 @@ fn invalid_calls_are_answered_as_errors_and_only_valid_ones_run() {
 }
 
 #[test]
+fn a_tool_switched_off_is_said_to_be_off_not_unknown_and_is_not_run() {
+    let mut config = config();
+    config.tool_settings.disabled.insert("slow".into());
+    let registry = registry();
+    let options = TurnOptions { disabled_for_chat: ["echo".to_owned()].into(), ..TurnOptions::default() };
+    let mut m = started(&config, &registry, options);
+    let out = respond_with_calls(&mut m, &[("e", "echo", "{}"), ("s", "slow", "{}"), ("g", "ghost", "{}")]);
+    let evs = events(&out);
+    let answer = |i: usize| match evs[i] {
+        ChatEvent::ToolResult { status, output, .. } => (*status, output.as_str()),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        answer(0),
+        (
+            ToolStatus::Skipped,
+            "echo is switched off in this chat. Answer without it, or ask the user to switch it back on."
+        )
+    );
+    assert_eq!(
+        answer(1),
+        (
+            ToolStatus::Skipped,
+            "slow is switched off in Settings → Tools. Answer without it, or ask the user to switch it on there."
+        )
+    );
+    // Only a name no source has is unknown; the list names what is offered, not what is off.
+    assert_eq!(answer(2), (ToolStatus::Error, "Unknown tool 'ghost'. Available tools: ask, research."));
+    assert!(runs(&out).is_empty(), "nothing ran");
+}
+
+#[test]
 fn duplicate_gets_original_result() {
     let (config, registry) = (config(), registry());
     let mut m = started(&config, &registry, TurnOptions::default());

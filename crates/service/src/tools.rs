@@ -127,6 +127,20 @@ impl Service {
         Ok(self.inner.store.set_disabled_tools(conversation_id, &set)?)
     }
 
+    /// Switches several tools off (or back on) for one conversation at once (a whole MCP server
+    /// or toolset): one write, so a failure leaves the chat's set as it was.
+    pub fn set_chat_tools_disabled(&self, conversation_id: &str, names: &[String], disabled: bool) -> Result<()> {
+        let mut set = self.inner.store.disabled_tools(conversation_id)?;
+        for name in names {
+            if disabled {
+                set.insert(name.clone());
+            } else {
+                set.remove(name);
+            }
+        }
+        Ok(self.inner.store.set_disabled_tools(conversation_id, &set)?)
+    }
+
     /// Exempts a tool from the egress question (it may then send data to destinations not
     /// used in a chat after the chat read untrusted content, without asking), or ends the
     /// exemption. Exempting widens what the app may do, so it counts only when `confirm`

@@ -166,6 +166,37 @@ async fn tools_disabled_for_a_new_chat_apply_to_its_first_turn() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_to_a_tool_switched_off_in_the_chat_says_so_to_the_model_and_the_card() {
+    let (service, mock) = setup(Script::new([
+        Reply::text("first"),
+        Reply::tool_call("c1", "get_time", "{}"),
+        Reply::text("Answered without it."),
+    ]))
+    .await;
+    let (sink, mut rx) = channel_sink();
+    let started = service.send(SendRequest::text(None, "hi"), sink).unwrap();
+    until_done(&mut rx).await;
+    let id = started.conversation_id.clone();
+    service.set_chat_tools_disabled(&id, &["get_time".into(), "web_fetch".into()], true).unwrap();
+    let off: Vec<String> =
+        service.tools(Some(&id)).unwrap().into_iter().filter(|t| t.disabled_for_chat).map(|t| t.name).collect();
+    assert_eq!(off, ["get_time", "web_fetch"], "both switched off in one step");
+
+    let (sink, mut rx) = channel_sink();
+    service.send(SendRequest::text(Some(id.clone()), "what time is it?"), sink).unwrap();
+    let events = until_done(&mut rx).await;
+    let said = "get_time is switched off in this chat. Answer without it, or ask the user to switch it back on.";
+    assert!(
+        events.iter().any(|e| matches!(e, ChatEvent::ToolResult { status: switchboard_core::ToolStatus::Skipped, output, .. } if output == said)),
+        "{events:?}"
+    );
+    assert!(format!("{:?}", mock.requests()[2].messages()).contains(said), "the model reads the same words");
+
+    service.set_chat_tools_disabled(&id, &["get_time".into(), "web_fetch".into()], false).unwrap();
+    assert!(service.tools(Some(&id)).unwrap().iter().all(|t| !t.disabled_for_chat), "switched back on together");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_fail_before_any_row_is_written() {
     let (service, _mock) = setup(Script::default()).await;
     let (sink, _rx) = channel_sink();

@@ -78,6 +78,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         turns::resolve_approval,
         tools::list_tools,
         tools::set_chat_tool_disabled,
+        tools::set_chat_tools_disabled,
         providers::list_providers,
         providers::list_models,
         providers::detect_local_servers,

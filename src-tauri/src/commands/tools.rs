@@ -34,3 +34,17 @@ pub async fn set_chat_tool_disabled(
     })
     .await
 }
+
+/// Switches several tools off (or back on) for one chat at once: a whole MCP server or toolset.
+#[tauri::command]
+pub async fn set_chat_tools_disabled(
+    service: State<'_, Service>,
+    conversation_id: String,
+    names: Vec<String>,
+    disabled: bool,
+) -> Result<()> {
+    logged("set_chat_tools_disabled", async move {
+        service.set_chat_tools_disabled(&conversation_id, &names, disabled).map_err(ipc)
+    })
+    .await
+}

@@ -2936,3 +2936,359 @@ async fn v_search_opens_an_old_tool_result_in_place_and_find_steps_through_a_cha
     app.close().await?;
     Ok(())
 }
+
+// ----- z. many tools, cards that say what happened, long chats, a narrow window and 200% zoom ---
+
+/// A wide table whose cells must wrap between words, aligned as the Markdown says.
+const Z_TABLE: &str = "| Component | Responsibility | Count | Status |\n|:--|:--|--:|:-:|\n\
+| internationalization | counterrevolutionaries electroencephalographically | 12 | ok |\n\
+| incomprehensibilities | uncharacteristically overintellectualized | 1234 | pending |\n\n";
+
+/// Controls (buttons, inputs, selects) of each box that stick out of it sideways, as
+/// `box: control` lines; `[]` when every control is inside its box.
+const Z_OVERFLOW_JS: &str = "const boxes = ['form.composer', 'header.topbar', '.tray', '[data-testid=\"settings\"]', '[role=\"dialog\"]']; \
+  const out = []; \
+  for (const sel of boxes) for (const box of document.querySelectorAll(sel)) { \
+    const b = box.getBoundingClientRect(); if (b.width === 0) continue; \
+    for (const el of box.querySelectorAll('button, input, select, textarea')) { \
+      if (el.closest('.markdown, .sr-only, [data-testid=\"settings-nav\"]')) continue; \
+      const r = el.getBoundingClientRect(); const cs = getComputedStyle(el); \
+      if (r.width === 0 || r.height === 0 || cs.visibility === 'hidden') continue; \
+      if (r.left < b.left - 1 || r.right > b.right + 1) \
+        out.push(sel + ': ' + (el.dataset.testid || el.getAttribute('aria-label') || el.textContent.trim().slice(0, 30) || el.tagName) + ' [' + Math.round(r.left) + '..' + Math.round(r.right) + ' in ' + Math.round(b.left) + '..' + Math.round(b.right) + ']'); \
+    } \
+    if (box.scrollWidth > box.clientWidth + 1 && getComputedStyle(box).overflowX !== 'visible') out.push(sel + ' scrolls sideways (' + box.scrollWidth + ' > ' + box.clientWidth + ')'); \
+  } \
+  for (const nav of document.querySelectorAll('[data-testid=\"settings-nav\"]')) { const n = nav.getBoundingClientRect(); const b = nav.closest('[data-testid=\"settings\"]').getBoundingClientRect(); \
+    if (n.left < b.left - 1 || n.right > b.right + 1) out.push('settings-nav outside Settings'); } \
+  return out.slice(0, 12);";
+
+async fn z_no_overflow(app: &App, step: &str) -> Result<()> {
+    app.screenshot(step).await?;
+    let out = app.js(Z_OVERFLOW_JS, vec![]).await?;
+    ensure!(out == json!([]), "{step}: controls outside their box: {out}");
+    Ok(())
+}
+
+/// The narrow screenshots: a dialog, the chat with the tray open, Settings → Tools. `hide_sidebar`:
+/// after the dialog the sidebar is hidden, as a person does when it lies over the chat.
+async fn z_narrow_views(app: &App, prefix: &str, hide_sidebar: bool) -> Result<()> {
+    // A dialog: deleting a chat asks first.
+    app.js(&format!("document.querySelector('{}').click(); return true;", tid("delete-conversation")), vec![]).await?;
+    app.wait_for("the confirm dialog", &format!("return !!document.querySelector('{}');", tid("confirm-dialog")), LONG)
+        .await?;
+    z_no_overflow(app, &format!("{prefix}-1-dialog")).await?;
+    app.keys("\u{e00c}").await?; // Escape
+    app.wait_for("the dialog to close", &format!("return !document.querySelector('{}');", tid("confirm-dialog")), LONG)
+        .await?;
+    if hide_sidebar {
+        // A script click: WebDriver's pointer misplaces clicks on a zoomed page.
+        app.js("document.querySelector('.sidebar button[aria-label=\"Hide sidebar\"]').click(); return true;", vec![])
+            .await?;
+    }
+    let click = |id: &str| format!("document.querySelector('{}').click(); return true;", tid(id));
+    app.wait_for("the composer", &format!("return !!document.querySelector('{}');", tid("tools-tray-toggle")), LONG)
+        .await?;
+    app.js(&click("tools-tray-toggle"), vec![]).await?;
+    app.wait_for("the tray", &format!("return !!document.querySelector('{}');", tid("tools-filter")), LONG).await?;
+    z_no_overflow(app, &format!("{prefix}-2-chat-tray")).await?;
+    app.js(&click("tools-tray-toggle"), vec![]).await?;
+    app.js(&format!("document.querySelector('{}').click(); return true;", tid("open-settings")), vec![]).await?;
+    app.wait_for(
+        "the settings nav",
+        &format!("return !!document.querySelector('{}');", tid("settings-nav-tools")),
+        LONG,
+    )
+    .await?;
+    app.js(&click("settings-nav-tools"), vec![]).await?;
+    app.wait_for(
+        "Settings → Tools by source",
+        &format!("return document.querySelectorAll('{}').length >= 2 ? true : null;", tid("settings-tool-group")),
+        LONG,
+    )
+    .await?;
+    z_no_overflow(app, &format!("{prefix}-3-settings-tools")).await?;
+    app.js(&click("close-settings"), vec![]).await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn z_many_tools_cards_long_chats_narrow_and_zoomed() -> Result<()> {
+    let Some(pre) = Prereqs::require("z_friction") else { return Ok(()) };
+    let long_text: String = (1..=40)
+        .map(|i| format!("Paragraph {i}: the ledger reconciliation continues with another careful step of checking. "))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let mock = MockServer::start(Script::new(vec![
+        // Chat 1: the model calls a tool switched off in this chat, then answers without it.
+        Reply::tool_call("call_time", "get_time", "{}"),
+        Reply::text("I cannot read the clock in this chat."),
+        // Chat 1 again: a long answer, slowly, with a wide table first.
+        slow(
+            vec![Step::text(format!("{Z_TABLE}{long_text}")), Step::finish("stop"), Step::usage(10, 900), Step::Done],
+            6,
+            30,
+        ),
+        // Chat 2, with the agent Lead: two scouts in parallel, then the answer.
+        Reply::stream(vec![
+            Step::tool_call("c1", "agent__Scout", r#"{"message":"What time is it in Lyon? Answer with the hour."}"#),
+            Step::tool_call("c2", "agent__Scout", r#"{"message":"Which day is it in Rome today?"}"#),
+            Step::finish("tool_calls"),
+            Step::usage(40, 12),
+            Step::Done,
+        ]),
+        Reply::text("Both scouts answered."),
+    ]))
+    .await;
+    let data = DataDir::new(&mock.base_url())?;
+    let python = switchboard_e2e::target_dir().join("mcp-venv/bin/python");
+    ensure!(python.exists(), "{} is missing: run scripts/setup.sh", python.display());
+    let script = switchboard_e2e::repo_root().join("crates/mcp/tests/fixtures/many_tools_server.py");
+    data.add_mcp_server(
+        "ledger",
+        switchboard_mcp::ServerConfig {
+            command: Some(python.display().to_string()),
+            args: vec![script.display().to_string()],
+            ..Default::default()
+        },
+    )?;
+    let scouts = MockServer::start(Script::echo()).await;
+    data.add_provider("scouts", &scouts.base_url(), "scout-model")?;
+    let agents = json!({
+        "toolsets": [
+            { "name": "scouting", "tools": ["agent:Scout"] },
+            { "name": "clock", "tools": ["get_time"] }
+        ],
+        "agents": [
+            { "name": "Scout", "description": "Finds one fact.", "profile": "scouts", "toolsets": ["clock"] },
+            { "name": "Lead", "description": "Hands questions to scouts.", "profile": "mock", "toolsets": ["scouting"] }
+        ]
+    });
+    std::fs::write(data.path().join("agents.json"), serde_json::to_string_pretty(&agents)?)?;
+    let driver = Driver::start(&pre, &data).await?;
+    let rig = Rig { driver, data, mock };
+    let app = rig.driver.launch("z").await?;
+
+    // Many tools: the server's 200 tools in the tray, filtered, and switched off as one source.
+    app.click(&tid("open-settings")).await?;
+    app.wait_and_click(&tid("settings-nav-mcp"), LONG).await?;
+    app.wait_for(
+        "the ledger server to be ready",
+        &format!(
+            "return !!document.querySelector('{}[data-name=\"ledger\"][data-state=\"ready\"]');",
+            tid("mcp-server")
+        ),
+        LONG,
+    )
+    .await?;
+    app.click(&tid("close-settings")).await?;
+    app.wait_and_click(&tid("tools-tray-toggle"), LONG).await?;
+    let rows = format!("return document.querySelectorAll('{}').length;", tid("tool-row"));
+    let all = app
+        .wait_for(
+            "the tray's rows",
+            &format!("const n = document.querySelectorAll('{}').length; return n >= 200 ? n : null;", tid("tool-row")),
+            LONG,
+        )
+        .await?;
+    app.click(&tid("tools-filter")).await?;
+    app.keys("archive ledger_1").await?;
+    let filtered = app.js(&rows, vec![]).await?;
+    ensure!(
+        filtered == json!(25),
+        "'archive ledger_1' should keep the 25 archive tools numbered 1xx: {filtered} of {all}"
+    );
+    app.screenshot("1-tray-filtered").await?;
+    let switch = format!("{}[data-group=\"mcp:ledger\"]", tid("tool-source-switch"));
+    app.click(&switch).await?;
+    app.wait_for(
+        "the ledger source switched off",
+        &format!("const s = document.querySelector('{switch}'); return s && s.dataset.state === 'off' ? true : null;"),
+        LONG,
+    )
+    .await?;
+    // get_time off for this chat too (the model will call it anyway).
+    app.js(
+        &format!(
+            "const f = document.querySelector('{f}'); f.value = 'get_time'; f.dispatchEvent(new Event('input', {{ bubbles: true }})); return true;",
+            f = tid("tools-filter")
+        ),
+        vec![],
+    )
+    .await?;
+    app.click(&format!("{}[data-tool-name=\"get_time\"] {}", tid("tool-row"), tid("tool-disable"))).await?;
+    app.screenshot("2-tray-source-off").await?;
+    app.click(&tid("tools-tray-toggle")).await?;
+
+    // Cards: the switched-off tool's card says so and offers to switch it back on.
+    app.send_message("What time is it?").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the first answer failed");
+    let card = format!("{}[data-tool-name=\"get_time\"]", tid("tool-card"));
+    let said =
+        app.js(&format!("const c = document.querySelector('{card}'); return c ? c.innerText : null;"), vec![]).await?;
+    let said = said.as_str().unwrap_or_default();
+    ensure!(
+        said.contains("get_time is switched off in this chat") && !said.contains("Unknown tool"),
+        "the card: {said}"
+    );
+    ensure!(said.contains("Switch it back on"), "the card offers nothing: {said}");
+    let first = &rig.mock.requests()[0];
+    ensure!(!first.tool_names().iter().any(|n| n.starts_with("ledger__")), "the ledger tools were offered");
+    let answer = rig.mock.requests()[1].body.to_string();
+    ensure!(answer.contains("get_time is switched off in this chat."), "the model was not told: {answer}");
+    app.screenshot("3-switched-off-card").await?;
+    app.click(&format!("{card} {}", tid("tool-switch-on"))).await?;
+    app.wait_for("the button to go", &format!("return !document.querySelector('{}');", tid("tool-switch-on")), LONG)
+        .await?;
+    let conversation =
+        app.js(&format!("return document.querySelector('{}').dataset.id;", tid("conversation-item")), vec![]).await?;
+    let conversation = conversation.as_str().unwrap_or_default().to_owned();
+    let off = rig.data.open_store()?.disabled_tools(&conversation)?;
+    ensure!(!off.contains("get_time") && off.len() == 200, "after switching it back on the chat has off: {off:?}");
+
+    // Long chats: scrolled up during an answer, "Jump to latest" returns to following it.
+    app.send_message("Tell me about the ledger.").await?;
+    app.wait_for(
+        "the long answer streaming",
+        &format!("const ms = document.querySelectorAll('{}'); const m = ms[ms.length - 1]; const s = document.querySelector('.scroller'); return m && m.dataset.status === 'streaming' && s.scrollHeight - s.clientHeight > 300 ? true : null;", tid("message")),
+        LONG,
+    )
+    .await?;
+    app.js("const s = document.querySelector('.scroller'); s.scrollTop = 0; s.dispatchEvent(new Event('scroll')); return true;", vec![]).await?;
+    app.wait_for("Jump to latest", &format!("return !!document.querySelector('{}');", tid("jump-to-latest")), LONG)
+        .await?;
+    app.screenshot("4-jump-to-latest").await?;
+    app.click(&tid("jump-to-latest")).await?;
+    app.wait_for(
+        "following the answer again",
+        &format!("const s = document.querySelector('.scroller'); return !document.querySelector('{}') && s.scrollHeight - s.scrollTop - s.clientHeight < 96 ? true : null;", tid("jump-to-latest")),
+        LONG,
+    )
+    .await?;
+    // In the background: the sidebar marks the chat still answering.
+    app.click(&tid("new-chat")).await?;
+    let marker = app
+        .wait_for(
+            "the answering marker",
+            &format!("const m = document.querySelector('{}[data-id=\"{conversation}\"] {}'); return m ? m.getAttribute('aria-label') : null;", tid("conversation-item"), tid("conversation-answering")),
+            LONG,
+        )
+        .await?;
+    ensure!(marker == json!("Still answering"), "the marker: {marker}");
+    app.screenshot("5-answering-in-background").await?;
+    app.click(&format!("{}[data-id=\"{conversation}\"] button.open", tid("conversation-item"))).await?;
+    ensure!(wait_assistant_settled(&app, 2, LONG).await? == "complete", "the long answer failed");
+    app.wait_for(
+        "no marker once answered",
+        &format!("return !document.querySelector('{}');", tid("conversation-answering")),
+        LONG,
+    )
+    .await?;
+
+    // Tables: words whole, aligned columns, sideways scrolling in the wrapper.
+    let table = app
+        .js(
+            "const w = document.querySelector('.markdown .table-wrap'); if (!w) return null; \
+             const tds = [...w.querySelectorAll('td')]; const cs = (el) => getComputedStyle(el); \
+             return { wrap: cs(w).overflowX, wraps: tds.every(td => cs(td).overflowWrap === 'normal' && cs(td).wordBreak === 'normal'), \
+               aligns: [...w.querySelectorAll('tr:first-child td')].map(td => cs(td).textAlign) };",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        table == json!({ "wrap": "auto", "wraps": true, "aligns": ["left", "left", "right", "center"] }),
+        "the table: {table}"
+    );
+    app.js("document.querySelector('.markdown .table-wrap').scrollIntoView({ block: 'center' }); return true;", vec![])
+        .await?;
+    app.screenshot("6-table").await?;
+
+    // Parallel sub-agents fold to headers that tell them apart.
+    app.click(&tid("new-chat")).await?;
+    app.wait_for("the agent picker", &format!("return !!document.querySelector('{}');", tid("agent-picker")), LONG)
+        .await?;
+    app.js(
+        &format!(
+            "const s = document.querySelector('{}'); s.value = 'Lead'; s.dispatchEvent(new Event('change', {{ bubbles: true }})); return true;",
+            tid("agent-picker")
+        ),
+        vec![],
+    )
+    .await?;
+    app.send_message("Ask the scouts.").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the lead's answer failed");
+    // Which call got which instance depends on which started first: paired by message.
+    let heads = app
+        .js(
+            &format!(
+                "return [...document.querySelectorAll('{}[data-tool-name=\"agent__Scout\"]')].map(c => {{ const h = c.querySelector('button.head'); \
+                 return [c.querySelector('{}').textContent, h.getAttribute('aria-expanded'), h.querySelector('.status').textContent.trim(), c.querySelector('{}').textContent]; }}).sort();",
+                tid("tool-card"),
+                tid("tool-card-message"),
+                tid("tool-card-instance")
+            ),
+            vec![],
+        )
+        .await?;
+    let rows = heads.as_array().context("no agent cards")?;
+    ensure!(rows.len() == 2, "expected two agent cards: {heads}");
+    ensure!(
+        rows[0][0] == "What time is it in Lyon? Answer with the hour."
+            && rows[1][0] == "Which day is it in Rome today?",
+        "the messages: {heads}"
+    );
+    ensure!(rows.iter().all(|r| r[1] == "false" && r[2] == "Done"), "not folded and done: {heads}");
+    let mut instances: Vec<&str> = rows.iter().filter_map(|r| r[3].as_str()).collect();
+    instances.sort_unstable();
+    ensure!(instances == ["Scout[1]", "Scout[2]"], "the instances: {heads}");
+    app.screenshot("7-agents-folded").await?;
+
+    // A narrow window (760 px), then 200% zoom: every control inside its box.
+    app.js(
+        &format!(
+            "document.querySelector('{}[data-id=\"{conversation}\"] button.open').click(); return true;",
+            tid("conversation-item")
+        ),
+        vec![],
+    )
+    .await?;
+    app.client().set_window_rect(0, 0, 760, 800).await.map_err(|e| anyhow::anyhow!("setting the window rect: {e}"))?;
+    app.wait_for("the window at 760 px", "return window.outerWidth === 760 ? true : null;", LONG).await?;
+    z_narrow_views(&app, "8-narrow", false).await?;
+    app.js(
+        "localStorage.setItem('switchboard.appearance', JSON.stringify({ theme: 'system', fontSize: 'default', zoom: 2, sendKey: 'enter' })); location.reload(); return true;",
+        vec![],
+    )
+    .await?;
+    app.wait_composer_ready(LONG).await?;
+    app.wait_for("200% zoom", "return getComputedStyle(document.documentElement).zoom === '2' ? true : null;", LONG)
+        .await?;
+    // The sidebar lies over the chat at this size: the chat is opened from its row's button.
+    app.wait_for(
+        "the chat list after the reload",
+        &format!(
+            "return !!document.querySelector('{}[data-id=\"{conversation}\"] button.open');",
+            tid("conversation-item")
+        ),
+        LONG,
+    )
+    .await?;
+    app.js(
+        &format!(
+            "document.querySelector('{}[data-id=\"{conversation}\"] button.open').click(); return true;",
+            tid("conversation-item")
+        ),
+        vec![],
+    )
+    .await?;
+    app.wait_for(
+        "the chat reopened",
+        &format!("return document.querySelectorAll('{}').length >= 4 ? true : null;", tid("message")),
+        LONG,
+    )
+    .await?;
+    z_narrow_views(&app, "9-zoomed", true).await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}

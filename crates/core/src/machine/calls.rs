@@ -88,19 +88,7 @@ impl Machine<'_> {
         }
         let tool = match self.registry.get(&call.name) {
             Some(tool) if offered.contains(&call.name) => tool,
-            _ => {
-                let text = if self.enabled_not_offered(&call.name) {
-                    format!(
-                        "'{}' is not offered in this step: more tools are enabled than one request can carry. Call {FIND_TOOLS} with what it does, and it is offered from the next step on.",
-                        call.name
-                    )
-                } else if offered.is_empty() {
-                    format!("Unknown tool '{}'. No tools are available in this request.", call.name)
-                } else {
-                    format!("Unknown tool '{}'. Available tools: {}.", call.name, offered.join(", "))
-                };
-                return Some(Slot::Answered(ToolStatus::Error, text));
-            }
+            _ => return Some(self.answer_not_offered(&call.name)),
         };
         let raw = call.arguments.trim();
         let args: serde_json::Value = if raw.is_empty() {
@@ -169,6 +157,40 @@ impl Machine<'_> {
             return None;
         }
         Some(self.runnable(i, args, out))
+    }
+
+    /// The answer to a call of a tool this request does not offer. A tool the person switched
+    /// off (for this chat or in Settings) is said to be off, shortly, and not run; only a name
+    /// no source has is "unknown", with the names the model may call instead.
+    fn answer_not_offered(&self, name: &str) -> Slot {
+        let offered = &self.offer.tools;
+        let known = self.registry.get(name).is_some();
+        if known && self.options.disabled_for_chat.contains(name) {
+            return Slot::Answered(
+                ToolStatus::Skipped,
+                format!(
+                    "{name} is switched off in this chat. Answer without it, or ask the user to switch it back on."
+                ),
+            );
+        }
+        if known && self.config.tool_settings.disabled.contains(name) {
+            return Slot::Answered(
+                ToolStatus::Skipped,
+                format!(
+                    "{name} is switched off in Settings → Tools. Answer without it, or ask the user to switch it on there."
+                ),
+            );
+        }
+        let text = if self.enabled_not_offered(name) {
+            format!(
+                "'{name}' is not offered in this step: more tools are enabled than one request can carry. Call {FIND_TOOLS} with what it does, and it is offered from the next step on."
+            )
+        } else if offered.is_empty() {
+            format!("Unknown tool '{name}'. No tools are available in this request.")
+        } else {
+            format!("Unknown tool '{name}'. Available tools: {}.", offered.join(", "))
+        };
+        Slot::Answered(ToolStatus::Error, text)
     }
 
     pub(super) fn on_decision(&mut self, decision: ApprovalDecision, out: &mut Vec<Effect>) {

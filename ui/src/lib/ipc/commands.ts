@@ -79,6 +79,7 @@ export interface Commands {
   update_settings: { args: { settings: Settings }; params: [settings: Settings]; result: Settings };
   list_tools: { args: { conversationId?: string | null; agent?: string | null }; params: [conversationId?: string | null, agent?: string | null]; result: ToolInfo[] };
   set_chat_tool_disabled: { args: { conversationId: string; name: string; disabled: boolean }; params: [conversationId: string, name: string, disabled: boolean]; result: void };
+  set_chat_tools_disabled: { args: { conversationId: string; names: string[]; disabled: boolean }; params: [conversationId: string, names: string[], disabled: boolean]; result: void };
   send_message: { args: { request: SendRequest; onEvent: EventChannel<ChatEvent> }; params: [request: SendRequest, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
   stop_turn: { args: { messageId: string }; params: [messageId: string]; result: boolean };
   regenerate: { args: { conversationId: string; messageId?: string | null; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, messageId: string | null, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
@@ -160,6 +161,7 @@ export const COMMANDS = {
   update_settings: ['settings'],
   list_tools: ['conversationId', 'agent'],
   set_chat_tool_disabled: ['conversationId', 'name', 'disabled'],
+  set_chat_tools_disabled: ['conversationId', 'names', 'disabled'],
   send_message: ['request', 'onEvent'],
   stop_turn: ['messageId'],
   regenerate: ['conversationId', 'messageId', 'choices', 'onEvent'],

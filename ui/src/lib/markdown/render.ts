@@ -64,6 +64,17 @@ function createMarkdown(): MarkdownIt {
     return `<span class="image-blocked" title="Remote images are not loaded">${escapeHtml(blockedImageText(alt, src))}</span>`;
   };
 
+  // Tables: a wrapper that scrolls sideways when the table is wider than the column (words stay
+  // whole), and the column alignment as a class (the sanitizer drops style attributes).
+  md.renderer.rules.table_open = () => '<div class="table-wrap"><table>\n';
+  md.renderer.rules.table_close = () => '</table></div>\n';
+  const aligned = (tag: 'th' | 'td') => (tokens: Token[], idx: number) => {
+    const align = /text-align:\s*(left|center|right)/.exec(String(tokens[idx]?.attrGet('style') ?? ''))?.[1];
+    return align ? `<${tag} class="align-${align}">` : `<${tag}>`;
+  };
+  md.renderer.rules.th_open = aligned('th');
+  md.renderer.rules.td_open = aligned('td');
+
   return md;
 }
 

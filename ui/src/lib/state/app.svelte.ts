@@ -5,6 +5,7 @@
 import { chatParams, generationFor } from './chatParams.svelte';
 import { maybeGenerateTitle } from './titles';
 import { getContext, setContext } from 'svelte';
+import { SvelteMap } from 'svelte/reactivity';
 import type { Backend } from '../ipc/backend';
 import type { AgentsOverview, ApprovalChoice, ChatSetup, ConversationSummary, IpcError, ProviderInfo, SearchHit, ToolInfo, TurnChoices } from '../ipc/bindings';
 import { errorAction, toIpcError, type ErrorAction } from '../ipc/errors';
@@ -150,10 +151,11 @@ export class AppState implements SessionHost {
   /** Theme, text size, zoom and the send key (localStorage). */
   readonly prefs: PrefsState;
 
-  /** Sessions with a turn running, so switching away and back shows the live answer. */
-  // Bookkeeping only, never rendered: a plain Map on purpose.
-  // eslint-disable-next-line svelte/prefer-svelte-reactivity
-  private sessions = new Map<string, ChatSession>();
+  /**
+   * Sessions with a turn running, so switching away and back shows the live answer. Reactive:
+   * the sidebar marks the chats still answering (`answering`).
+   */
+  private sessions = new SvelteMap<string, ChatSession>();
   /** New chats whose first answer has not ended yet: they get a title after it. */
   // eslint-disable-next-line svelte/prefer-svelte-reactivity
   private untitled = new Set<string>();
@@ -215,6 +217,11 @@ export class AppState implements SessionHost {
     if (this.current !== session || session.agent || !setup.provider) return;
     if (!this.providers.some((p) => p.name === setup.provider)) return;
     this.choice = { provider: setup.provider, model: setup.model ?? null };
+  }
+
+  /** Whether this chat has an answer running (also while another chat is open). */
+  answering(id: string): boolean {
+    return this.sessions.get(id)?.running ?? false;
   }
 
   // ---- conversations -------------------------------------------------------------------------
@@ -659,6 +666,31 @@ export class AppState implements SessionHost {
     }
   }
 
+  /**
+   * Switches several tools off (or back on) for this chat at once: a whole MCP server or source.
+   * One write; on failure nothing changed and the toast says why.
+   */
+  async setDisabledMany(names: readonly string[], disabled: boolean): Promise<void> {
+    const s = this.current;
+    const change = names.filter((n) => this.tools.some((t) => t.name === n && t.disabledForChat !== disabled));
+    if (change.length === 0) return;
+    const apply = () => {
+      this.tools = this.tools.map((t) => (change.includes(t.name) ? { ...t, disabledForChat: disabled } : t));
+      if (disabled) this.forced = this.forced.filter((f) => !change.includes(f));
+    };
+    if (s.isDraft) {
+      s.draftDisabled = disabled ? [...s.draftDisabled, ...change] : s.draftDisabled.filter((n) => !change.includes(n));
+      apply();
+      return;
+    }
+    try {
+      await this.api.setChatToolsDisabled(s.conversationId as string, change, disabled);
+      if (this.current === s) apply();
+    } catch (e) {
+      this.toast(toIpcError(e));
+    }
+  }
+
   // ---- models ----------------------------------------------------------------------------------
 
   async loadProviders(): Promise<void> {
@@ -840,4 +872,9 @@ export function useApp(): AppState {
   const app = getContext<AppState | undefined>(KEY);
   if (!app) throw new Error('AppState missing: render inside <App>.');
   return app;
+}
+
+/** The app when there is one (a card rendered on its own, in a test, has none). */
+export function maybeApp(): AppState | undefined {
+  return getContext<AppState | undefined>(KEY);
 }

@@ -257,6 +257,15 @@ export class SettingsModel {
     if (ok) await this.toolsChanged();
   }
 
+  /** Switches every tool of one source on or off in Settings (one save; `key` names its status). */
+  async setToolsEnabled(key: string, names: readonly string[], enabled: boolean): Promise<void> {
+    const ok = await this.save(`tools:${key}`, (s) => {
+      const rest = s.tools.disabled.filter((n) => !names.includes(n));
+      s.tools.disabled = enabled ? rest : [...rest, ...names].sort();
+    });
+    if (ok) await this.toolsChanged();
+  }
+
   async setToolApproval(name: string, policy: ToolInfo['approval']): Promise<void> {
     const ok = await this.save(`tool:${name}`, (s) => {
       s.tools.approval = { ...s.tools.approval, [name]: policy };

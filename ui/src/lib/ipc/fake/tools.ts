@@ -58,7 +58,7 @@ export function toolsFor(st: FakeState, cid: string | null, picked: string | nul
 }
 
 
-export function toolCommands(st: FakeState): Pick<Backend, 'listTools' | 'setChatToolDisabled'> {
+export function toolCommands(st: FakeState): Pick<Backend, 'listTools' | 'setChatToolDisabled' | 'setChatToolsDisabled'> {
   return {
     async listTools(cid = null, agent = null) {
       return toolsFor(st, cid, agent);
@@ -68,6 +68,13 @@ export function toolCommands(st: FakeState): Pick<Backend, 'listTools' | 'setCha
       const c = conversation(st, cid);
       if (disabled) c.disabled.add(name);
       else c.disabled.delete(name);
+    },
+    async setChatToolsDisabled(cid, names, disabled) {
+      const c = conversation(st, cid);
+      for (const name of names) {
+        if (disabled) c.disabled.add(name);
+        else c.disabled.delete(name);
+      }
     },
   };
 }
