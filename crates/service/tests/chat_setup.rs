@@ -117,7 +117,7 @@ async fn a_chat_keeps_its_toolsets_parameters_and_model_across_a_restart_and_reg
     // Regenerate keeps the chat's parameters as they are now.
     let hot = GenerationOptions { temperature: Some(0.9), ..GenerationOptions::default() };
     service.set_chat_setup(&id, ChatSetupChange { generation: Some(hot), ..Default::default() }).unwrap();
-    let again = service.prepare_regenerate(&id, None).unwrap();
+    let again = service.prepare_regenerate(&id, None, None).unwrap();
     service.run(again, Arc::new(Quiet), Arc::new(Counting::default())).await;
     let body = last_body(&mock);
     assert_eq!((body["temperature"].clone(), offered(&body)), (serde_json::json!(0.9), vec!["get_time".to_owned()]));

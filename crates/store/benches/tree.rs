@@ -7,8 +7,8 @@
 //!
 //! `cargo bench -p switchboard-store --bench tree`.
 
-use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
+use std::time::Instant;
 use switchboard_core::{ChatEvent, EventSink, FinishReason, ToolSource, ToolStatus, Usage};
 use switchboard_store::{Store, TurnRows};
 
@@ -57,34 +57,40 @@ fn build(store: &Store) -> (String, String, String) {
     (c, first.message_id, other.message_id)
 }
 
-fn tree(c: &mut Criterion) {
+const RUNS: usize = 30;
+
+/// Runs `f` `RUNS` times and prints its median and worst time.
+fn time(label: &str, mut f: impl FnMut()) {
+    let mut ms: Vec<f64> = (0..RUNS)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    println!("{label}: median {:.2} ms, max {:.2} ms ({RUNS} runs)", ms[RUNS / 2], ms[RUNS - 1]);
+}
+
+fn main() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("bench.db")).unwrap();
     let (conversation, first, other) = build(&store);
     assert_eq!(store.messages(&conversation).unwrap().len(), 1000);
-    c.bench_function("open: last page of a 1,000-message path", |b| {
-        b.iter(|| black_box(store.messages_page(&conversation, None, OPEN_PAGE).unwrap()));
+    time("open: last page of a 1,000-message path", || {
+        black_box(store.messages_page(&conversation, None, OPEN_PAGE).unwrap());
     });
-    c.bench_function("read the whole 1,000-message path (export, history)", |b| {
-        b.iter(|| black_box(store.messages(&conversation).unwrap()));
+    time("read the whole 1,000-message path (export, history)", || {
+        black_box(store.messages(&conversation).unwrap());
     });
-    c.bench_function("history of the 1,000-message path", |b| {
-        b.iter(|| black_box(store.history(&conversation).unwrap()));
+    time("history of the 1,000-message path", || {
+        black_box(store.history(&conversation).unwrap());
     });
     let mut flip = false;
-    c.bench_function("switch a version near the start, then read the page shown", |b| {
-        b.iter(|| {
-            flip = !flip;
-            let to = if flip { &other } else { &first };
-            store.select_message(&conversation, to).unwrap();
-            black_box(store.messages_page(&conversation, None, OPEN_PAGE).unwrap())
-        });
+    time("switch a version near the start, then read the page shown", || {
+        flip = !flip;
+        let to = if flip { &other } else { &first };
+        store.select_message(&conversation, to).unwrap();
+        black_box(store.messages_page(&conversation, None, OPEN_PAGE).unwrap());
     });
 }
-
-criterion_group! {
-    name = benches;
-    config = Criterion::default().sample_size(20);
-    targets = tree
-}
-criterion_main!(benches);

@@ -4,7 +4,8 @@
 use super::{Result, ipc, logged};
 use switchboard_service::Service;
 use switchboard_service::ipc::{
-    ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, ConversationSummary, ConversationView, MessagePage, SearchHit,
+    ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, ConversationSummary, ConversationView, MessagePage,
+    SearchHit,
 };
 use tauri::State;
 
