@@ -294,7 +294,7 @@ async fn the_toolset_of_each_request_follows_the_policy() {
 }
 
 #[tokio::test]
-async fn calling_a_tool_that_was_not_offered_is_an_error_and_it_does_not_run() {
+async fn calling_a_tool_switched_off_or_not_offered_does_not_run_and_says_which() {
     let kit = toolset_kit();
     let mut h = Harness::new(&kit);
     h.options.disabled_for_chat = strings(&["echo"]).into_iter().collect();
@@ -302,11 +302,14 @@ async fn calling_a_tool_that_was_not_offered_is_an_error_and_it_does_not_run() {
         ScriptedProvider::new([calls("", &[("e", "echo", r#"{"text":"x"}"#), ("s", "solo", "{}")]), text("done")]);
     let ran = h.run(&provider).await;
     assert_eq!(kit.count("echo") + kit.count("solo"), 0);
-    for id in ["e", "s"] {
-        let r = ran.result(id);
-        assert_eq!(r.status, ToolStatus::Error, "{r:?}");
-        assert!(r.output.contains("Available tools: count, slow"), "{r:?}");
-    }
+    // Switched off in this chat: said so (the model can ask the person), never "unknown".
+    let off = ran.result("e");
+    assert_eq!(off.status, ToolStatus::Skipped, "{off:?}");
+    assert!(off.output.starts_with("echo is switched off in this chat."), "{off:?}");
+    // Not offered to this turn at all: an error naming what is offered.
+    let unknown = ran.result("s");
+    assert_eq!(unknown.status, ToolStatus::Error, "{unknown:?}");
+    assert!(unknown.output.contains("Available tools: count, slow"), "{unknown:?}");
 }
 
 // 4. ------------------------------------------------------------------------------------------
