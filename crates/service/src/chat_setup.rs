@@ -148,3 +148,16 @@ impl Service {
         Ok(())
     }
 }
+
+/// A turn's toolsets (each once) and parameters are ones a chat's setup can keep: checked before
+/// any row is written.
+pub(crate) fn check_setup_choices(choices: &mut TurnChoices) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    choices.toolsets.retain(|t| seen.insert(t.clone()));
+    let setup = switchboard_store::ChatSetup {
+        toolsets: choices.toolsets.clone(),
+        generation: choices.generation,
+        ..Default::default()
+    };
+    setup.check().map_err(Error::config)
+}

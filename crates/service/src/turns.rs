@@ -7,6 +7,7 @@
 //! every agent call inside it read each key once.
 
 use crate::agents::AgentsFile;
+use crate::chat_setup::check_setup_choices;
 use crate::ipc::{ApprovalChoice, SendRequest, TurnChoices, TurnStarted};
 use crate::keys::TurnKeys;
 use crate::providers::ResolvedProvider;
@@ -20,7 +21,8 @@ use std::sync::{Arc, Mutex};
 use switchboard_core::egress::CHAT_DESTINATION_PREFIX;
 use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
 use switchboard_core::{
-    ApprovalPolicy, CancellationToken, ChatEvent, Engine, EventSink, Provider, TurnInput, TurnOptions, TurnOutcome,
+    ApprovalPolicy, CancellationToken, ChatEvent, Engine, EventSink, FinishReason, Provider, TurnInput, TurnOptions,
+    TurnOutcome, Usage,
 };
 use switchboard_store::{ProviderProfile, Recorder};
 use tokio::sync::oneshot;
@@ -317,7 +319,9 @@ impl Service {
     }
 
     /// Writes the turn's rows and builds it ([`Service::build_turn`]); `resolved` came from
-    /// `keys`, the turn's.
+    /// `keys`, the turn's. A failure once the rows are written ends the new answer as an error
+    /// with the failure's message ([`Service::abandon`]): the question stays, and nothing is left
+    /// `streaming` to hold the chat busy.
     fn begin(
         &self,
         place: Placement<'_>,
@@ -329,7 +333,6 @@ impl Service {
     ) -> Result<PreparedTurn> {
         let store = &self.inner.store;
         let conversation_id = place.conversation_id();
-        let ResolvedProvider { profile, model, provider } = resolved;
         let settings = self.settings()?;
         let mut choices = choices;
         if let Some(extra) = &choices.system_prompt {
@@ -349,6 +352,7 @@ impl Service {
         }
         .system_prompt();
         // Stored resolved, so asking again uses this profile and model even if the defaults change.
+        let (profile, model) = (&resolved.profile, &resolved.model);
         let stored = TurnChoices {
             provider: Some(profile.name.clone()),
             model: Some(model.clone()),
@@ -359,7 +363,7 @@ impl Service {
             .map_err(|e| Error::new(switchboard_core::ErrorKind::Internal, e.to_string()))?;
         let answering = (profile.name.as_str(), model.as_str());
         let rows = match place {
-            Placement::Next(id) => store.begin_turn_with(id, text, &profile.name, &model, Some(&stored))?,
+            Placement::Next(id) => store.begin_turn_with(id, text, &profile.name, model, Some(&stored))?,
             Placement::Edit { conversation_id, question } => {
                 store.begin_edit(conversation_id, question, text, answering, Some(&stored))?
             }
@@ -367,10 +371,34 @@ impl Service {
                 store.begin_answer(conversation_id, question, answering, Some(&stored))?
             }
         };
-        if conversation_id.is_none() && chat_instructions.is_some() {
+        let message_id = rows.message_id.clone();
+        let redactor = keys.redactor().clone();
+        let begun = Begun {
+            rows,
+            new_chat: conversation_id.is_none(),
+            chat_instructions,
+            disable_for_chat,
+            choices,
+            resolved,
+            keys,
+            settings,
+            agent,
+            system_prompt,
+        };
+        self.build_begun(begun).inspect_err(|e| self.abandon(&message_id, e, &redactor))
+    }
+
+    /// The rest of [`Service::begin`], once the turn's rows are written: the new chat's settings,
+    /// the chat's setup, the engine and the history.
+    fn build_begun(&self, begun: Begun<'_>) -> Result<PreparedTurn> {
+        let store = &self.inner.store;
+        let Begun { rows, new_chat, chat_instructions, disable_for_chat, choices, .. } = begun;
+        let Begun { resolved, keys, settings, agent, system_prompt, .. } = begun;
+        let ResolvedProvider { profile, model, provider } = resolved;
+        if new_chat && chat_instructions.is_some() {
             store.set_instructions(&rows.conversation_id, chat_instructions.as_deref())?;
         }
-        if conversation_id.is_none() && choices.agent.is_some() {
+        if new_chat && choices.agent.is_some() {
             store.set_agent(&rows.conversation_id, choices.agent.as_deref())?;
         }
         self.remember_setup(&rows.conversation_id, &choices, &profile.name, &model)?;
@@ -439,6 +467,27 @@ impl Service {
             profile,
             redactor: keys.redactor().clone(),
         })
+    }
+
+    /// Ends the answer `message_id` of a turn that could not be built after its rows were
+    /// written, as the engine ends a failed turn: status `error`, with `e`'s message. If even that
+    /// cannot be stored, start-up recovery marks it interrupted.
+    fn abandon(&self, message_id: &str, e: &Error, redactor: &Redactor) {
+        let recorder = self.inner.store.recorder(message_id);
+        recorder.emit(ChatEvent::Error {
+            kind: e.kind,
+            message: redactor.redact(&e.message).into_owned(),
+            retryable: false,
+            detail: None,
+        });
+        recorder.emit(ChatEvent::Done {
+            finish_reason: FinishReason::Error,
+            usage: Usage::default(),
+            tool_calls_made: 0,
+        });
+        if let Some(stored) = recorder.take_error() {
+            tracing::error!(message_id, "the answer of a turn that could not start stays streaming: {stored}");
+        }
     }
 
     /// Runs a prepared turn to its end. Events go to the recorder, then to `sink`; the shell's
@@ -618,17 +667,19 @@ fn choices_of(question: &switchboard_store::Question) -> TurnChoices {
     )
 }
 
-/// A turn's toolsets (each once) and parameters are ones a chat's setup can keep: checked before
-/// any row is written.
-fn check_setup_choices(choices: &mut TurnChoices) -> Result<()> {
-    let mut seen = std::collections::HashSet::new();
-    choices.toolsets.retain(|t| seen.insert(t.clone()));
-    let setup = switchboard_store::ChatSetup {
-        toolsets: choices.toolsets.clone(),
-        generation: choices.generation,
-        ..Default::default()
-    };
-    setup.check().map_err(Error::config)
+/// What [`Service::begin`] settled before writing a turn's rows, for the rest of the work.
+struct Begun<'a> {
+    rows: switchboard_store::TurnRows,
+    /// The turn starts a new chat.
+    new_chat: bool,
+    chat_instructions: Option<String>,
+    disable_for_chat: &'a [String],
+    choices: TurnChoices,
+    resolved: ResolvedProvider,
+    keys: Arc<TurnKeys>,
+    settings: crate::settings::Settings,
+    agent: TurnAgent,
+    system_prompt: Option<String>,
 }
 
 /// The agent a turn runs, and the agents file it came from.

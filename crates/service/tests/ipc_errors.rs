@@ -112,6 +112,14 @@ fn generate() -> Value {
     out.add("regenerateNotFound", s.regenerate(ghost, None, None, Arc::new(Discard)), &[("id", ghost)]);
     out.add("chatToolConversationNotFound", s.set_chat_tool_disabled(ghost, "get_time", true), &[("id", ghost)]);
     Errors::accepts("disabling a tool the chat does not know", s.set_chat_tool_disabled(&chat, "ghost-tool", true));
+    let source = ["get_time".to_owned(), "web_fetch".to_owned()];
+    out.add("chatToolsConversationNotFound", s.set_chat_tools_disabled(ghost, &source, true), &[("id", ghost)]);
+    out.same_as("conversationNotFound", s.set_chat_tools_disabled(ghost, &source, false), &[("id", ghost)]);
+    Errors::accepts(
+        "switching off tools the chat does not know",
+        s.set_chat_tools_disabled(&chat, &["ghost-tool".to_owned()], true),
+    );
+    Errors::accepts("switching off no tools", s.set_chat_tools_disabled(&chat, &[], true));
     out.add("messageNotFound", s.older_messages(&chat, "ghost-message", 10), &[("id", "ghost-message")]);
     // The tree: a chat whose answer is still streaming, then one whose answer is done.
     let first = s.open(&chat).unwrap().messages[0].id.clone();

@@ -7,12 +7,13 @@
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use switchboard_core::GenerationOptions;
 use switchboard_mock_provider::{MockServer, Reply, Script};
 use switchboard_secrets::MemoryStore;
 use switchboard_service::Service;
 use switchboard_service::export::ExportFormat;
 use switchboard_service::export::import::{ImportFormat, parse};
-use switchboard_service::ipc::SendRequest;
+use switchboard_service::ipc::{ChatSetupChange, SendRequest};
 use switchboard_store::{ProviderProfile, Role, Store};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/chatgpt_conversations.json");
@@ -49,6 +50,12 @@ fn rich_document() -> Value {
             "disabledTools": ["shell"],
             "approvedTools": ["get_time"],
             "headId": "m2",
+            "setup": {
+                "toolsets": ["research", "files"],
+                "generation": {"maxOutputTokens": 900, "reasoningEffort": "high", "temperature": 0.3, "topP": 0.95},
+                "provider": "mock",
+                "model": "m"
+            },
             "messages": [
                 {
                     "id": "m1", "parentId": null, "chosenAt": 5, "seq": 1, "role": "user",
@@ -118,6 +125,11 @@ async fn real_conversation(service: &Service, mock: &MockServer) -> String {
         .await;
     service.set_chat_instructions(&id, "Be brief.").unwrap();
     service.set_pinned(&id, true).unwrap();
+    let change = ChatSetupChange {
+        generation: Some(GenerationOptions { temperature: Some(0.7), ..Default::default() }),
+        ..Default::default()
+    };
+    service.set_chat_setup(&id, change).unwrap();
     id
 }
 
@@ -143,6 +155,11 @@ async fn an_export_imported_into_an_empty_store_exports_again_identical() {
     let exported_real = doc["conversations"].as_array().unwrap().iter().find(|c| c["id"] == real.as_str()).unwrap();
     assert_eq!(exported_real["instructions"], "Be brief.");
     assert_eq!(exported_real["pinned"], true);
+    assert_eq!(
+        exported_real["setup"],
+        json!({"toolsets": [], "generation": {"temperature": 0.7}, "provider": "mock", "model": "m"}),
+        "the chat's setup travels"
+    );
     let answer = &exported_real["messages"][1];
     assert_eq!(answer["toolCalls"][0]["name"], "get_time");
     assert_eq!(answer["toolCalls"][0]["textOffset"], 9);
@@ -159,6 +176,9 @@ async fn an_export_imported_into_an_empty_store_exports_again_identical() {
     assert_eq!(target.export_document(None).unwrap(), first, "export → import → export is identical");
     // What shows is what showed: the same view of the real conversation.
     assert_eq!(target.open_all(&real).unwrap().messages, source.open_all(&real).unwrap().messages);
+    assert_eq!(target.chat_setup(&real).unwrap(), source.chat_setup(&real).unwrap());
+    let rich_id = "0190a000-0000-7000-8000-000000000001";
+    assert_eq!(target.chat_setup(rich_id).unwrap().toolsets, ["research", "files"]);
 }
 
 #[test]
@@ -309,6 +329,12 @@ fn bad_files_get_a_clear_message_and_store_nothing() {
     let mut later_parent = rich_document();
     later_parent["conversations"][0]["id"] = json!("other");
     later_parent["conversations"][0]["messages"][0]["parentId"] = json!("m2");
+    let mut bad_setup = rich_document();
+    bad_setup["conversations"][0]["id"] = json!("other");
+    bad_setup["conversations"][0]["setup"]["generation"]["temperature"] = json!(5);
+    let mut twice_setup = rich_document();
+    twice_setup["conversations"][0]["id"] = json!("other");
+    twice_setup["conversations"][0]["setup"]["toolsets"] = json!(["web", "web"]);
     let mut bad_head = rich_document();
     bad_head["conversations"][0]["id"] = json!("other");
     bad_head["conversations"][0]["headId"] = json!("m9");
@@ -349,6 +375,16 @@ fn bad_files_get_a_clear_message_and_store_nothing() {
         ("parent.json", missing_parent.to_string().into_bytes(), "follows 'nope', which is not one of its messages"),
         ("later.json", later_parent.to_string().into_bytes(), "which comes after it (a cycle)"),
         ("head.json", bad_head.to_string().into_bytes(), "its current message 'm9' is not one of its messages"),
+        (
+            "setup.json",
+            bad_setup.to_string().into_bytes(),
+            "its chat setup is not valid: The temperature must be a number from 0 to 2.",
+        ),
+        (
+            "toolsets.json",
+            twice_setup.to_string().into_bytes(),
+            "its chat setup is not valid: The toolset 'web' is listed twice.",
+        ),
         ("taken.json", taken_ids.to_string().into_bytes(), "is already stored in conversation"),
         ("cycle.json", cycle.to_string().into_bytes(), "parent links form a cycle"),
         ("orphan.json", orphan.to_string().into_bytes(), "follows 'gone', which does not exist"),

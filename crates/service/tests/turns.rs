@@ -575,3 +575,54 @@ async fn versions_switch_delete_branch_and_copy_as_markdown_through_the_service(
     assert_eq!(service.open(&c).unwrap(), before);
     assert_eq!(mock.requests().len(), 4);
 }
+
+/// A turn that cannot be built after its rows are written (here the chat's approvals cannot be
+/// read) leaves no answer streaming: the answer ends as an error with the failure's message, the
+/// question is kept, and the chat is not held busy — once the cause is gone, asking again works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_that_fails_after_its_rows_are_written_leaves_an_error_not_a_streaming_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("switchboard.db");
+    let store = Store::open(&path).unwrap();
+    let (service, _mock) = setup_on(store.clone(), Script::new([Reply::text("first"), Reply::text("again")])).await;
+    let (sink, mut rx) = channel_sink();
+    let c = service.send(SendRequest::text(None, "q1"), sink).unwrap().conversation_id;
+    until_done(&mut rx).await;
+    let db = rusqlite::Connection::open(&path).unwrap();
+    let set_approvals = |json: &str| {
+        let changed = db.execute("UPDATE conversations SET approved_tools = ?2 WHERE id = ?1", (&c, json)).unwrap();
+        assert_eq!(changed, 1);
+    };
+    set_approvals("not a list");
+
+    let e = service.send(SendRequest::text(Some(c.clone()), "q2"), channel_sink().0).unwrap_err();
+    let messages = store.messages(&c).unwrap();
+    let shown: Vec<(&str, MessageStatus)> = messages.iter().map(|m| (m.content.as_str(), m.status)).collect();
+    assert_eq!(
+        shown,
+        [
+            ("q1", MessageStatus::Complete),
+            ("first", MessageStatus::Complete),
+            ("q2", MessageStatus::Complete),
+            ("", MessageStatus::Error)
+        ],
+        "the question is kept, its answer is an error, nothing streams"
+    );
+    let failed = messages.last().unwrap().clone();
+    assert_eq!(failed.error.as_ref().map(|x| x.message.as_str()), Some(e.message.as_str()));
+    assert!(service.running().is_empty());
+
+    // Asking again is not refused as busy: it fails for the same reason, and leaves no stream.
+    let again = service.regenerate(&c, Some(&failed.id), None, channel_sink().0).unwrap_err();
+    assert!(!again.message.contains("stop it first"), "{}", again.message);
+    store.ensure_idle(&c).unwrap();
+    // Once the cause is repaired, asking again answers.
+    set_approvals("[]");
+    let (sink, mut rx) = channel_sink();
+    service.regenerate(&c, Some(&failed.id), None, sink).unwrap();
+    until_done(&mut rx).await;
+    let view = service.open(&c).unwrap();
+    let answer = view.messages.last().unwrap();
+    assert_eq!((answer.content.as_str(), answer.status), ("again", MessageStatus::Complete));
+    assert_eq!(answer.versions.len(), 3, "the failed answers stay as versions: {answer:?}");
+}

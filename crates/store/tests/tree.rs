@@ -213,6 +213,14 @@ fn a_branch_copies_into_a_new_conversation_with_new_ids_and_the_chats_setup() {
     store.set_agent(&c, Some("Planner")).unwrap();
     store.set_disabled_tools(&c, &["web__fetch".to_owned()].into_iter().collect()).unwrap();
     store.approve_tool_for_chat(&c, "shell__run").unwrap();
+    let setup = store
+        .update_chat_setup(&c, |s| {
+            s.toolsets = vec!["research".into()];
+            s.generation = Some(switchboard_core::GenerationOptions { temperature: Some(0.2), ..Default::default() });
+            s.provider = Some("p".into());
+            s.model = Some("m".into());
+        })
+        .unwrap();
     let b = store.begin_turn(Some(&c), "second", "p", "m").unwrap();
     answer(&store, &b, "not copied");
     let copy = store.branch_to_new_conversation(&c, &a.message_id).unwrap();
@@ -235,6 +243,7 @@ fn a_branch_copies_into_a_new_conversation_with_new_ids_and_the_chats_setup() {
     assert_eq!(store.instructions(&copy).unwrap().as_deref(), Some("Be brief."));
     assert_eq!(store.agent(&copy).unwrap().as_deref(), Some("Planner"));
     assert!(store.disabled_tools(&copy).unwrap().contains("web__fetch"));
+    assert_eq!(store.chat_setup(&copy).unwrap(), setup, "the chat's setup comes along");
     assert!(store.approved_tools(&copy).unwrap().is_empty(), "a grant for a chat stays with that chat");
     assert_eq!(count(&store, "tool_calls"), 2);
     assert_eq!(count(&store, "tool_results"), 2);

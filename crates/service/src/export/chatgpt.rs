@@ -517,6 +517,7 @@ fn one(c: Conversation) -> Result<Option<ConversationRecord>, String> {
         disabled_tools: Default::default(),
         approved_tools: Default::default(),
         head_id: Some(head.clone()),
+        setup: None,
         messages,
     };
     mark_path(&mut record, &head, updated.max(1));

@@ -2,7 +2,8 @@
 //! "conversations": [ConversationRecord…]}`, each conversation with every stored row (every
 //! branch with its parent links and current message, tool calls at their offsets with arguments,
 //! results, images and nested runs, notices, errors, usage, provider state, turn options,
-//! instructions, agent, title, pinned/archived, times). Ids are kept, so an import into an empty
+//! instructions, agent, the chat's setup (optional: left out when none is stored), title,
+//! pinned/archived, times). Ids are kept, so an import into an empty
 //! store exports again identical.
 //!
 //! Invariant: a reader refuses a document of a newer version than [`VERSION`] rather than

@@ -1,14 +1,15 @@
 //! Whole conversations as plain records, read out and written back in one transaction: what the
 //! service's export and import carry. A record holds every row of a conversation (every branch,
-//! tool calls with their results and nested runs, provider state, the chat's settings) with the
+//! tool calls with their results and nested runs, provider state, the chat's settings and setup) with the
 //! stored values unchanged, so a record written back reads out identical.
 //!
 //! Invariant: an import writes all of its conversations or none; it never changes a conversation
 //! that already exists (one whose id is taken is skipped, reported as such), and a record whose
 //! rows do not hang together (a parent that is not an earlier message of the same conversation, a
-//! head that is not one of its messages, an id used twice) is refused before anything is written.
+//! head that is not one of its messages, an id used twice) or whose setup fails
+//! [`ChatSetup::check`] is refused before anything is written.
 
-use super::{Store, from_json, to_json};
+use super::{ChatSetup, Store, from_json, to_json};
 use crate::error::{Error, Result};
 use crate::model::{MessageStatus, Role, ToolCallStatus};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
@@ -49,6 +50,10 @@ pub struct ConversationRecord {
     /// The leaf of the current path (`None` when it has no messages).
     #[serde(default)]
     pub head_id: Option<String>,
+    /// The chat's setup (toolsets, its own parameters, the profile and model it last used);
+    /// `None` when none was stored (left out of the document then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<ChatSetup>,
     /// Every message of every branch, in insertion order (`seq`).
     pub messages: Vec<MessageRecord>,
 }
@@ -243,8 +248,12 @@ impl Store {
 }
 
 /// Whether a record's rows hang together: unique message, seq and tool-call ids; every parent an
-/// earlier message of the same conversation (so there is no cycle); known stored names.
+/// earlier message of the same conversation (so there is no cycle); known stored names; a setup
+/// the store keeps ([`ChatSetup::check`]).
 pub fn check_record(r: &ConversationRecord) -> std::result::Result<(), String> {
+    if let Some(setup) = &r.setup {
+        setup.check().map_err(|e| format!("its chat setup is not valid: {e}"))?;
+    }
     let mut ids = HashSet::new();
     let mut seqs = HashSet::new();
     let mut call_rows = HashSet::new();
@@ -317,10 +326,10 @@ fn json_column(value: Option<&Value>) -> Option<String> {
 }
 
 fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
-    let found: Option<(ConversationRecord, String, String)> = conn
+    let found: Option<(ConversationRecord, String, String, Option<String>)> = conn
         .prepare_cached(
             "SELECT title, created_at, updated_at, pinned, archived, instructions, agent, disabled_tools,
-                    approved_tools, head_id
+                    approved_tools, head_id, setup
              FROM conversations WHERE id = ?1",
         )?
         .query_row([id], |r| {
@@ -336,12 +345,13 @@ fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
                 disabled_tools: BTreeSet::new(),
                 approved_tools: BTreeSet::new(),
                 head_id: r.get(9)?,
+                setup: None,
                 messages: Vec::new(),
             };
-            Ok((record, r.get(7)?, r.get(8)?))
+            Ok((record, r.get(7)?, r.get(8)?, r.get(10)?))
         })
         .optional()?;
-    let Some((mut record, disabled, approved)) = found else {
+    let Some((mut record, disabled, approved, setup)) = found else {
         return Err(Error::not_found("conversation", id));
     };
     let mut calls: HashMap<String, Vec<ToolCallRecord>> = HashMap::new();
@@ -441,6 +451,7 @@ fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
     }
     record.disabled_tools = from_json(&disabled, || format!("disabled tools of conversation '{id}'"))?;
     record.approved_tools = from_json(&approved, || format!("approved tools of conversation '{id}'"))?;
+    record.setup = setup.map(|json| from_json(&json, || format!("setup of conversation '{id}'"))).transpose()?;
     record.messages = messages;
     Ok(record)
 }
@@ -448,8 +459,8 @@ fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
 fn write_record(tx: &Connection, r: &ConversationRecord) -> Result<()> {
     tx.execute(
         "INSERT INTO conversations (id, title, created_at, updated_at, pinned, archived, instructions, agent,
-                                    disabled_tools, approved_tools)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                    disabled_tools, approved_tools, setup)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         rusqlite::params![
             r.id,
             r.title,
@@ -461,6 +472,7 @@ fn write_record(tx: &Connection, r: &ConversationRecord) -> Result<()> {
             r.agent,
             to_json(&r.disabled_tools, "disabled tools")?,
             to_json(&r.approved_tools, "approved tools")?,
+            r.setup.as_ref().map(|s| to_json(s, "chat setup")).transpose()?,
         ],
     )?;
     let mut taken = tx.prepare_cached("SELECT conversation_id FROM messages WHERE id = ?1")?;

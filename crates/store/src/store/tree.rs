@@ -169,7 +169,7 @@ impl Store {
 
     /// Copies the branch from the first message to `message_id` into a new conversation (new
     /// ids for its messages, tool calls and results; nested runs, images and provider state
-    /// kept), with the chat's instructions, agent and tools switched off, titled
+    /// kept), with the chat's instructions, agent, tools switched off and setup, titled
     /// "<title> (branch)". Returns the new conversation's id. Refused while an answer on that
     /// branch streams.
     pub fn branch_to_new_conversation(&self, conversation_id: &str, message_id: &str) -> Result<String> {
@@ -188,8 +188,8 @@ impl Store {
         let now = now_millis();
         let new_conversation = new_id();
         tx.execute(
-            "INSERT INTO conversations (id, title, created_at, updated_at, disabled_tools, instructions, agent)
-             SELECT ?2, title || ' (branch)', ?3, ?3, disabled_tools, instructions, agent
+            "INSERT INTO conversations (id, title, created_at, updated_at, disabled_tools, instructions, agent, setup)
+             SELECT ?2, title || ' (branch)', ?3, ?3, disabled_tools, instructions, agent, setup
              FROM conversations WHERE id = ?1",
             (conversation_id, &new_conversation, now),
         )?;
