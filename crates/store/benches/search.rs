@@ -5,7 +5,8 @@
 //!   p95 and max over the runs, and p95 over the whole mix (target: under 50 ms);
 //! - how much the search index adds to the database's size (target: under 35%);
 //! - writing an answer (a turn started, 30 checkpoints of a growing text, 2 tool calls with
-//!   results, done) with the index and after dropping it (target: not measurably slower).
+//!   results, done) with the index and after dropping it (target: not measurably slower; the
+//!   answer's text is indexed once, when it ends, not at each checkpoint).
 //!
 //! `cargo bench -p switchboard-store --bench search` (`SEARCH_BENCH_MESSAGES=20000` for a quicker
 //! run on a smaller store).
