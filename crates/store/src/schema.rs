@@ -151,6 +151,10 @@ pub const MIGRATIONS: &[&str] = &[
     // text, 2: a tool call's arguments, 3: a tool result). Triggers keep it in step with every
     // write, cascades included; they call `switchboard_search_text` (registered on every
     // connection), which splits scripts written without spaces into one token per character.
+    // A message's text is indexed only once it is no longer `streaming`: the recorder's
+    // checkpoints of a growing answer do not touch the index, and the answer is indexed once,
+    // when it ends (done, stopped, failed, or recovered as interrupted at start-up). Invariant: a
+    // message has an entry exactly when its content is not empty and its status not `streaming`.
     r#"
     CREATE VIRTUAL TABLE search_index USING fts5(
         body,
@@ -161,7 +165,8 @@ pub const MIGRATIONS: &[&str] = &[
     INSERT INTO search_index (rowid, body)
         SELECT rowid, switchboard_search_text(title) FROM conversations;
     INSERT INTO search_index (rowid, body)
-        SELECT rowid + 1099511627776, switchboard_search_text(content) FROM messages WHERE content <> '';
+        SELECT rowid + 1099511627776, switchboard_search_text(content) FROM messages
+        WHERE content <> '' AND status <> 'streaming';
     INSERT INTO search_index (rowid, body)
         SELECT rowid + 2199023255552, switchboard_search_text(arguments) FROM tool_calls WHERE arguments <> '';
     INSERT INTO search_index (rowid, body)
@@ -178,13 +183,16 @@ pub const MIGRATIONS: &[&str] = &[
         DELETE FROM search_index WHERE rowid = old.rowid;
     END;
 
-    CREATE TRIGGER search_message_insert AFTER INSERT ON messages WHEN new.content <> '' BEGIN
+    CREATE TRIGGER search_message_insert AFTER INSERT ON messages
+    WHEN new.content <> '' AND new.status <> 'streaming' BEGIN
         INSERT INTO search_index (rowid, body) VALUES (new.rowid + 1099511627776, switchboard_search_text(new.content));
     END;
-    CREATE TRIGGER search_message_update AFTER UPDATE OF content ON messages BEGIN
-        DELETE FROM search_index WHERE rowid = old.rowid + 1099511627776;
+    CREATE TRIGGER search_message_update AFTER UPDATE OF content, status ON messages
+    WHEN old.status <> 'streaming' OR new.status <> 'streaming' BEGIN
+        DELETE FROM search_index WHERE rowid = old.rowid + 1099511627776 AND old.status <> 'streaming';
         INSERT INTO search_index (rowid, body)
-            SELECT new.rowid + 1099511627776, switchboard_search_text(new.content) WHERE new.content <> '';
+            SELECT new.rowid + 1099511627776, switchboard_search_text(new.content)
+            WHERE new.content <> '' AND new.status <> 'streaming';
     END;
     CREATE TRIGGER search_message_delete AFTER DELETE ON messages BEGIN
         DELETE FROM search_index WHERE rowid = old.rowid + 1099511627776;
@@ -401,7 +409,8 @@ mod tests {
             "INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c', 'otters and 海獭', 1, 1);
              INSERT INTO messages (id, conversation_id, seq, role, content, status, created_at, updated_at)
              VALUES ('q', 'c', 1, 'user', 'where do otters sleep', 'complete', 1, 1),
-                    ('a', 'c', 2, 'assistant', '', 'interrupted', 1, 1);
+                    ('a', 'c', 2, 'assistant', '', 'interrupted', 1, 1),
+                    ('s', 'c', 3, 'assistant', 'walruses still streaming', 'streaming', 1, 1);
              INSERT INTO tool_calls (id, message_id, call_id, iteration, idx, name, source, arguments, text_offset, status, created_at)
              VALUES ('t', 'a', 'call', 1, 0, 'lookup', '\"builtin\"', '{\"q\":\"kelp\"}', 0, 'ok', 1);
              INSERT INTO tool_results (tool_call_id, status, output, duration_ms, created_at)
@@ -409,14 +418,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
-        let kinds = |q: &str| -> Vec<i64> {
+        let kinds = |conn: &Connection, q: &str| -> Vec<i64> {
             let mut stmt =
                 conn.prepare("SELECT rowid >> 40 FROM search_index WHERE search_index MATCH ?1 ORDER BY 1").unwrap();
             stmt.query_map([q], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
         };
-        assert_eq!(kinds("otters"), [0, 1], "the title and the question");
-        assert_eq!(kinds("kelp"), [2, 3], "the call's arguments and its result");
-        assert_eq!(kinds("\"海 獭\""), [0]);
+        assert_eq!(kinds(&conn, "otters"), [0, 1], "the title and the question");
+        assert_eq!(kinds(&conn, "kelp"), [2, 3], "the call's arguments and its result");
+        assert_eq!(kinds(&conn, "\"海 獭\""), [0]);
+        assert!(kinds(&conn, "walruses").is_empty(), "a streaming answer waits until it ends");
+        conn.execute("INSERT INTO search_index (search_index) VALUES ('integrity-check')", []).unwrap();
+        assert_eq!(recover_streaming(&mut conn, 2).unwrap(), 1);
+        assert_eq!(kinds(&conn, "walruses"), [1], "recovered as interrupted: indexed");
         conn.execute("INSERT INTO search_index (search_index) VALUES ('integrity-check')", []).unwrap();
     }
 

@@ -1,9 +1,10 @@
-//! Full-text search: the index follows every write (checkpoints, renames, deletes, cascades), finds
-//! words, phrases, prefixes and scripts without spaces, and never fails on what a person types.
+//! Full-text search: the index follows every write (finished answers, renames, deletes, cascades),
+//! leaves an answer out while it streams and takes it in once it ends, finds words, phrases,
+//! prefixes and scripts without spaces, and never fails on what a person types.
 
 use std::time::Duration;
 use switchboard_core::{ChatEvent, EventSink, FinishReason, ToolSource, ToolStatus, Usage};
-use switchboard_store::{DB_FILE, Error, MATCH_END, MATCH_START, Role, SearchHit, SearchHitKind, Store};
+use switchboard_store::{DB_FILE, Error, MATCH_END, MATCH_START, Recorder, Role, SearchHit, SearchHitKind, Store};
 
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -214,17 +215,19 @@ fn fts_syntax_in_a_query_never_is_an_sqlite_error() {
 }
 
 #[test]
-fn the_index_follows_checkpoints_renames_and_deletes() {
+fn the_index_follows_finished_answers_renames_and_deletes() {
     let (dir, store) = open();
     let rows = store.begin_turn(None, "a question about otters", "p", "m").unwrap();
     let rec = store.recorder(&rows.message_id).with_checkpoint_interval(Duration::ZERO);
     rec.emit(ChatEvent::TextDelta { text: "Sea otters ".into() });
-    // Each delta after the interval is a checkpoint: the text so far is searchable while it streams.
-    assert_eq!(kinds(&search(&store, "sea")), [SearchHitKind::Message]);
+    // Each delta after the interval is a checkpoint, but a streaming answer is not indexed yet:
+    // its text is found once the answer ends.
+    assert!(search(&store, "sea").is_empty());
     rec.emit(ChatEvent::TextDelta { text: "hold hands while sleeping".into() });
     rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 0 });
+    assert_eq!(kinds(&search(&store, "sea")), [SearchHitKind::Message]);
     assert_eq!(search(&store, "sleeping").len(), 1);
-    assert_eq!(search(&store, "sea otters").len(), 1, "one entry per message, not one per checkpoint");
+    assert_eq!(search(&store, "sea otters").len(), 1, "one entry per message");
     integrity_check(&dir);
 
     store.rename(&rows.conversation_id, "Marine mammals").unwrap();
@@ -277,6 +280,101 @@ fn the_index_follows_checkpoints_renames_and_deletes() {
     let raw = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
     let left: i64 = raw.query_row("SELECT count(*) FROM search_index_docsize", [], |r| r.get(0)).unwrap();
     assert_eq!(left, 0, "no entries outlive their rows");
+    integrity_check(&dir);
+}
+
+/// A new answer streaming `text`, every delta checkpointed; no Done yet.
+fn streaming(store: &Store, text: &str) -> (String, String, Recorder) {
+    let rows = store.begin_turn(None, "a question", "p", "m").unwrap();
+    let rec = store.recorder(&rows.message_id).with_checkpoint_interval(Duration::ZERO);
+    for word in text.split_inclusive(' ') {
+        rec.emit(ChatEvent::TextDelta { text: word.into() });
+    }
+    rec.flush();
+    assert!(rec.take_error().is_none());
+    (rows.conversation_id, rows.message_id, rec)
+}
+
+/// Ends the answer and drops its recorder (which holds the store open).
+fn end(rec: Recorder, reason: FinishReason) {
+    rec.emit(ChatEvent::Done { finish_reason: reason, usage: Usage::default(), tool_calls_made: 0 });
+    assert!(rec.take_error().is_none());
+}
+
+fn message_hits(store: &Store, query: &str) -> usize {
+    search(store, query).iter().filter(|h| h.kind == SearchHitKind::Message).count()
+}
+
+#[test]
+fn a_streaming_answer_is_indexed_once_it_ends_however_it_ends() {
+    let (dir, store) = open();
+
+    // Done: text checkpointed while streaming is not in the index; the final text is, once.
+    let (_, _, rec) = streaming(&store, "puffins nest in burrows");
+    assert_eq!(message_hits(&store, "puffins"), 0, "checkpointed while streaming: not indexed");
+    integrity_check(&dir);
+    rec.emit(ChatEvent::TextDelta { text: " on cliffs".into() });
+    end(rec, FinishReason::Stop);
+    assert_eq!(message_hits(&store, "puffins"), 1);
+    assert_eq!(message_hits(&store, "cliffs"), 1, "the final text is what is indexed");
+    integrity_check(&dir);
+
+    // Stopped by the person (cancelled) and failed (an error, then done): indexed too.
+    let (_, _, rec) = streaming(&store, "gannets dive");
+    assert_eq!(message_hits(&store, "gannets"), 0);
+    end(rec, FinishReason::Cancelled);
+    assert_eq!(message_hits(&store, "gannets"), 1, "a stopped answer is found");
+    let (_, _, rec) = streaming(&store, "cormorants dry their wings");
+    rec.emit(ChatEvent::Error {
+        kind: switchboard_core::ErrorKind::Network,
+        message: "The server hung up.".into(),
+        retryable: true,
+        detail: None,
+    });
+    assert_eq!(message_hits(&store, "cormorants"), 0, "an error alone does not end the answer");
+    end(rec, FinishReason::Error);
+    assert_eq!(message_hits(&store, "cormorants"), 1, "a failed answer's partial text is found");
+    integrity_check(&dir);
+
+    // Deleting a conversation whose answer streams (never indexed) leaves the index consistent.
+    let (doomed, _, rec) = streaming(&store, "albatrosses glide");
+    drop(rec);
+    store.delete(&doomed).unwrap();
+    assert_eq!(message_hits(&store, "albatrosses"), 0);
+    assert_eq!(message_hits(&store, "puffins"), 1, "other entries untouched");
+    integrity_check(&dir);
+
+    // A process that dies mid-answer: start-up recovery ends the answer (interrupted) and that
+    // indexes its checkpointed text.
+    let (_, killed, rec) = streaming(&store, "shearwaters migrate far");
+    assert_eq!(message_hits(&store, "shearwaters"), 0);
+    integrity_check(&dir);
+    drop((rec, store));
+    let store = Store::open(&dir.path().join(DB_FILE)).unwrap();
+    assert_eq!(store.recovered_on_open(), 1);
+    let hits = search(&store, "shearwaters");
+    assert_eq!(kinds(&hits), [SearchHitKind::Message]);
+    assert_eq!(hits[0].message_id.as_deref(), Some(killed.as_str()));
+    assert_eq!(message_hits(&store, "puffins"), 1, "finished answers are not indexed twice");
+    integrity_check(&dir);
+}
+
+#[test]
+fn deleting_an_entry_that_is_not_in_the_index_is_harmless() {
+    let (dir, store) = open();
+    turn(&store, None, "a question", "terns fly far", &[]);
+    let raw = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
+    // What the message delete trigger runs for a streaming row: a rowid the index never had.
+    let n = raw.execute("DELETE FROM search_index WHERE rowid = ?1", [(1_i64 << 40) + 9_999]).unwrap();
+    assert!(n <= 1);
+    assert_eq!(message_hits(&store, "terns"), 1);
+    integrity_check(&dir);
+    // A streaming row deleted directly (its trigger deletes the absent entry).
+    let (_, answer, _rec) = streaming(&store, "skuas steal fish");
+    raw.pragma_update(None, "foreign_keys", "ON").unwrap();
+    raw.execute("DELETE FROM messages WHERE id = ?1", [&answer]).unwrap();
+    assert_eq!(message_hits(&store, "skuas"), 0);
+    assert_eq!(message_hits(&store, "terns"), 1);
     integrity_check(&dir);
 }
 
