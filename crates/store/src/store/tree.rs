@@ -326,6 +326,23 @@ pub(crate) fn put_on_path(conn: &Connection, conversation_id: &str, head: &str) 
     Ok(())
 }
 
+/// Makes `added` (new messages under the head, the last of them the new head) the end of the
+/// current path. The path above them is already the latest choice at every step, so only the new
+/// rows are marked chosen: a question costs the same writes however long the chat.
+pub(crate) fn extend_path(conn: &Connection, conversation_id: &str, added: &[&str]) -> Result<()> {
+    let Some(head) = added.last() else { return Ok(()) };
+    conn.execute("UPDATE conversations SET head_id = ?2 WHERE id = ?1", (conversation_id, head))?;
+    let last: i64 = conn
+        .prepare_cached("SELECT COALESCE(MAX(chosen_at), 0) FROM messages WHERE conversation_id = ?1")?
+        .query_row([conversation_id], |r| r.get(0))?;
+    let now = now_millis().max(last + 1);
+    let mut mark = conn.prepare_cached("UPDATE messages SET chosen_at = ?2 WHERE id = ?1")?;
+    for id in added {
+        mark.execute((id, now))?;
+    }
+    Ok(())
+}
+
 /// The message reached from `from` by following, at each step, the child chosen last.
 fn descend(conn: &Connection, from: &str) -> Result<String> {
     let mut stmt =

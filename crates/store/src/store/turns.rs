@@ -65,7 +65,7 @@ impl Store {
         let user_message_id =
             super::tree::insert_question(&tx, &conversation_id, head.as_deref(), user_text, turn_options, now)?;
         let message_id = super::tree::insert_answer(&tx, &conversation_id, &user_message_id, provider, model, now)?;
-        super::tree::put_on_path(&tx, &conversation_id, &message_id)?;
+        super::tree::extend_path(&tx, &conversation_id, &[&user_message_id, &message_id])?;
         tx.commit()?;
         Ok(TurnRows { conversation_id, user_message_id, message_id })
     }
