@@ -118,13 +118,7 @@ impl Service {
 
     /// Disables (or re-enables) a tool for one conversation; remembered with the chat.
     pub fn set_chat_tool_disabled(&self, conversation_id: &str, name: &str, disabled: bool) -> Result<()> {
-        let mut set = self.inner.store.disabled_tools(conversation_id)?;
-        if disabled {
-            set.insert(name.to_owned());
-        } else {
-            set.remove(name);
-        }
-        Ok(self.inner.store.set_disabled_tools(conversation_id, &set)?)
+        self.set_chat_tools_disabled(conversation_id, &[name.to_owned()], disabled)
     }
 
     /// Switches several tools off (or back on) for one conversation at once (a whole MCP server

@@ -221,21 +221,9 @@ impl Service {
         message_id: Option<&str>,
         choices: Option<TurnChoices>,
     ) -> Result<PreparedTurn> {
-        let store = &self.inner.store;
-        let question = match message_id {
-            Some(id) => store.question(conversation_id, id)?,
-            None => store.last_question(conversation_id)?,
-        };
-        store.ensure_idle(conversation_id)?;
-        let given = choices.is_some();
-        let mut choices = choices.unwrap_or_else(|| choices_of(&question));
-        self.regenerate_with_setup(conversation_id, &mut choices, given)?;
-        check_setup_choices(&mut choices)?;
-        let agent = self.turn_agent(Some(conversation_id), &mut choices)?;
-        let keys = self.turn_keys();
-        let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
+        let question = self.question(conversation_id, message_id)?;
         let place = Placement::Answer { conversation_id, question: &question.id };
-        self.begin(place, &question.text, &[], choices, (resolved, keys), agent)
+        self.prepare_again(place, &question, &question.text, choices)
     }
 
     /// Prepares an edited question: a new version of the person's message `message_id` with
@@ -255,15 +243,29 @@ impl Service {
         if question.id != message_id {
             return Err(Error::config("Only your own messages can be edited; regenerate an answer instead."));
         }
+        let place = Placement::Edit { conversation_id, question: message_id };
+        self.prepare_again(place, &question, text, choices)
+    }
+
+    /// An edited question or another answer, asked with `choices` when given, else the ones
+    /// `question` was asked with, over the chat's setup. Everything is checked before anything
+    /// is written; refused while an answer streams in the conversation.
+    fn prepare_again(
+        &self,
+        place: Placement<'_>,
+        question: &switchboard_store::Question,
+        text: &str,
+        choices: Option<TurnChoices>,
+    ) -> Result<PreparedTurn> {
+        let conversation_id = place.conversation_id().unwrap_or_default();
         self.inner.store.ensure_idle(conversation_id)?;
         let given = choices.is_some();
-        let mut choices = choices.unwrap_or_else(|| choices_of(&question));
+        let mut choices = choices.unwrap_or_else(|| choices_of(question));
         self.regenerate_with_setup(conversation_id, &mut choices, given)?;
         check_setup_choices(&mut choices)?;
         let agent = self.turn_agent(Some(conversation_id), &mut choices)?;
         let keys = self.turn_keys();
         let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
-        let place = Placement::Edit { conversation_id, question: message_id };
         self.begin(place, text, &[], choices, (resolved, keys), agent)
     }
 
@@ -275,12 +277,17 @@ impl Service {
     /// The choices the question `message_id` names (itself, or the one an answer answers) was
     /// asked with; `None`: the current path's last question.
     pub fn question_choices(&self, conversation_id: &str, message_id: Option<&str>) -> Result<TurnChoices> {
+        Ok(choices_of(&self.question(conversation_id, message_id)?))
+    }
+
+    /// The question `message_id` names (itself, or the one an answer answers); `None`: the
+    /// current path's last question.
+    fn question(&self, conversation_id: &str, message_id: Option<&str>) -> Result<switchboard_store::Question> {
         let store = &self.inner.store;
-        let question = match message_id {
+        Ok(match message_id {
             Some(id) => store.question(conversation_id, id)?,
             None => store.last_question(conversation_id)?,
-        };
-        Ok(choices_of(&question))
+        })
     }
 
     /// The agent a turn runs: the one chosen for a new chat, else the chat's. Its profile and

@@ -79,7 +79,7 @@ async fn a_key_quoted_back_by_a_server_or_a_tool_is_redacted_everywhere() {
     for t in &tool_results {
         assert!(!t.contains(KEY) && !t.contains(TAVILY), "a key went to the model: {t}");
     }
-    let export = serde_json::to_string(&service.export_all().unwrap()).unwrap();
+    let export = service.export_document(None).unwrap();
     let view = serde_json::to_string(&service.open_all(&conversation).unwrap()).unwrap();
     for secret in [KEY, TAVILY] {
         for e in &events {

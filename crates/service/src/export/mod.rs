@@ -165,11 +165,6 @@ impl Service {
         write(path, &self.export_conversation(id, format)?)
     }
 
-    /// Every conversation as the JSON document, parsed (for callers that inspect it).
-    pub fn export_all(&self) -> Result<serde_json::Value> {
-        serde_json::from_str(&self.export_document(None)?).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
-    }
-
     /// Writes every conversation as the JSON document to `path` (one the person chose).
     pub fn export_all_to(&self, path: &Path) -> Result<String> {
         write(path, &self.export_document(None)?)
