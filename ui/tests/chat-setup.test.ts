@@ -97,6 +97,31 @@ describe('a chat keeps its setup', () => {
     await waitFor(async () => expect((await backend.openConversation(id)).setup?.toolsets).toEqual([]));
   });
 
+  it('a branch into a new chat keeps the parameters: the store copies the setup, opening restores it', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const app = await window_(backend);
+    await send('Look it up');
+    await waitFor(() => expect(app.current.running).toBe(false));
+    const from = app.current.conversationId!;
+    await fireEvent.click(screen.getByTestId('chat-menu'));
+    await fireEvent.click(await screen.findByTestId('chat-menu-params'));
+    const dialog = await screen.findByTestId('chat-params-dialog');
+    await setValue(within(dialog).getByLabelText('Temperature'), '0.4');
+    await fireEvent.click(within(dialog).getByTestId('chat-params-save'));
+    await waitFor(() => expect(screen.queryByTestId('chat-params-dialog')).toBeNull());
+    const setChatSetup = vi.spyOn(backend, 'setChatSetup');
+
+    const id = await app.branchFrom(app.current, app.current.messages[1]!.key);
+    expect(id).not.toBeNull();
+    expect(id).not.toBe(from);
+    await waitFor(() => expect(app.current.conversationId).toBe(id));
+    expect(setChatSetup).not.toHaveBeenCalled();
+    await fireEvent.click(screen.getByTestId('chat-menu'));
+    await fireEvent.click(await screen.findByTestId('chat-menu-params'));
+    const branched = await screen.findByTestId('chat-params-dialog');
+    expect((within(branched).getByLabelText('Temperature') as HTMLInputElement).value).toBe('0.4');
+  });
+
   it('gives the toolset back when the chat could not keep the switch, and says why', async () => {
     const backend = createFakeBackend({ tickMs: 0, empty: true });
     const app = await window_(backend);

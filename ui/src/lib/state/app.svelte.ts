@@ -476,7 +476,6 @@ export class AppState implements SessionHost {
       disableForChat: s.isDraft ? [...s.draftDisabled] : [],
       generation: generationFor(s.conversationId),
     };
-    if (!s.isDraft) this.sessions.set(s.conversationId as string, s);
     void s.send(request);
   }
 
@@ -505,7 +504,6 @@ export class AppState implements SessionHost {
   async editMessage(s: ChatSession, key: string, text: string): Promise<boolean> {
     if (!this.hasProviders) return false;
     preloadMarkdown();
-    if (!s.isDraft) this.sessions.set(s.conversationId as string, s);
     // An agent's chat runs on the agent's profile: the edit is asked as the question was.
     return s.edit(key, text, s.agent ? null : this.turnChoices(s, this.choice));
   }
@@ -513,7 +511,6 @@ export class AppState implements SessionHost {
   /** A new version of the answer keyed `key`: as it was asked, or with `choice`'s profile and model. */
   async regenerate(s: ChatSession, key: string, choice: ModelChoice | null = null): Promise<boolean> {
     if (!this.hasProviders) return false;
-    if (!s.isDraft) this.sessions.set(s.conversationId as string, s);
     return s.regenerate(key, choice ? this.turnChoices(s, choice) : null);
   }
 
@@ -523,10 +520,8 @@ export class AppState implements SessionHost {
     const mid = s.messages.find((m) => m.key === key)?.model.id;
     if (!cid || !mid) return null;
     try {
+      // The store copies the chat's setup (its parameters too) into the branch; opening it restores them.
       const id = await this.api.branchConversation(cid, mid);
-      // The new chat keeps this one's parameters.
-      const params = chatParams.all[cid];
-      if (params) chatParams.set(id, params);
       await this.refreshConversations();
       await this.open(id);
       return id;
@@ -566,6 +561,10 @@ export class AppState implements SessionHost {
   }
 
   // ---- SessionHost -----------------------------------------------------------------------------
+
+  turnStarting(session: ChatSession): void {
+    if (session.conversationId) this.sessions.set(session.conversationId, session);
+  }
 
   adopted(session: ChatSession, conversationId: string): void {
     this.sessions.set(conversationId, session);

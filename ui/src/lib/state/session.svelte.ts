@@ -78,6 +78,8 @@ export interface SessionHost {
   toast(error: IpcError | string): void;
   /** A new chat got its conversation id from `started`. */
   adopted(session: ChatSession, conversationId: string): void;
+  /** A turn is starting (send, edit, regenerate, retry): keep the session while it answers. */
+  turnStarting(session: ChatSession): void;
   /** A turn ended (refresh the list: titles and order change). */
   turnEnded(session: ChatSession): void;
   requestApproval(req: ApprovalRequest): void;
@@ -387,6 +389,7 @@ export class ChatSession {
   }
 
   private async runTurn(text: string, start: (h: TurnHandlers) => Promise<TurnStarted>, request?: SendRequest, place: TurnPlace | null = null): Promise<boolean> {
+    this.host.turnStarting(this);
     const t: LiveTurn = {
       assistantKey: uid('m'),
       userKey: place?.questionKey ?? uid('m'),

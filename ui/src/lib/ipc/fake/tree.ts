@@ -168,6 +168,8 @@ export function treeCommands(st: FakeState, page: number): Pick<Backend, 'switch
         disabled: new Set(c.disabled),
         ...(c.instructions ? { instructions: c.instructions } : {}),
         ...(c.agent ? { agent: c.agent } : {}),
+        // Like the store: the branch keeps the chat's setup (toolsets, parameters, model).
+        ...(c.setup ? { setup: structuredClone(c.setup) } : {}),
       };
       st.conversations.set(id, branch);
       touchPath(st, branch);
