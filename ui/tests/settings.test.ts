@@ -352,7 +352,10 @@ describe('keys', () => {
     // The new key is tested at once, with the one-line verdict of "Test connection" next to it.
     await waitFor(() => expect(backend.testProvider).toHaveBeenCalledWith('ollama'));
     const verdict = await waitFor(() => within(byTestId('provider-test-result-ollama')).getByTestId('provider-test-summary'));
-    expect(verdict.textContent?.trim()).not.toBe('');
+    // The same words Test connection shows for this profile.
+    const report = await vi.mocked(backend.testProvider).mock.results[0]!.value;
+    expect(report.summary).not.toBe('');
+    expect(verdict.textContent?.trim()).toBe(report.summary);
 
     // Delete asks first: Cancel keeps the key, "Delete key" deletes it.
     await fireEvent.click(byTestId('key-delete-ollama'));
