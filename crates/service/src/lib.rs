@@ -30,6 +30,7 @@ pub mod keys;
 pub mod links;
 pub mod mcp;
 pub mod openapi_docs;
+mod paging;
 pub mod providers;
 pub mod redact;
 pub mod settings;
@@ -199,7 +200,7 @@ impl Service {
         let web = Settings::load(&store)?.web;
         let service = Self {
             inner: Arc::new(Inner {
-                tools: tools::Tools::new(&web)?,
+                tools: tools::Tools::new(&web, store.clone())?,
                 mcp: mcp::Mcp::new(config_dir.as_deref()),
                 defined: defined_tools::Defined::new(config_dir.as_deref()),
                 store,
