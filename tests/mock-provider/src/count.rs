@@ -76,6 +76,9 @@ pub(crate) enum Piece {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Prompt {
     pub pieces: Vec<Piece>,
+    /// How many of the first pieces are the request's own settings (tool definitions,
+    /// instructions) rather than conversation: a continued response carries only the rest.
+    pub head: usize,
 }
 
 impl Prompt {
@@ -117,12 +120,27 @@ impl Prompt {
         self
     }
 
-    /// This prompt followed by `more`.
-    pub fn extended(&self, more: &Prompt) -> Prompt {
-        let mut pieces = Vec::with_capacity(self.pieces.len() + more.pieces.len());
-        pieces.extend_from_slice(&self.pieces);
+    /// Marks every piece so far as the request's settings ([`Prompt::head`]).
+    pub fn end_head(&mut self) -> &mut Self {
+        self.head = self.pieces.len();
+        self
+    }
+
+    /// This prompt's conversation (without its head) followed by `more`'s pieces: what a later
+    /// request continuing it carries over.
+    pub fn carried(&self, more: &Prompt) -> Prompt {
+        let mut pieces = self.pieces[self.head..].to_vec();
         pieces.extend_from_slice(&more.pieces);
-        Prompt { pieces }
+        Prompt { pieces, head: 0 }
+    }
+
+    /// This request (`self`) continuing `earlier` (a [`Prompt::carried`] conversation): its own
+    /// head (tools, instructions), then the earlier conversation, then its own.
+    pub fn continuing(&self, earlier: &Prompt) -> Prompt {
+        let mut pieces = self.pieces[..self.head].to_vec();
+        pieces.extend_from_slice(&earlier.pieces);
+        pieces.extend_from_slice(&self.pieces[self.head..]);
+        Prompt { pieces, head: self.head }
     }
 
     /// Every line of text in the prompt, in order.

@@ -43,7 +43,8 @@ pub(crate) fn openai_chat(body: &Value) -> Prompt {
     prompt
 }
 
-/// OpenAI Responses: `tools`, `instructions`, then `input` (a string or items).
+/// OpenAI Responses: `tools`, `instructions` (the head: a continued response does not carry
+/// them over), then `input` (a string or items).
 pub(crate) fn openai_responses(body: &Value) -> Prompt {
     let mut prompt = Prompt::default();
     for tool in array(&body["tools"]) {
@@ -52,6 +53,7 @@ pub(crate) fn openai_responses(body: &Value) -> Prompt {
     if let Some(instructions) = body["instructions"].as_str() {
         prompt.message().text("system").text(instructions);
     }
+    prompt.end_head();
     match &body["input"] {
         Value::String(text) => {
             prompt.message().text("user").text(text);

@@ -294,7 +294,7 @@ async fn handle_chat<A: WireApi>(
         let own = A::prompt(body);
         let earlier = A::continues(body).and_then(|number| state.counting().contexts.get(&number).cloned());
         match earlier {
-            Some(earlier) => earlier.extended(&own),
+            Some(earlier) => own.continuing(&earlier),
             None => own,
         }
     });
@@ -361,7 +361,7 @@ async fn handle_chat<A: WireApi>(
             };
             A::remember(&state.responses, &ctx, &body, &steps, &options);
             if A::CONTINUES {
-                let context = prompt.extended(&crate::prompt::output(&Assembled::from_steps(&steps)));
+                let context = prompt.carried(&crate::prompt::output(&Assembled::from_steps(&steps)));
                 state.counting().contexts.insert(number, Arc::new(context));
             }
             if A::wants_stream(&body) {

@@ -210,7 +210,7 @@ async fn a_chained_responses_request_counts_and_quotes_the_chain() {
     let client = reqwest::Client::new();
     let first: Value = client
         .post(&url)
-        .json(&json!({"model": "m", "input": "MARK-0 remember this"}))
+        .json(&json!({"model": "m", "instructions": "Be brief.", "input": "MARK-0 remember this"}))
         .send()
         .await
         .unwrap()
@@ -220,7 +220,9 @@ async fn a_chained_responses_request_counts_and_quotes_the_chain() {
     let id = first["id"].as_str().unwrap();
     let second: Value = client
         .post(&url)
-        .json(&json!({"model": "m", "previous_response_id": id, "input": "what did I say?"}))
+        .json(
+            &json!({"model": "m", "instructions": "Be brief.", "previous_response_id": id, "input": "what did I say?"}),
+        )
         .send()
         .await
         .unwrap()
@@ -231,6 +233,7 @@ async fn a_chained_responses_request_counts_and_quotes_the_chain() {
     let first_prompt = first["usage"]["input_tokens"].as_u64().unwrap();
     let own = MESSAGE_TOKENS + text_tokens("user") + text_tokens("what did I say?");
     let output = MESSAGE_TOKENS + text_tokens("assistant") + text_tokens("MARK-1 the answer is 7");
+    // The instructions are the second request's own, counted once: not carried over.
     assert_eq!(second["usage"]["input_tokens"], first_prompt + output + own);
 }
 
