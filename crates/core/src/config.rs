@@ -34,6 +34,9 @@ pub struct EngineConfig {
     pub retry_max_delay: Duration,
     /// Settings-wide tool settings (disabled tools, approval overrides).
     pub tool_settings: ToolSettings,
+    /// The longest tool result the model receives whole, in characters; a longer one is cut
+    /// with a note ([`crate::paging`]).
+    pub tool_result_limit: usize,
 }
 
 impl Default for EngineConfig {
@@ -47,6 +50,7 @@ impl Default for EngineConfig {
             retry_base_delay: Duration::from_millis(1000),
             retry_max_delay: Duration::from_secs(30),
             tool_settings: ToolSettings::default(),
+            tool_result_limit: crate::paging::DEFAULT_LIMIT,
         }
     }
 }

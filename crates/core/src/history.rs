@@ -41,8 +41,14 @@ pub fn byte_index(text: &str, chars: usize) -> usize {
 
 /// Turns one stored assistant message into the canonical messages it stood for. `states` are the
 /// provider states of its iterations, by 1-based iteration; each goes back on its iteration's
-/// assistant message.
-pub fn assistant_messages(text: &str, calls: &[StoredCall], states: &[(u32, ProviderState)]) -> Vec<Message> {
+/// assistant message. A result longer than `result_limit` characters is cut as the live turn cut
+/// it ([`crate::paging::cut`]), before it is framed.
+pub fn assistant_messages(
+    text: &str,
+    calls: &[StoredCall],
+    states: &[(u32, ProviderState)],
+    result_limit: usize,
+) -> Vec<Message> {
     let state_of = |iteration: u32| states.iter().find(|(i, _)| *i == iteration).map(|(_, s)| s.clone());
     let mut calls: Vec<&StoredCall> = calls.iter().collect();
     calls.sort_by_key(|c| c.iteration);
@@ -65,9 +71,14 @@ pub fn assistant_messages(text: &str, calls: &[StoredCall], states: &[(u32, Prov
             state: state_of(iteration),
         });
         for c in group {
-            let (status, content) = match (c.result.clone(), &c.untrusted) {
-                (Some((status, content)), Some(source)) => (status, crate::egress::frame(source, &content)),
-                (Some(result), None) => result,
+            let (status, content) = match (&c.result, &c.untrusted) {
+                (Some((status, content)), source) => {
+                    let content = crate::paging::cut(&c.id, content, result_limit);
+                    match source {
+                        Some(source) => (*status, crate::egress::frame(source, &content)),
+                        None => (*status, content.into_owned()),
+                    }
+                }
                 (None, _) => (ToolStatus::Cancelled, INTERRUPTED_RESULT.to_owned()),
             };
             out.push(Message::Tool {
@@ -95,6 +106,8 @@ pub fn assistant_messages(text: &str, calls: &[StoredCall], states: &[(u32, Prov
 mod tests {
     use super::*;
 
+    const LIMIT: usize = crate::paging::DEFAULT_LIMIT;
+
     fn sc(id: &str, offset: usize, iteration: u32, result: Option<&str>) -> StoredCall {
         StoredCall {
             images: Default::default(),
@@ -110,7 +123,7 @@ mod tests {
 
     #[test]
     fn text_only_is_one_assistant_message() {
-        let msgs = assistant_messages("hello", &[], &[]);
+        let msgs = assistant_messages("hello", &[], &[], LIMIT);
         assert_eq!(msgs, vec![Message::assistant("hello", vec![])]);
     }
 
@@ -119,7 +132,7 @@ mod tests {
         // "héllo 👋 " is 8 chars but 12 bytes; CJK follows in iteration 2.
         let text = "héllo 👋 世界。done";
         let calls = [sc("a", 8, 1, Some("r1")), sc("b", 8, 1, Some("r2")), sc("c", 11, 2, Some("r3"))];
-        let msgs = assistant_messages(text, &calls, &[]);
+        let msgs = assistant_messages(text, &calls, &[], LIMIT);
         assert_eq!(msgs.len(), 6);
         assert_eq!(
             msgs[0],
@@ -143,7 +156,7 @@ mod tests {
     #[test]
     fn an_untrusted_result_goes_back_framed_as_the_live_turn_sent_it() {
         let call = StoredCall { untrusted: Some("web_fetch".into()), ..sc("a", 1, 1, Some("page")) };
-        let msgs = assistant_messages("x", &[call], &[]);
+        let msgs = assistant_messages("x", &[call], &[], LIMIT);
         assert!(
             matches!(&msgs[1], Message::Tool { content, .. } if *content == crate::egress::frame("web_fetch", "page"))
         );
@@ -151,14 +164,14 @@ mod tests {
 
     #[test]
     fn a_call_without_result_is_answered_as_interrupted() {
-        let msgs = assistant_messages("x", &[sc("a", 1, 1, None)], &[]);
+        let msgs = assistant_messages("x", &[sc("a", 1, 1, None)], &[], LIMIT);
         assert!(matches!(&msgs[1], Message::Tool { content, is_error: true, .. } if content == INTERRUPTED_RESULT));
         assert_eq!(msgs.len(), 2, "no empty trailing assistant message");
     }
 
     #[test]
     fn offsets_past_the_end_are_clamped() {
-        let msgs = assistant_messages("ab", &[sc("a", 99, 1, Some("r"))], &[]);
+        let msgs = assistant_messages("ab", &[sc("a", 99, 1, Some("r"))], &[], LIMIT);
         assert!(matches!(&msgs[0], Message::Assistant { text, .. } if text == "ab"));
     }
 
@@ -170,7 +183,7 @@ mod tests {
             data: serde_json::json!({ "n": n }),
         };
         let calls = [sc("a", 2, 1, Some("r1")), sc("b", 4, 2, Some("r2"))];
-        let msgs = assistant_messages("abcdef", &calls, &[(3, state(3)), (1, state(1))]);
+        let msgs = assistant_messages("abcdef", &calls, &[(3, state(3)), (1, state(1))], LIMIT);
         let states: Vec<Option<&ProviderState>> = msgs
             .iter()
             .filter_map(|m| match m {
@@ -183,5 +196,17 @@ mod tests {
             [Some(&state(1)), None, Some(&state(3))],
             "iteration 2 had none; the final text is iteration 3"
         );
+    }
+
+    #[test]
+    fn a_long_result_is_cut_as_the_live_turn_cut_it_then_framed() {
+        let long = "r".repeat(30_000);
+        let plain = assistant_messages("x", &[sc("a", 1, 1, Some(&long))], &[], 2_000);
+        let expected = crate::paging::cut("a", &long, 2_000).into_owned();
+        assert!(matches!(&plain[1], Message::Tool { content, .. } if *content == expected));
+        let call = StoredCall { untrusted: Some("web_fetch".into()), ..sc("a", 1, 1, Some(&long)) };
+        let framed = assistant_messages("x", &[call], &[], 2_000);
+        let expected = crate::egress::frame("web_fetch", &expected);
+        assert!(matches!(&framed[1], Message::Tool { content, .. } if *content == expected));
     }
 }

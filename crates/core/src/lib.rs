@@ -7,7 +7,7 @@
 //!
 //! The modules read bottom-up with no import circle: the vocabulary ([`types`], [`vocab`],
 //! [`error`], [`event`], [`spend`]), the approval contract ([`approval`]), pure decisions ([`policy`],
-//! [`catalogue`], [`names`], [`round`], [`history`], [`lint`], [`visible`]), what the loop talks to ([`tool`], [`provider`],
+//! [`catalogue`], [`names`], [`round`], [`history`], [`paging`], [`lint`], [`visible`]), what the loop talks to ([`tool`], [`provider`],
 //! [`registry`], [`source`]), the turn configuration ([`config`]), then the loop: the
 //! [`machine`] decides and the driver ([`turn`]) acts. `tests/layers.rs` fails naming the circle
 //! if an import ever points back up.
@@ -38,6 +38,7 @@ pub mod catalogue;
 pub mod history;
 pub mod lint;
 pub mod names;
+pub mod paging;
 pub mod policy;
 pub mod round;
 pub mod visible;
@@ -61,7 +62,7 @@ pub use catalogue::{FIND_TOOLS, ToolLimits};
 pub use coalesce::Coalescing;
 pub use config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
 pub use egress::{Egress, EgressReason, Exposure};
-pub use error::{ErrorKind, ProviderError};
+pub use error::{ContextOverflow, ErrorKind, ProviderError};
 pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
 pub use lint::{Finding, FindingKind};
 pub use provider::{

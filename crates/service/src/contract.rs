@@ -60,6 +60,7 @@ pub fn engine_defaults() -> EngineDefaults {
             max_tool_calls_per_round: n(c.max_tool_calls_per_round as u64),
             tool_timeout_secs: n(c.tool_timeout.as_secs()),
             idle_timeout_secs: n(c.idle_timeout.as_secs()),
+            tool_result_chars: n(c.tool_result_limit as u64),
         },
         retry: Retry { max_retries: Some(c.max_retries), base_delay_ms: n(c.retry_base_delay.as_millis() as u64) },
     }

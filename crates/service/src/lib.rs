@@ -31,6 +31,7 @@ pub mod links;
 pub mod mcp;
 pub mod models;
 pub mod openapi_docs;
+mod paging;
 pub mod providers;
 pub mod redact;
 pub mod settings;
@@ -200,7 +201,7 @@ impl Service {
         let web = Settings::load(&store)?.web;
         let service = Self {
             inner: Arc::new(Inner {
-                tools: tools::Tools::new(&web)?,
+                tools: tools::Tools::new(&web, store.clone())?,
                 mcp: mcp::Mcp::new(config_dir.as_deref()),
                 defined: defined_tools::Defined::new(config_dir.as_deref()),
                 store,

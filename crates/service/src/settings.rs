@@ -120,6 +120,9 @@ pub struct Limits {
     pub tool_timeout_secs: Option<u32>,
     /// A stream silent this long is abandoned, seconds.
     pub idle_timeout_secs: Option<u32>,
+    /// The longest tool result the model receives whole, characters; a longer one is cut and
+    /// the model reads the rest with `read_tool_result`.
+    pub tool_result_chars: Option<u32>,
 }
 
 /// Retries of requests that failed before any output.
@@ -169,6 +172,13 @@ pub const LIMIT_BOUNDS: &[Bound] = &[
     },
     Bound { group: LIMITS, field: "toolTimeoutSecs", min: 1, max: 600, read: |s| s.limits.tool_timeout_secs },
     Bound { group: LIMITS, field: "idleTimeoutSecs", min: 5, max: 3600, read: |s| s.limits.idle_timeout_secs },
+    Bound {
+        group: LIMITS,
+        field: "toolResultChars",
+        min: switchboard_core::paging::MIN_LIMIT as u32,
+        max: switchboard_core::paging::MAX_LIMIT as u32,
+        read: |s| s.limits.tool_result_chars,
+    },
     Bound { group: RETRY, field: "maxRetries", min: 0, max: 10, read: |s| s.retry.max_retries },
     Bound { group: RETRY, field: "baseDelayMs", min: 100, max: 60_000, read: |s| s.retry.base_delay_ms },
 ];
@@ -310,6 +320,9 @@ impl Settings {
         if let Some(s) = l.idle_timeout_secs {
             c.idle_timeout = Duration::from_secs(u64::from(s.max(1)));
         }
+        if let Some(n) = l.tool_result_chars {
+            c.tool_result_limit = switchboard_core::paging::bounded(n as usize);
+        }
         if let Some(n) = self.retry.max_retries {
             c.max_retries = n;
         }
@@ -363,6 +376,7 @@ mod tests {
                 max_tool_calls_per_round: Some(12),
                 tool_timeout_secs: Some(13),
                 idle_timeout_secs: Some(14),
+                tool_result_chars: Some(17),
             },
             retry: Retry { max_retries: Some(15), base_delay_ms: Some(16) },
             ..Settings::default()

@@ -17,13 +17,15 @@ pub(crate) struct Tools {
 }
 
 impl Tools {
-    /// The catalog with the built-in source, configured from the stored web settings.
-    pub(crate) fn new(web: &WebPrefs) -> Result<Tools> {
+    /// The catalog with the built-in source, configured from the stored web settings, and
+    /// `read_tool_result`, which reads `store`.
+    pub(crate) fn new(web: &WebPrefs, store: switchboard_store::Store) -> Result<Tools> {
         let catalog = Catalog::new();
         let builtin = Arc::new(BuiltinSource::new(&web.tools_config()));
-        catalog
-            .add(builtin.clone())
-            .map_err(|e| crate::Error::new(switchboard_core::ErrorKind::Internal, e.to_string()))?;
+        let paging = Arc::new(crate::paging::PagingSource::new(store, Arc::downgrade(&catalog)));
+        for source in [builtin.clone() as Arc<dyn switchboard_core::Source>, paging] {
+            catalog.add(source).map_err(|e| crate::Error::new(switchboard_core::ErrorKind::Internal, e.to_string()))?;
+        }
         Ok(Tools { catalog, builtin })
     }
 }

@@ -432,9 +432,11 @@ impl Service {
         // Earlier turns' untrusted results go back framed as they were sent, and taint this turn;
         // the hosts the person named in the chat are destinations they have used. Judged by every
         // tool the app has, not only those this turn offers: an earlier turn may have used others.
+        // Results longer than the limit are cut as the live turn cut them.
         let registry = self.inner.tools.catalog.registry();
-        let (history, untrusted) =
-            store.history_marked(&rows.conversation_id, &|call| crate::untrusted::stored(&registry, call))?;
+        let marker = crate::untrusted::Marker::new(&registry);
+        let limit = settings.engine_config().tool_result_limit;
+        let (history, untrusted) = store.history_marked(&rows.conversation_id, &|call| marker.mark(call), limit)?;
         options.exposure.untrusted = untrusted;
         for message in &history {
             if let switchboard_core::Message::User { text } = message {

@@ -2,13 +2,55 @@
 //! framed them as such (the tool declared it, [`switchboard_core::Tool::untrusted_output`]), so
 //! the rebuilt one must too, and the turn starts tainted when any is in its context.
 //!
-//! Invariant: decided from what is stored (the tool's name and source, and for an agent's call
-//! the calls its sub-agents made), asking the turn's registry what each tool declares; a tool no
-//! source offers any more is judged by its source, never taken for trusted when it came from a
-//! server.
+//! Invariant: decided from what is stored (the tool's name and source, for an agent's call the
+//! calls its sub-agents made, for a `read_tool_result` call the call it read), asking the turn's
+//! registry what each tool declares; a tool no source offers any more is judged by its source,
+//! never taken for trusted when it came from a server.
 
-use switchboard_core::{ChatEvent, ToolRegistry, ToolSource};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use switchboard_core::{ChatEvent, ToolRegistry, ToolSource, ToolStatus, paging};
 use switchboard_store::StoredToolCall;
+
+/// Judges the stored calls of one conversation in order: like [`stored`], except that a result
+/// `read_tool_result` read back successfully counts as coming from the call it read, as the live
+/// turn framed it (`read_tool_result (which read <that call's source>)`).
+pub(crate) struct Marker<'a> {
+    registry: &'a ToolRegistry,
+    /// The source of every call judged so far, by call id.
+    seen: RefCell<HashMap<String, Option<String>>>,
+}
+
+impl<'a> Marker<'a> {
+    pub(crate) fn new(registry: &'a ToolRegistry) -> Self {
+        Self { registry, seen: RefCell::default() }
+    }
+
+    /// The untrusted source `call`'s result counts as coming from, if any; calls are judged in
+    /// the conversation's order.
+    pub(crate) fn mark(&self, call: &StoredToolCall) -> Option<String> {
+        let source = if call.name == paging::TOOL && call.source == ToolSource::Builtin {
+            let ok = call.result.as_ref().is_some_and(|r| r.status == ToolStatus::Ok);
+            let read = read_target(&call.arguments).and_then(|id| self.source_of(&id));
+            read.filter(|_| ok).map(|read| format!("{} (which read {read})", call.name))
+        } else {
+            stored(self.registry, call)
+        };
+        self.seen.borrow_mut().insert(call.call_id.clone(), source.clone());
+        source
+    }
+
+    /// The source of the call `call_id` judged earlier, if it had one.
+    pub(crate) fn source_of(&self, call_id: &str) -> Option<String> {
+        self.seen.borrow().get(call_id).cloned().flatten()
+    }
+}
+
+/// The call id a `read_tool_result` call's arguments name.
+pub(crate) fn read_target(arguments: &str) -> Option<String> {
+    let args: serde_json::Value = serde_json::from_str(arguments).ok()?;
+    args.get("call_id")?.as_str().map(str::to_owned)
+}
 
 /// The untrusted source a stored call's result counts as coming from, if any.
 pub(crate) fn stored(registry: &ToolRegistry, call: &StoredToolCall) -> Option<String> {

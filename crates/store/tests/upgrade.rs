@@ -178,7 +178,7 @@ fn old_history(messages: &[Shown]) -> Vec<Message> {
             })
             .collect();
         let states: Vec<(u32, ProviderState)> = serde_json::from_value(m.states.clone()).unwrap();
-        out.extend(assistant_messages(&m.content, &calls, &states));
+        out.extend(assistant_messages(&m.content, &calls, &states, switchboard_core::paging::DEFAULT_LIMIT));
     }
     out
 }

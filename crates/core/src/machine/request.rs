@@ -43,7 +43,10 @@ impl Machine<'_> {
                 settings: &self.config.tool_settings,
                 iteration: self.iteration,
             };
-            let offer = policy::offer(self.registry.defs(), &sel);
+            let mut offer = policy::offer(self.registry.defs(), &sel);
+            if offer.forcing == Forcing::Auto {
+                crate::paging::offer_when_needed(&mut offer.tools, &self.history);
+            }
             self.fit_offer(offer, out)
         };
         if self.iteration == 1 {

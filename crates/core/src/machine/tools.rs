@@ -2,6 +2,9 @@
 //! together; as each finishes its result is worded for the model; when all are done the results
 //! go into the history in call order and the turn goes on (or ends, if a tool took control).
 //!
+//! A result longer than the limit goes into the history cut, with a note on how to read the rest
+//! ([`crate::paging::cut`]); the `toolResult` event (what is shown and stored) keeps it whole.
+//!
 //! A result from a tool that returns untrusted data goes into the history framed as such
 //! ([`crate::egress::frame`]), and from then on the context counts as holding untrusted
 //! content; the `toolResult` event (what is shown and stored) keeps the tool's own text.
@@ -137,6 +140,10 @@ impl Machine<'_> {
         let took_control = control_call.is_some_and(|i| matches!(results[i], Some((ToolStatus::Ok, _, _))));
         for ((call, result), source) in calls.into_iter().zip(results).zip(untrusted) {
             let (status, mut content, images) = result.unwrap_or((ToolStatus::Cancelled, String::new(), Vec::new()));
+            if let std::borrow::Cow::Owned(cut) = crate::paging::cut(&call.id, &content, self.config.tool_result_limit)
+            {
+                content = cut;
+            }
             if let Some(source) = source {
                 content = crate::egress::frame(&source, &content);
                 self.exposure.untrusted.get_or_insert(source);

@@ -104,15 +104,18 @@ impl Store {
     /// text nor calls are left out, so right after [`Store::begin_turn`] it ends with the new
     /// user message.
     pub fn history(&self, conversation_id: &str) -> Result<Vec<Message>> {
-        Ok(self.history_marked(conversation_id, &|_| None)?.0)
+        Ok(self.history_marked(conversation_id, &|_| None, switchboard_core::paging::DEFAULT_LIMIT)?.0)
     }
 
     /// [`Store::history`] with each result `untrusted` names a source for framed as untrusted
-    /// data (as the live turn sent it), and the first such source: the context is tainted.
+    /// data (as the live turn sent it), and the first such source: the context is tainted. A
+    /// result longer than `result_limit` characters is cut as the live turn cut it
+    /// ([`switchboard_core::paging::cut`]).
     pub fn history_marked(
         &self,
         conversation_id: &str,
         untrusted: &dyn Fn(&StoredToolCall) -> Option<String>,
+        result_limit: usize,
     ) -> Result<(Vec<Message>, Option<String>)> {
         let mut first = None;
         let mut out = Vec::new();
@@ -139,7 +142,7 @@ impl Store {
                             result: c.result.map(|r| (r.status, r.output)),
                         })
                         .collect();
-                    out.extend(assistant_messages(&m.content, &calls, &m.provider_states));
+                    out.extend(assistant_messages(&m.content, &calls, &m.provider_states, result_limit));
                 }
             }
         }

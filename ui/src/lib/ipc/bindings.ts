@@ -1148,7 +1148,12 @@ toolTimeoutSecs: number | null,
 /**
  * A stream silent this long is abandoned, seconds.
  */
-idleTimeoutSecs: number | null, };
+idleTimeoutSecs: number | null, 
+/**
+ * The longest tool result the model receives whole, characters; a longer one is cut and
+ * the model reads the rest with `read_tool_result`.
+ */
+toolResultChars: number | null, };
 
 export type Retry = { 
 /**
@@ -1939,7 +1944,8 @@ export const ENGINE_DEFAULTS = {
     "maxIterations": 10,
     "maxToolCallsPerRound": 10,
     "toolTimeoutSecs": 60,
-    "idleTimeoutSecs": 120
+    "idleTimeoutSecs": 120,
+    "toolResultChars": 16000
   },
   "retry": {
     "maxRetries": 3,
@@ -1961,6 +1967,10 @@ export const LIMIT_BOUNDS = {
     "maxToolCallsPerRound": {
       "min": 1,
       "max": 50
+    },
+    "toolResultChars": {
+      "min": 1000,
+      "max": 200000
     },
     "toolTimeoutSecs": {
       "min": 1,
