@@ -1,5 +1,7 @@
 //! OpenAI's model listing (`GET {base}/models`), shared by the Chat and the Responses provider,
-//! and what an OpenRouter-style listing says each model can do.
+//! and what an OpenRouter-style listing says each model can do, how much it holds and costs.
+//! OpenAI itself says none of it; OpenRouter, Together, Groq, Mistral, vLLM and LM Studio say
+//! some, each in its own field. A number that is not a positive count is treated as unsaid.
 
 use crate::endpoint::Endpoint;
 use serde_json::Value;
@@ -27,15 +29,48 @@ fn listed_capabilities(entry: &Value) -> ModelCapabilities {
     }
 }
 
+/// Token counts above this are not a real model's (a listing's placeholder or a typo).
+const MAX_TOKENS: u64 = 100_000_000;
+
+/// A positive token count at `value`, else nothing.
+fn count(value: &Value) -> Option<u64> {
+    value.as_u64().or_else(|| value.as_str()?.trim().parse().ok()).filter(|&n| n > 0 && n <= MAX_TOKENS)
+}
+
+/// The context window one entry states: the loaded context first (LM Studio runs a model with
+/// less than it could take), then each API's own field.
+fn listed_window(entry: &Value) -> Option<u64> {
+    [
+        &entry["loaded_context_length"], // LM Studio
+        &entry["context_length"],        // OpenRouter, Together
+        &entry["context_window"],        // Groq
+        &entry["max_model_len"],         // vLLM
+        &entry["max_context_length"],    // Mistral, LM Studio
+        &entry["top_provider"]["context_length"],
+    ]
+    .into_iter()
+    .find_map(count)
+}
+
+/// The output limit one entry states.
+fn listed_max_output(entry: &Value) -> Option<u64> {
+    [&entry["top_provider"]["max_completion_tokens"], &entry["max_completion_tokens"]].into_iter().find_map(count)
+}
+
+/// One entry as a [`ModelInfo`], when it has an id.
+fn listed(entry: &Value) -> Option<ModelInfo> {
+    Some(ModelInfo {
+        capabilities: listed_capabilities(entry),
+        context_window: listed_window(entry),
+        max_output: listed_max_output(entry),
+        ..ModelInfo::id(entry["id"].as_str()?)
+    })
+}
+
 /// [`list_models`] with what the listing says about each model.
 pub(crate) async fn list_model_infos(endpoint: &Endpoint) -> Result<Vec<ModelInfo>, ProviderError> {
     let v = endpoint.get_json(&endpoint.url("models"), &[]).await?;
-    let mut models: Vec<ModelInfo> = v["data"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|m| Some(ModelInfo { id: m["id"].as_str()?.to_owned(), capabilities: listed_capabilities(m) }))
-        .collect();
+    let mut models: Vec<ModelInfo> = v["data"].as_array().into_iter().flatten().filter_map(listed).collect();
     models.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(models)
 }
@@ -60,5 +95,27 @@ mod tests {
         assert_eq!(listed_capabilities(&tools).tools, Some(true));
         assert_eq!(listed_capabilities(&tools).reasoning, Some(true));
         assert_eq!(listed_capabilities(&json!({"id": "gpt-4o", "owned_by": "openai"})), ModelCapabilities::default());
+    }
+
+    #[test]
+    fn a_listing_that_states_a_window_and_an_output_limit_is_read_in_each_apis_field() {
+        let openrouter = json!({
+            "id": "openai/gpt-4o",
+            "context_length": 128_000,
+            "top_provider": {"context_length": 128_000, "max_completion_tokens": 16_384},
+        });
+        let m = listed(&openrouter).unwrap();
+        assert_eq!((m.context_window, m.max_output), (Some(128_000), Some(16_384)));
+        let vllm = listed(&json!({"id": "qwen", "max_model_len": 32_768})).unwrap();
+        assert_eq!(vllm.context_window, Some(32_768));
+        let lmstudio =
+            listed(&json!({"id": "q", "max_context_length": 131_072, "loaded_context_length": 4096})).unwrap();
+        assert_eq!(lmstudio.context_window, Some(4096), "the loaded context is what fits now");
+        let groq = listed(&json!({"id": "g", "context_window": "8192", "max_completion_tokens": 0})).unwrap();
+        assert_eq!((groq.context_window, groq.max_output), (Some(8192), None), "0 is unsaid");
+        let absurd = listed(&json!({"id": "x", "context_length": -1, "max_model_len": 1e12})).unwrap();
+        assert_eq!(absurd.context_window, None);
+        assert_eq!(listed(&json!({"id": "gpt-4o", "owned_by": "openai"})).unwrap(), ModelInfo::id("gpt-4o"));
+        assert_eq!(listed(&json!({"object": "model"})), None);
     }
 }
