@@ -257,12 +257,20 @@ pub struct ModelInfo {
     pub context_window: Option<u64>,
     /// The most tokens one answer may have, as it states.
     pub max_output: Option<u64>,
+    /// What it costs, as it states (US dollars per million tokens); `None`: not stated.
+    pub prices: Option<crate::spend::Prices>,
 }
 
 impl ModelInfo {
     /// A listed model the listing says nothing more about.
     pub fn id(id: impl Into<String>) -> ModelInfo {
-        ModelInfo { id: id.into(), capabilities: ModelCapabilities::default(), context_window: None, max_output: None }
+        ModelInfo {
+            id: id.into(),
+            capabilities: ModelCapabilities::default(),
+            context_window: None,
+            max_output: None,
+            prices: None,
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 
 use crate::endpoint::Endpoint;
 use serde_json::Value;
+use switchboard_core::Prices;
 use switchboard_core::ProviderError;
 use switchboard_core::provider::{ModelCapabilities, ModelInfo};
 
@@ -57,12 +58,39 @@ fn listed_max_output(entry: &Value) -> Option<u64> {
     [&entry["top_provider"]["max_completion_tokens"], &entry["max_completion_tokens"]].into_iter().find_map(count)
 }
 
+/// The prices one entry states, per million tokens. OpenRouter states them per token, as
+/// strings (`"0.0000025"`); `"-1"` means "varies" (its router). Any price that is not a number
+/// of zero or more makes the entry's price unstated: unknown, never free.
+fn listed_prices(entry: &Value) -> Option<Prices> {
+    let pricing = entry["pricing"].as_object()?;
+    let per_million = |key: &str| -> Result<Option<f64>, ()> {
+        let Some(v) = pricing.get(key).filter(|v| !v.is_null()) else { return Ok(None) };
+        let per_token = v.as_f64().or_else(|| v.as_str()?.trim().parse().ok()).ok_or(())?;
+        if per_token.is_finite() && per_token >= 0.0 { Ok(Some(per_token * 1_000_000.0)) } else { Err(()) }
+    };
+    let read = || -> Result<Option<Prices>, ()> {
+        let (Some(input), Some(output)) = (per_million("prompt")?, per_million("completion")?) else { return Ok(None) };
+        Ok(Some(Prices {
+            input,
+            output,
+            cached_read: per_million("input_cache_read")?,
+            cache_write: per_million("input_cache_write")?,
+            reasoning: per_million("internal_reasoning")?.filter(|&p| p > 0.0),
+        }))
+    };
+    read().unwrap_or_else(|()| {
+        tracing::debug!(model = %entry["id"], "the listing's price is not a number of zero or more; price unknown");
+        None
+    })
+}
+
 /// One entry as a [`ModelInfo`], when it has an id.
 fn listed(entry: &Value) -> Option<ModelInfo> {
     Some(ModelInfo {
         capabilities: listed_capabilities(entry),
         context_window: listed_window(entry),
         max_output: listed_max_output(entry),
+        prices: listed_prices(entry),
         ..ModelInfo::id(entry["id"].as_str()?)
     })
 }
@@ -117,5 +145,28 @@ mod tests {
         assert_eq!(absurd.context_window, None);
         assert_eq!(listed(&json!({"id": "gpt-4o", "owned_by": "openai"})).unwrap(), ModelInfo::id("gpt-4o"));
         assert_eq!(listed(&json!({"object": "model"})), None);
+    }
+
+    #[test]
+    fn openrouters_per_token_price_strings_become_prices_per_million_and_a_bad_one_unknown() {
+        let entry = json!({
+            "id": "anthropic/claude-sonnet-4.5",
+            "pricing": {"prompt": "0.000003", "completion": "0.000015", "input_cache_read": "0.0000003",
+                        "input_cache_write": "0.00000375", "internal_reasoning": "0", "request": "0"},
+        });
+        let p = listed(&entry).unwrap().prices.unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(p.input, 3.0) && close(p.output, 15.0), "{p:?}");
+        assert!(close(p.cached_read.unwrap(), 0.3) && close(p.cache_write.unwrap(), 3.75), "{p:?}");
+        assert_eq!(p.reasoning, None, "a zero reasoning price means billed as output");
+        let free = listed(&json!({"id": "x:free", "pricing": {"prompt": "0", "completion": "0"}})).unwrap();
+        assert_eq!(free.prices, Some(Prices::FREE), "a stated zero is free");
+        for pricing in [
+            json!({"prompt": "-1", "completion": "-1"}),
+            json!({"prompt": "cheap", "completion": "0.1"}),
+            json!({"prompt": "0.1"}),
+        ] {
+            assert_eq!(listed(&json!({"id": "r", "pricing": pricing})).unwrap().prices, None, "{pricing}");
+        }
     }
 }
