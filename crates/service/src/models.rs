@@ -236,3 +236,51 @@ pub(crate) fn check_overrides(options: &ProfileOptions) -> Result<()> {
     }
     Ok(())
 }
+
+/// One model as Settings, the model picker and `switchboard models show` present it.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelDetails {
+    /// The profile it was resolved for.
+    pub provider: String,
+    /// The model.
+    pub model: String,
+    /// Window, output limit, prices and where each came from.
+    pub resolved: ResolvedModel,
+    /// What it can do: the profile's override, else the listing, else the capability table.
+    pub capabilities: ModelCapabilities,
+    /// "The context window of … is unknown; … assumed", when it is.
+    pub note: Option<String>,
+}
+
+/// At most this many models are described in one call (a picker shows a server's listing).
+pub const MAX_DESCRIBED: usize = 5_000;
+
+impl Service {
+    /// `model` (else the profile's own) of the profile `provider` (else the default one).
+    pub fn model_details(&self, provider: Option<&str>, model: Option<&str>) -> Result<ModelDetails> {
+        let profile = self.profile(provider)?;
+        let model = model.map(str::to_owned).or_else(|| profile.model.clone()).ok_or_else(|| {
+            Error::config(format!("Name a model: the profile '{}' has no default model.", profile.name))
+        })?;
+        Ok(self.details(&profile, &model))
+    }
+
+    /// [`Service::model_details`] for each of `models` of the profile `provider`, in order.
+    pub fn describe_models(&self, provider: &str, models: &[String]) -> Result<Vec<ModelDetails>> {
+        let profile = self.profile(Some(provider))?;
+        Ok(models.iter().take(MAX_DESCRIBED).map(|m| self.details(&profile, m)).collect())
+    }
+
+    fn details(&self, profile: &ProviderProfile, model: &str) -> ModelDetails {
+        let resolved = self.model_spec(profile, model);
+        ModelDetails {
+            provider: profile.name.clone(),
+            model: model.to_owned(),
+            capabilities: self.model_capabilities(profile, model),
+            note: resolved.window_note(model),
+            resolved,
+        }
+    }
+}
