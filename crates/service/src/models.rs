@@ -13,7 +13,8 @@
 use crate::{Error, Result, Service, lock};
 use serde::{Deserialize, Serialize};
 use switchboard_core::Prices;
-use switchboard_models::{ModelSpec, UNKNOWN_WINDOW};
+pub use switchboard_models::ModelSpec;
+use switchboard_models::UNKNOWN_WINDOW;
 use switchboard_providers::{ModelCapabilities, ModelInfo};
 use switchboard_store::{ProfileOptions, ProviderProfile};
 
