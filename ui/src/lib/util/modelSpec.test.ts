@@ -7,7 +7,7 @@ describe('model spec labels', () => {
   });
 
   it('says prices per million tokens as people read them', () => {
-    expect([10, 2.5, 0.15, 0.075, 75, 0].map(formatPrice)).toEqual(['$10', '$2.50', '$0.15', '$0.075', '$75', '$0']);
+    expect([10, 2.5, 0.15, 0.6, 0.075, 75, 0].map(formatPrice)).toEqual(['$10', '$2.50', '$0.15', '$0.60', '$0.075', '$75', '$0']);
   });
 
   it('shows window and price where known, free for a local server, and never $0 for an unknown price', () => {

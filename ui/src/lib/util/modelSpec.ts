@@ -18,10 +18,11 @@ export function formatTokens(n: number): string {
   return String(n);
 }
 
-/** USD per million tokens: 10 -> "$10", 2.5 -> "$2.50", 0.15 -> "$0.15", 0.075 -> "$0.075". */
+/** USD per million tokens: 10 -> "$10", 2.5 -> "$2.50", 0.6 -> "$0.60", 0.075 -> "$0.075". */
 export function formatPrice(usd: number): string {
   if (usd === 0) return '$0';
-  if (usd >= 1) return `$${Number.isInteger(usd) ? usd : usd.toFixed(2)}`;
+  if (Number.isInteger(usd)) return `$${usd}`;
+  if (usd >= 1 || Math.abs(usd * 100 - Math.round(usd * 100)) < 1e-9) return `$${usd.toFixed(2)}`;
   return `$${Number(usd.toPrecision(2))}`;
 }
 
