@@ -32,6 +32,9 @@ pub(crate) enum Command {
     /// Manage provider profiles (which API, where, which model).
     #[command(subcommand)]
     Providers(ProvidersCmd),
+    /// The model catalogue: refresh it, and show what a model holds, costs and can do.
+    #[command(subcommand)]
+    Models(crate::models::ModelsCmd),
     /// Send a message and stream the answer, running tools as the model calls them.
     Chat(chat::ChatArgs),
     /// Ask a conversation's last question (or the one given) again, with the choices it was

@@ -8,6 +8,7 @@ mod args;
 mod chat;
 mod defined;
 mod mcp;
+mod models;
 mod render;
 
 use args::{Cli, Command, ConversationsCmd, ExportFormat, KeysCmd, ProvidersCmd, SettingsCmd, ToolsCmd, ToolsListArgs};
@@ -166,6 +167,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let code = match cli.command {
         Command::Providers(cmd) => providers(&service, cmd),
+        Command::Models(cmd) => models::run(&service, cmd),
         Command::Chat(args) => chat::run(&service, args),
         Command::Regenerate(args) => chat::regenerate(&service, args),
         Command::Conversations(cmd) => conversations(&service, cmd),

@@ -244,8 +244,8 @@ impl ModelCapabilities {
     }
 }
 
-/// A model as an API lists it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// A model as an API lists it: what the listing says, `None` where it says nothing.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ModelInfo {
@@ -253,12 +253,24 @@ pub struct ModelInfo {
     pub id: String,
     /// What the listing says it can do.
     pub capabilities: ModelCapabilities,
+    /// The context window it states, in tokens (prompt and answer together).
+    pub context_window: Option<u64>,
+    /// The most tokens one answer may have, as it states.
+    pub max_output: Option<u64>,
+    /// What it costs, as it states (US dollars per million tokens); `None`: not stated.
+    pub prices: Option<crate::spend::Prices>,
 }
 
 impl ModelInfo {
     /// A listed model the listing says nothing more about.
     pub fn id(id: impl Into<String>) -> ModelInfo {
-        ModelInfo { id: id.into(), capabilities: ModelCapabilities::default() }
+        ModelInfo {
+            id: id.into(),
+            capabilities: ModelCapabilities::default(),
+            context_window: None,
+            max_output: None,
+            prices: None,
+        }
     }
 }
 

@@ -18,6 +18,7 @@
 
 pub mod agents;
 mod agents_file;
+pub mod catalogue;
 mod chat_setup;
 pub mod confirm;
 pub mod connection;
@@ -134,8 +135,11 @@ pub(crate) struct Inner {
     pub(crate) mcp: mcp::Mcp,
     pub(crate) defined: defined_tools::Defined,
     pub(crate) turns: turns::Running,
-    /// What each profile's model listing said about its models, from the last listing.
-    pub(crate) listed: Mutex<std::collections::HashMap<String, Vec<switchboard_providers::ModelInfo>>>,
+    /// What each profile's model listing said about its models, from the last listing (read
+    /// from the store on first use).
+    pub(crate) listed: Mutex<std::collections::HashMap<String, models::Listing>>,
+    /// The model catalogue in use.
+    pub(crate) catalogues: catalogue::Catalogues,
 }
 
 /// The engine, the store and the keys, for one person's data directory.
@@ -199,6 +203,7 @@ impl Service {
         config_dir: Option<PathBuf>,
     ) -> Result<Self> {
         let web = Settings::load(&store)?.web;
+        let data_dir = store.path().and_then(std::path::Path::parent).map(std::path::Path::to_owned);
         let service = Self {
             inner: Arc::new(Inner {
                 tools: tools::Tools::new(&web, store.clone())?,
@@ -208,6 +213,7 @@ impl Service {
                 keys: RwLock::new(keys::Keys { store: keys, mode, problem }),
                 turns: turns::Running::default(),
                 listed: Mutex::default(),
+                catalogues: catalogue::Catalogues::new(data_dir),
             }),
         };
         service.load_mcp();

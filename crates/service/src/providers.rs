@@ -5,7 +5,7 @@
 use crate::confirm::{self, Confirm, Refuse, Widening};
 use crate::ipc::{ConnectionReport, ProviderInfo, TurnChoices};
 use crate::keys::{KeyFrom, TurnKeys};
-use crate::{Error, Result, Service, lock, settings};
+use crate::{Error, Result, Service, settings};
 use switchboard_core::Provider;
 use switchboard_providers::{ModelCapabilities, ProviderKind, ProviderSettings};
 use switchboard_store::ProviderProfile;
@@ -174,6 +174,7 @@ impl Service {
         let store = &self.inner.store;
         self.profile(Some(name))?;
         store.delete_provider(name)?;
+        self.forget_listing(name);
         if store.setting::<String>(settings::DEFAULT_PROVIDER)?.as_deref() == Some(name) {
             store.delete_setting(settings::DEFAULT_PROVIDER)?;
         }
@@ -242,15 +243,15 @@ impl Service {
     }
 
     /// The models a provider lists, through its API's own listing. What the listing says about
-    /// each model is remembered for [`Service::model_capabilities`].
+    /// each model is remembered (in the store too) for [`Service::model_capabilities`] and
+    /// [`Service::model_spec`].
     pub async fn models(&self, provider: Option<&str>) -> Result<Vec<String>> {
         let profile = self.profile(provider)?;
         let provider = self.provider_factory().provider(&profile)?;
         // The server's error text may quote the key back.
         let listed = provider.list_model_infos().await.map_err(|e| self.redacted(e))?;
-        let ids = listed.iter().map(|m| m.id.clone()).collect();
-        lock(&self.inner.listed).insert(profile.name, listed);
-        Ok(ids)
+        self.remember_listing(&profile, &listed);
+        Ok(listed.into_iter().map(|m| m.id).collect())
     }
 
     fn redacted(&self, e: switchboard_core::ProviderError) -> Error {
@@ -262,11 +263,7 @@ impl Service {
     /// What `model` of `profile` can do: the profile's override, else what its API's listing
     /// said (when it was listed in this session), else the capability table.
     pub fn model_capabilities(&self, profile: &ProviderProfile, model: &str) -> ModelCapabilities {
-        let listed = lock(&self.inner.listed)
-            .get(&profile.name)
-            .and_then(|models| models.iter().find(|m| m.id == model))
-            .map(|m| m.capabilities)
-            .unwrap_or_default();
+        let listed = self.listed(profile, model).map(|m| m.capabilities()).unwrap_or_default();
         let set = ModelCapabilities { tools: profile.options.tools, ..Default::default() };
         set.or(listed).or(switchboard_providers::model_capabilities(&profile.kind, model))
     }

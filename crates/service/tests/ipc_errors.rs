@@ -172,6 +172,18 @@ fn generate() -> Value {
         ),
         &[("url", "ftp://x.test")],
     );
+    let with_options = |options: Value| {
+        from(
+            json!({ "name": "beta", "kind": "openai", "baseUrl": "https://x.test/v1", "model": null, "options": options }),
+        )
+    };
+    out.add("profileContextWindow", s.add_provider(&with_options(json!({ "contextWindow": 0 })), false), &[]);
+    out.add("profileMaxOutput", s.add_provider(&with_options(json!({ "maxOutputTokens": 0 })), false), &[]);
+    out.add(
+        "profilePrices",
+        s.add_provider(&with_options(json!({ "prices": { "input": -1.0, "output": 2.0 } })), false),
+        &[],
+    );
     out.same_as(
         "profileNotFound",
         s.remove_provider("ghost-profile"),

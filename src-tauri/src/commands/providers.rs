@@ -1,11 +1,14 @@
-//! Provider profiles: the list, their models, local servers found, a connection test, and adding
-//! or removing a profile (its key with it).
+//! Provider profiles: the list, their models (and what each holds and costs), local servers
+//! found, a connection test, adding or removing a profile (its key with it), and the model
+//! catalogue (which one is in use, refreshing it).
 
 use super::{Result, blocking, ipc, logged};
 use crate::platform::dialog::Confirmer;
 use switchboard_service::Service;
+use switchboard_service::catalogue::CatalogueInfo;
 use switchboard_service::connection::DetectedServer;
 use switchboard_service::ipc::{ConnectionReport, ProviderInfo, ProviderProfile};
+use switchboard_service::models::{ModelDetails, ModelSpec};
 use tauri::State;
 
 #[tauri::command]
@@ -16,6 +19,35 @@ pub async fn list_providers(service: State<'_, Service>) -> Result<Vec<ProviderI
 #[tauri::command]
 pub async fn list_models(service: State<'_, Service>, provider: Option<String>) -> Result<Vec<String>> {
     logged("list_models", async move { service.models(provider.as_deref()).await.map_err(ipc) }).await
+}
+
+#[tauri::command]
+pub async fn describe_models(
+    service: State<'_, Service>,
+    provider: String,
+    models: Vec<String>,
+) -> Result<Vec<ModelDetails>> {
+    logged("describe_models", async move { service.describe_models(&provider, &models).map_err(ipc) }).await
+}
+
+#[tauri::command]
+pub async fn catalogue_spec(
+    service: State<'_, Service>,
+    kind: String,
+    base_url: String,
+    model: String,
+) -> Result<Option<ModelSpec>> {
+    logged("catalogue_spec", async move { Ok(service.catalogue_spec(&kind, &base_url, &model)) }).await
+}
+
+#[tauri::command]
+pub async fn model_catalogue(service: State<'_, Service>) -> Result<CatalogueInfo> {
+    logged("model_catalogue", async move { Ok(service.catalogue_info()) }).await
+}
+
+#[tauri::command]
+pub async fn refresh_model_catalogue(service: State<'_, Service>) -> Result<CatalogueInfo> {
+    logged("refresh_model_catalogue", async move { service.refresh_catalogue().await.map_err(ipc) }).await
 }
 
 #[tauri::command]

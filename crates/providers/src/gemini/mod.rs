@@ -59,6 +59,7 @@ pub use stream::StreamParser;
 use crate::endpoint::Endpoint;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
+use switchboard_core::provider::ModelInfo;
 use switchboard_core::tool::SecretValue;
 use switchboard_core::{Provider, ProviderError, ProviderRequest, ProviderStream};
 
@@ -109,7 +110,12 @@ impl Gemini {
     /// The models that can generate content (`GET {base}/models`, every page), sorted, without
     /// the `models/` prefix.
     pub async fn models(&self) -> Result<Vec<String>, ProviderError> {
-        let mut names = Vec::new();
+        Ok(self.model_infos().await?.into_iter().map(|m| m.id).collect())
+    }
+
+    /// [`Gemini::models`] with the token limits each one states.
+    pub async fn model_infos(&self) -> Result<Vec<ModelInfo>, ProviderError> {
+        let mut models = Vec::new();
         let mut token: Option<String> = None;
         for _ in 0..MAX_MODEL_PAGES {
             let mut url = self.endpoint.url("models?pageSize=1000");
@@ -119,34 +125,46 @@ impl Gemini {
             }
             let page = self.endpoint.get_json(&url, &[]).await?;
             let (more, next) = models_page(&page);
-            names.extend(more);
+            models.extend(more);
             match next {
                 Some(next) if token.as_deref() != Some(next.as_str()) => token = Some(next),
                 _ => break,
             }
         }
-        names.sort();
-        names.dedup();
-        Ok(names)
+        models.sort_by(|a, b| a.id.cmp(&b.id));
+        models.dedup_by(|a, b| a.id == b.id);
+        Ok(models)
     }
 }
 
-/// One page of `GET /models`: the names of the models that support `generateContent` (without
-/// `models/`), and the next page's token.
-pub fn models_page(page: &Value) -> (Vec<String>, Option<String>) {
-    let names = page["models"]
+/// A positive token limit at `value`, else nothing.
+fn limit(value: &Value) -> Option<u64> {
+    value.as_u64().filter(|&n| n > 0)
+}
+
+/// One page of `GET /models`: the models that support `generateContent` (named without
+/// `models/`, with their `inputTokenLimit` as the window and `outputTokenLimit`), and the next
+/// page's token.
+pub fn models_page(page: &Value) -> (Vec<ModelInfo>, Option<String>) {
+    let models = page["models"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|m| {
             m["supportedGenerationMethods"].as_array().is_some_and(|ms| ms.iter().any(|x| x == "generateContent"))
         })
-        .filter_map(|m| m["name"].as_str())
-        .map(|n| n.strip_prefix("models/").unwrap_or(n).to_owned())
-        .filter(|n| !n.is_empty())
+        .filter_map(|m| {
+            let name = m["name"].as_str()?;
+            let id = name.strip_prefix("models/").unwrap_or(name);
+            (!id.is_empty()).then(|| ModelInfo {
+                context_window: limit(&m["inputTokenLimit"]),
+                max_output: limit(&m["outputTokenLimit"]),
+                ..ModelInfo::id(id)
+            })
+        })
         .collect();
     let next = page["nextPageToken"].as_str().filter(|t| !t.is_empty()).map(str::to_owned);
-    (names, next)
+    (models, next)
 }
 
 /// `text` with every byte outside the URL-safe unreserved set percent-encoded.
@@ -196,6 +214,10 @@ impl Provider for Gemini {
         Box::pin(self.models())
     }
 
+    fn list_model_infos(&self) -> futures::future::BoxFuture<'_, Result<Vec<ModelInfo>, ProviderError>> {
+        Box::pin(self.model_infos())
+    }
+
     fn stream(&self, request: ProviderRequest) -> ProviderStream {
         let body = request_body(&request, self.endpoint.origin()).to_string();
         let parser = StreamParser::new(id_prefix(), self.endpoint.origin());
@@ -225,11 +247,15 @@ mod tests {
             "https://generativelanguage.googleapis.com/v1beta/models/x%20y:streamGenerateContent?alt=sse"
         );
         assert!(!format!("{g:?}").contains("AIza"));
-        let (names, next) = models_page(&json!({"models": [
-            {"name": "models/gemini-2.0-flash", "supportedGenerationMethods": ["generateContent", "countTokens"]},
-            {"name": "models/text-embedding-004", "supportedGenerationMethods": ["embedContent"]}
+        let (models, next) = models_page(&json!({"models": [
+            {"name": "models/gemini-2.0-flash", "supportedGenerationMethods": ["generateContent", "countTokens"],
+             "inputTokenLimit": 1_048_576, "outputTokenLimit": 8192},
+            {"name": "models/text-embedding-004", "supportedGenerationMethods": ["embedContent"]},
+            {"name": "models/gemma-3", "supportedGenerationMethods": ["generateContent"], "inputTokenLimit": 0}
         ], "nextPageToken": "p2"}));
-        assert_eq!((names, next.as_deref()), (vec!["gemini-2.0-flash".to_owned()], Some("p2")));
+        let flash =
+            ModelInfo { context_window: Some(1_048_576), max_output: Some(8192), ..ModelInfo::id("gemini-2.0-flash") };
+        assert_eq!((models, next.as_deref()), (vec![flash, ModelInfo::id("gemma-3")], Some("p2")));
         assert_eq!(models_page(&json!({"models": []})), (vec![], None));
     }
 }

@@ -1075,6 +1075,121 @@ models: Array<string>,
  */
 profile: string | null, };
 
+export type ModelCapabilities = { 
+/**
+ * Takes tool definitions and calls tools.
+ */
+tools: boolean | null, 
+/**
+ * Takes images in messages.
+ */
+images: boolean | null, 
+/**
+ * Takes reasoning controls (effort, thinking budget).
+ */
+reasoning: boolean | null, 
+/**
+ * Takes sampling settings (temperature, top-p); OpenAI's reasoning models refuse them.
+ */
+sampling: boolean | null, };
+
+export type ModelSpec = { 
+/**
+ * Input tokens one request may hold.
+ */
+contextWindow?: number, 
+/**
+ * Output tokens one response may hold.
+ */
+maxOutput?: number, 
+/**
+ * What its tokens cost; `None`: unknown (never shown as free).
+ */
+prices?: Prices, 
+/**
+ * Whether it takes tools.
+ */
+tools?: boolean, 
+/**
+ * Whether it takes images.
+ */
+images?: boolean, 
+/**
+ * Whether it takes PDF documents.
+ */
+pdf?: boolean, 
+/**
+ * Whether it reasons (takes reasoning controls).
+ */
+reasoning?: boolean, };
+
+export type SpecSource = "profile" | "listing" | "catalogue" | "default";
+
+export type ResolvedModel = { 
+/**
+ * Window, output limit, prices (`None`: unknown), capabilities. The window is always set.
+ */
+spec: ModelSpec, 
+/**
+ * Where the window came from.
+ */
+source: SpecSource, 
+/**
+ * Where the output limit came from; `None`: unknown.
+ */
+maxOutputSource: SpecSource | null, 
+/**
+ * Where the prices came from; `None`: unknown (and for a free local server).
+ */
+pricesSource: SpecSource | null, 
+/**
+ * Served from this computer or a private network, and not priced by the person: free.
+ */
+free: boolean, };
+
+export type ModelDetails = { 
+/**
+ * The profile it was resolved for.
+ */
+provider: string, 
+/**
+ * The model.
+ */
+model: string, 
+/**
+ * Window, output limit, prices and where each came from.
+ */
+resolved: ResolvedModel, 
+/**
+ * What it can do: the profile's override, else the listing, else the capability table.
+ */
+capabilities: ModelCapabilities, 
+/**
+ * "The context window of … is unknown; … assumed", when it is.
+ */
+note: string | null, };
+
+export type CatalogueSource = "bundled" | "refreshed";
+
+export type CatalogueInfo = { 
+/**
+ * Bundled or refreshed.
+ */
+source: CatalogueSource, 
+/**
+ * The snapshot's date (`YYYY-MM-DD`): LiteLLM's for the bundled one, the day of the refresh
+ * for a refreshed one.
+ */
+date: string, 
+/**
+ * How many models it knows.
+ */
+models: number, 
+/**
+ * Why a refreshed catalogue is not the one in use, when one was saved but could not be read.
+ */
+problem: string | null, };
+
 export type Preset = { 
 /**
  * Stable id, also the suggested profile name.

@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -70,6 +70,10 @@ export interface Commands {
   mcp_import: { args: { app: string }; params: [app: string]; result: ImportPreview };
   list_providers: { args: Record<string, never>; params: []; result: ProviderInfo[] };
   list_models: { args: { provider?: string | null }; params: [provider?: string | null]; result: string[] };
+  describe_models: { args: { provider: string; models: string[] }; params: [provider: string, models: string[]]; result: ModelDetails[] };
+  catalogue_spec: { args: { kind: string; baseUrl: string; model: string }; params: [kind: string, baseUrl: string, model: string]; result: ModelSpec | null };
+  model_catalogue: { args: Record<string, never>; params: []; result: CatalogueInfo };
+  refresh_model_catalogue: { args: Record<string, never>; params: []; result: CatalogueInfo };
   detect_local_servers: { args: Record<string, never>; params: []; result: DetectedServer[] };
   test_provider: { args: { provider?: string | null }; params: [provider?: string | null]; result: ConnectionReport };
   add_provider: { args: { profile: ProviderProfile; makeDefault: boolean }; params: [profile: ProviderProfile, makeDefault: boolean]; result: ProviderInfo[] };
@@ -152,6 +156,10 @@ export const COMMANDS = {
   mcp_import: ['app'],
   list_providers: [],
   list_models: ['provider'],
+  describe_models: ['provider', 'models'],
+  catalogue_spec: ['kind', 'baseUrl', 'model'],
+  model_catalogue: [],
+  refresh_model_catalogue: [],
   detect_local_servers: [],
   test_provider: ['provider'],
   add_provider: ['profile', 'makeDefault'],

@@ -7,7 +7,7 @@ import { maybeGenerateTitle } from './titles';
 import { getContext, setContext } from 'svelte';
 import { SvelteMap } from 'svelte/reactivity';
 import type { Backend } from '../ipc/backend';
-import type { AgentsOverview, ApprovalChoice, ChatSetup, ConversationSummary, IpcError, ProviderInfo, SearchHit, ToolInfo, TurnChoices } from '../ipc/bindings';
+import type { AgentsOverview, ApprovalChoice, ChatSetup, ConversationSummary, IpcError, ModelDetails, ProviderInfo, SearchHit, ToolInfo, TurnChoices } from '../ipc/bindings';
 import { errorAction, toIpcError, type ErrorAction } from '../ipc/errors';
 import { nextFrame, type Scheduler } from '../util/frame';
 import { extractMentions } from '../util/mentions';
@@ -124,6 +124,8 @@ export class AppState implements SessionHost {
   /** The provider list was read at least once (an empty list then means "first run"). */
   providersLoaded = $state(false);
   models = $state.raw<Record<string, string[]>>({});
+  /** What each listed model holds and costs, by provider then model (absent: not described). */
+  modelSpecs = $state.raw<Record<string, Record<string, ModelDetails>>>({});
   /** Why a provider's models could not be listed (the last try), by provider; its list is then the profile's model. */
   modelErrors = $state.raw<Record<string, string>>({});
   /** The profiles and their models are being read again (the lists shown meanwhile are the last ones). */
@@ -716,8 +718,24 @@ export class AppState implements SessionHost {
     );
     this.models = Object.fromEntries(entries);
     this.modelErrors = errors;
+    void this.describeModels(entries);
     this.choice = this.keptChoice() ?? this.pickInitialChoice();
     this.modelsReadAt = Date.now();
+  }
+
+  /** Reads what each listed model holds and costs (for the picker); a provider that fails is left out. */
+  private async describeModels(entries: [string, string[]][]): Promise<void> {
+    const described = await Promise.all(
+      entries.map(async ([provider, models]): Promise<[string, Record<string, ModelDetails>]> => {
+        try {
+          const details = models.length > 0 ? await this.api.describeModels(provider, models) : [];
+          return [provider, Object.fromEntries(details.map((d) => [d.model, d]))];
+        } catch {
+          return [provider, {}];
+        }
+      }),
+    );
+    this.modelSpecs = Object.fromEntries(described);
   }
 
   /** When the profiles and models were last read (ms), for `refreshModels`. */

@@ -87,6 +87,11 @@ export class SettingsModel {
     return this.host.api;
   }
 
+  /** The backend, for a part of Settings that keeps its own state (the model catalogue line). */
+  get backend(): Backend {
+    return this.host.api;
+  }
+
   // ---- loading ---------------------------------------------------------------------------------
 
   async load(): Promise<void> {

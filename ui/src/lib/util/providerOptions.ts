@@ -25,9 +25,18 @@ export interface OptionsForm {
   temperature?: string;
   /** 0 to 1 (decimals allowed), or empty/absent for the model's default. */
   topP?: string;
+  /** The model's context window and output limit in tokens; empty/absent: the listing's or the catalogue's. */
+  contextWindow?: string;
+  modelMaxOutput?: string;
+  /** Prices in US dollars per million tokens; empty/absent: the listing's or the catalogue's. */
+  prices?: Partial<Record<PriceKind, string>>;
 }
 
-export type OptionsFormErrors = Partial<Record<'maxOutputTokens' | 'thinkingBudget' | 'temperature' | 'topP', string>>;
+/** The kinds of token a profile can price. */
+export const PRICE_KINDS = ['input', 'output', 'cachedRead', 'cacheWrite', 'reasoning'] as const;
+export type PriceKind = (typeof PRICE_KINDS)[number];
+
+export type OptionsFormErrors = Partial<Record<'maxOutputTokens' | 'thinkingBudget' | 'temperature' | 'topP' | 'contextWindow' | 'modelMaxOutput' | 'prices', string>>;
 
 /** The ranges the shell takes. */
 export const TEMPERATURE_MAX = 2;
@@ -56,7 +65,32 @@ export function optionsForm(options?: ProfileOptions): OptionsForm {
     // Left out (not '') when unset, so a form without sampling compares equal to one from before it existed.
     temperature: g.temperature === undefined ? undefined : String(g.temperature),
     topP: g.topP === undefined ? undefined : String(g.topP),
+    contextWindow: options?.contextWindow === undefined ? undefined : String(options.contextWindow),
+    modelMaxOutput: options?.maxOutputTokens === undefined ? undefined : String(options.maxOutputTokens),
+    prices: options?.prices ? Object.fromEntries(PRICE_KINDS.filter((k) => options.prices?.[k] != null).map((k) => [k, String(options.prices?.[k])])) : undefined,
   };
+}
+
+/**
+ * A profile's prices as typed: none when all are empty, else input and output (required) and the
+ * others. A negative number is passed on (the service refuses it with its own message); text is not
+ * a price.
+ */
+export function parsePrices(typed: Partial<Record<PriceKind, string>> | undefined): { value: ProfileOptions['prices'] | null } | { error: string } {
+  const raw = PRICE_KINDS.map((k) => [k, (typed?.[k] ?? '').trim().replace(',', '.')] as const);
+  if (raw.every(([, v]) => v === '')) return { value: null };
+  const values: Partial<Record<PriceKind, number>> = {};
+  for (const [k, v] of raw) {
+    if (v === '') continue;
+    if (!/^-?(\d+(\.\d*)?|\.\d+)$/.test(v)) return { error: `"${v}" is not a price: enter US dollars per million tokens, like 2.50, or leave it empty.` };
+    values[k] = Number(v);
+  }
+  if (values.input === undefined || values.output === undefined) return { error: 'Set both the input and the output price (US dollars per million tokens), or leave all prices empty.' };
+  const prices: NonNullable<ProfileOptions['prices']> = { input: values.input, output: values.output };
+  if (values.cachedRead !== undefined) prices.cachedRead = values.cachedRead;
+  if (values.cacheWrite !== undefined) prices.cacheWrite = values.cacheWrite;
+  if (values.reasoning !== undefined) prices.reasoning = values.reasoning;
+  return { value: prices };
 }
 
 /** How many options differ from the defaults (for the closed "Advanced" line). */
@@ -102,7 +136,13 @@ export function buildProfileOptions(f: OptionsForm, kind: string): { options: Pr
   if ('error' in temperature) errors.temperature = temperature.error;
   const topP = parseDecimal(f.topP, TOP_P_MAX);
   if ('error' in topP) errors.topP = topP.error;
-  if ('error' in max || 'error' in budget || 'error' in temperature || 'error' in topP) return { errors };
+  const window = parseTokens(f.contextWindow ?? '', 0, "for the listing's or the catalogue's");
+  if ('error' in window) errors.contextWindow = window.error;
+  const modelMax = parseTokens(f.modelMaxOutput ?? '', 0, "for the listing's or the catalogue's");
+  if ('error' in modelMax) errors.modelMaxOutput = modelMax.error;
+  const prices = parsePrices(f.prices);
+  if ('error' in prices) errors.prices = prices.error;
+  if ('error' in max || 'error' in budget || 'error' in temperature || 'error' in topP || 'error' in window || 'error' in modelMax || 'error' in prices) return { errors };
 
   const options: ProfileOptions = { generation: {} };
   if (max.value !== null) options.generation.maxOutputTokens = max.value;
@@ -114,5 +154,8 @@ export function buildProfileOptions(f: OptionsForm, kind: string): { options: Pr
   if (tools !== undefined) options.tools = tools;
   const store = kind === RESPONSES_KIND ? fromTristate(f.store) : undefined;
   if (store !== undefined) options.store = store;
+  if (window.value !== null) options.contextWindow = window.value;
+  if (modelMax.value !== null) options.maxOutputTokens = modelMax.value;
+  if (prices.value) options.prices = prices.value;
   return { options };
 }

@@ -18,6 +18,7 @@ import { definedCommands, definedSeed } from './defined';
 import { keyCommands, keychainSeed, startKeychainProbe, storesSeed } from './keys';
 import { mcpCommands, mcpSeed } from './mcp';
 import type { FakeOptions } from './options';
+import { modelCommands } from './models';
 import { profilesSeed, providerCommands } from './providers';
 import { seedLongChat } from './long';
 import { searchCommandsFake } from './search';
@@ -62,6 +63,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     ...treeCommands(st, OPEN_PAGE),
     ...toolCommands(st),
     ...providerCommands(st),
+    ...modelCommands(st),
     ...settingsCommands(st),
     ...keyCommands(st),
     ...mcpCommands(st),

@@ -115,6 +115,11 @@ export function providerCommands(st: FakeState): Pick<Backend, 'listProviders' |
       if (!PROVIDER_KINDS.some((k) => k.id === profile.kind)) throw ipcError('profileKind', { kind: profile.kind });
       if (!NAME_RE.test(profile.name)) throw ipcError('profileName', { name: profile.name });
       if (!(profile.baseUrl.startsWith('http://') || profile.baseUrl.startsWith('https://'))) throw ipcError('profileBaseUrl', { url: profile.baseUrl });
+      const o = profile.options;
+      if (o?.contextWindow === 0) throw ipcError('profileContextWindow');
+      if (o?.maxOutputTokens === 0) throw ipcError('profileMaxOutput');
+      const p = o?.prices;
+      if (p && [p.input, p.output, p.cachedRead, p.cacheWrite, p.reasoning].some((v) => v !== undefined && !(Number.isFinite(v) && v >= 0))) throw ipcError('profilePrices');
       const stored = structuredClone(profile);
       stale.delete(profile.name);
       const at = profiles.findIndex((p) => p.name === profile.name);
