@@ -24,6 +24,7 @@
 pub mod egress;
 pub mod error;
 pub mod event;
+pub mod spend;
 pub mod types;
 pub mod vocab;
 
