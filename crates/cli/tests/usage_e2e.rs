@@ -39,6 +39,20 @@ fn cost(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("a cost, not {v}"))
 }
 
+/// A data dir whose profile `p` of `kind` points at a mock running `script` (Gemini's base URL
+/// names its version path).
+async fn profile_env(script: Script, kind: &str) -> Env {
+    if kind != "gemini" {
+        return Env::with_profile(script, "p", kind).await;
+    }
+    let env = Env::new(Script::new([])).await;
+    let mock = MockServer::start(script).await;
+    let base = format!("http://{}/v1beta", mock.addr());
+    let out = env.run(&["providers", "add", "p", "--kind", kind, "--base-url", &base, "--model", "mock-model"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    Env { mock, ..env }
+}
+
 async fn report(env: &Env, by: &str) -> Value {
     let out = env.run(&["usage", "--by", by, "--json"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
@@ -62,9 +76,10 @@ async fn each_request_is_stored_summed_and_priced_per_kind_of_token_on_every_api
                 Step::Done,
             ]),
         ]);
-        let env = Env::with_profile(script, "p", kind).await;
+        let env = profile_env(script, kind).await;
         price(&env, "p");
-        let (out, events) = env.json_with_key(&["chat", "--json", "What time is it?"], "p", "sk-test").await;
+        let (out, events) =
+            env.json_with_key(&["chat", "--json", "--provider", "p", "What time is it?"], "p", "sk-test").await;
         assert!(out.status.success(), "{kind}: {}", stderr(&out));
 
         // Anthropic reports no reasoning tokens apart: they are output there.
