@@ -198,7 +198,12 @@ fn requests_sub_agent_runs_and_re_sent_results_are_attributed_from_the_rows() {
     let by_model = report(UsageGrouping::Model, None);
     let models: Vec<_> = by_model.groups.iter().map(|g| (g.key.as_str(), g.total.requests)).collect();
     assert_eq!(models, [("big", 3), ("small", 2), ("tiny", 1)], "the costliest first; unknown cost last");
-    assert_eq!(by_model.total, conversation.total);
+    let (a, b) = (by_model.total, conversation.total);
+    assert_eq!(
+        (a.requests, a.prompt_tokens, a.cached_tokens, a.unpriced_requests),
+        (b.requests, b.prompt_tokens, b.cached_tokens, b.unpriced_requests)
+    );
+    assert!(close(a.cost_usd, b.cost_usd));
     let by_profile = report(UsageGrouping::Profile, None);
     assert_eq!(by_profile.groups.iter().map(|g| g.key.as_str()).collect::<Vec<_>>(), ["main", "cheap"]);
     let by_agent = report(UsageGrouping::Agent, None);

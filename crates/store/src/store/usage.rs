@@ -61,6 +61,18 @@ impl UsageTotals {
         self.estimated_requests += u32::from(r.estimated);
     }
 
+    fn merge(&mut self, t: &UsageTotals) {
+        self.requests += t.requests;
+        self.prompt_tokens += t.prompt_tokens;
+        self.completion_tokens += t.completion_tokens;
+        self.reasoning_tokens += t.reasoning_tokens;
+        self.cached_tokens += t.cached_tokens;
+        self.cache_write_tokens += t.cache_write_tokens;
+        self.cost_usd += t.cost_usd;
+        self.unpriced_requests += t.unpriced_requests;
+        self.estimated_requests += t.estimated_requests;
+    }
+
     /// The columns [`TOTALS`] selects, from `first` on.
     fn from_row(row: &Row<'_>, first: usize) -> rusqlite::Result<Self> {
         Ok(UsageTotals {
@@ -202,16 +214,17 @@ pub enum UsageGrouping {
 }
 
 impl UsageGrouping {
-    /// The SQL of the group's key, and of its label, over `u` and `c` (its conversation).
+    /// The SQL of the group's key over `u` (a day: its number since the epoch in the caller's
+    /// time zone, `?3` minutes from UTC: integers group fastest), and of what to show for a key
+    /// `k` (a day formatted, a conversation's title from `c`).
     fn sql(self) -> (&'static str, &'static str) {
         match self {
             UsageGrouping::Day => {
-                let day = "strftime('%Y-%m-%d', u.created_at / 1000 + ?3 * 60, 'unixepoch')";
-                (day, day)
+                ("(u.created_at / 1000 + ?3 * 60) / 86400", "strftime('%Y-%m-%d', {k} * 86400, 'unixepoch')")
             }
-            UsageGrouping::Model => ("u.model", "u.model"),
-            UsageGrouping::Profile => ("u.profile", "u.profile"),
-            UsageGrouping::Agent => ("coalesce(u.agent, '')", "coalesce(u.agent, '')"),
+            UsageGrouping::Model => ("u.model", "{k}"),
+            UsageGrouping::Profile => ("u.profile", "{k}"),
+            UsageGrouping::Agent => ("coalesce(u.agent, '')", "{k}"),
             UsageGrouping::Conversation => ("u.conversation_id", "coalesce(c.title, '')"),
         }
     }
@@ -303,6 +316,16 @@ pub(crate) fn agent_name(instance: &str) -> &str {
     }
 }
 
+/// A key as text (a model's name, a day's number).
+fn text(v: rusqlite::types::Value) -> String {
+    match v {
+        rusqlite::types::Value::Text(t) => t,
+        rusqlite::types::Value::Integer(i) => i.to_string(),
+        rusqlite::types::Value::Real(f) => f.to_string(),
+        rusqlite::types::Value::Null | rusqlite::types::Value::Blob(_) => String::new(),
+    }
+}
+
 fn request_row(row: &Row<'_>) -> rusqlite::Result<RequestUsage> {
     let decided: String = row.get(4)?;
     Ok(RequestUsage {
@@ -363,12 +386,13 @@ impl Store {
                 run.total.add(r);
             }
         }
-        // Requests after this answer on the current path (none when it is off the path).
+        // Requests after this answer on the current path (none when it is off the path); the
+        // path drives the join (CROSS JOIN keeps that order), each of its messages by index.
         let later_on_path: u32 = conn
             .prepare_cached(&format!(
                 "{PATH}, me AS (SELECT depth FROM path WHERE id = ?2)
-                 SELECT count(*) FROM usage_requests u JOIN path p ON p.id = u.message_id
-                 WHERE u.run_path = '' AND p.depth < (SELECT depth FROM me)"
+                 SELECT count(*) FROM path p CROSS JOIN usage_requests u
+                 WHERE u.message_id = p.id AND u.run_path = '' AND p.depth < (SELECT depth FROM me)"
             ))?
             .query_row((&conversation, message_id), |r| r.get(0))?;
         let own: Vec<u32> = requests.iter().filter(|r| r.run_path.is_empty()).map(|r| r.request).collect();
@@ -422,43 +446,56 @@ impl Store {
             .collect::<rusqlite::Result<Vec<_>>>()?;
         let mut total = UsageTotals::default();
         for m in &messages {
-            let t = &m.total;
-            total.requests += t.requests;
-            total.prompt_tokens += t.prompt_tokens;
-            total.completion_tokens += t.completion_tokens;
-            total.reasoning_tokens += t.reasoning_tokens;
-            total.cached_tokens += t.cached_tokens;
-            total.cache_write_tokens += t.cache_write_tokens;
-            total.cost_usd += t.cost_usd;
-            total.unpriced_requests += t.unpriced_requests;
-            total.estimated_requests += t.estimated_requests;
+            total.merge(&m.total);
         }
         Ok(ConversationUsage { total, messages })
     }
 
-    /// Every request in `query`'s period, grouped as it asks.
+    /// Every request in `query`'s period, grouped as it asks: one scan, grouped on plain keys,
+    /// then the keys shown (days formatted, conversations titled) once per group.
     pub fn usage_report(&self, query: &UsageQuery) -> Result<UsageReport> {
         let conn = self.conn();
         let (key, label) = query.by.sql();
-        let sub = query.split.map_or("NULL", |s| s.sql().0);
-        let order = if query.by == UsageGrouping::Day { "1, 3" } else { "total(u.cost_usd) DESC, 1, 3" };
-        let range = "(?1 IS NULL OR u.created_at >= ?1) AND (?2 IS NULL OR u.created_at < ?2)";
+        let shown = |k: &str, g: UsageGrouping| match g {
+            UsageGrouping::Day => g.sql().1.replace("{k}", k),
+            _ => k.to_owned(),
+        };
+        let key_shown = shown("g.k", query.by);
+        let label = label.replace("{k}", &key_shown);
+        let (sub, sub_shown) = match query.split {
+            Some(split) => (split.sql().0, shown("g.s", split)),
+            None => ("NULL", "NULL".to_owned()),
+        };
+        let join = if query.by == UsageGrouping::Conversation { "LEFT JOIN conversations c ON c.id = g.k" } else { "" };
+        let order = if query.by == UsageGrouping::Day { "g.k, g.s" } else { "g.cost DESC, g.k, g.s" };
+        let sql = format!(
+            "SELECT {key_shown}, {label}, {sub_shown}, g.n, g.p, g.co, g.r, g.ca, g.cw, g.cost, g.unp, g.est FROM (
+                 SELECT {key} AS k, {sub} AS s, count(*) AS n, sum(u.prompt_tokens) AS p,
+                        sum(u.completion_tokens) AS co, sum(u.reasoning_tokens) AS r, sum(u.cached_tokens) AS ca,
+                        sum(u.cache_write_tokens) AS cw, total(u.cost_usd) AS cost, sum(u.cost_usd IS NULL) AS unp,
+                        sum(u.estimated) AS est
+                 FROM usage_requests u
+                 WHERE (?1 IS NULL OR u.created_at >= ?1) AND (?2 IS NULL OR u.created_at < ?2) AND ?3 IS NOT NULL
+                 GROUP BY k, s) g {join}
+             ORDER BY {order}"
+        );
         let offset = i64::from(query.utc_offset_minutes.unwrap_or(0));
-        let params = (query.since, query.until, offset);
         let groups = conn
-            .prepare(&format!(
-                "SELECT {key}, {label}, {sub}, {TOTALS} FROM usage_requests u
-                 LEFT JOIN conversations c ON c.id = u.conversation_id
-                 WHERE {range} AND ?3 IS NOT NULL
-                 GROUP BY 1, 3 ORDER BY {order}"
-            ))?
-            .query_map(params, |r| {
-                Ok(UsageGroup { key: r.get(0)?, label: r.get(1)?, sub: r.get(2)?, total: UsageTotals::from_row(r, 3)? })
+            .prepare(&sql)?
+            .query_map((query.since, query.until, offset), |r| {
+                Ok(UsageGroup {
+                    key: r.get::<_, rusqlite::types::Value>(0).map(text)?,
+                    label: r.get::<_, rusqlite::types::Value>(1).map(text)?,
+                    sub: r.get::<_, Option<rusqlite::types::Value>>(2)?.map(text),
+                    total: UsageTotals::from_row(r, 3)?,
+                })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        let total = conn
-            .prepare(&format!("SELECT {TOTALS} FROM usage_requests u WHERE {range} AND ?3 IS NOT NULL"))?
-            .query_row(params, |r| UsageTotals::from_row(r, 0))?;
+        // Every request is in exactly one group: the period's total is their sum.
+        let total = groups.iter().fold(UsageTotals::default(), |mut t, g| {
+            t.merge(&g.total);
+            t
+        });
         Ok(UsageReport { by: query.by, split: query.split, groups, total })
     }
 }
