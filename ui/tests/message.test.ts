@@ -17,10 +17,10 @@ const turn: ChatEvent[] = [
   { type: 'toolStarted', id: 'call_1' },
   { type: 'toolProgress', id: 'call_1', text: 'asking the clock' },
   { type: 'toolResult', id: 'call_1', status: 'ok', output: '{"time":"10:00"}', durationMs: 4 },
-  { type: 'usage', usage: u(10, 5, 2), total: u(10, 5, 2) },
+  { type: 'usage', usage: u(10, 5, 2), total: u(10, 5, 2), request: 1, costUsd: 0.0001, estimated: false },
   { type: 'textDelta', text: 'It is 10:00 ' },
   { type: 'textDelta', text: 'in Tokyo.' },
-  { type: 'usage', usage: u(20, 7), total: u(30, 12, 2) },
+  { type: 'usage', usage: u(20, 7), total: u(30, 12, 2), request: 2, costUsd: 0.0002, estimated: false },
   { type: 'done', finishReason: 'stop', usage: u(30, 12, 2), toolCallsMade: 1 },
 ];
 
