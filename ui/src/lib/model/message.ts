@@ -17,6 +17,7 @@ import type {
   ToolSource,
   Usage,
 } from '../ipc/bindings';
+import { addSpend, requestFromEvent, sumRequests, unclaimed, withRequest, type RequestSpend, type SpendTotal, type UsageEventLike } from './spend';
 
 export interface ToolCallModel {
   id: string;
@@ -57,6 +58,8 @@ export interface MessageModel {
   model: string | null;
   finishReason: FinishReason | null;
   usage: Usage;
+  /** Each request (model call) of the turn with its tokens and cost; empty for answers stored before costs were kept. */
+  requests: RequestSpend[];
   toolCallsMade: number;
   error: StoredError | null;
   notices: StoredNotice[];
@@ -77,6 +80,7 @@ export function pendingAssistant(id = ''): MessageModel {
     model: null,
     finishReason: null,
     usage: { ...ZERO_USAGE },
+    requests: [],
     toolCallsMade: 0,
     error: null,
     notices: [],
@@ -101,6 +105,7 @@ export function fromStored(m: StoredMessage): MessageModel {
     model: m.model,
     finishReason: m.finishReason,
     usage: { ...m.usage },
+    requests: storedRequests(m),
     toolCallsMade: m.toolCallsMade,
     error: m.error ? { ...m.error } : null,
     notices: m.notices.map((n) => ({ ...n })),
@@ -120,6 +125,46 @@ export function fromStored(m: StoredMessage): MessageModel {
       runs: runsFrom(c.nested ?? []).map((r) => ({ ...r, model: interrupt(r.model) })),
     })),
   };
+}
+
+/**
+ * A stored message's request rows (`requests`, once the store keeps them). Without the decided
+ * calls, a request decided the calls of its iteration.
+ */
+function storedRequests(m: StoredMessage): RequestSpend[] {
+  const rows = (m as StoredMessage & { requests?: Partial<RequestSpend>[] }).requests ?? [];
+  return rows.map((r, i) => {
+    const request = r.request ?? i + 1;
+    return {
+      request,
+      provider: r.provider ?? m.provider,
+      model: r.model ?? m.model,
+      usage: { ...ZERO_USAGE, ...r.usage },
+      costUsd: r.costUsd ?? null,
+      estimated: r.estimated ?? false,
+      toolCalls: r.toolCalls ?? m.toolCalls.filter((c) => c.iteration === request).map((c) => c.callId),
+    };
+  });
+}
+
+/** What a message cost: its own requests, each sub-agent run's (with theirs), and the sum of both. */
+export interface MessageSpend {
+  own: SpendTotal;
+  runs: { instance: string; call: string; model: MessageModel; total: SpendTotal }[];
+  total: SpendTotal;
+  /** The costs of this message were kept (false: an answer stored before they were). */
+  known: boolean;
+}
+
+export function messageSpend(m: MessageModel): MessageSpend {
+  const own = sumRequests(m.requests);
+  const runs = m.toolCalls.flatMap((c) => c.runs.map((r) => ({ instance: r.instance, call: c.id, model: r.model, total: messageSpend(r.model).total })));
+  let total = own;
+  for (const r of runs) total = addSpend(total, r.total);
+  const known = m.requests.length > 0 || runs.some((r) => r.model.requests.length > 0);
+  // An answer stored before costs were kept still shows its tokens.
+  if (!known) total = { ...total, usage: { ...m.usage } };
+  return { own, runs, total, known };
 }
 
 /** The sub-agent runs a call's stored nested events build. */
@@ -209,8 +254,13 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
         result: { status: e.status, output: e.output, durationMs: e.durationMs, ...(e.images?.length ? { images: e.images } : {}) },
         progress: [],
       }));
-    case 'usage':
-      return { ...m, usage: { ...e.total } };
+    case 'usage': {
+      const ev = e as UsageEventLike;
+      // A request row is what the service reports per request (its number and cost); an event without them is a total only.
+      if (ev.request === undefined && ev.costUsd === undefined) return { ...m, usage: { ...e.total } };
+      const row = requestFromEvent(ev, m.requests, m.provider, m.model, unclaimed(m.toolCalls.map((c) => c.id), m.requests));
+      return { ...m, usage: { ...e.total }, requests: withRequest(m.requests, row) };
+    }
     case 'providerState':
       // For the store only: the shell does not forward it.
       return m;

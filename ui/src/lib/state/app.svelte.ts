@@ -25,9 +25,9 @@ export interface Toast {
 }
 
 /** The sections of the settings screen, in nav order. */
-export type SettingsSection = 'providers' | 'keys' | 'web' | 'tools' | 'defined' | 'mcp' | 'agents' | 'limits' | 'chats' | 'appearance' | 'data';
+export type SettingsSection = 'providers' | 'keys' | 'web' | 'tools' | 'defined' | 'mcp' | 'agents' | 'limits' | 'chats' | 'usage' | 'appearance' | 'data';
 
-export const SETTINGS_SECTIONS: readonly SettingsSection[] = ['providers', 'keys', 'web', 'tools', 'defined', 'mcp', 'agents', 'limits', 'chats', 'appearance', 'data'];
+export const SETTINGS_SECTIONS: readonly SettingsSection[] = ['providers', 'keys', 'web', 'tools', 'defined', 'mcp', 'agents', 'limits', 'chats', 'usage', 'appearance', 'data'];
 
 export function isSettingsSection(s: unknown): s is SettingsSection {
   return typeof s === 'string' && (SETTINGS_SECTIONS as readonly string[]).includes(s);

@@ -8,6 +8,7 @@ import { ipcError } from './errors';
 import { ANSWER, SCENARIOS, toStored, type Scenario } from './golden';
 import type { FakeConversation, FakeState } from './state';
 import { shortTitle } from './util';
+import { seededRequests } from './usage';
 
 /** A seeded conversation to look at Markdown, code and math without sending anything. */
 const MARKDOWN_SAMPLE =
@@ -26,13 +27,43 @@ export function seedConversations(st: FakeState): void {
   };
   const now = Date.now();
   const hour = 3_600_000;
-  const stored = (s: Scenario, at: number): StoredMessage => ({
-    ...structuredClone(s.stored),
-    id: id('m'),
-    createdAt: at,
-    updatedAt: at,
-    toolCalls: s.stored.toolCalls.map((c) => ({ ...structuredClone(c), callId: id('call') })),
-  });
+  // The golden turns ran against the mock server; seeded here as chats with real models (one a
+  // local server, one a model without a known price) and realistic sizes.
+  const MODELS: [string, string][] = [
+    ['openai', 'gpt-4o-mini'],
+    ['openai', 'gpt-4.1'],
+    ['ollama', 'llama3.2'],
+    ['openai', 'gpt-4o-mini'],
+    ['openai', 'ft:gpt-4o-mini:acme'],
+  ];
+  let seeded = 0;
+  const stored = (s: Scenario, at: number): StoredMessage => {
+    const real = s.stored.role === 'assistant' && s.stored.provider === 'mock' ? MODELS[seeded++ % MODELS.length] : undefined;
+    const scale = 57 + seeded * 13;
+    const m: StoredMessage = {
+      ...structuredClone(s.stored),
+      ...(real
+        ? {
+            provider: real[0],
+            model: real[1],
+            usage: { ...s.stored.usage, promptTokens: s.stored.usage.promptTokens * scale, completionTokens: s.stored.usage.completionTokens * 9, cachedTokens: 0 },
+          }
+        : {}),
+      id: id('m'),
+      createdAt: at,
+      updatedAt: at,
+      toolCalls: s.stored.toolCalls.map((c) => ({ ...structuredClone(c), callId: id('call') })),
+    };
+    // What the service keeps per request; a result re-sent by the requests after its own.
+    const requests = seededRequests(m);
+    for (const c of m.toolCalls) {
+      const times = requests.filter((r) => r.request > c.iteration).length;
+      if (c.result && times > 0) Object.assign(c.result, { resent: { times, tokens: times * Math.ceil(c.result.output.length / 4) } });
+    }
+    if (requests.length === 0) return m;
+    const cachedTokens = requests.reduce((a, r) => a + r.usage.cachedTokens, 0);
+    return { ...m, usage: { ...m.usage, cachedTokens }, requests } as StoredMessage;
+  };
   SCENARIOS.forEach((s, i) => {
     const at = now - (i * i + 1) * 5 * hour;
     add(s.prompt, at, [toStored(userMessage(id('m'), s.prompt), at, at), stored(s, at)]);

@@ -26,6 +26,7 @@ import type { FakeState } from './state';
 import { toolCommands } from './tools';
 import { treeCommands } from './tree';
 import { turnCommands } from './turns';
+import { usageCommands } from './usage';
 import { OPEN_PAGE } from '../bindings';
 
 export { FAKE_KEYCHAIN_PROBLEM, fakeOptionsFromUrl, type FakeOptions } from './options';
@@ -69,6 +70,8 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     ...agentCommands(st),
     ...dataCommands(st),
     ...searchCommandsFake(st),
+    // Not yet shell commands everywhere: ../usage.ts finds them on the backend in use.
+    ...usageCommands(st),
     // What the isolation hook sends instead of a call it refused: it always fails, as in the shell.
     refusedCall: async (command: string, reason: string) => {
       throw fakeOnlyError('badRequest', `The app refused the call to \`${command}\`: ${reason}.`);
