@@ -1,48 +1,121 @@
 /**
- * The usage commands the UI reads spend through: a conversation's total and the per-day report
- * behind Settings → Usage. Their shapes are the service's (`conversation_usage`, `usage_report`);
- * `usageBackend` finds them on the backend in use, or answers null when the shell has none, so
- * a view falls back to what the loaded messages say.
+ * The usage commands the UI reads spend through (the service's `message_usage`,
+ * `conversation_usage`, `usage_report`) and their shapes. `usageBackend` finds them on the backend
+ * in use, or answers null when the shell has none, so a view falls back to what the loaded
+ * messages say.
  */
-import type { Usage } from './bindings';
 import type { Backend } from './backend';
 
-/** A conversation's spend: every request of every message, sub-agents included. */
+/** A sum of requests. `costUsd` is the priced part only; unpriced requests are counted apart. */
 export interface UsageTotals {
-  usage: Usage;
-  /** USD of the priced requests only. */
-  costUsd: number;
   requests: number;
-  /** Requests whose price is unknown (never counted as $0). */
+  promptTokens: number;
+  completionTokens: number;
+  reasoningTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
+  costUsd: number;
   unpricedRequests: number;
-  estimated: boolean;
+  estimatedRequests: number;
 }
 
-export type UsageGroup = 'model' | 'profile' | 'agent';
+/** One request (model call) of a turn, the answer's own or a sub-agent run's. */
+export interface RequestUsage {
+  request: number;
+  /** The top-level sub-agent call it ran under (null: the answer's own request). */
+  callId: string | null;
+  agent: string | null;
+  /** "" = the answer itself; "call_1/Scout[0]" a child run. */
+  runPath: string;
+  /** The tool calls it decided. */
+  decided: string[];
+  profile: string | null;
+  api: string | null;
+  model: string | null;
+  usage: { promptTokens: number; completionTokens: number; reasoningTokens: number; cachedTokens: number; cacheWriteTokens?: number };
+  costUsd: number | null;
+  estimated: boolean;
+  createdAt: number;
+}
 
-/** One day and one key (a model, a profile or an agent; "" = the chat itself, no agent). */
-export interface UsageRow {
-  /** Local day, YYYY-MM-DD. */
-  day: string;
+/** A sub-agent run's total (its children included). */
+export interface RunUsage {
+  callId: string;
+  runPath: string;
+  agent: string | null;
+  total: UsageTotals;
+}
+
+/** A tool result later requests sent again. */
+export interface ResultResend {
+  callId: string;
+  name: string;
+  resentTimes: number;
+  approxTokens: number;
+}
+
+export interface MessageUsage {
+  messageId: string;
+  total: UsageTotals;
+  requests: RequestUsage[];
+  runs: RunUsage[];
+  resends: ResultResend[];
+}
+
+export interface ConversationUsage {
+  total: UsageTotals;
+  messages: { messageId: string; total: UsageTotals }[];
+}
+
+export type UsageGrouping = 'day' | 'model' | 'profile' | 'agent' | 'conversation';
+
+export interface UsageQuery {
+  by: UsageGrouping;
+  split?: UsageGrouping;
+  /** Unix ms, inclusive. */
+  since?: number;
+  /** Unix ms, exclusive. */
+  until?: number;
+  /** The person's offset from UTC, so days are their days. */
+  utcOffsetMinutes?: number;
+}
+
+/** One group (with `split`: one group and one sub-key, e.g. a day and a model). */
+export interface UsageGroup {
   key: string;
-  usage: Usage;
-  costUsd: number;
-  requests: number;
-  unpricedRequests: number;
+  label: string;
+  sub: string | null;
+  total: UsageTotals;
 }
 
 export interface UsageReport {
-  rows: UsageRow[];
+  by: UsageGrouping;
+  split: UsageGrouping | null;
+  groups: UsageGroup[];
+  total: UsageTotals;
 }
 
 export interface UsageBackend {
-  conversationUsage(conversationId: string): Promise<UsageTotals>;
-  usageReport(fromDay: string, toDay: string, groupBy: UsageGroup): Promise<UsageReport>;
+  messageUsage(messageId: string): Promise<MessageUsage>;
+  conversationUsage(conversationId: string): Promise<ConversationUsage>;
+  usageReport(query: UsageQuery): Promise<UsageReport>;
 }
+
+export const ZERO_TOTALS: UsageTotals = Object.freeze({
+  requests: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  reasoningTokens: 0,
+  cachedTokens: 0,
+  cacheWriteTokens: 0,
+  costUsd: 0,
+  unpricedRequests: 0,
+  estimatedRequests: 0,
+});
 
 function hasUsage(b: unknown): b is UsageBackend {
   const x = b as Partial<UsageBackend> | null;
-  return !!x && typeof x.conversationUsage === 'function' && typeof x.usageReport === 'function';
+  return !!x && typeof x.messageUsage === 'function' && typeof x.conversationUsage === 'function' && typeof x.usageReport === 'function';
 }
 
 /** The usage commands of `api` (or of the backend it forwards to); null when the shell has none. */

@@ -17,7 +17,7 @@ import type {
   ToolSource,
   Usage,
 } from '../ipc/bindings';
-import { addSpend, requestFromEvent, sumRequests, unclaimed, withRequest, type RequestSpend, type SpendTotal, type UsageEventLike } from './spend';
+import { addSpend, requestFromEvent, runLabel, sumRequests, unclaimed, withRequest, type RequestSpend, type RunDetails, type SpendDetails, type SpendTotal, type UsageEventLike } from './spend';
 
 export interface ToolCallModel {
   id: string;
@@ -105,7 +105,8 @@ export function fromStored(m: StoredMessage): MessageModel {
     model: m.model,
     finishReason: m.finishReason,
     usage: { ...m.usage },
-    requests: storedRequests(m),
+    // Stored in their own table: `message_usage` reads them (the cost details).
+    requests: [],
     toolCallsMade: m.toolCallsMade,
     error: m.error ? { ...m.error } : null,
     notices: m.notices.map((n) => ({ ...n })),
@@ -127,26 +128,6 @@ export function fromStored(m: StoredMessage): MessageModel {
   };
 }
 
-/**
- * A stored message's request rows (`requests`, once the store keeps them). Without the decided
- * calls, a request decided the calls of its iteration.
- */
-function storedRequests(m: StoredMessage): RequestSpend[] {
-  const rows = (m as StoredMessage & { requests?: Partial<RequestSpend>[] }).requests ?? [];
-  return rows.map((r, i) => {
-    const request = r.request ?? i + 1;
-    return {
-      request,
-      provider: r.provider ?? m.provider,
-      model: r.model ?? m.model,
-      usage: { ...ZERO_USAGE, ...r.usage },
-      costUsd: r.costUsd ?? null,
-      estimated: r.estimated ?? false,
-      toolCalls: r.toolCalls ?? m.toolCalls.filter((c) => c.iteration === request).map((c) => c.callId),
-    };
-  });
-}
-
 /** What a message cost: its own requests, each sub-agent run's (with theirs), and the sum of both. */
 export interface MessageSpend {
   own: SpendTotal;
@@ -165,6 +146,24 @@ export function messageSpend(m: MessageModel): MessageSpend {
   // An answer stored before costs were kept still shows its tokens.
   if (!known) total = { ...total, usage: { ...m.usage } };
   return { own, runs, total, known };
+}
+
+/** The cost details of an answer from what streamed (its requests and its runs', nested runs flattened). */
+export function detailsFromLive(m: MessageModel): SpendDetails {
+  const runs: RunDetails[] = [];
+  const names = new Map<string, string>();
+  const walk = (x: MessageModel, path: string) => {
+    for (const c of x.toolCalls) {
+      names.set(c.id, c.name);
+      for (const r of c.runs) {
+        const p = path ? `${path}/${c.id}/${r.instance}` : `${c.id}/${r.instance}`;
+        runs.push({ path: p, label: runLabel(p), total: messageSpend(r.model).total, requests: r.model.requests });
+        walk(r.model, p);
+      }
+    }
+  };
+  walk(m, '');
+  return { total: messageSpend(m).total, own: m.requests, runs, resends: new Map(), names };
 }
 
 /** The sub-agent runs a call's stored nested events build. */
@@ -256,9 +255,12 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
       }));
     case 'usage': {
       const ev = e as UsageEventLike;
-      // A request row is what the service reports per request (its number and cost); an event without them is a total only.
-      if (ev.request === undefined && ev.costUsd === undefined) return { ...m, usage: { ...e.total } };
-      const row = requestFromEvent(ev, m.requests, m.provider, m.model, unclaimed(m.toolCalls.map((c) => c.id), m.requests));
+      // A request row is what the service reports per request (its number and cost); an event without them is a total
+      // only, and a sub-agent call's total (`agentCall`) is its run's, whose requests arrive in the run's own events.
+      if ((ev.request === undefined && ev.costUsd === undefined) || ev.agentCall) return { ...m, usage: { ...e.total } };
+      // The request decided the calls of its iteration (the number is that iteration).
+      const decided = ev.request === undefined ? unclaimed(m.toolCalls.map((c) => c.id), m.requests) : m.toolCalls.filter((c) => c.iteration === ev.request).map((c) => c.id);
+      const row = requestFromEvent(ev, m.requests, m.provider, m.model, decided);
       return { ...m, usage: { ...e.total }, requests: withRequest(m.requests, row) };
     }
     case 'providerState':

@@ -8,6 +8,7 @@
  * server) has `costUsd: 0` and tokens.
  */
 import type { Usage } from '../ipc/bindings';
+import type { MessageUsage, RequestUsage, UsageTotals } from '../ipc/usage';
 
 /** One model call of a turn. */
 export interface RequestSpend {
@@ -22,6 +23,32 @@ export interface RequestSpend {
   estimated: boolean;
   /** Ids of the tool calls this request decided. */
   toolCalls: string[];
+}
+
+/** A result later requests of its turn sent again: how many times, about how many tokens in all. */
+export interface Resent {
+  times: number;
+  tokens: number;
+}
+
+/** One sub-agent run in an answer's details: "Scout[1]", "Scout[1] › Helper[2]". */
+export interface RunDetails {
+  path: string;
+  label: string;
+  total: SpendTotal;
+  requests: RequestSpend[];
+}
+
+/** Everything the cost details of one answer show. */
+export interface SpendDetails {
+  total: SpendTotal;
+  /** The answer's own requests. */
+  own: RequestSpend[];
+  runs: RunDetails[];
+  /** By tool call id. */
+  resends: Map<string, Resent>;
+  /** Tool call id -> tool name, for the "decided" column (the runs' calls included). */
+  names: Map<string, string>;
 }
 
 /** A sum of requests. */
@@ -43,6 +70,8 @@ export interface UsageEventLike {
   request?: number;
   costUsd?: number | null;
   estimated?: boolean;
+  /** Set: the total of a sub-agent call (counts in `total`), not a request of this turn. */
+  agentCall?: string;
 }
 
 export const ZERO_SPEND: SpendTotal = Object.freeze({
@@ -119,4 +148,49 @@ export function withRequest(rs: readonly RequestSpend[], r: RequestSpend): Reque
 /** The share of a request's input served from the cache, 0..1. */
 export function cachedShare(u: Usage): number {
   return u.promptTokens > 0 ? Math.min(1, u.cachedTokens / u.promptTokens) : 0;
+}
+
+/** The service's totals as the UI sums them. */
+export function spendFromTotals(t: UsageTotals): SpendTotal {
+  return {
+    usage: { promptTokens: t.promptTokens, completionTokens: t.completionTokens, reasoningTokens: t.reasoningTokens, cachedTokens: t.cachedTokens, cacheWriteTokens: t.cacheWriteTokens },
+    costUsd: t.costUsd,
+    requests: t.requests,
+    unpriced: t.unpricedRequests,
+    estimated: t.estimatedRequests > 0,
+  };
+}
+
+/** A stored request row as the UI shows it. */
+export function requestFromStored(r: RequestUsage): RequestSpend {
+  return {
+    request: r.request,
+    provider: r.profile,
+    model: r.model,
+    usage: { cacheWriteTokens: 0, ...r.usage },
+    costUsd: r.costUsd,
+    estimated: r.estimated,
+    toolCalls: [...r.decided],
+  };
+}
+
+/** "call_1/Scout[0]/call_7/Helper[1]" -> "Scout[0] › Helper[1]". */
+export function runLabel(path: string): string {
+  const parts = path.split('/');
+  return parts.filter((_, i) => i % 2 === 1).join(' › ') || path;
+}
+
+/** The details of a stored answer, from `message_usage`. */
+export function detailsFromStored(u: MessageUsage, names: Map<string, string>): SpendDetails {
+  const own = u.requests.filter((r) => r.runPath === '').map(requestFromStored);
+  const runs: RunDetails[] = u.runs.map((run) => ({
+    path: run.runPath,
+    label: runLabel(run.runPath),
+    total: spendFromTotals(run.total),
+    requests: u.requests.filter((r) => r.runPath === run.runPath).map(requestFromStored),
+  }));
+  const resends = new Map(u.resends.map((r) => [r.callId, { times: r.resentTimes, tokens: r.approxTokens }]));
+  const allNames = new Map(names);
+  for (const r of u.resends) allNames.set(r.callId, r.name);
+  return { total: spendFromTotals(u.total), own, runs, resends, names: allNames };
 }

@@ -7,7 +7,42 @@
  * Invariant: unpriced requests are never $0 in a sum: they are counted apart per day, per key and
  * in the totals, and a key whose requests are all unpriced has `costUsd: null`.
  */
-import type { UsageGroup, UsageRow } from '../ipc/usage';
+import type { Usage } from '../ipc/bindings';
+import type { UsageReport } from '../ipc/usage';
+
+/** Stack by. */
+export type UsageGroup = 'model' | 'profile' | 'agent';
+
+/** One day and one key (a model, a profile or an agent; "" = none, e.g. the chat itself). */
+export interface UsageRow {
+  /** Local day, YYYY-MM-DD. */
+  day: string;
+  key: string;
+  usage: Usage;
+  /** USD of the priced requests. */
+  costUsd: number;
+  requests: number;
+  unpricedRequests: number;
+}
+
+/** The rows of a report asked `by: 'day'` and split by a key. */
+export function rowsFromReport(r: UsageReport): UsageRow[] {
+  return r.groups.map((g) => ({
+    day: g.key,
+    key: g.sub ?? '',
+    usage: { promptTokens: g.total.promptTokens, completionTokens: g.total.completionTokens, reasoningTokens: g.total.reasoningTokens, cachedTokens: g.total.cachedTokens, cacheWriteTokens: g.total.cacheWriteTokens },
+    costUsd: g.total.costUsd,
+    requests: g.total.requests,
+    unpricedRequests: g.total.unpricedRequests,
+  }));
+}
+
+/** The query for `period` days ending today: from its first local midnight to the next one after today, in the person's days. */
+export function periodQuery(period: Period, today: Date, group: UsageGroup) {
+  const since = new Date(today.getFullYear(), today.getMonth(), today.getDate() - (period - 1)).getTime();
+  const until = new Date(today.getFullYear(), today.getMonth(), today.getDate() + 1).getTime();
+  return { by: 'day' as const, split: group, since, until, utcOffsetMinutes: -today.getTimezoneOffset() };
+}
 
 export type Period = 7 | 30 | 90;
 

@@ -3,7 +3,7 @@
  * needs ("$0.0041"), and the one-line summary under an answer. An unknown price reads "price
  * unknown", never "$0"; a free model reads "free"; estimated tokens carry "≈".
  */
-import type { SpendTotal } from '../model/spend';
+import type { Resent, SpendTotal } from '../model/spend';
 import { isFree } from '../model/spend';
 
 const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
@@ -67,19 +67,6 @@ export function costTitle(t: SpendTotal): string {
   else if (t.unpriced > 0 && t.unpriced < t.requests) cost = `${formatUsd(t.costUsd)} for the priced requests; the price of ${t.unpriced} request${t.unpriced === 1 ? ' is' : 's is'} unknown`;
   const est = t.estimated ? ' Some counts are estimates: the provider reported none.' : '';
   return `${bits.join(', ')}${cost ? `; ${cost}` : ''}.${est}`;
-}
-
-/** A result later requests sent again: how many times, and about how many tokens in all. */
-export interface Resent {
-  times: number;
-  tokens: number;
-}
-
-/** The `resent` the store keeps on a tool result (absent, or never re-sent: null). */
-export function resentOf(result: object | null): Resent | null {
-  const r = (result as { resent?: Partial<Resent> | null } | null)?.resent;
-  if (!r || !r.times || r.times <= 0) return null;
-  return { times: r.times, tokens: Math.max(0, r.tokens ?? 0) };
 }
 
 /** "This result was sent 3 more times, ≈ 1.2K tokens." */

@@ -8,7 +8,7 @@ import { ipcError } from './errors';
 import { ANSWER, SCENARIOS, toStored, type Scenario } from './golden';
 import type { FakeConversation, FakeState } from './state';
 import { shortTitle } from './util';
-import { seededRequests } from './usage';
+import { recordSeeded } from './usage';
 
 /** A seeded conversation to look at Markdown, code and math without sending anything. */
 const MARKDOWN_SAMPLE =
@@ -54,15 +54,9 @@ export function seedConversations(st: FakeState): void {
       updatedAt: at,
       toolCalls: s.stored.toolCalls.map((c) => ({ ...structuredClone(c), callId: id('call') })),
     };
-    // What the service keeps per request; a result re-sent by the requests after its own.
-    const requests = seededRequests(m);
-    for (const c of m.toolCalls) {
-      const times = requests.filter((r) => r.request > c.iteration).length;
-      if (c.result && times > 0) Object.assign(c.result, { resent: { times, tokens: times * Math.ceil(c.result.output.length / 4) } });
-    }
-    if (requests.length === 0) return m;
-    const cachedTokens = requests.reduce((a, r) => a + r.usage.cachedTokens, 0);
-    return { ...m, usage: { ...m.usage, cachedTokens }, requests } as StoredMessage;
+    // What the service keeps per request (its own table), made up from the answer's total.
+    m.usage.cachedTokens = recordSeeded(st, m);
+    return m;
   };
   SCENARIOS.forEach((s, i) => {
     const at = now - (i * i + 1) * 5 * hour;

@@ -1,16 +1,17 @@
 /**
- * Spend in the fake: a small price table (the catalogue's prices for the fake's models; local
- * servers free; anything else unknown), the per-request cost a replayed `usage` event carries, a
- * conversation's total, and the per-day report, which is the fake's conversations plus 90 days of
- * made-up but plausible history (deterministic, so screenshots and tests see the same chart).
+ * Spend in the fake, as the service's usage commands give it: a ledger of request rows per
+ * answer (what a replayed turn's usage events reported; for a seeded answer, plausible rows made
+ * from its total and priced from a small price table: local servers free, an unknown model
+ * unpriced), and from it `message_usage`, `conversation_usage` and `usage_report` (the fake's
+ * answers plus 90 days of made-up, deterministic history, so screenshots and tests see the same chart).
  */
 import type { StoredMessage, Usage } from '../bindings';
-import { fromStored, messageSpend } from '../../model/message';
-import { addUsage, ZERO_SPEND, type RequestSpend, type SpendTotal } from '../../model/spend';
-import type { UsageBackend, UsageGroup, UsageReport, UsageRow, UsageTotals } from '../usage';
+import type { MessageModel } from '../../model/message';
+import type { ConversationUsage, MessageUsage, RequestUsage, UsageBackend, UsageGrouping, UsageReport, UsageTotals } from '../usage';
+import { ZERO_TOTALS } from '../usage';
 import type { FakeState } from './state';
 
-/** USD per million tokens: input, output, cached read. */
+/** USD per million tokens. */
 type Price = { input: number; output: number; cached?: number; cacheWrite?: number };
 
 const PRICES: Record<string, Price> = {
@@ -31,45 +32,94 @@ export function fakeCost(provider: string | null, model: string | null, u: Usage
   return cost / 1_000_000;
 }
 
+/** Each fake's request rows, by answer id. */
+const ledgers = new WeakMap<FakeState, Map<string, RequestUsage[]>>();
+function ledger(st: FakeState): Map<string, RequestUsage[]> {
+  let l = ledgers.get(st);
+  if (!l) ledgers.set(st, (l = new Map()));
+  return l;
+}
+
+/** Keeps what a streaming answer's events reported (its requests and its sub-agent runs'). */
+export function recordLive(st: FakeState, messageId: string, m: MessageModel, at: number): void {
+  const rows: RequestUsage[] = [];
+  const walk = (x: MessageModel, path: string, callId: string | null, agent: string | null) => {
+    for (const r of x.requests) {
+      rows.push({ request: r.request, callId, agent, runPath: path, decided: [...r.toolCalls], profile: r.provider, api: 'openai', model: r.model, usage: { ...r.usage }, costUsd: r.costUsd, estimated: r.estimated, createdAt: at });
+    }
+    for (const c of x.toolCalls) {
+      for (const run of c.runs) walk(run.model, path ? `${path}/${c.id}/${run.instance}` : `${c.id}/${run.instance}`, callId ?? c.id, run.instance.replace(/\[\d+\]$/, ''));
+    }
+  };
+  walk(m, '', null, null);
+  if (rows.length > 0) ledger(st).set(messageId, rows);
+}
+
 /**
- * Request rows for a seeded (golden) answer, which has only its total: one request per
- * iteration that decided calls and one that answered, the input growing as history does.
+ * Request rows for a seeded (golden) answer, which has only its total: one request per iteration
+ * that decided calls and one that answered, the input growing as history does, a later request
+ * reading the earlier prefix from the cache. Returns the cached tokens of its rows (the answer's own count).
  */
-export function seededRequests(m: StoredMessage): RequestSpend[] {
-  if (m.role !== 'assistant' || m.usage.promptTokens + m.usage.completionTokens === 0) return [];
+export function recordSeeded(st: FakeState, m: StoredMessage): number {
+  if (m.role !== 'assistant' || m.usage.promptTokens + m.usage.completionTokens === 0) return m.usage.cachedTokens;
   const n = Math.max(1, ...m.toolCalls.map((c) => c.iteration + 1));
   const weights = Array.from({ length: n }, (_, i) => 1 + i * 0.35);
   const sum = weights.reduce((a, b) => a + b, 0);
   let inLeft = m.usage.promptTokens;
   let outLeft = m.usage.completionTokens;
-  return weights.map((w, i) => {
+  const rows = weights.map((w, i): RequestUsage => {
     const last = i === n - 1;
     const promptTokens = last ? inLeft : Math.round((m.usage.promptTokens * w) / sum);
     const completionTokens = last ? outLeft : Math.round((m.usage.completionTokens * w) / sum);
-    // A later request reads the earlier prefix from the cache.
-    const cachedTokens = i === 0 ? 0 : Math.round(promptTokens * 0.6);
     inLeft -= promptTokens;
     outLeft -= completionTokens;
-    const usage = { promptTokens, completionTokens, reasoningTokens: 0, cachedTokens, cacheWriteTokens: 0 };
+    const usage = { promptTokens, completionTokens, reasoningTokens: 0, cachedTokens: i === 0 ? 0 : Math.round(promptTokens * 0.6), cacheWriteTokens: 0 };
     return {
       request: i + 1,
-      provider: m.provider,
+      callId: null,
+      agent: null,
+      runPath: '',
+      decided: m.toolCalls.filter((c) => c.iteration === i + 1).map((c) => c.callId),
+      profile: m.provider,
+      api: 'openai',
       model: m.model,
       usage,
       costUsd: fakeCost(m.provider, m.model, usage),
       estimated: false,
-      toolCalls: m.toolCalls.filter((c) => c.iteration === i + 1).map((c) => c.callId),
+      createdAt: m.createdAt,
     };
   });
+  ledger(st).set(m.id, rows);
+  return rows.reduce((a, r) => a + r.usage.cachedTokens, 0);
 }
 
-function totalsOf(t: SpendTotal): UsageTotals {
-  return { usage: t.usage, costUsd: t.costUsd, requests: t.requests, unpricedRequests: t.unpriced, estimated: t.estimated };
+function totalsOf(rows: readonly RequestUsage[]): UsageTotals {
+  const t = { ...ZERO_TOTALS };
+  for (const r of rows) {
+    t.requests += 1;
+    t.promptTokens += r.usage.promptTokens;
+    t.completionTokens += r.usage.completionTokens;
+    t.reasoningTokens += r.usage.reasoningTokens;
+    t.cachedTokens += r.usage.cachedTokens;
+    t.cacheWriteTokens += r.usage.cacheWriteTokens ?? 0;
+    if (r.costUsd === null) t.unpricedRequests += 1;
+    else t.costUsd += r.costUsd;
+    if (r.estimated) t.estimatedRequests += 1;
+  }
+  return t;
 }
 
-function localDay(ms: number): string {
-  const d = new Date(ms);
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+function messageOf(st: FakeState, id: string): StoredMessage | undefined {
+  for (const c of st.conversations.values()) {
+    const m = c.messages.find((x) => x.id === id);
+    if (m) return m;
+  }
+  return undefined;
+}
+
+/** A day of the person's calendar: YYYY-MM-DD at `offset` minutes from UTC. */
+function dayAt(ms: number, offsetMinutes: number): string {
+  return new Date(ms + offsetMinutes * 60_000).toISOString().slice(0, 10);
 }
 
 /** A small deterministic generator (mulberry32), so the made-up history is the same every time. */
@@ -94,67 +144,96 @@ const HISTORY: { profile: string; model: string; agent: string; weight: number; 
   { profile: 'work-proxy', model: 'house-model-v2', agent: '', weight: 0.12, input: 4_000, output: 400 },
 ];
 
-function keyOf(group: UsageGroup, profile: string, model: string, agent: string): string {
-  return group === 'model' ? model : group === 'profile' ? profile : agent;
-}
+type Row = { profile: string | null; model: string | null; agent: string | null; conversation: string; usage: RequestUsage['usage']; costUsd: number | null; estimated: boolean; at: number };
 
-function add(rows: Map<string, UsageRow>, day: string, key: string, usage: Usage, cost: number | null) {
-  const k = `${day}\u0000${key}`;
-  const row = rows.get(k) ?? { day, key, usage: { ...ZERO_SPEND.usage }, costUsd: 0, requests: 0, unpricedRequests: 0 };
-  row.usage = addUsage(row.usage, usage);
-  row.costUsd += cost ?? 0;
-  row.requests += 1;
-  if (cost === null) row.unpricedRequests += 1;
-  rows.set(k, row);
+function keyOf(g: UsageGrouping, r: Row, offset: number): string {
+  switch (g) {
+    case 'day':
+      return dayAt(r.at, offset);
+    case 'model':
+      return r.model ?? '';
+    case 'profile':
+      return r.profile ?? '';
+    case 'agent':
+      return r.agent ?? '';
+    case 'conversation':
+      return r.conversation;
+  }
 }
 
 export function usageCommands(st: FakeState): UsageBackend {
   return {
-    async conversationUsage(conversationId) {
-      const c = st.conversations.get(conversationId);
-      if (!c) return totalsOf(ZERO_SPEND);
-      let t: SpendTotal = ZERO_SPEND;
-      for (const m of c.messages) {
-        if (m.role !== 'assistant') continue;
-        const s = messageSpend(fromStored(m)).total;
-        t = { usage: addUsage(t.usage, s.usage), costUsd: t.costUsd + s.costUsd, requests: t.requests + s.requests, unpriced: t.unpriced + s.unpriced, estimated: t.estimated || s.estimated };
-      }
-      return totalsOf(t);
+    async messageUsage(messageId): Promise<MessageUsage> {
+      const rows = ledger(st).get(messageId) ?? [];
+      const paths = [...new Set(rows.map((r) => r.runPath).filter((p) => p !== ''))];
+      const m = messageOf(st, messageId);
+      const own = rows.filter((r) => r.runPath === '');
+      const resends = (m?.toolCalls ?? []).flatMap((c) => {
+        const times = own.filter((r) => r.request > c.iteration).length;
+        return c.result && times > 0 ? [{ callId: c.callId, name: c.name, resentTimes: times, approxTokens: times * Math.ceil(c.result.output.length / 4) }] : [];
+      });
+      return {
+        messageId,
+        total: totalsOf(rows),
+        requests: rows.map((r) => structuredClone(r)),
+        runs: paths.map((p) => {
+          const under = rows.filter((r) => r.runPath === p || r.runPath.startsWith(`${p}/`));
+          return { callId: under[0]?.callId ?? '', runPath: p, agent: under[0]?.agent ?? null, total: totalsOf(under) };
+        }),
+        resends,
+      };
     },
-    async usageReport(fromDay, toDay, groupBy) {
-      const rows = new Map<string, UsageRow>();
+    async conversationUsage(conversationId): Promise<ConversationUsage> {
+      const c = st.conversations.get(conversationId);
+      const messages = (c?.messages ?? []).filter((m) => m.role === 'assistant' && ledger(st).has(m.id)).map((m) => ({ messageId: m.id, total: totalsOf(ledger(st).get(m.id) ?? []) }));
+      return { total: totalsOf(messages.flatMap((m) => ledger(st).get(m.messageId) ?? [])), messages };
+    },
+    async usageReport(query): Promise<UsageReport> {
+      const offset = query.utcOffsetMinutes ?? 0;
       const now = Date.now();
+      const since = query.since ?? now - 90 * 86_400_000;
+      const until = query.until ?? now + 86_400_000;
+      const rows: Row[] = [];
       // The made-up history: weekdays busier than weekends, a slow rise over the quarter.
       for (let back = 90; back >= 1; back--) {
         const at = now - back * 86_400_000;
-        const day = localDay(at);
-        if (day < fromDay || day > toDay) continue;
+        if (at < since || at >= until) continue;
         const r = rng(back * 7919);
         const weekday = new Date(at).getDay() % 6 !== 0;
         for (const h of HISTORY) {
           const n = Math.floor(r() * (weekday ? 9 : 3) * h.weight * (1 + (90 - back) / 120));
           for (let i = 0; i < n; i++) {
-            const usage = { promptTokens: Math.round(h.input * (0.4 + r())), completionTokens: Math.round(h.output * (0.4 + r())), reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 };
-            usage.cachedTokens = Math.round(usage.promptTokens * 0.5 * r());
-            add(rows, day, keyOf(groupBy, h.profile, h.model, h.agent), usage, fakeCost(h.profile, h.model, usage));
+            const promptTokens = Math.round(h.input * (0.4 + r()));
+            const usage = { promptTokens, completionTokens: Math.round(h.output * (0.4 + r())), reasoningTokens: 0, cachedTokens: Math.round(promptTokens * 0.5 * r()), cacheWriteTokens: 0 };
+            rows.push({ profile: h.profile, model: h.model, agent: h.agent || null, conversation: '', usage, costUsd: fakeCost(h.profile, h.model, usage), estimated: false, at });
           }
         }
       }
-      // The fake's own conversations, on the days their answers were written.
+      // The fake's own answers, when they were written.
       for (const c of st.conversations.values()) {
         for (const m of c.messages) {
-          const day = localDay(m.createdAt);
-          if (m.role !== 'assistant' || day < fromDay || day > toDay) continue;
-          const model = fromStored(m);
-          const each = (mm: typeof model, agent: string) => {
-            for (const r of mm.requests) add(rows, day, keyOf(groupBy, r.provider ?? '', r.model ?? '', agent), r.usage, r.costUsd);
-          };
-          each(model, c.agent ?? '');
-          for (const call of model.toolCalls) for (const run of call.runs) each(run.model, run.instance.replace(/\[\d+\]$/, ''));
+          for (const r of ledger(st).get(m.id) ?? []) {
+            if (r.createdAt < since || r.createdAt >= until) continue;
+            rows.push({ profile: r.profile, model: r.model, agent: r.agent ?? c.agent ?? null, conversation: c.summary.id, usage: r.usage, costUsd: r.costUsd, estimated: r.estimated, at: r.createdAt });
+          }
         }
       }
-      const report: UsageReport = { rows: [...rows.values()].sort((a, b) => a.day.localeCompare(b.day) || a.key.localeCompare(b.key)) };
-      return report;
+      const groups = new Map<string, { key: string; sub: string | null; rows: RequestUsage[] }>();
+      for (const r of rows) {
+        const key = keyOf(query.by, r, offset);
+        const sub = query.split ? keyOf(query.split, r, offset) : null;
+        const k = `${key}\u0000${sub ?? ''}`;
+        const g = groups.get(k) ?? { key, sub, rows: [] };
+        g.rows.push({ request: 1, callId: null, agent: r.agent, runPath: '', decided: [], profile: r.profile, api: null, model: r.model, usage: r.usage, costUsd: r.costUsd, estimated: r.estimated, createdAt: r.at });
+        groups.set(k, g);
+      }
+      const list = [...groups.values()].sort((a, b) => a.key.localeCompare(b.key) || (a.sub ?? '').localeCompare(b.sub ?? ''));
+      return {
+        by: query.by,
+        split: query.split ?? null,
+        groups: list.map((g) => ({ key: g.key, label: g.key, sub: g.sub, total: totalsOf(g.rows) })),
+        total: totalsOf(list.flatMap((g) => g.rows)),
+      };
     },
   };
 }
