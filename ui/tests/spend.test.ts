@@ -29,7 +29,10 @@ describe('how spend reads', () => {
     expect(formatUsd(0)).toBe('$0');
     expect(formatUsd(0.0041)).toBe('$0.0041');
     expect(formatUsd(0.00413)).toBe('$0.0041');
-    expect(formatUsd(0.00005)).toBe('<$0.0001');
+    expect(formatUsd(0.00005)).toBe('$0.00005');
+    expect(formatUsd(0.0000456)).toBe('$0.000046');
+    expect(formatUsd(0.0000004)).toBe('<$0.000001');
+    expect(formatUsd(0.0099)).toBe('$0.0099');
     expect(formatUsd(0.012)).toBe('$0.01');
     expect(formatUsd(0.5)).toBe('$0.50');
     expect(formatUsd(12.345)).toBe('$12.35');

@@ -15,16 +15,17 @@ export function formatTokens(n: number): string {
 }
 
 /**
- * USD: two significant digits under a cent ($0.0041), cents from a cent ($0.12, $3.40), whole
- * dollars with separators from $1,000; "<$0.0001" for a positive amount too small to show; "$0" for zero.
+ * USD: two significant digits under a cent ($0.0041, $0.000045), cents from a cent ($0.12, $3.40),
+ * whole dollars with separators from $1,000; "<$0.000001" for a positive amount too small to show;
+ * "$0" for zero.
  */
 export function formatUsd(usd: number): string {
   if (!Number.isFinite(usd)) return '—';
   if (usd === 0) return '$0';
   const a = Math.abs(usd);
   const sign = usd < 0 ? '-' : '';
-  if (a < 0.0001) return `${sign}<$0.0001`;
-  if (a < 0.01) return `${sign}$${a.toPrecision(2).replace(/0+$/, '')}`;
+  if (a < 0.000001) return `${sign}<$0.000001`;
+  if (a < 0.01) return `${sign}$${Number(a.toPrecision(2)).toFixed(Math.min(8, 1 - Math.floor(Math.log10(a)))).replace(/0+$/, '')}`;
   if (a < 1000) return `${sign}$${a.toFixed(2)}`;
   return `${sign}$${whole.format(Math.round(a))}`;
 }
