@@ -76,6 +76,9 @@ pub struct TurnOptions {
     /// What the context already holds (untrusted results of earlier turns, or the calling
     /// turn's for a sub-agent) and the destinations the person has used.
     pub exposure: Exposure,
+    /// The model's prices, for what each request cost: `None` when unknown (costs are then
+    /// reported unknown, never 0), zero for a free local server.
+    pub prices: Option<crate::spend::Prices>,
 }
 
 impl Default for TurnOptions {
@@ -91,6 +94,7 @@ impl Default for TurnOptions {
             tools_unsupported: None,
             unavailable: Vec::new(),
             exposure: Exposure::default(),
+            prices: None,
         }
     }
 }

@@ -227,12 +227,31 @@ pub enum ChatEvent {
         /// The data, tagged with the API and endpoint that made it.
         state: crate::types::ProviderState,
     },
-    /// Usage after an iteration.
+    /// What one request (model call) of the turn used and cost, right after it ended; or, with
+    /// `agentCall`, what a sub-agent call spent (its own requests arrive nested in that call's
+    /// `toolProgress`, each as a `usage` event of the child's turn).
     Usage {
-        /// This iteration's usage.
+        /// This request's usage (with `agentCall`: the sub-agent run's, its children included).
         usage: Usage,
-        /// Sum over the turn so far.
+        /// Sum over the turn so far, sub-agent runs included.
         total: Usage,
+        /// 1-based number of the request within the turn: the `iteration` of the tool calls it
+        /// decided (with `agentCall`: of the request that decided that call).
+        #[serde(default)]
+        request: u32,
+        /// What it cost in US dollars at the model's prices; `null`: the price is unknown (never
+        /// taken for free). A local server's requests cost 0.
+        #[serde(default)]
+        cost_usd: Option<f64>,
+        /// The provider reported no usage (or numbers that cannot be true): these are estimated
+        /// from what was sent and received.
+        #[serde(default)]
+        estimated: bool,
+        /// Set when this is the total of a sub-agent call (its id) rather than a request of
+        /// this turn; it counts in `total`, and its requests are stored from the nested events.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        agent_call: Option<String>,
     },
     /// Something the person should know that is not an error.
     Notice {

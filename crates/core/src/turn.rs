@@ -233,6 +233,7 @@ impl<'a> Driver<'a> {
             inner: Arc::clone(&self.sink),
             chars: AtomicUsize::new(0),
             usage: std::sync::Mutex::new(Usage::default()),
+            cost: std::sync::Mutex::new((0.0, false)),
         });
         let redact = self.engine.redact.clone();
         let ctx = ToolContext {
@@ -276,8 +277,8 @@ impl<'a> Driver<'a> {
             let duration_ms = started.elapsed().as_millis() as u64;
             debug!(ok = matches!(end, ToolEnd::Returned(Ok(_))), duration_ms, "tool finished");
             let answer_chars = counter.chars.load(Ordering::Relaxed);
-            let usage = *counter.usage.lock().unwrap_or_else(|p| p.into_inner());
-            Input::ToolFinished(ToolFinished { index, end, duration_ms, answer_chars, usage })
+            let (usage, cost_usd) = counter.spent();
+            Input::ToolFinished(ToolFinished { index, end, duration_ms, answer_chars, usage, cost_usd })
         }
         .instrument(span)
         .boxed()
@@ -286,11 +287,23 @@ impl<'a> Driver<'a> {
 
 /// Forwards a tool's events, counting the answer text a control-taking tool streams and the
 /// usage of the sub-agent turns it ran: each child's `done`, nested directly under this call,
-/// carries its whole turn's usage (its own children included).
+/// carries its whole turn's usage (its own children included), and the child's `usage` events
+/// nested directly under it its costs (its requests', and its own agent calls' totals).
 struct ToolEvents {
     inner: Arc<dyn EventSink>,
     chars: AtomicUsize,
     usage: std::sync::Mutex<Usage>,
+    /// Dollars spent by the children so far, and whether any of it is of unknown price.
+    cost: std::sync::Mutex<(f64, bool)>,
+}
+
+impl ToolEvents {
+    /// The children's usage, and their cost (`None` when any part of it is unknown).
+    fn spent(&self) -> (Usage, Option<f64>) {
+        let usage = *self.usage.lock().unwrap_or_else(|p| p.into_inner());
+        let (cost, unknown) = *self.cost.lock().unwrap_or_else(|p| p.into_inner());
+        (usage, (!unknown).then_some(cost))
+    }
 }
 
 impl EventSink for ToolEvents {
@@ -299,11 +312,17 @@ impl EventSink for ToolEvents {
             ChatEvent::TextDelta { text } => {
                 self.chars.fetch_add(char_len(text), Ordering::Relaxed);
             }
-            ChatEvent::ToolProgress { event: Some(nested), .. } => {
-                if let ChatEvent::Done { usage, .. } = nested.as_ref() {
-                    self.usage.lock().unwrap_or_else(|p| p.into_inner()).add(usage);
+            ChatEvent::ToolProgress { event: Some(nested), .. } => match nested.as_ref() {
+                ChatEvent::Done { usage, .. } => self.usage.lock().unwrap_or_else(|p| p.into_inner()).add(usage),
+                ChatEvent::Usage { cost_usd, .. } => {
+                    let mut cost = self.cost.lock().unwrap_or_else(|p| p.into_inner());
+                    match cost_usd {
+                        Some(c) => cost.0 += c,
+                        None => cost.1 = true,
+                    }
                 }
-            }
+                _ => {}
+            },
             _ => {}
         }
         self.inner.emit(event);

@@ -187,6 +187,7 @@ fn forced_tools_keep_precedence_and_a_forced_request_offers_no_search() {
         duration_ms: 1,
         answer_chars: 0,
         usage: Usage::default(),
+        cost_usd: None,
     };
     let out = step(&mut m, Input::ToolFinished(done));
     let second = request(&out);

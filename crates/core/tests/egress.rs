@@ -87,7 +87,14 @@ fn returned(m: &mut Machine<'_>, index: usize, output: ToolOutput) -> Vec<Effect
     let end = ToolEnd::Returned(Ok(output));
     step(
         m,
-        Input::ToolFinished(ToolFinished { index, end, duration_ms: 1, answer_chars: 0, usage: Default::default() }),
+        Input::ToolFinished(ToolFinished {
+            index,
+            end,
+            duration_ms: 1,
+            answer_chars: 0,
+            usage: Default::default(),
+            cost_usd: None,
+        }),
     )
 }
 

@@ -11,6 +11,7 @@ use switchboard_core::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, ChatEvent, EngineConfig, ErrorKind, FinishReason,
     GenerationOptions, Message, NoticeKind, ProviderError, ProviderEvent, ProviderState, Tool, ToolCall, ToolContext,
     ToolDef, ToolError, ToolOutput, ToolRegistry, ToolSource, ToolStatus, TurnInput, TurnOptions, TurnOutcome, Usage,
+    spend::Prices,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -83,9 +84,45 @@ const USAGE: Usage =
     Usage { prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 0, cached_tokens: 0, cache_write_tokens: 0 };
 
 fn step(m: &mut Machine<'_>, input: Input) -> Vec<Effect> {
+    if matches!(input, Input::Start) {
+        ESTIMATED.with(|e| e.set(Usage::default()));
+    }
     let mut out = Vec::new();
     m.handle(input, &mut out);
-    out
+    without_estimates(out)
+}
+
+thread_local! {
+    /// What the machine estimated so far in this test's turn (see [`without_estimates`]).
+    static ESTIMATED: std::cell::Cell<Usage> = std::cell::Cell::new(Usage::default());
+}
+
+/// These tests script responses without usage, which the machine estimates (a request that was
+/// answered always counts): the estimates are left out here, and out of every total, so each
+/// test states only what the provider reported. `estimated_usage_*` test the estimates.
+fn without_estimates(out: Vec<Effect>) -> Vec<Effect> {
+    let minus = |u: &mut Usage, e: Usage| {
+        u.prompt_tokens -= e.prompt_tokens;
+        u.completion_tokens -= e.completion_tokens;
+        u.reasoning_tokens -= e.reasoning_tokens;
+    };
+    out.into_iter()
+        .filter_map(|mut effect| {
+            let estimated = ESTIMATED.with(std::cell::Cell::get);
+            match &mut effect {
+                Effect::Emit(ChatEvent::Usage { estimated: true, usage, .. }) => {
+                    let mut sum = estimated;
+                    sum.add(usage);
+                    ESTIMATED.with(|e| e.set(sum));
+                    return None;
+                }
+                Effect::Emit(ChatEvent::Usage { total: usage, .. } | ChatEvent::Done { usage, .. })
+                | Effect::Finish(TurnOutcome { usage, .. }) => minus(usage, estimated),
+                _ => {}
+            }
+            Some(effect)
+        })
+        .collect()
 }
 
 /// Starts the turn and drops the `started` and first-request effects.
@@ -133,7 +170,14 @@ fn ok(index: usize, output: &str) -> Input {
 }
 
 fn finished(index: usize, end: ToolEnd, answer_chars: usize) -> Input {
-    Input::ToolFinished(ToolFinished { index, end, duration_ms: 7, answer_chars, usage: Default::default() })
+    Input::ToolFinished(ToolFinished {
+        index,
+        end,
+        duration_ms: 7,
+        answer_chars,
+        usage: Default::default(),
+        cost_usd: None,
+    })
 }
 
 fn emit(event: ChatEvent) -> Effect {
@@ -254,7 +298,14 @@ fn text_then_finish_ends_with_done_stop() {
     let mut m = started(&config, &registry, TurnOptions::default());
     assert_eq!(step(&mut m, text("Hel")), [emit(ChatEvent::TextDelta { text: "Hel".into() })]);
     assert_eq!(step(&mut m, usage()), []);
-    let mut expected = vec![emit(ChatEvent::Usage { usage: USAGE, total: USAGE })];
+    let mut expected = vec![emit(ChatEvent::Usage {
+        usage: USAGE,
+        total: USAGE,
+        request: 1,
+        cost_usd: None,
+        estimated: false,
+        agent_call: None,
+    })];
     expected.extend(done(FinishReason::Stop, USAGE, 0));
     assert_eq!(step(&mut m, finish(StopReason::Stop)), expected);
     assert_eq!(m.phase(), Phase::Finished);
@@ -821,7 +872,14 @@ fn cancel_mid_response_answers_received_calls_and_keeps_usage() {
     step(&mut m, usage());
     step(&mut m, tool_call("e", "echo", "{}", 0));
     let mut expected = vec![
-        emit(ChatEvent::Usage { usage: USAGE, total: USAGE }),
+        emit(ChatEvent::Usage {
+            usage: USAGE,
+            total: USAGE,
+            request: 1,
+            cost_usd: None,
+            estimated: false,
+            agent_call: None,
+        }),
         result("e", ToolStatus::Cancelled, "Stopped by the user before the tool ran.", 0),
     ];
     expected.extend(done(FinishReason::Cancelled, USAGE, 1));
@@ -899,7 +957,14 @@ fn usage_is_summed_and_history_grows_per_iteration() {
     step(&mut m, usage());
     let out = step(&mut m, finish(StopReason::Stop));
     let total = Usage { prompt_tokens: 20, completion_tokens: 10, ..Usage::default() };
-    let mut expected = vec![emit(ChatEvent::Usage { usage: USAGE, total })];
+    let mut expected = vec![emit(ChatEvent::Usage {
+        usage: USAGE,
+        total,
+        request: 2,
+        cost_usd: None,
+        estimated: false,
+        agent_call: None,
+    })];
     expected.extend(done(FinishReason::Stop, total, 1));
     assert_eq!(out, expected);
 }
@@ -1076,4 +1141,134 @@ fn a_filtered_answer_ends_as_content_filter_and_says_why() {
                 .any(|e| matches!(e, Effect::Emit(ChatEvent::Done { finish_reason: FinishReason::ContentFilter, .. })))
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What each request used and cost
+// ---------------------------------------------------------------------------------------------
+
+/// Handles `input` keeping every effect, the estimates included.
+fn raw_step(m: &mut Machine<'_>, input: Input) -> Vec<Effect> {
+    let mut out = Vec::new();
+    m.handle(input, &mut out);
+    out
+}
+
+fn usage_events(out: &[Effect]) -> Vec<ChatEvent> {
+    out.iter()
+        .filter_map(|e| match e {
+            Effect::Emit(event @ ChatEvent::Usage { .. }) => Some(event.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The request the machine sent last, from the start effects.
+fn sent_chars(out: &[Effect]) -> usize {
+    out.iter()
+        .find_map(|e| match e {
+            Effect::StartRequest { request, .. } => Some(switchboard_core::machine::spend::request_chars(request)),
+            _ => None,
+        })
+        .expect("a request was sent")
+}
+
+#[test]
+fn each_request_is_priced_per_kind_of_token() {
+    let (config, registry) = (config(), registry());
+    let prices = Prices { input: 2.0, output: 10.0, cached_read: Some(0.5), cache_write: None, reasoning: Some(20.0) };
+    let mut m = Machine::new(&config, &registry, input(TurnOptions { prices: Some(prices), ..TurnOptions::default() }));
+    raw_step(&mut m, Input::Start);
+    let reported = Usage {
+        prompt_tokens: 1000,
+        completion_tokens: 300,
+        reasoning_tokens: 100,
+        cached_tokens: 400,
+        cache_write_tokens: 0,
+    };
+    raw_step(&mut m, Input::Stream(Ok(ProviderEvent::Usage(reported))));
+    let out = raw_step(&mut m, finish(StopReason::Stop));
+    // 600 plain at $2, 400 cached at $0.5, 200 output at $10, 100 reasoning at $20, per million.
+    let cost = (600.0 * 2.0 + 400.0 * 0.5 + 200.0 * 10.0 + 100.0 * 20.0) / 1e6;
+    let events = usage_events(&out);
+    let [ChatEvent::Usage { usage, total, request: 1, cost_usd: Some(c), estimated: false, agent_call: None }] =
+        events.as_slice()
+    else {
+        panic!("{out:#?}")
+    };
+    assert_eq!((*usage, *total), (reported, reported));
+    assert!((c - cost).abs() < 1e-12, "{c} != {cost}");
+}
+
+#[test]
+fn estimated_usage_when_the_provider_reports_none_and_unknown_prices_stay_unknown() {
+    let (config, registry) = (config(), registry());
+    let mut m = Machine::new(&config, &registry, input(TurnOptions::default()));
+    let start = raw_step(&mut m, Input::Start);
+    let sent = sent_chars(&start);
+    raw_step(&mut m, text("Twelve chars"));
+    let out = raw_step(&mut m, finish(StopReason::Stop));
+    let expected = Usage { prompt_tokens: sent.div_ceil(4) as u64, completion_tokens: 3, ..Usage::default() };
+    assert_eq!(
+        usage_events(&out),
+        [ChatEvent::Usage {
+            usage: expected,
+            total: expected,
+            request: 1,
+            cost_usd: None,
+            estimated: true,
+            agent_call: None
+        }]
+    );
+    assert!(
+        out.iter().any(|e| matches!(e, Effect::Emit(ChatEvent::Done { usage, .. }) if *usage == expected)),
+        "the estimate counts in the turn's total"
+    );
+}
+
+#[test]
+fn estimated_usage_replaces_numbers_that_cannot_be_true() {
+    for absurd in [
+        Usage { prompt_tokens: 20_000_000, completion_tokens: 5, ..Usage::default() },
+        Usage { prompt_tokens: 10, completion_tokens: 5, cached_tokens: 11, ..Usage::default() },
+        Usage { prompt_tokens: 10, completion_tokens: 5, reasoning_tokens: 6, ..Usage::default() },
+    ] {
+        let (config, registry) = (config(), registry());
+        let mut m = Machine::new(
+            &config,
+            &registry,
+            input(TurnOptions { prices: Some(Prices::default()), ..TurnOptions::default() }),
+        );
+        let sent = sent_chars(&raw_step(&mut m, Input::Start));
+        raw_step(&mut m, Input::Stream(Ok(ProviderEvent::Usage(absurd))));
+        let out = raw_step(&mut m, finish(StopReason::Stop));
+        let expected = Usage { prompt_tokens: sent.div_ceil(4) as u64, ..Usage::default() };
+        assert_eq!(
+            usage_events(&out),
+            [ChatEvent::Usage {
+                usage: expected,
+                total: expected,
+                request: 1,
+                cost_usd: Some(0.0),
+                estimated: true,
+                agent_call: None
+            }],
+            "{absurd:?}; a free server's request costs 0"
+        );
+    }
+}
+
+#[test]
+fn estimated_usage_only_for_a_request_that_was_answered() {
+    let (config, registry) = (config(), registry());
+    // Stopped before any output: nothing was billed, nothing is counted.
+    let mut m = Machine::new(&config, &registry, input(TurnOptions::default()));
+    raw_step(&mut m, Input::Start);
+    assert_eq!(usage_events(&raw_step(&mut m, Input::Cancel)), []);
+    // Stopped after output began: the request counts, estimated.
+    let mut m = Machine::new(&config, &registry, input(TurnOptions::default()));
+    raw_step(&mut m, Input::Start);
+    raw_step(&mut m, text("partial"));
+    let out = raw_step(&mut m, Input::Cancel);
+    assert!(matches!(usage_events(&out).as_slice(), [ChatEvent::Usage { estimated: true, .. }]), "{out:#?}");
 }

@@ -44,7 +44,14 @@ async fn plain_text_turn_emits_started_deltas_usage_and_done_stop() {
             },
             ChatEvent::TextDelta { text: "Hel".into() },
             ChatEvent::TextDelta { text: "lo 👋".into() },
-            ChatEvent::Usage { usage: USAGE, total: USAGE },
+            ChatEvent::Usage {
+                usage: USAGE,
+                total: USAGE,
+                request: 1,
+                cost_usd: None,
+                estimated: false,
+                agent_call: None
+            },
             ChatEvent::Done { finish_reason: FinishReason::Stop, usage: USAGE, tool_calls_made: 0 },
         ]
     );
@@ -765,7 +772,7 @@ async fn usage_is_summed_over_iterations_and_tool_calls_are_counted() {
         .events
         .iter()
         .filter_map(|e| match e {
-            ChatEvent::Usage { usage, total } => Some((*usage, *total)),
+            ChatEvent::Usage { usage, total, .. } => Some((*usage, *total)),
             _ => None,
         })
         .collect();

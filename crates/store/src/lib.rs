@@ -31,3 +31,7 @@ pub use store::{
     MessageRecord, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind, Store, ToolCallRecord,
     ToolResultRecord, check_record, title_from,
 };
+pub use store::{
+    ConversationUsage, MessageSpend, MessageUsage, RequestUsage, ResultResend, RunUsage, UsageGroup, UsageGrouping,
+    UsageQuery, UsageReport, UsageTotals,
+};

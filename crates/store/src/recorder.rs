@@ -7,6 +7,11 @@
 //! call (its nested events) is kept per call, runs of text merged, and written at the same
 //! checkpoints and with the call's result, up to [`NESTED_MAX_BYTES`].
 //!
+//! Each request's `usage` event, the answer's own or a sub-agent's (nested at any depth), is
+//! written at once as a row of `usage_requests` (see `store::usage`), with the profile and model
+//! of its run (from that run's `started`) and the tool calls it decided (the run's calls since
+//! its previous request): a turn that fails or is stopped keeps every request it made.
+//!
 //! [`Store::recorder`] is defined here, next to what it returns: the recorder builds on the
 //! store, and the store never imports its recorder.
 
@@ -103,7 +108,44 @@ struct State {
     /// Each iteration's provider state; rewritten whole, like the notices.
     provider_states: Vec<(u32, ProviderState)>,
     nested: HashMap<String, NestedLog>,
+    /// Per run ("" the answer's own; "call/Instance[i]" a sub-agent's), who answers it and the
+    /// calls decided since its last request.
+    runs: HashMap<String, Run>,
     error: Option<Error>,
+}
+
+/// A run of the turn, for its requests' rows.
+#[derive(Default)]
+struct Run {
+    profile: String,
+    model: String,
+    decided: Vec<String>,
+}
+
+/// One request, as the recorder writes it.
+struct RequestRow<'a> {
+    run_path: &'a str,
+    request: u32,
+    usage: &'a Usage,
+    cost_usd: Option<f64>,
+    estimated: bool,
+}
+
+/// Where a nested event happened: the answer's call it runs under, the run's path, the
+/// innermost instance, and the event itself.
+fn nested_leaf<'a>(id: &'a str, instance: &'a str, event: &'a ChatEvent) -> (String, &'a str, &'a ChatEvent) {
+    let mut path = format!("{id}/{instance}");
+    let mut instance = instance;
+    let mut event = event;
+    while let ChatEvent::ToolProgress { id, instance: Some(inner), text: None, event: Some(next) } = event {
+        path.push('/');
+        path.push_str(id);
+        path.push('/');
+        path.push_str(inner);
+        instance = inner;
+        event = next;
+    }
+    (path, instance, event)
 }
 
 impl Recorder {
@@ -120,6 +162,7 @@ impl Recorder {
                 notices: Vec::new(),
                 provider_states: Vec::new(),
                 nested: HashMap::new(),
+                runs: HashMap::new(),
                 error: None,
             }),
         }
@@ -317,6 +360,89 @@ impl Recorder {
         )
     }
 
+    /// Writes one request's row; the run's decided calls go with it.
+    fn request(&self, st: &mut State, row: RequestRow<'_>) -> Result<()> {
+        let run = st.runs.remove(row.run_path).unwrap_or_default();
+        let decided = serde_json::to_string(&run.decided)
+            .map_err(|source| Error::Json { what: "decided calls".to_owned(), source })?;
+        let (call_id, agent) = match row.run_path.split_once('/') {
+            Some((call, _)) => {
+                let innermost = row.run_path.rsplit('/').next().unwrap_or_default();
+                (Some(call), Some(crate::store::agent_name(innermost)))
+            }
+            None => (None, None),
+        };
+        let u = row.usage;
+        let n = self
+            .store
+            .conn()
+            .prepare_cached(
+                "INSERT INTO usage_requests (message_id, conversation_id, request, call_id, run_path, agent, decided,
+                                             profile, api, model, prompt_tokens, completion_tokens,
+                                             reasoning_tokens, cached_tokens, cache_write_tokens, cost_usd,
+                                             estimated, created_at)
+                 SELECT m.id, m.conversation_id, ?2, ?3, ?4, coalesce(?5, c.agent), ?6, ?7,
+                        coalesce((SELECT kind FROM providers WHERE name = ?7), ''), ?8, ?9, ?10, ?11, ?12, ?13,
+                        ?14, ?15, ?16
+                 FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE m.id = ?1",
+            )?
+            .execute(rusqlite::params![
+                &self.message_id,
+                row.request,
+                call_id,
+                row.run_path,
+                agent,
+                decided,
+                run.profile,
+                run.model,
+                u.prompt_tokens,
+                u.completion_tokens,
+                u.reasoning_tokens,
+                u.cached_tokens,
+                u.cache_write_tokens,
+                row.cost_usd,
+                row.estimated,
+                now_millis(),
+            ])?;
+        // The run goes on: the next request of it decides its own calls.
+        st.runs.insert(row.run_path.to_owned(), Run { decided: Vec::new(), ..run });
+        if n == 0 {
+            return Err(Error::not_found("message", &self.message_id));
+        }
+        Ok(())
+    }
+
+    /// Keeps what a sub-agent's event says about its run's requests.
+    fn nested_usage(&self, st: &mut State, id: &str, instance: &str, event: &ChatEvent) {
+        let (path, _, leaf) = nested_leaf(id, instance, event);
+        let result = match leaf {
+            ChatEvent::Started { provider, model, .. } => {
+                let run = st.runs.entry(path).or_default();
+                run.profile.clone_from(provider);
+                run.model.clone_from(model);
+                return;
+            }
+            ChatEvent::ToolCall { id, .. } => {
+                st.runs.entry(path).or_default().decided.push(id.clone());
+                return;
+            }
+            ChatEvent::Usage { usage, request, cost_usd, estimated, agent_call: None, .. } => {
+                let row = RequestRow {
+                    run_path: &path,
+                    request: *request,
+                    usage,
+                    cost_usd: *cost_usd,
+                    estimated: *estimated,
+                };
+                self.request(st, row)
+            }
+            _ => return,
+        };
+        if let Err(e) = result {
+            self.fail(st, "sub-agent request usage", e);
+        }
+    }
+
     fn notice(&self, st: &mut State, kind: NoticeKind, message: String) -> Result<()> {
         st.notices.push(StoredNotice { kind, message });
         let json =
@@ -403,6 +529,7 @@ impl EventSink for Recorder {
                 // The text before the call must be durable before the call is: a reloaded card
                 // must never point past the saved text.
                 self.checkpoint(&mut st);
+                st.runs.entry(String::new()).or_default().decided.push(id.clone());
                 ("tool call", self.tool_call(&id, &name, &source, &arguments, text_offset, iteration, index))
             }
             ChatEvent::ToolStarted { id } => ("tool start", self.tool_started(&id)),
@@ -410,7 +537,15 @@ impl EventSink for Recorder {
                 self.write_nested(&mut st, Some(&id));
                 ("tool result", self.tool_result(&id, status, &output, duration_ms, images.as_deref()))
             }
-            ChatEvent::Usage { total, .. } => ("usage", self.usage(&total)),
+            ChatEvent::Usage { usage, total, request, cost_usd, estimated, agent_call } => {
+                if agent_call.is_none() {
+                    let row = RequestRow { run_path: "", request, usage: &usage, cost_usd, estimated };
+                    if let Err(e) = self.request(&mut st, row) {
+                        self.fail(&mut st, "request usage", e);
+                    }
+                }
+                ("usage", self.usage(&total))
+            }
             ChatEvent::Notice { kind, message } => ("notice", self.notice(&mut st, kind, message)),
             ChatEvent::ProviderState { iteration, state } => {
                 ("provider state", self.provider_state(&mut st, iteration, state))
@@ -421,14 +556,19 @@ impl EventSink for Recorder {
                 ("end of the turn", self.done(&mut st, finish_reason, &usage, tool_calls_made))
             }
             ChatEvent::ToolProgress { id, instance: Some(instance), text: None, event: Some(event) } => {
+                self.nested_usage(&mut st, &id, &instance, &event);
                 if !matches!(*event, ChatEvent::ProviderState { .. }) {
                     st.nested.entry(id).or_default().push(instance, *event);
                 }
                 return;
             }
+            ChatEvent::Started { provider, model, .. } => {
+                let run = st.runs.entry(String::new()).or_default();
+                (run.profile, run.model) = (provider, model);
+                return;
+            }
             // Ids were written by begin_turn; progress lines and approvals are live-only UI state.
-            ChatEvent::Started { .. }
-            | ChatEvent::ToolProgress { .. }
+            ChatEvent::ToolProgress { .. }
             | ChatEvent::ApprovalRequested { .. }
             | ChatEvent::ApprovalResolved { .. } => return,
         };

@@ -239,6 +239,39 @@ pub const MIGRATIONS: &[&str] = &[
           AND m.turn_options IS NOT NULL AND json_valid(m.turn_options)
         ORDER BY m.seq DESC LIMIT 1);
     "#,
+    // 11: what each request (model call) of an answer used and cost, one row per request, written
+    // as its `usage` event arrives (see `crate::recorder` and `store::usage`). A sub-agent's
+    // requests are rows of the calling answer: `call_id` is the answer's tool call they ran under,
+    // `run_path` the run ("call_1/Scout[0]", deeper runs appended), `agent` its agent's name.
+    // `decided` (JSON array) holds the ids of the tool calls the request made. `cost_usd` NULL:
+    // the price was unknown. Rows go with their message (cascade); the conversation id is kept
+    // for reports over a period.
+    r#"
+    CREATE TABLE usage_requests (
+        id                 INTEGER PRIMARY KEY,
+        message_id         TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        conversation_id    TEXT NOT NULL,
+        request            INTEGER NOT NULL,
+        call_id            TEXT,
+        run_path           TEXT NOT NULL DEFAULT '',
+        agent              TEXT,
+        decided            TEXT NOT NULL DEFAULT '[]',
+        profile            TEXT NOT NULL,
+        api                TEXT NOT NULL,
+        model              TEXT NOT NULL,
+        prompt_tokens      INTEGER NOT NULL,
+        completion_tokens  INTEGER NOT NULL,
+        reasoning_tokens   INTEGER NOT NULL,
+        cached_tokens      INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        cost_usd           REAL,
+        estimated          INTEGER NOT NULL,
+        created_at         INTEGER NOT NULL
+    );
+    CREATE INDEX usage_requests_by_message ON usage_requests (message_id);
+    CREATE INDEX usage_requests_by_conversation ON usage_requests (conversation_id);
+    CREATE INDEX usage_requests_by_time ON usage_requests (created_at);
+    "#,
 ];
 
 /// The schema version this build creates and understands.

@@ -78,11 +78,25 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
                 output: "12:00".into(),
                 duration_ms: 5,
             },
-            ChatEvent::Usage { usage: usage(10, 5), total: usage(10, 5) },
+            ChatEvent::Usage {
+                usage: usage(10, 5),
+                total: usage(10, 5),
+                request: 1,
+                cost_usd: None,
+                estimated: false,
+                agent_call: None,
+            },
             text(" It is "),
             text("noon."),
             ChatEvent::Notice { kind: NoticeKind::DryRun, message: "dry run".into() },
-            ChatEvent::Usage { usage: usage(20, 7), total: usage(30, 12) },
+            ChatEvent::Usage {
+                usage: usage(20, 7),
+                total: usage(30, 12),
+                request: 2,
+                cost_usd: None,
+                estimated: false,
+                agent_call: None,
+            },
             ChatEvent::Done { finish_reason: FinishReason::Stop, usage: usage(30, 12), tool_calls_made: 1 },
         ] {
             sink.emit(e);

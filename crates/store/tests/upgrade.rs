@@ -287,7 +287,9 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
     // 9 (the search index) adds no columns: its own rows are what it indexes, checked below.
     // 10 (a chat's setup) adds a column neither messages() nor history() reads; its own migration
     // test (in schema.rs) checks what it is filled with.
-    assert_eq!(SCHEMA_VERSION, 10, "extend this test with the new version's rows");
+    // 11 (per-request usage) adds a table of new rows only: an upgraded answer has no requests
+    // (checked below) and every total it had stays on its message row.
+    assert_eq!(SCHEMA_VERSION, 11, "extend this test with the new version's rows");
     for version in 1..=7_usize {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("switchboard.db");
@@ -331,5 +333,30 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
         assert!(store.messages("c3").unwrap().is_empty());
         let first = store.begin_turn(Some("c3"), "hello", "mock", "m").unwrap();
         assert_eq!(store.messages("c3").unwrap()[0].id, first.user_message_id);
+        // Answers from before per-request usage have no requests; their totals stay on the row.
+        let a1 = store.message_usage("a1").unwrap();
+        assert!(a1.requests.is_empty() && a1.total.requests == 0, "version {version}: {a1:?}");
+        assert_eq!(store.conversation_usage("c1").unwrap().total.requests, 0);
+        // A new turn on an upgraded database records its requests.
+        let rec = store.recorder(&rows.message_id);
+        use switchboard_core::EventSink;
+        rec.emit(ChatEvent::Started {
+            conversation_id: "c2".into(),
+            message_id: rows.message_id.clone(),
+            user_message_id: rows.user_message_id.clone(),
+            provider: "mock".into(),
+            model: "m".into(),
+        });
+        let usage = switchboard_core::Usage { prompt_tokens: 7, completion_tokens: 2, ..Default::default() };
+        rec.emit(ChatEvent::Usage {
+            usage,
+            total: usage,
+            request: 1,
+            cost_usd: None,
+            estimated: false,
+            agent_call: None,
+        });
+        assert!(rec.take_error().is_none());
+        assert_eq!(store.conversation_usage("c2").unwrap().total.prompt_tokens, 7, "version {version}");
     }
 }

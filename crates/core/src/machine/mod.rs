@@ -19,13 +19,15 @@
 //! provider's limits, and answering `find_tools`), `stream.rs` (a response streaming in, and
 //! how it ends), `retry.rs` (asking again after a failure before any output), `calls.rs`
 //! (deciding a round's calls: plan, validate, approve), `tools.rs` (running them and collecting
-//! their results) and `finish.rs` (ending the turn).
+//! their results) and `finish.rs` (ending the turn); `spend.rs` accounts what each request used
+//! and cost.
 
 mod calls;
 mod catalogue;
 mod finish;
 mod request;
 mod retry;
+pub mod spend;
 mod stream;
 mod tools;
 
@@ -80,6 +82,8 @@ pub struct ToolFinished {
     pub answer_chars: usize,
     /// What the sub-agent turns the call ran used; it counts toward this turn's usage.
     pub usage: Usage,
+    /// What those turns cost in US dollars; `None` when any of their prices is unknown.
+    pub cost_usd: Option<f64>,
 }
 
 /// How a tool call ended, before it is worded for the model.
@@ -170,6 +174,8 @@ struct Iteration {
     output_started: bool,
     /// What the API wants back with this response.
     state: Option<ProviderState>,
+    /// Characters sent and received, for the estimate when the provider reports no usage.
+    exchanged: spend::Exchanged,
 }
 
 enum StreamEnd {

@@ -27,11 +27,13 @@ impl Machine<'_> {
                 }
                 self.it.output_started = true;
                 self.turn_chars += char_len(&text);
+                self.it.exchanged.received += text.len();
                 self.it.text.push_str(&text);
                 out.push(Effect::Emit(ChatEvent::TextDelta { text }));
             }
             ProviderEvent::ReasoningDelta(text) => {
                 self.it.output_started = true;
+                self.it.exchanged.reasoning += text.len();
                 out.push(Effect::Emit(ChatEvent::ReasoningDelta { text }));
             }
             ProviderEvent::MalformedToolCall { call, text_chars_before, problem } => {
@@ -41,6 +43,7 @@ impl Machine<'_> {
             ProviderEvent::ToolCall { mut call, text_chars_before } => {
                 self.it.output_started = true;
                 call.name = self.names.original(&call.name).to_owned();
+                self.it.exchanged.received += call.name.len() + call.arguments.len();
                 let source = self.registry.get(&call.name).map_or(ToolSource::Unknown, |t| t.def().source.clone());
                 out.push(Effect::Tick);
                 out.push(Effect::Emit(ChatEvent::ToolCall {
@@ -66,11 +69,9 @@ impl Machine<'_> {
     }
 
     pub(super) fn end_iteration(&mut self, end: StreamEnd, out: &mut Vec<Effect>) {
-        let usage = self.it.usage;
-        self.usage.add(&usage);
-        if !usage.is_empty() {
-            out.push(Effect::Emit(ChatEvent::Usage { usage, total: self.usage }));
-        }
+        // A request that finished, or that produced output before it ended, was billed.
+        let billed = matches!(end, StreamEnd::Finished) || self.it.output_started;
+        self.account_request(billed, out);
         let calls = std::mem::take(&mut self.it.calls);
         match end {
             StreamEnd::Finished => {}

@@ -61,15 +61,13 @@ impl Machine<'_> {
     }
 
     pub(super) fn on_tool_finished(&mut self, done: ToolFinished, out: &mut Vec<Effect>) {
-        let ToolFinished { index, end, duration_ms, answer_chars, usage } = done;
-        let Some(call) = self.round.calls.get(index) else { return };
+        let ToolFinished { index, end, duration_ms, answer_chars, usage, cost_usd } = done;
+        let Some(call_id) = self.round.calls.get(index).map(|c| c.id.clone()) else { return };
         if !matches!(self.round.slots.get(index), Some(Slot::Run(_))) || self.round.results[index].is_some() {
             return;
         }
-        if !usage.is_empty() {
-            self.usage.add(&usage);
-            out.push(Effect::Emit(ChatEvent::Usage { usage, total: self.usage }));
-        }
+        self.account_agent_call(&call_id, usage, cost_usd, out);
+        let call = &self.round.calls[index];
         let name = &call.name;
         let tool = self.registry.get(name);
         let mut images = Vec::new();

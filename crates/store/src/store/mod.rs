@@ -5,7 +5,8 @@
 //! `conversations.rs` lists, searches and changes conversations and their per-chat tool choices;
 //! `search.rs` runs full-text searches on the search index;
 //! `settings.rs` keeps settings and provider profiles; `setup.rs` keeps a chat's setup and its
-//! grants; `transfer.rs` reads and writes whole conversations as records (export and import).
+//! grants; `transfer.rs` reads and writes whole conversations as records (export and import);
+//! `usage.rs` reads what each request used and cost (details, totals, reports).
 //! The recorder (`crate::recorder`) writes a
 //! turn's events through the same connection.
 //!
@@ -19,6 +20,7 @@ mod setup;
 mod transfer;
 mod tree;
 mod turns;
+mod usage;
 
 pub use setup::{ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS};
 pub use transfer::{
@@ -35,6 +37,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use search::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind};
+pub(crate) use usage::agent_name;
+pub use usage::{
+    ConversationUsage, MessageSpend, MessageUsage, RequestUsage, ResultResend, RunUsage, UsageGroup, UsageGrouping,
+    UsageQuery, UsageReport, UsageTotals,
+};
 
 /// Switchboard's database. Cheap to clone: clones share one connection.
 ///
