@@ -33,8 +33,11 @@ describe('how spend reads', () => {
     expect(formatUsd(0.0000456)).toBe('$0.000046');
     expect(formatUsd(0.0000004)).toBe('<$0.000001');
     expect(formatUsd(0.0099)).toBe('$0.0099');
-    expect(formatUsd(0.012)).toBe('$0.01');
+    expect(formatUsd(0.012)).toBe('$0.012');
+    expect(formatUsd(0.036)).toBe('$0.036');
+    expect(formatUsd(0.00999)).toBe('$0.01');
     expect(formatUsd(0.5)).toBe('$0.50');
+    expect(formatUsd(0.12345)).toBe('$0.12');
     expect(formatUsd(12.345)).toBe('$12.35');
     expect(formatUsd(1234.5)).toBe('$1,235');
     expect(formatUsd(Number.NaN)).toBe('—');

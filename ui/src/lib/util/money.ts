@@ -15,8 +15,8 @@ export function formatTokens(n: number): string {
 }
 
 /**
- * USD: two significant digits under a cent ($0.0041, $0.000045), cents from a cent ($0.12, $3.40),
- * whole dollars with separators from $1,000; "<$0.000001" for a positive amount too small to show;
+ * USD: two significant digits under a dollar ($0.50, $0.036, $0.0041, $0.000045), cents from a
+ * dollar ($3.40), whole dollars with separators from $1,000; "<$0.000001" for a positive amount too small to show;
  * "$0" for zero.
  */
 export function formatUsd(usd: number): string {
@@ -25,7 +25,11 @@ export function formatUsd(usd: number): string {
   const a = Math.abs(usd);
   const sign = usd < 0 ? '-' : '';
   if (a < 0.000001) return `${sign}<$0.000001`;
-  if (a < 0.01) return `${sign}$${Number(a.toPrecision(2)).toFixed(Math.min(8, 1 - Math.floor(Math.log10(a)))).replace(/0+$/, '')}`;
+  if (a < 1) {
+    // Two significant digits, at least two decimals: $0.50, $0.036, $0.0041, $0.00005.
+    const digits = Math.min(8, Math.max(2, 1 - Math.floor(Math.log10(a))));
+    return `${sign}$${Number(a.toPrecision(2)).toFixed(digits).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
+  }
   if (a < 1000) return `${sign}$${a.toFixed(2)}`;
   return `${sign}$${whole.format(Math.round(a))}`;
 }
