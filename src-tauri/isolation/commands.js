@@ -78,4 +78,7 @@ const SWITCHBOARD_COMMANDS = {
   regenerate: ['conversationId', 'messageId', 'choices', 'onEvent'],
   edit_message: ['conversationId', 'messageId', 'text', 'choices', 'onEvent'],
   resolve_approval: ['callId', 'choice'],
+  message_usage: ['messageId'],
+  conversation_usage: ['conversationId'],
+  usage_report: ['query'],
 };

@@ -37,7 +37,7 @@ const rest: ChatEvent[] = [
   nested('Scout[2]', { type: 'textDelta', text: 'sunny.' }),
   nested('Scout[1]', { type: 'done', finishReason: 'stop', usage: u(10, 4), toolCallsMade: 1 }),
   nested('Scout[2]', { type: 'done', finishReason: 'stop', usage: u(8, 2), toolCallsMade: 0 }),
-  { type: 'usage', usage: u(18, 6), total: u(18, 6) },
+  { type: 'usage', usage: u(18, 6), total: u(18, 6), request: 1, costUsd: null, estimated: false, agentCall: 'c1' },
   { type: 'toolResult', id: 'c1', status: 'ok', output: 'noon in Lyon.', durationMs: 30 },
   { type: 'textDelta', text: 'Done.' },
   { type: 'done', finishReason: 'stop', usage: u(30, 9), toolCallsMade: 1 },

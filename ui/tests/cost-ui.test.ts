@@ -12,7 +12,6 @@ import UsageSection from '../src/lib/components/settings/UsageSection.svelte';
 import type { TurnHandlers } from '../src/lib/ipc/backend';
 import type { ChatEvent, TurnStarted, Usage } from '../src/lib/ipc/bindings';
 import { createFakeBackend } from '../src/lib/ipc/fake';
-import type { UsageBackend } from '../src/lib/ipc/usage';
 import { pendingAssistant, reduceAll } from '../src/lib/model/message';
 import { answerTotals } from '../src/lib/state/spend.svelte';
 import App from '../src/App.svelte';
@@ -111,7 +110,7 @@ describe('in the app, against the fake', () => {
         return { conversationId: 'c_live', messageId: 'm_live', userMessageId: 'q_live' };
       },
       conversationUsage: async () => ({ total: { requests: 0, promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, costUsd: 0, unpricedRequests: 0, estimatedRequests: 0 }, messages: [] }),
-    } as Partial<UsageBackend> as never);
+    });
     const el = screen.getByTestId('composer-input') as HTMLTextAreaElement;
     el.value = 'Look it up';
     await fireEvent.input(el);
@@ -140,7 +139,7 @@ async function startSeeded() {
 describe('Settings → Usage', () => {
   it('shows the period’s totals, unpriced requests apart, a chart and a table; switches period and grouping', async () => {
     const api = createFakeBackend({ tickMs: 0 });
-    const report = vi.spyOn(api as unknown as UsageBackend, 'usageReport');
+    const report = vi.spyOn(api, 'usageReport');
     render(UsageSection, { props: { api } });
     const cost = await screen.findByTestId('usage-total-cost');
     expect(cost.textContent).toMatch(/^\$\d+\.\d\d$/);
@@ -181,7 +180,7 @@ describe('Settings → Usage', () => {
   it('says so when there is nothing in the period, and when the report cannot be read', async () => {
     const api = createFakeBackend({ tickMs: 0, empty: true });
     const empty = { requests: 0, promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, costUsd: 0, unpricedRequests: 0, estimatedRequests: 0 };
-    const b = api as unknown as UsageBackend;
+    const b = api;
     vi.spyOn(b, 'usageReport').mockResolvedValueOnce({ by: 'day', split: 'model', groups: [], total: empty });
     const { unmount } = render(UsageSection, { props: { api } });
     expect((await screen.findByTestId('usage-empty')).textContent).toContain('last 30 days');

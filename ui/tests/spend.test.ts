@@ -137,7 +137,8 @@ describe('request rows from a turn as it streams', () => {
   });
 
   it('keeps no rows from an engine that reports totals only, so live equals stored', () => {
-    const old: ChatEvent[] = [turn[0]!, { type: 'usage', usage: u(10, 2), total: u(10, 2) }, { type: 'done', finishReason: 'stop', usage: u(10, 2), toolCallsMade: 0 }];
+    const totalOnly = { type: 'usage', usage: u(10, 2), total: u(10, 2) } as unknown as ChatEvent;
+    const old: ChatEvent[] = [turn[0]!, totalOnly, { type: 'done', finishReason: 'stop', usage: u(10, 2), toolCallsMade: 0 }];
     const m = reduceAll(pendingAssistant(), old);
     expect(m.requests).toEqual([]);
     expect(m.usage).toEqual(u(10, 2));

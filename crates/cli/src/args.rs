@@ -58,6 +58,8 @@ pub(crate) enum Command {
     /// Manage toolsets: named groups of tools an agent (or a chat) has.
     #[command(subcommand)]
     Toolsets(agents::ToolsetsCmd),
+    /// What requests used and cost over a period, by day, model, profile, agent or conversation.
+    Usage(crate::usage::UsageArgs),
 }
 
 #[derive(Subcommand, Debug)]

@@ -9,6 +9,7 @@ mod chat;
 mod defined;
 mod mcp;
 mod render;
+mod usage;
 
 use args::{Cli, Command, ConversationsCmd, ExportFormat, KeysCmd, ProvidersCmd, SettingsCmd, ToolsCmd, ToolsListArgs};
 use clap::Parser;
@@ -190,6 +191,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(cmd) => mcp::run(&service, cmd),
         Command::Agents(cmd) => agents::run(&service, cmd),
         Command::Toolsets(cmd) => agents::run_toolsets(&service, cmd),
+        Command::Usage(args) => usage::run(&service, args),
     };
     shut_down(&service);
     code
@@ -396,6 +398,7 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
             if json {
                 println!("{}", render::json(&serde_json::to_string_pretty(&view.messages)?));
             } else {
+                let spend = service.conversation_usage(&id)?;
                 let mut out = std::io::stdout().lock();
                 for m in &view.messages {
                     if m.versions.len() > 1 {
@@ -403,6 +406,12 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
                         writeln!(out, "‹{at}/{}› {}", m.versions.len(), m.id)?;
                     }
                     render::stored_message(&mut out, m)?;
+                    if let Some(s) = spend.messages.iter().find(|s| s.message_id == m.id) {
+                        writeln!(out, "{}\n", usage::cost_line(&s.total))?;
+                    }
+                }
+                if spend.total.requests > 0 {
+                    writeln!(out, "conversation {}", usage::cost_line(&spend.total))?;
                 }
             }
         }

@@ -10,6 +10,11 @@ pub use switchboard_store::{
     ChatGrant, ChatSetup, ConversationSummary, MATCH_END, MATCH_START, MessagePage, ProfileOptions, ProviderProfile,
     Role, SearchHit, SearchHitKind, StoredMessage,
 };
+/// What requests used and cost (details, totals, reports).
+pub use switchboard_store::{
+    ConversationUsage, MessageSpend, MessageUsage, RequestUsage, ResultResend, RunUsage, UsageGroup, UsageGrouping,
+    UsageQuery, UsageReport, UsageTotals,
+};
 
 /// A message to send.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -39,6 +39,7 @@ pub mod tools;
 mod turn_setup;
 pub mod turns;
 mod untrusted;
+pub mod usage;
 
 pub use confirm::{AlreadyConfirmed, Confirm, Refuse, Widening};
 pub use keys::KeychainAccess;

@@ -121,6 +121,17 @@ fn generate() -> Value {
     );
     Errors::accepts("switching off no tools", s.set_chat_tools_disabled(&chat, &[], true));
     out.add("messageNotFound", s.older_messages(&chat, "ghost-message", 10), &[("id", "ghost-message")]);
+    // ---- spend ----------------------------------------------------------------------------------
+    out.same_as("messageNotFound", s.message_usage("ghost-message"), &[("id", "ghost-message")]);
+    out.same_as("conversationNotFound", s.conversation_usage(ghost), &[("id", ghost)]);
+    let reversed = switchboard_service::ipc::UsageQuery {
+        by: switchboard_service::ipc::UsageGrouping::Day,
+        split: None,
+        since: Some(2),
+        until: Some(1),
+        utc_offset_minutes: None,
+    };
+    out.add("usagePeriodReversed", s.usage_report(&reversed), &[]);
     // The tree: a chat whose answer is still streaming, then one whose answer is done.
     let first = s.open(&chat).unwrap().messages[0].id.clone();
     out.add("editStreaming", s.edit_message(&chat, &first, "Hi", None, Arc::new(Discard)), &[]);

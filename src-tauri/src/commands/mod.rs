@@ -21,6 +21,7 @@ mod refused;
 mod settings;
 mod tools;
 mod turns;
+mod usage;
 
 /// Command result: the typed IPC error on failure.
 type Result<T> = std::result::Result<T, IpcError>;
@@ -71,6 +72,9 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         conversations::delete_version,
         conversations::branch_conversation,
         conversations::message_markdown,
+        usage::message_usage,
+        usage::conversation_usage,
+        usage::usage_report,
         turns::send_message,
         turns::stop_turn,
         turns::regenerate,

@@ -256,13 +256,33 @@ iteration: number,
  */
 state: ProviderState, } | { "type": "usage", 
 /**
- * This iteration's usage.
+ * This request's usage (with `agentCall`: the sub-agent run's, its children included).
  */
 usage: Usage, 
 /**
- * Sum over the turn so far.
+ * Sum over the turn so far, sub-agent runs included.
  */
-total: Usage, } | { "type": "notice", 
+total: Usage, 
+/**
+ * 1-based number of the request within the turn: the `iteration` of the tool calls it
+ * decided (with `agentCall`: of the request that decided that call).
+ */
+request: number, 
+/**
+ * What it cost in US dollars at the model's prices; `null`: the price is unknown (never
+ * taken for free). A local server's requests cost 0.
+ */
+costUsd: number | null, 
+/**
+ * The provider reported no usage (or numbers that cannot be true): these are estimated
+ * from what was sent and received.
+ */
+estimated: boolean, 
+/**
+ * Set when this is the total of a sub-agent call (its id) rather than a request of
+ * this turn; it counts in `total`, and its requests are stored from the nested events.
+ */
+agentCall?: string, } | { "type": "notice", 
 /**
  * What kind.
  */
@@ -591,6 +611,234 @@ provider?: string,
 model?: string, };
 
 export type ChatGrant = { "kind": "tool", "name": string } | { "kind": "host", "name": string };
+
+export type UsageTotals = { 
+/**
+ * How many requests (model calls).
+ */
+requests: number, 
+/**
+ * Input tokens (cached and cache-written ones included).
+ */
+promptTokens: number, 
+/**
+ * Output tokens (reasoning included).
+ */
+completionTokens: number, 
+/**
+ * Of the output, reasoning.
+ */
+reasoningTokens: number, 
+/**
+ * Of the input, read from the provider's cache.
+ */
+cachedTokens: number, 
+/**
+ * Of the input, written to the provider's cache.
+ */
+cacheWriteTokens: number, 
+/**
+ * US dollars, over the requests whose price is known.
+ */
+costUsd: number, 
+/**
+ * Requests whose price is unknown: their cost is not in `costUsd` ("price unknown for N
+ * requests").
+ */
+unpricedRequests: number, 
+/**
+ * Requests whose usage was estimated (the provider reported none, or impossible numbers).
+ */
+estimatedRequests: number, };
+
+export type RequestUsage = { 
+/**
+ * 1-based number of the request within its turn (the answer's, or the sub-agent run's).
+ */
+request: number, 
+/**
+ * The answer's tool call whose sub-agent run made it; `null`: the answer's own request.
+ */
+callId: string | null, 
+/**
+ * The run that made it: `""` for the answer itself, `"call_1/Scout[0]"` for a sub-agent
+ * run (a deeper run appends its own call and instance).
+ */
+runPath: string, 
+/**
+ * The agent that made it (the sub-agent's, or the chat's own agent), if any.
+ */
+agent: string | null, 
+/**
+ * Ids of the tool calls this request decided (in its own run's ids).
+ */
+decided: Array<string>, 
+/**
+ * The provider profile.
+ */
+profile: string, 
+/**
+ * The profile's API kind (empty when the profile is gone).
+ */
+api: string, 
+/**
+ * The model.
+ */
+model: string, 
+/**
+ * What it used.
+ */
+usage: Usage, 
+/**
+ * What it cost; `null`: the price is unknown.
+ */
+costUsd: number | null, 
+/**
+ * The usage was estimated.
+ */
+estimated: boolean, 
+/**
+ * When it ended (ms since the Unix epoch).
+ */
+createdAt: number, };
+
+export type RunUsage = { 
+/**
+ * The answer's tool call it ran under.
+ */
+callId: string, 
+/**
+ * The run (see [`RequestUsage::run_path`]).
+ */
+runPath: string, 
+/**
+ * The agent's name.
+ */
+agent: string, 
+/**
+ * Its requests and its children's.
+ */
+total: UsageTotals, };
+
+export type ResultResend = { 
+/**
+ * The tool call whose result it is.
+ */
+callId: string, 
+/**
+ * The tool.
+ */
+name: string, 
+/**
+ * How many later requests sent it again.
+ */
+resentTimes: number, 
+/**
+ * About how many tokens that was in all (its size estimated, times `resentTimes`).
+ */
+approxTokens: number, };
+
+export type MessageUsage = { 
+/**
+ * The answer.
+ */
+messageId: string, 
+/**
+ * Every request, sub-agent runs' included.
+ */
+total: UsageTotals, 
+/**
+ * In the order they ended.
+ */
+requests: Array<RequestUsage>, 
+/**
+ * Each sub-agent run, outermost first.
+ */
+runs: Array<RunUsage>, 
+/**
+ * Each tool result of the answer that later requests sent again, in call order.
+ */
+resends: Array<ResultResend>, };
+
+export type MessageSpend = { 
+/**
+ * The answer.
+ */
+messageId: string, 
+/**
+ * Its requests, sub-agent runs' included.
+ */
+total: UsageTotals, };
+
+export type ConversationUsage = { 
+/**
+ * Every request of the conversation.
+ */
+total: UsageTotals, 
+/**
+ * Per answer that made requests.
+ */
+messages: Array<MessageSpend>, };
+
+export type UsageGrouping = "day" | "model" | "profile" | "agent" | "conversation";
+
+export type UsageQuery = { 
+/**
+ * The grouping.
+ */
+by: UsageGrouping, 
+/**
+ * A second grouping inside each group (e.g. by day, then by model, for a stacked chart).
+ */
+split?: UsageGrouping, 
+/**
+ * From this time on (ms since the Unix epoch, inclusive).
+ */
+since?: number, 
+/**
+ * Before this time (ms since the Unix epoch, exclusive).
+ */
+until?: number, 
+/**
+ * The caller's offset from UTC in minutes (east positive), so days are the person's days.
+ */
+utcOffsetMinutes?: number, };
+
+export type UsageGroup = { 
+/**
+ * What identifies it (a day, a model, a profile, an agent, a conversation id).
+ */
+key: string, 
+/**
+ * What to show for it (a conversation's title; otherwise the key).
+ */
+label: string, 
+/**
+ * The key of the split inside the group, when the query has one.
+ */
+sub: string | null, 
+/**
+ * Its requests.
+ */
+total: UsageTotals, };
+
+export type UsageReport = { 
+/**
+ * The query's grouping.
+ */
+by: UsageGrouping, 
+/**
+ * The query's split.
+ */
+split: UsageGrouping | null, 
+/**
+ * Days in order; other groups the costliest first.
+ */
+groups: Array<UsageGroup>, 
+/**
+ * Everything in the period.
+ */
+total: UsageTotals, };
 
 export type ChatSetupChange = { 
 /**

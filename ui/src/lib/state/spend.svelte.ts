@@ -10,7 +10,7 @@
  */
 import { SvelteMap } from 'svelte/reactivity';
 import type { Backend } from '../ipc/backend';
-import { usageBackend, type ConversationUsage, type MessageUsage } from '../ipc/usage';
+import type { ConversationUsage, MessageUsage } from '../ipc/usage';
 import { spendFromTotals, type Resent, type SpendTotal } from '../model/spend';
 
 /** Each stored answer's total, by message id. */
@@ -26,15 +26,13 @@ export function rememberConversation(u: ConversationUsage): void {
   for (const m of u.messages) answerTotals.set(m.messageId, spendFromTotals(m.total));
 }
 
-/** Reads an answer's usage once (again after `forget`); null when the shell has no such command or the read failed. */
+/** Reads an answer's usage once (again after `forget`); null when the read failed (it is tried again next time). */
 export function messageUsage(api: Backend, messageId: string): Promise<MessageUsage | null> {
   let p = read.get(messageId);
   if (!p) {
     p = (async () => {
-      const b = await usageBackend(api);
-      if (!b) return null;
       try {
-        const u = await b.messageUsage(messageId);
+        const u = await api.messageUsage(messageId);
         answerTotals.set(messageId, spendFromTotals(u.total));
         for (const r of u.resends) if (r.resentTimes > 0) resends.set(r.callId, { times: r.resentTimes, tokens: r.approxTokens });
         return u;

@@ -8,7 +8,6 @@ import { ipcError } from './errors';
 import { ANSWER, SCENARIOS, toStored, type Scenario } from './golden';
 import type { FakeConversation, FakeState } from './state';
 import { shortTitle } from './util';
-import { recordSeeded } from './usage';
 
 /** A seeded conversation to look at Markdown, code and math without sending anything. */
 const MARKDOWN_SAMPLE =
@@ -31,7 +30,7 @@ export function seedConversations(st: FakeState): void {
   // local server, one a model without a known price) and realistic sizes.
   const MODELS: [string, string][] = [
     ['openai', 'gpt-4o-mini'],
-    ['openai', 'gpt-4.1'],
+    ['openai', 'gpt-4o'],
     ['ollama', 'llama3.2'],
     ['openai', 'gpt-4o-mini'],
     ['openai', 'ft:gpt-4o-mini:acme'],
@@ -46,7 +45,13 @@ export function seedConversations(st: FakeState): void {
         ? {
             provider: real[0],
             model: real[1],
-            usage: { ...s.stored.usage, promptTokens: s.stored.usage.promptTokens * scale, completionTokens: s.stored.usage.completionTokens * 9, cachedTokens: 0 },
+            // Later rounds read the earlier prefix from the prompt cache.
+            usage: {
+              ...s.stored.usage,
+              promptTokens: s.stored.usage.promptTokens * scale,
+              completionTokens: s.stored.usage.completionTokens * 9,
+              cachedTokens: s.stored.toolCalls.length > 0 ? Math.round(s.stored.usage.promptTokens * scale * 0.35) : 0,
+            },
           }
         : {}),
       id: id('m'),
@@ -54,8 +59,6 @@ export function seedConversations(st: FakeState): void {
       updatedAt: at,
       toolCalls: s.stored.toolCalls.map((c) => ({ ...structuredClone(c), callId: id('call') })),
     };
-    // What the service keeps per request (its own table), made up from the answer's total.
-    m.usage.cachedTokens = recordSeeded(st, m);
     return m;
   };
   SCENARIOS.forEach((s, i) => {

@@ -68,11 +68,10 @@ export function scriptFor(text: string): ChatEvent[] {
  */
 export function agentScript(agent: string, text: string): ChatEvent[] {
   const u = (p: number, c: number) => ({ promptTokens: p, completionTokens: c, reasoningTokens: 0, cachedTokens: 0 });
+  // gpt-4o-mini's prices, US dollars per million tokens: 0.15 in, 0.60 out.
+  const mini = (p: number, c: number) => (p * 0.15 + c * 0.6) / 1e6;
   const nested = (instance: string, event: ChatEvent): ChatEvent => ({ type: 'toolProgress', id: 'agent_call', instance, event });
   const child = (n: number): ChatEvent => ({ type: 'started', conversationId: '', messageId: `agent_call/Scout[${n}]`, userMessageId: '', provider: 'openai', model: 'gpt-4o-mini' });
-  // Requests are priced as the service prices them (gpt-4o-mini).
-  const priced = (request: number, usage: ReturnType<typeof u>, total: ReturnType<typeof u>) =>
-    ({ type: 'usage', usage, total, request, costUsd: (usage.promptTokens * 0.15 + usage.completionTokens * 0.6) / 1e6, estimated: false }) as ChatEvent;
   const topic = text.trim().replace(/\s+/g, ' ').slice(0, 40) || 'the question';
   const intro = `${agent} asks two scouts. `;
   return [
@@ -90,16 +89,16 @@ export function agentScript(agent: string, text: string): ChatEvent[] {
     nested('Scout[1]', { type: 'toolResult', id: 'scout_time', status: 'ok', output: '{"time":"12:00","timezone":"UTC"}', durationMs: 3 }),
     nested('Scout[1]', { type: 'textDelta', text: 'sources — found **two**, both agree.' }),
     nested('Scout[2]', { type: 'textDelta', text: 'it says the same.' }),
-    nested('Scout[1]', priced(1, u(60, 18), u(60, 18))),
-    nested('Scout[1]', priced(2, u(60, 22), u(120, 40))),
-    nested('Scout[2]', priced(1, u(90, 25), u(90, 25))),
+    nested('Scout[1]', { type: 'usage', usage: u(120, 40), total: u(120, 40), request: 1, costUsd: mini(120, 40), estimated: false }),
+    nested('Scout[2]', { type: 'usage', usage: u(90, 25), total: u(90, 25), request: 1, costUsd: mini(90, 25), estimated: false }),
     nested('Scout[1]', { type: 'done', finishReason: 'stop', usage: u(120, 40), toolCallsMade: 1 }),
     nested('Scout[2]', { type: 'done', finishReason: 'stop', usage: u(90, 25), toolCallsMade: 0 }),
-    priced(1, u(180, 24), u(180, 24)),
+    // The two scouts' runs (gpt-4o-mini), counted in this turn under the call that ran them.
+    { type: 'usage', usage: u(210, 65), total: u(210, 65), request: 1, costUsd: mini(210, 65), estimated: false, agentCall: 'agent_call' },
     { type: 'toolResult', id: 'agent_call', status: 'ok', output: 'Found two sources, both agree.', durationMs: 1200 },
     { type: 'textDelta', text: 'Both scouts found sources that agree.' },
-    priced(2, u(300, 30), u(480, 54)),
-    { type: 'done', finishReason: 'stop', usage: u(480, 54), toolCallsMade: 1 },
+    { type: 'usage', usage: u(300, 30), total: u(510, 95), request: 2, costUsd: mini(300, 30), estimated: false },
+    { type: 'done', finishReason: 'stop', usage: u(510, 95), toolCallsMade: 1 },
   ];
 }
 

@@ -3,7 +3,7 @@
  * tests. One file per concern, each giving the commands of its concern over one shared state
  * (./state.ts), like the shell's commands over one service:
  * conversations, turns (replayed golden turns, ./golden.ts), tools, providers, settings, keys, MCP
- * servers, defined tools and OpenAPI documents, agents, and the data folder.
+ * servers, defined tools and OpenAPI documents, agents, the data folder, and spend (./usage.ts).
  *
  * Its errors are the service's: every `{kind, message}` it throws for bad input comes from
  * `../errors.generated.json`, produced by running the same input through the real service
@@ -27,6 +27,7 @@ import { toolCommands } from './tools';
 import { treeCommands } from './tree';
 import { turnCommands } from './turns';
 import { usageCommands } from './usage';
+import { withHistory } from './usageHistory';
 import { OPEN_PAGE } from '../bindings';
 
 export { FAKE_KEYCHAIN_PROBLEM, fakeOptionsFromUrl, type FakeOptions } from './options';
@@ -70,8 +71,8 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     ...agentCommands(st),
     ...dataCommands(st),
     ...searchCommandsFake(st),
-    // Not yet shell commands everywhere: ../usage.ts finds them on the backend in use.
-    ...usageCommands(st),
+    // The report also has 90 days of made-up history, so the Usage chart looks like a used app's.
+    ...withHistory(usageCommands(st)),
     // What the isolation hook sends instead of a call it refused: it always fails, as in the shell.
     refusedCall: async (command: string, reason: string) => {
       throw fakeOnlyError('badRequest', `The app refused the call to \`${command}\`: ${reason}.`);

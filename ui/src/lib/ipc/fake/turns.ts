@@ -9,7 +9,6 @@ import { pendingAssistant, reduce, userMessage } from '../../model/message';
 import { ipcError } from './errors';
 import { afterApproval, agentScript, scriptFor, STOPPED_DONE, toStored } from './golden';
 import { conversation } from './conversations';
-import { recordLive } from './usage';
 import { modelsOf, providerList } from './providers';
 import { pathOf, refuseWhileStreaming, touchPath } from './tree';
 import type { FakeConversation, FakeState, Turn } from './state';
@@ -75,7 +74,6 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
     // Found by id: a message is never removed while it streams (tree changes are refused meanwhile).
     const slot = conv.messages.findIndex((m) => m.id === started.messageId);
     if (slot >= 0) conv.messages[slot] = toStored(state, now, Date.now(), nested, questionId);
-    if (e.type === 'usage' || (e.type === 'toolProgress' && e.event?.type === 'usage')) recordLive(st, started.messageId, state, Date.now());
     handlers.onEvent(e);
   };
   const wait = (ms: number | null) =>
