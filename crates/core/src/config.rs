@@ -76,6 +76,11 @@ pub struct TurnOptions {
     /// What the context already holds (untrusted results of earlier turns, or the calling
     /// turn's for a sub-agent) and the destinations the person has used.
     pub exposure: Exposure,
+    /// The turn's budget (steps, time, cost); the loop pauses before a request that would pass it.
+    pub budget: crate::budget::Budget,
+    /// The meter of the turn this one runs inside (a sub-agent counts toward its caller's
+    /// budget, under the caller's limits); `None`: a meter of its own under `budget`.
+    pub meter: Option<std::sync::Arc<crate::budget::BudgetMeter>>,
 }
 
 impl Default for TurnOptions {
@@ -91,6 +96,8 @@ impl Default for TurnOptions {
             tools_unsupported: None,
             unavailable: Vec::new(),
             exposure: Exposure::default(),
+            budget: crate::budget::Budget::default(),
+            meter: None,
         }
     }
 }

@@ -68,6 +68,7 @@ impl Machine<'_> {
     pub(super) fn end_iteration(&mut self, end: StreamEnd, out: &mut Vec<Effect>) {
         let usage = self.it.usage;
         self.usage.add(&usage);
+        self.charge(&usage);
         if !usage.is_empty() {
             out.push(Effect::Emit(ChatEvent::Usage { usage, total: self.usage }));
         }
@@ -101,7 +102,7 @@ impl Machine<'_> {
                 self.answer_unrun(&calls, ToolStatus::Skipped, "Tools are off for this final answer.", out);
             }
             let reason = if self.last_call {
-                FinishReason::MaxIterations
+                self.last_call_reason()
             } else {
                 match self.it.stop.take() {
                     Some(StopReason::Length) => FinishReason::Length,
