@@ -76,6 +76,9 @@ pub struct TurnOptions {
     /// What the context already holds (untrusted results of earlier turns, or the calling
     /// turn's for a sub-agent) and the destinations the person has used.
     pub exposure: Exposure,
+    /// The model's prices, for what each request cost: `None` when unknown (costs are then
+    /// reported unknown, never 0), zero for a free local server.
+    pub prices: Option<crate::spend::Prices>,
     /// The turn's budget (steps, time, cost); the loop pauses before a request that would pass it.
     pub budget: crate::budget::Budget,
     /// The meter of the turn this one runs inside (a sub-agent counts toward its caller's
@@ -96,6 +99,7 @@ impl Default for TurnOptions {
             tools_unsupported: None,
             unavailable: Vec::new(),
             exposure: Exposure::default(),
+            prices: None,
             budget: crate::budget::Budget::default(),
             meter: None,
         }

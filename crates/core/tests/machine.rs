@@ -1251,3 +1251,27 @@ fn a_wrap_up_chosen_in_a_shared_meter_applies_without_asking_again() {
     assert!(pause(&out).is_none());
     assert_eq!(out[out.len() - 2..], done(FinishReason::Budget, Usage::default(), 1));
 }
+
+#[test]
+fn a_cost_budget_pauses_when_spent_plus_the_next_input_would_reach_it() {
+    let (config, registry) = (config(), registry());
+    // $1 per million input and output tokens: USAGE (10 in, 5 out) costs $0.000015.
+    let prices = switchboard_core::Prices { input: 1.0, output: 1.0, ..Default::default() };
+    let options = TurnOptions {
+        prices: Some(prices),
+        budget: Budget { cost_usd: Some(0.000_016), ..Budget::default() },
+        ..TurnOptions::default()
+    };
+    let mut m = started(&config, &registry, options);
+    step(&mut m, usage());
+    let out = echo_round(&mut m, "a");
+    let p = pause(&out).expect("0.000015 spent + the next input reaches 0.000016");
+    assert_eq!(p.kind, BudgetKind::Cost);
+    assert!((p.spent.cost_usd - 0.000_015).abs() < 1e-12);
+    assert!(!p.spent.cost_unknown);
+    assert!(p.next_cost_usd.is_some_and(|c| c > 0.0));
+    // Continue with $1 more from what is spent.
+    step(&mut m, Input::Budget(BudgetChoice::Continue { allowance: Some(1.0) }));
+    assert!((m.meter().limits().cost_usd.unwrap() - 1.000_015).abs() < 1e-9);
+    assert!(pause(&echo_round(&mut m, "b")).is_none());
+}

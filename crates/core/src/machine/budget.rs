@@ -191,8 +191,7 @@ impl Machine<'_> {
 
     /// What `usage` cost (`None`: no price known). The one place prices are applied here.
     fn request_cost(&self, usage: &Usage) -> Option<f64> {
-        let _ = usage;
-        None
+        self.options.prices.map(|p| p.cost(usage))
     }
 
     /// The estimated cost of the next request's input.
