@@ -102,6 +102,7 @@ impl Service {
             generation: accepted_generation(&spec.profile.options.generation, spec.generation, caps),
             tools_unsupported: (caps.tools == Some(false)).then(|| no_tools(spec.model, spec.profile, spec.asker)),
             unavailable: setup.unavailable,
+            prices: self.model_spec(spec.profile, spec.model).spec.prices,
             ..TurnOptions::default()
         };
         Ok(BuiltTurn { engine, options })
