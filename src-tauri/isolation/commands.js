@@ -77,5 +77,6 @@ const SWITCHBOARD_COMMANDS = {
   stop_turn: ['messageId'],
   regenerate: ['conversationId', 'messageId', 'choices', 'onEvent'],
   edit_message: ['conversationId', 'messageId', 'text', 'choices', 'onEvent'],
+  resolve_budget: ['pauseId', 'choice'],
   resolve_approval: ['callId', 'choice'],
 };

@@ -53,6 +53,46 @@ cacheWrite?: number,
  */
 reasoning?: number, };
 
+export type Budget = { 
+/**
+ * Model calls with tools.
+ */
+steps?: number, 
+/**
+ * Wall time in seconds.
+ */
+timeSecs?: number, 
+/**
+ * Cost in USD.
+ */
+costUsd?: number, };
+
+export type BudgetKind = "steps" | "time" | "cost" | "stepLimit";
+
+export type BudgetSpent = { 
+/**
+ * Model calls with tools.
+ */
+steps: number, 
+/**
+ * Wall time since the turn began, in milliseconds.
+ */
+elapsedMs: number, 
+/**
+ * Cost in USD of the requests with a known price.
+ */
+costUsd: number, 
+/**
+ * Some request had no known price: the cost is at least `cost_usd`.
+ */
+costUnknown: boolean, };
+
+export type BudgetChoice = { "choice": "continue", 
+/**
+ * The new allowance.
+ */
+allowance?: number, } | { "choice": "answerNow" } | { "choice": "stop" };
+
 export type ToolSource = { "kind": "builtin" } | { "kind": "mcp", 
 /**
  * The server's configured name.
