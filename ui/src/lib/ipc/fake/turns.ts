@@ -92,8 +92,9 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
     while (queue.length > 0) {
       const next = queue.shift() as ChatEvent;
       if (next.type === 'budgetPaused') {
-        // As the service asks the approver: registered before the event goes out.
-        turn.pausing = next.id;
+        // As the service asks the approver: registered before the event goes out (under the id
+        // the event is sent with).
+        turn.pausing = fresh(next.id);
         const answer = new Promise<BudgetChoice | null>((resolve) => (turn.wakeBudget = resolve));
         emit(next);
         const choice = turn.stopped ? null : await answer;
