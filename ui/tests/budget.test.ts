@@ -143,3 +143,30 @@ describe('budget fields', () => {
     });
   });
 });
+
+describe("a chat's budget in its parameters dialog", () => {
+  it('refuses zero and text per field, and saves steps, time and cost into the chat setup', async () => {
+    const { default: ChatParamsDialog } = await import('../src/lib/components/ChatParamsDialog.svelte');
+    const { ChatParamsStore } = await import('../src/lib/state/chatParams.svelte');
+    const setChatSetup = vi.fn(async () => ({ toolsets: [] }));
+    const store = new ChatParamsStore({ setChatSetup });
+    store.adoptBudget('c1', { steps: 3 });
+    const onclose = vi.fn();
+    render(ChatParamsDialog, { props: { conversationId: 'c1', title: 'Chat', store, onclose } });
+    const steps = screen.getByTestId('chat-params-budget-steps') as HTMLInputElement;
+    expect(steps.value).toBe('3');
+    await fireEvent.input(steps, { target: { value: '0' } });
+    await fireEvent.input(screen.getByTestId('chat-params-budget-time'), { target: { value: 'soon' } });
+    await fireEvent.click(screen.getByTestId('chat-params-save'));
+    expect(steps.getAttribute('aria-invalid')).toBe('true');
+    expect(screen.getByTestId('chat-params-dialog').textContent).toContain('like 90s, 5m or 1h30m');
+    expect(setChatSetup).not.toHaveBeenCalled();
+    await fireEvent.input(steps, { target: { value: '5' } });
+    await fireEvent.input(screen.getByTestId('chat-params-budget-time'), { target: { value: '90s' } });
+    await fireEvent.input(screen.getByTestId('chat-params-budget-cost'), { target: { value: '0.5' } });
+    await fireEvent.click(screen.getByTestId('chat-params-save'));
+    await waitFor(() => expect(onclose).toHaveBeenCalled());
+    expect(setChatSetup).toHaveBeenCalledWith('c1', { budget: { steps: 5, timeSecs: 90, costUsd: 0.5 } });
+    expect(store.budget('c1')).toEqual({ steps: 5, timeSecs: 90, costUsd: 0.5 });
+  });
+});
