@@ -3105,14 +3105,33 @@ async fn aa_an_answer_shows_its_cost_each_request_a_budget_pause_and_the_usage_c
             ..Default::default()
         },
     })?;
+    // New chats get a cost budget of $0.012: request 1 ($0.013) passes it, so the loop pauses
+    // before request 2 and asks.
+    store.set_setting("chats", &json!({ "titles": "firstLine", "budget": { "costUsd": 0.012 } }))?;
     drop(store);
     let driver = Driver::start(&pre, &data).await?;
     let app = driver.launch("aa").await?;
     app.wait_composer_ready(LONG).await?;
 
     app.send_message("What time is it in Tokyo?").await?;
+    let spent = app
+        .wait_for(
+            "the budget pause before request 2",
+            &format!(
+                "const p = document.querySelector('{}'); const c = p && p.querySelector('{}'); return c ? c.textContent.trim() : null;",
+                tid("budget-pause"),
+                tid("budget-spent-cost")
+            ),
+            LONG,
+        )
+        .await?;
+    app.screenshot("0-budget-pause").await?;
+    ensure!(spent.as_str().is_some_and(|s| s.contains("0.013")), "the card shows what was spent: {spent}");
+    ensure!(mock.requests().len() == 1, "the loop waits before request 2");
+    app.click(&tid("budget-continue")).await?;
     let status = wait_assistant_settled(&app, 1, LONG).await?;
     ensure!(status == "complete", "the answer ended as {status}");
+    ensure!(mock.requests().len() == 2, "Continue let the turn make its second request");
 
     // The line under the answer: tokens in and out, and what it cost.
     let line = app

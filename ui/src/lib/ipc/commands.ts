@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, MessageUsage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, BudgetChoice, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, MessageUsage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -84,6 +84,7 @@ export interface Commands {
   stop_turn: { args: { messageId: string }; params: [messageId: string]; result: boolean };
   regenerate: { args: { conversationId: string; messageId?: string | null; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, messageId: string | null, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
   edit_message: { args: { conversationId: string; messageId: string; text: string; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, messageId: string, text: string, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
+  resolve_budget: { args: { pauseId: string; choice: BudgetChoice }; params: [pauseId: string, choice: BudgetChoice]; result: void };
   resolve_approval: { args: { callId: string; choice: ApprovalChoice }; params: [callId: string, choice: ApprovalChoice]; result: void };
   message_usage: { args: { messageId: string }; params: [messageId: string]; result: MessageUsage };
   conversation_usage: { args: { conversationId: string }; params: [conversationId: string]; result: ConversationUsage };
@@ -169,6 +170,7 @@ export const COMMANDS = {
   stop_turn: ['messageId'],
   regenerate: ['conversationId', 'messageId', 'choices', 'onEvent'],
   edit_message: ['conversationId', 'messageId', 'text', 'choices', 'onEvent'],
+  resolve_budget: ['pauseId', 'choice'],
   resolve_approval: ['callId', 'choice'],
   message_usage: ['messageId'],
   conversation_usage: ['conversationId'],

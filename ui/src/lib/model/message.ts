@@ -266,6 +266,10 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
     case 'providerState':
       // For the store only: the shell does not forward it.
       return m;
+    case 'budgetPaused':
+    case 'budgetResolved':
+      // The pause is the session's (its card); what stays with the answer are its notices.
+      return m;
     case 'notice':
       return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };
     case 'error':
@@ -300,6 +304,21 @@ export function nestedApproval(e: ChatEvent): { event: Extract<ChatEvent, { type
     at = at.event;
   }
   if (at.type !== 'approvalRequested' && at.type !== 'approvalResolved') return null;
+  return { event: at, agent: path.length > 0 ? path.join(' › ') : null };
+}
+
+/** A budget pause waiting for the person, with the sub-agents it comes through (`Scout[1]`). */
+export type BudgetPause = Extract<ChatEvent, { type: 'budgetPaused' }> & { agent: string | null };
+
+/** The budget pause (or its answer) inside an event, at any depth of sub-agents. */
+export function nestedBudget(e: ChatEvent): { event: Extract<ChatEvent, { type: 'budgetPaused' | 'budgetResolved' }>; agent: string | null } | null {
+  const path: string[] = [];
+  let at: ChatEvent = e;
+  while (at.type === 'toolProgress' && at.event) {
+    if (at.instance) path.push(at.instance);
+    at = at.event;
+  }
+  if (at.type !== 'budgetPaused' && at.type !== 'budgetResolved') return null;
   return { event: at, agent: path.length > 0 ? path.join(' › ') : null };
 }
 

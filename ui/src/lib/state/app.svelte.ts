@@ -214,6 +214,7 @@ export class AppState implements SessionHost {
   /** A chat opened: the picker shows the profile and model it last used (an agent's chat runs on the agent's). */
   restoreSetup(session: ChatSession, setup: ChatSetup): void {
     if (session.conversationId) chatParams.adopt(session.conversationId, setup.generation);
+    if (session.conversationId) chatParams.adoptBudget(session.conversationId, setup.budget);
     if (this.current !== session || session.agent || !setup.provider) return;
     if (!this.providers.some((p) => p.name === setup.provider)) return;
     this.choice = { provider: setup.provider, model: setup.model ?? null };

@@ -159,6 +159,13 @@ export function conversationCommands(
       if (missing !== undefined) throw ipcError('setupToolsetNotFound', { name: missing });
       const next: ChatSetup = structuredClone(c.setup ?? { toolsets: [] });
       if (change.toolsets) next.toolsets = [...change.toolsets];
+      if (change.budget) {
+        const b = change.budget;
+        // The page checks every field first; the fake, like the service, refuses steps out of range.
+        if (b.steps !== undefined && !(Number.isInteger(b.steps) && b.steps >= 1 && b.steps <= 10_000)) throw ipcError('setupBudgetInvalid', { steps: String(b.steps) });
+        if (Object.values(b).some((v) => v !== undefined)) next.budget = { ...b };
+        else delete next.budget;
+      }
       if (change.generation) {
         if (Object.values(change.generation).some((v) => v !== undefined)) next.generation = { ...change.generation };
         else delete next.generation;
