@@ -81,6 +81,7 @@ const SWITCHBOARD_COMMANDS = {
   stop_turn: ['messageId'],
   regenerate: ['conversationId', 'messageId', 'choices', 'onEvent'],
   edit_message: ['conversationId', 'messageId', 'text', 'choices', 'onEvent'],
+  resolve_budget: ['pauseId', 'choice'],
   resolve_approval: ['callId', 'choice'],
   message_usage: ['messageId'],
   conversation_usage: ['conversationId'],

@@ -19,11 +19,16 @@ interface Scenario {
 
 const scenarios = (golden as unknown as { scenarios: Scenario[] }).scenarios;
 
-/** What the person sees of a message: everything but live-only bookkeeping of a finished turn. */
-function seen(m: MessageModel) {
+/**
+ * What the person sees of a message: everything but live-only bookkeeping of a finished turn.
+ * Request rows too: the store keeps them in their own table (`message_usage` reads them), so a
+ * reopened answer has none in its model; its cost line reads the stored total instead.
+ */
+function seen(m: MessageModel): object {
+  const { requests: _, ...rest } = m;
   return {
-    ...m,
-    toolCalls: m.toolCalls.map(({ progress, awaitingApproval, ...c }) => ({ ...c, spinning: progress.length > 0 || awaitingApproval })),
+    ...rest,
+    toolCalls: m.toolCalls.map(({ progress, awaitingApproval, runs, ...c }) => ({ ...c, runs: runs.map((r) => ({ ...r, model: seen(r.model) })), spinning: progress.length > 0 || awaitingApproval })),
     // Where each card sits between the text runs, as the view lays them out.
     layout: splitAtOffsets(m.content, m.toolCalls).map((p) => (p.kind === 'text' ? p.text : p.calls.map((c) => c.id))),
   };

@@ -91,7 +91,13 @@ describe('the event reducer', () => {
   it('gives the same model live and reopened from the store, and so the same layout', () => {
     const live = reduceAll(pendingAssistant(), turn);
     const reopened = fromStored(stored);
-    expect(live).toEqual(reopened);
+    // Request rows are live only: the store keeps them in their own table (`message_usage`).
+    expect(live.requests.map((r) => [r.request, r.costUsd, r.toolCalls])).toEqual([
+      [1, 0.0001, ['call_1']],
+      [2, 0.0002, []],
+    ]);
+    expect(reopened.requests).toEqual([]);
+    expect({ ...live, requests: [] }).toEqual(reopened);
     const layout = (m: typeof live) => splitAtOffsets(m.content, m.toolCalls).map((p) => (p.kind === 'text' ? p.text : p.calls.map((c) => c.id)));
     expect(layout(live)).toEqual(['Checking 👋🏽 ', ['call_1'], 'It is 10:00 in Tokyo.']);
     expect(layout(live)).toEqual(layout(reopened));

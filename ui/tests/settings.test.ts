@@ -50,7 +50,7 @@ describe('the settings screen', () => {
     await fireEvent.click(byTestId('open-settings'));
     expect(await screen.findByTestId('settings-section-providers')).toBeTruthy();
     const nav = byTestId('settings-nav');
-    expect(within(nav).getAllByRole('button').map((b) => b.textContent?.trim())).toEqual(['Providers', 'Keys', 'Search & web tools', 'Tools', 'Your tools', 'MCP servers', 'Agents', 'Limits', 'Chats', 'Appearance', 'Data']);
+    expect(within(nav).getAllByRole('button').map((b) => b.textContent?.trim())).toEqual(['Providers', 'Keys', 'Search & web tools', 'Tools', 'Your tools', 'MCP servers', 'Agents', 'Limits', 'Chats', 'Usage', 'Appearance', 'Data']);
     // The chat stays mounted (a draft is not lost), hidden.
     expect((byTestId('composer-input').closest('.chat') as HTMLElement).hidden).toBe(true);
 

@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
-use switchboard_core::{ErrorKind, FinishReason};
+use switchboard_core::{BudgetChoice, BudgetKind, BudgetPause, ErrorKind, FinishReason};
 use switchboard_service::ipc::{ChatGrant, SendRequest, TurnChoices};
 use switchboard_service::{PreparedTurn, Service};
 
@@ -80,11 +80,68 @@ pub struct ChatArgs {
     /// Switch the chat's toolsets off: every tool again (kept with the chat).
     #[arg(long, conflicts_with = "toolsets")]
     no_toolsets: bool,
+    /// Pause before the model call that would make more than N steps (model calls with tools)
+    /// this turn, sub-agents included (over the chat's budget).
+    #[arg(long, value_name = "N", value_parser = budget_steps)]
+    budget_steps: Option<u32>,
+    /// Pause before a model call once this much wall time has passed this turn (90s, 5m,
+    /// 1h30m).
+    #[arg(long, value_name = "DURATION", value_parser = budget_time)]
+    budget_time: Option<u64>,
+    /// Pause before the model call that would bring this turn's cost to this many US dollars.
+    #[arg(long, value_name = "USD", value_parser = budget_cost)]
+    budget_cost: Option<f64>,
+    /// What to do at a budget pause without asking: continue (the same allowance again),
+    /// answer (one last call with tools off) or stop. Without it a terminal asks, and without
+    /// a terminal the model answers now.
+    #[arg(long, value_name = "CHOICE")]
+    on_budget: Option<OnBudget>,
     /// Print one ChatEvent per line (exactly what the desktop UI receives).
     #[arg(long)]
     pub json: bool,
     /// The message.
     prompt: String,
+}
+
+/// `--on-budget`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnBudget {
+    /// Go on with the same allowance again.
+    Continue,
+    /// One last model call with tools off.
+    Answer,
+    /// End the turn; everything so far is kept.
+    Stop,
+}
+
+/// How many pauses `--on-budget continue` answers by itself before the model answers now: a
+/// run nobody watches must end.
+const MAX_AUTO_CONTINUES: u32 = 10;
+
+fn budget_steps(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<i64>() {
+        Ok(n) if (1..=i64::from(switchboard_core::budget::MAX_BUDGET_STEPS)).contains(&n) => Ok(n as u32),
+        _ => Err(format!(
+            "'{s}' is not a step budget: give a whole number from 1 to {}.",
+            switchboard_core::budget::MAX_BUDGET_STEPS
+        )),
+    }
+}
+
+fn budget_time(s: &str) -> Result<u64, String> {
+    let secs = switchboard_core::budget::parse_duration(s)?.as_secs();
+    let budget = switchboard_core::Budget { time_secs: Some(secs), ..Default::default() };
+    budget.check().map(|()| secs)
+}
+
+fn budget_cost(s: &str) -> Result<f64, String> {
+    let usd: f64 = s
+        .trim()
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| format!("'{s}' is not an amount: give US dollars, like 0.50."))?;
+    let budget = switchboard_core::Budget { cost_usd: Some(usd), ..Default::default() };
+    budget.check().map(|()| usd)
 }
 
 /// The turn ended in an error that was already reported as an event.
@@ -108,6 +165,15 @@ impl std::error::Error for TurnFailed {}
 struct TerminalApprover {
     approve_all: bool,
     allow_egress: bool,
+    on_budget: Option<OnBudget>,
+    /// Pauses `--on-budget continue` answered so far.
+    continues: std::sync::atomic::AtomicU32,
+}
+
+impl TerminalApprover {
+    fn new(approve_all: bool, allow_egress: bool, on_budget: Option<OnBudget>) -> Self {
+        Self { approve_all, allow_egress, on_budget, continues: Default::default() }
+    }
 }
 
 impl Approver for TerminalApprover {
@@ -160,6 +226,102 @@ impl Approver for TerminalApprover {
             }
         }
         .boxed()
+    }
+
+    fn budget(&self, pause: BudgetPause) -> BoxFuture<'_, BudgetChoice> {
+        async move {
+            match self.on_budget {
+                Some(OnBudget::Continue) => {
+                    let n = self.continues.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if n < MAX_AUTO_CONTINUES {
+                        return BudgetChoice::Continue { allowance: None };
+                    }
+                    eprintln!("Budget reached again after {MAX_AUTO_CONTINUES} automatic continues; answering now.");
+                    return BudgetChoice::AnswerNow;
+                }
+                Some(OnBudget::Answer) => return BudgetChoice::AnswerNow,
+                Some(OnBudget::Stop) => return BudgetChoice::Stop,
+                None => {}
+            }
+            if !std::io::stdin().is_terminal() {
+                eprintln!(
+                    "Budget reached and there is no terminal to ask; the model answers now. Pass --on-budget continue|answer|stop to choose."
+                );
+                return BudgetChoice::AnswerNow;
+            }
+            loop {
+                let prompt = budget_prompt(&pause);
+                let answer = tokio::task::spawn_blocking(move || {
+                    eprint!("{prompt}");
+                    let mut line = String::new();
+                    let _ = std::io::stdin().read_line(&mut line);
+                    line
+                })
+                .await
+                .unwrap_or_default();
+                let answer = answer.trim().to_ascii_lowercase();
+                let (word, amount) = answer.split_once(' ').unwrap_or((answer.as_str(), ""));
+                let choice = match word {
+                    "" | "a" | "answer" => BudgetChoice::AnswerNow,
+                    "s" | "stop" => BudgetChoice::Stop,
+                    "c" | "continue" => match amount.trim() {
+                        "" => BudgetChoice::Continue { allowance: None },
+                        more => match allowance(pause.kind, more) {
+                            Ok(a) => BudgetChoice::Continue { allowance: Some(a) },
+                            Err(e) => {
+                                eprintln!("{e}");
+                                continue;
+                            }
+                        },
+                    },
+                    _ => {
+                        eprintln!("Answer c (continue), a (answer now) or s (stop).");
+                        continue;
+                    }
+                };
+                if let Err(e) = choice.check(pause.kind) {
+                    eprintln!("{e}");
+                    continue;
+                }
+                return choice;
+            }
+        }
+        .boxed()
+    }
+}
+
+/// The question at a budget pause, for the terminal.
+fn budget_prompt(p: &BudgetPause) -> String {
+    let (what, limit, unit) = match p.kind {
+        BudgetKind::StepLimit => ("the step limit", format!("{} steps", p.limit), "steps"),
+        BudgetKind::Steps => ("the step budget", format!("{} steps", p.limit), "steps"),
+        BudgetKind::Time => ("the time budget", format!("{} s", p.limit), "seconds (or 5m)"),
+        BudgetKind::Cost => ("the cost budget", format!("${:.4}", p.limit), "US dollars"),
+    };
+    let cost = if p.spent.cost_unknown && p.spent.cost_usd == 0.0 {
+        "cost unknown".to_owned()
+    } else {
+        format!("${:.4}{}", p.spent.cost_usd, if p.spent.cost_unknown { " or more" } else { "" })
+    };
+    format!(
+        "\nBudget: the next model call would pass {what} ({limit}). Spent: {} steps, {} s, {cost}.\n[c] continue (same again; or c AMOUNT in {unit})  [a] answer now, tools off  [s] stop: ",
+        p.spent.steps,
+        p.spent.elapsed_ms / 1000
+    )
+}
+
+/// An allowance typed at the terminal, in the unit of the limit reached.
+fn allowance(kind: BudgetKind, text: &str) -> Result<f64, String> {
+    match kind {
+        BudgetKind::Time => {
+            text.parse::<f64>().or_else(|_| switchboard_core::budget::parse_duration(text).map(|d| d.as_secs() as f64))
+        }
+        BudgetKind::Cost => {
+            text.trim_start_matches('$').parse::<f64>().map_err(|_| format!("'{text}' is not an amount."))
+        }
+        BudgetKind::Steps | BudgetKind::StepLimit => {
+            text.parse::<f64>().map_err(|_| format!("'{text}' is not a number of steps."))
+        }
     }
 }
 
@@ -215,6 +377,9 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
     };
     let generation = (flags != switchboard_core::GenerationOptions::default() || args.clear_params)
         .then(|| kept.overridden_by(&flags));
+    let budget =
+        switchboard_core::Budget { steps: args.budget_steps, time_secs: args.budget_time, cost_usd: args.budget_cost };
+    let budget = (!budget.is_empty()).then_some(budget);
     let request = SendRequest {
         conversation_id: conversation,
         text: args.prompt,
@@ -229,14 +394,10 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
         generation,
         agent: args.agent,
         toolsets: (!args.toolsets.is_empty() || args.no_toolsets).then_some(args.toolsets),
+        budget,
     };
     let turn = service.prepare(request)?;
-    stream(
-        service,
-        turn,
-        args.json,
-        TerminalApprover { approve_all: args.approve_all, allow_egress: args.allow_egress },
-    )
+    stream(service, turn, args.json, TerminalApprover::new(args.approve_all, args.allow_egress, args.on_budget))
 }
 
 pub fn regenerate(service: &Service, args: RegenerateArgs) -> anyhow::Result<ExitCode> {
@@ -252,12 +413,7 @@ pub fn regenerate(service: &Service, args: RegenerateArgs) -> anyhow::Result<Exi
         None
     };
     let turn = service.prepare_regenerate(&conversation, args.message.as_deref(), choices)?;
-    stream(
-        service,
-        turn,
-        args.json,
-        TerminalApprover { approve_all: args.approve_all, allow_egress: args.allow_egress },
-    )
+    stream(service, turn, args.json, TerminalApprover::new(args.approve_all, args.allow_egress, None))
 }
 
 /// `conversations edit`: a new version of one of the person's messages, answered like `chat`.
@@ -294,12 +450,7 @@ pub fn edit(service: &Service, args: EditArgs) -> anyhow::Result<ExitCode> {
         None
     };
     let turn = service.prepare_edit(&args.conversation, &args.message, &args.text, choices)?;
-    stream(
-        service,
-        turn,
-        args.json,
-        TerminalApprover { approve_all: args.approve_all, allow_egress: args.allow_egress },
-    )
+    stream(service, turn, args.json, TerminalApprover::new(args.approve_all, args.allow_egress, None))
 }
 
 /// `conversations setup`: what a continued chat runs with.

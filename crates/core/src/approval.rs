@@ -1,10 +1,12 @@
 //! The approval contract: how the loop asks the person about a call whose policy is `ask`
 //! ([`ApprovalRequest`]), what they can answer ([`ApprovalDecision`]), and who answers
-//! ([`Approver`]: a dialog in the app, a prompt or a flag in the CLI).
+//! ([`Approver`]: a dialog in the app, a prompt or a flag in the CLI), and how it answers a
+//! budget pause ([`Approver::budget`]).
 //!
 //! Invariant: it knows the vocabulary and nothing of the loop, so a tool (a sub-agent that asks
 //! the person about its own calls) can hold the turn's approver without importing the loop.
 
+use crate::budget::{BudgetChoice, BudgetPause};
 use crate::vocab::ToolSource;
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -49,6 +51,14 @@ pub trait Approver: Send + Sync {
     /// answered from elsewhere must be ready for that answer when this returns. The future is
     /// dropped when the turn is stopped.
     fn decide(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision>;
+
+    /// Waits for the person's choice at a budget pause (called, like [`Approver::decide`],
+    /// before `budgetPaused` is emitted). The default, for an approver nobody answers (a
+    /// non-interactive run), answers "answer now": the turn still ends with an answer.
+    fn budget(&self, pause: BudgetPause) -> BoxFuture<'_, BudgetChoice> {
+        let _ = pause;
+        async { BudgetChoice::AnswerNow }.boxed()
+    }
 }
 
 /// An approver that always answers the same.

@@ -83,6 +83,11 @@ pub struct TurnOptions {
     /// The model's prices, for what each request cost: `None` when unknown (costs are then
     /// reported unknown, never 0), zero for a free local server.
     pub prices: Option<crate::spend::Prices>,
+    /// The turn's budget (steps, time, cost); the loop pauses before a request that would pass it.
+    pub budget: crate::budget::Budget,
+    /// The meter of the turn this one runs inside (a sub-agent counts toward its caller's
+    /// budget, under the caller's limits); `None`: a meter of its own under `budget`.
+    pub meter: Option<std::sync::Arc<crate::budget::BudgetMeter>>,
 }
 
 impl Default for TurnOptions {
@@ -99,6 +104,8 @@ impl Default for TurnOptions {
             unavailable: Vec::new(),
             exposure: Exposure::default(),
             prices: None,
+            budget: crate::budget::Budget::default(),
+            meter: None,
         }
     }
 }

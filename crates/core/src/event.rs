@@ -73,6 +73,9 @@ pub enum FinishReason {
     ToolTookControl,
     /// The person stopped the turn.
     Cancelled,
+    /// A budget was reached and the person chose to stop there (or to answer now, with tools
+    /// off); everything so far is kept.
+    Budget,
     /// The turn failed (an `error` event precedes `done`).
     Error,
 }
@@ -87,6 +90,7 @@ impl FinishReason {
             FinishReason::MaxIterations => "maxIterations",
             FinishReason::ToolTookControl => "toolTookControl",
             FinishReason::Cancelled => "cancelled",
+            FinishReason::Budget => "budget",
             FinishReason::Error => "error",
         }
     }
@@ -110,6 +114,8 @@ pub enum NoticeKind {
     /// More tools are enabled than one request to the API can carry: some are offered directly,
     /// the rest through the `find_tools` step.
     TooManyTools,
+    /// A budget paused the turn, and what the person chose.
+    Budget,
 }
 
 /// One thing that happened during a turn. camelCase on the wire, tagged by `type`.
@@ -203,6 +209,29 @@ pub enum ChatEvent {
         id: String,
         /// Whether the call may run.
         approved: bool,
+    },
+    /// The loop paused before a request that would pass a budget, until the person chooses:
+    /// continue (with a new allowance), answer now (tools off) or stop.
+    BudgetPaused {
+        /// The pause's id, for the answer.
+        id: String,
+        /// The limit reached.
+        kind: crate::budget::BudgetKind,
+        /// What the turn (with its sub-agents) spent so far.
+        spent: crate::budget::BudgetSpent,
+        /// The limit of `kind`: steps, seconds or USD.
+        limit: f64,
+        /// The estimated cost of the next request's input, when its price is known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        next_cost_usd: Option<f64>,
+    },
+    /// The person chose (a turn stopped while paused resolves with `stop`).
+    BudgetResolved {
+        /// The pause's id.
+        id: String,
+        /// What they chose.
+        choice: crate::budget::BudgetChoice,
     },
     /// The result of a call; every call id gets exactly one.
     ToolResult {

@@ -30,6 +30,7 @@ pub mod vocab;
 
 // 2. The approval contract: how the loop asks the person about a call.
 pub mod approval;
+pub mod budget;
 
 // 3. Pure decisions over the vocabulary: which tools are offered (and how many fit a request),
 //    provider-safe names, how a round is planned, how stored rows become history again, what a
@@ -58,6 +59,7 @@ pub mod machine;
 pub mod turn;
 
 pub use approval::{ApprovalDecision, ApprovalRequest, Approver};
+pub use budget::{Budget, BudgetChoice, BudgetKind, BudgetMeter, BudgetPause, BudgetSpent};
 pub use catalogue::{FIND_TOOLS, ToolLimits};
 pub use coalesce::Coalescing;
 pub use config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};

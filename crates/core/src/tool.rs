@@ -74,6 +74,8 @@ pub struct ToolContext {
     /// What the turn's context had read when the call was made, and the destinations the
     /// person has used: a sub-agent's turn starts from it.
     pub(crate) exposure: Arc<Exposure>,
+    /// The turn's budget meter: a sub-agent's turn counts toward it.
+    pub(crate) meter: Arc<crate::budget::BudgetMeter>,
 }
 
 impl ToolContext {
@@ -88,6 +90,7 @@ impl ToolContext {
             // Outside a turn nobody can be asked: what needs the person is refused.
             approver: Arc::new(FixedApprover(ApprovalDecision::Deny)),
             exposure: Arc::default(),
+            meter: Arc::new(crate::budget::BudgetMeter::new(crate::budget::Budget::default())),
         }
     }
 
@@ -100,6 +103,11 @@ impl ToolContext {
     /// The turn's approver, for a tool whose own calls need the person (a sub-agent's turn).
     pub fn approver(&self) -> Arc<dyn Approver> {
         Arc::clone(&self.approver)
+    }
+
+    /// The turn's budget meter: a sub-agent's turn counts toward it (`TurnOptions::meter`).
+    pub fn meter(&self) -> Arc<crate::budget::BudgetMeter> {
+        Arc::clone(&self.meter)
     }
 
     /// A context outside the loop whose events (progress) go to `events`.

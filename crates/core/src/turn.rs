@@ -13,6 +13,7 @@
 //! [`round`]: crate::round
 //! [`names`]: crate::names
 
+use crate::budget::{BudgetChoice, BudgetMeter};
 use crate::event::{ChatEvent, EventSink};
 use crate::machine::{Effect, Input, Machine, ToolEnd, ToolFinished, ToolRun};
 use crate::provider::{Provider, ProviderRequest, ProviderStream};
@@ -76,11 +77,14 @@ impl Engine {
     pub async fn run_turn(
         &self,
         provider: &dyn Provider,
-        input: TurnInput,
+        mut input: TurnInput,
         sink: Arc<dyn EventSink>,
         approver: Arc<dyn Approver>,
         cancel: CancellationToken,
     ) -> TurnOutcome {
+        // A sub-agent's turn counts toward its caller's meter; a person's turn starts its own.
+        let budget = input.options.budget;
+        let meter = Arc::clone(input.options.meter.get_or_insert_with(|| Arc::new(BudgetMeter::new(budget))));
         let span = info_span!("turn", conversation = %input.conversation_id, message = %input.message_id, model = %input.model);
         let driver = Driver {
             engine: self,
@@ -90,6 +94,7 @@ impl Engine {
             shared_approver: Arc::clone(&approver),
             cancel,
             conversation_id: input.conversation_id.clone(),
+            meter,
         };
         driver.run(input).instrument(span).await
     }
@@ -101,6 +106,7 @@ enum Waiting<'a> {
     Stream(Box<Streaming>),
     Retry(Duration),
     Approval(BoxFuture<'a, ApprovalDecision>),
+    Budget(BoxFuture<'a, BudgetChoice>),
     Tools(FuturesUnordered<BoxFuture<'static, Input>>),
 }
 
@@ -119,6 +125,8 @@ struct Driver<'a> {
     shared_approver: Arc<dyn Approver>,
     cancel: CancellationToken,
     conversation_id: String,
+    /// The budget meter the turn counts toward; tools (sub-agents) count toward it too.
+    meter: Arc<BudgetMeter>,
 }
 
 impl<'a> Driver<'a> {
@@ -131,6 +139,9 @@ impl<'a> Driver<'a> {
         // Reused for the whole turn: a streamed token costs no allocation here.
         let mut effects = Vec::with_capacity(8);
         let mut waiting = Waiting::Nothing;
+        // The budget's clock: the machine reads none, it is told the time before every input.
+        let meter = Arc::clone(&self.meter);
+        machine.set_elapsed(meter.elapsed());
         machine.handle(Input::Start, &mut effects);
         loop {
             for effect in effects.drain(..) {
@@ -145,6 +156,7 @@ impl<'a> Driver<'a> {
                     Effect::WaitRetry { delay } => waiting = Waiting::Retry(delay),
                     // The question is registered before the effects after it announce it.
                     Effect::Ask(request) => waiting = Waiting::Approval(self.approver.decide(request)),
+                    Effect::AskBudget(pause) => waiting = Waiting::Budget(self.approver.budget(pause)),
                     Effect::RunTools(runs) => {
                         waiting = Waiting::Tools(runs.into_iter().map(|run| self.execute(run)).collect());
                     }
@@ -159,6 +171,7 @@ impl<'a> Driver<'a> {
                 }
             }
             let input = self.next_input(&mut waiting).await;
+            machine.set_elapsed(meter.elapsed());
             machine.handle(input, &mut effects);
         }
     }
@@ -207,6 +220,10 @@ impl<'a> Driver<'a> {
                 decision = pending => Input::Approval(decision),
                 () = self.cancel.cancelled() => Input::Cancel,
             },
+            Waiting::Budget(pending) => tokio::select! {
+                choice = pending => Input::Budget(choice),
+                () = self.cancel.cancelled() => Input::Cancel,
+            },
             Waiting::Tools(running) => tokio::select! {
                 biased;
                 () = self.cancel.cancelled() => Input::Cancel,
@@ -244,6 +261,7 @@ impl<'a> Driver<'a> {
             events: Arc::clone(&counter) as Arc<dyn EventSink>,
             approver: Arc::clone(&self.shared_approver),
             exposure,
+            meter: Arc::clone(&self.meter),
         };
         let span = info_span!("tool", name = %call.name, call = %call.id, takes_control);
         async move {

@@ -8,10 +8,10 @@ use std::time::Duration;
 use switchboard_core::machine::{Effect, Input, Machine, Phase, ToolEnd, ToolFinished, ToolRun};
 use switchboard_core::provider::{StopReason, ToolChoice};
 use switchboard_core::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRequest, ChatEvent, EngineConfig, ErrorKind, FinishReason,
-    GenerationOptions, Message, NoticeKind, ProviderError, ProviderEvent, ProviderState, Tool, ToolCall, ToolContext,
-    ToolDef, ToolError, ToolOutput, ToolRegistry, ToolSource, ToolStatus, TurnInput, TurnOptions, TurnOutcome, Usage,
-    spend::Prices,
+    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Budget, BudgetChoice, BudgetKind, BudgetMeter, ChatEvent,
+    EngineConfig, ErrorKind, FinishReason, GenerationOptions, Message, NoticeKind, ProviderError, ProviderEvent,
+    ProviderState, Tool, ToolCall, ToolContext, ToolDef, ToolError, ToolOutput, ToolRegistry, ToolSource, ToolStatus,
+    TurnInput, TurnOptions, TurnOutcome, Usage, spend::Prices,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -904,7 +904,12 @@ fn last_iteration_offers_no_tools() {
     let options = TurnOptions { max_iterations: Some(1), ..TurnOptions::default() };
     let mut m = started(&config, &registry, options);
     respond_with_calls(&mut m, &[("a", "echo", "{}")]);
+    // The step limit pauses; nobody to ask answers "answer now".
     let out = step(&mut m, ok(0, "x"));
+    assert!(
+        matches!(out.iter().find(|e| matches!(e, Effect::AskBudget(_))), Some(Effect::AskBudget(p)) if p.kind == BudgetKind::StepLimit)
+    );
+    let out = step(&mut m, Input::Budget(BudgetChoice::AnswerNow));
     assert_eq!(
         notices(&out, NoticeKind::MaxIterations),
         ["The model used tools in 1 rounds, the most allowed per turn; it was asked to answer with what it has."]
@@ -1271,4 +1276,196 @@ fn estimated_usage_only_for_a_request_that_was_answered() {
     raw_step(&mut m, text("partial"));
     let out = raw_step(&mut m, Input::Cancel);
     assert!(matches!(usage_events(&out).as_slice(), [ChatEvent::Usage { estimated: true, .. }]), "{out:#?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Budgets
+// ---------------------------------------------------------------------------------------------
+
+/// The pause asked about in `effects`, if any.
+fn pause(effects: &[Effect]) -> Option<&switchboard_core::BudgetPause> {
+    effects.iter().find_map(|e| match e {
+        Effect::AskBudget(p) => Some(p),
+        _ => None,
+    })
+}
+
+/// Runs one round with an `echo` call whose result comes back; returns the effects after it.
+fn echo_round(m: &mut Machine<'_>, id: &str) -> Vec<Effect> {
+    respond_with_calls(m, &[(id, "echo", "{}")]);
+    step(m, ok(0, "x"))
+}
+
+fn budget(b: Budget) -> TurnOptions {
+    TurnOptions { budget: b, ..TurnOptions::default() }
+}
+
+#[test]
+fn a_step_budget_pauses_before_the_request_that_would_pass_it() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, budget(Budget { steps: Some(1), ..Budget::default() }));
+    let out = echo_round(&mut m, "a");
+    let p = pause(&out).expect("a pause").clone();
+    assert_eq!((p.kind, p.limit, p.spent.steps, p.id.as_str()), (BudgetKind::Steps, 1.0, 1, "msg/budget-1"));
+    // Asked first, then announced (event and stored notice), and no request is started.
+    assert!(matches!(out[out.len() - 4], Effect::AskBudget(_)));
+    assert!(
+        matches!(&out[out.len() - 3], Effect::Emit(ChatEvent::BudgetPaused { id, kind: BudgetKind::Steps, .. }) if id == "msg/budget-1")
+    );
+    assert_eq!(
+        notices(&out, NoticeKind::Budget),
+        [
+            "Paused before the next request: it would pass the step budget of 1 step. Spent so far: 1 step with tools, 0 s, cost unknown."
+        ]
+    );
+    assert!(!out.iter().any(|e| matches!(e, Effect::StartRequest { .. })));
+    assert_eq!(m.phase(), Phase::BudgetPaused);
+    // Inputs a pause does not expect change nothing.
+    assert!(step(&mut m, usage()).is_empty());
+}
+
+#[test]
+fn continue_allows_the_same_amount_again_or_what_the_person_types() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, budget(Budget { steps: Some(1), ..Budget::default() }));
+    echo_round(&mut m, "a");
+    let out = step(&mut m, Input::Budget(BudgetChoice::Continue { allowance: None }));
+    assert!(matches!(
+        &out[0],
+        Effect::Emit(ChatEvent::BudgetResolved { choice: BudgetChoice::Continue { allowance: None }, .. })
+    ));
+    assert_eq!(notices(&out, NoticeKind::Budget), ["You chose to continue, with 1 step more."]);
+    assert!(!request(&out).tools.is_empty(), "tools stay on");
+    // One more step allowed: the next round pauses again, now asking about 2 steps.
+    let out = echo_round(&mut m, "b");
+    let p = pause(&out).expect("paused again");
+    assert_eq!((p.spent.steps, p.id.as_str()), (2, "msg/budget-2"));
+    let out = step(&mut m, Input::Budget(BudgetChoice::Continue { allowance: Some(3.0) }));
+    assert_eq!(notices(&out, NoticeKind::Budget), ["You chose to continue, with 3 steps more."]);
+    for id in ["c", "d"] {
+        assert!(pause(&echo_round(&mut m, id)).is_none());
+    }
+    assert!(pause(&echo_round(&mut m, "e")).is_some(), "2 + 3 steps spent");
+    assert_eq!(m.meter().limits().steps, Some(5));
+}
+
+#[test]
+fn answer_now_makes_one_last_request_with_tools_off() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, budget(Budget { steps: Some(1), ..Budget::default() }));
+    echo_round(&mut m, "a");
+    let out = step(&mut m, Input::Budget(BudgetChoice::AnswerNow));
+    assert!(notices(&out, NoticeKind::MaxIterations).is_empty(), "not the step limit");
+    let req = request(&out);
+    assert!(req.tools.is_empty());
+    assert_eq!(req.tool_choice, ToolChoice::None);
+    step(&mut m, text("Done."));
+    let out = step(&mut m, finish(StopReason::Stop));
+    assert_eq!(out[out.len() - 2..], done(FinishReason::Budget, Usage::default(), 1));
+}
+
+#[test]
+fn stop_ends_the_turn_cleanly_keeping_everything() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, budget(Budget { steps: Some(1), ..Budget::default() }));
+    step(&mut m, usage());
+    echo_round(&mut m, "a");
+    let out = step(&mut m, Input::Budget(BudgetChoice::Stop));
+    assert_eq!(notices(&out, NoticeKind::Budget), ["You chose to stop at the budget; everything so far is kept."]);
+    assert_eq!(out[out.len() - 2..], done(FinishReason::Budget, USAGE, 1));
+    assert_eq!(tool_results_in(m.history()), [("a", "x", false)], "the result is kept");
+}
+
+#[test]
+fn the_step_limit_is_a_pause_too_and_continue_raises_it() {
+    let (config, registry) = (config(), registry());
+    let options = TurnOptions { max_iterations: Some(1), ..TurnOptions::default() };
+    let mut m = started(&config, &registry, options);
+    let out = echo_round(&mut m, "a");
+    let p = pause(&out).expect("paused at the step limit");
+    assert_eq!((p.kind, p.limit), (BudgetKind::StepLimit, 1.0));
+    let out = step(&mut m, Input::Budget(BudgetChoice::Continue { allowance: Some(2.0) }));
+    assert!(!request(&out).tools.is_empty());
+    assert!(pause(&echo_round(&mut m, "b")).is_none());
+    assert!(pause(&echo_round(&mut m, "c")).is_some(), "1 + 2 steps");
+    let out = step(&mut m, Input::Budget(BudgetChoice::Stop));
+    assert_eq!(out[out.len() - 2..], done(FinishReason::Budget, Usage::default(), 3));
+}
+
+#[test]
+fn a_time_budget_pauses_once_the_time_is_up_and_continue_counts_from_now() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, budget(Budget { time_secs: Some(60), ..Budget::default() }));
+    m.set_elapsed(Duration::from_secs(59));
+    assert!(pause(&echo_round(&mut m, "a")).is_none());
+    m.set_elapsed(Duration::from_secs(61));
+    let out = echo_round(&mut m, "b");
+    let p = pause(&out).expect("time is up");
+    assert_eq!((p.kind, p.limit, p.spent.elapsed_ms), (BudgetKind::Time, 60.0, 61_000));
+    // The person took a while to decide: the allowance counts from the answer.
+    m.set_elapsed(Duration::from_secs(100));
+    step(&mut m, Input::Budget(BudgetChoice::Continue { allowance: Some(30.0) }));
+    assert_eq!(m.meter().limits().time_secs, Some(130));
+    m.set_elapsed(Duration::from_secs(129));
+    assert!(pause(&echo_round(&mut m, "c")).is_none());
+}
+
+#[test]
+fn a_cost_budget_without_a_price_is_said_once_and_never_pauses_on_nothing() {
+    let (config, registry) = (config(), registry());
+    let mut m = Machine::new(&config, &registry, input(budget(Budget { cost_usd: Some(0.5), ..Budget::default() })));
+    let out = step(&mut m, Input::Start);
+    assert_eq!(notices(&out, NoticeKind::Budget).len(), 1);
+    assert!(notices(&out, NoticeKind::Budget)[0].contains("price of model is unknown"));
+    assert!(pause(&echo_round(&mut m, "a")).is_none());
+}
+
+#[test]
+fn stopping_while_paused_resolves_the_pause_and_ends_cancelled() {
+    let (config, registry) = (config(), registry());
+    let mut m = started(&config, &registry, budget(Budget { steps: Some(1), ..Budget::default() }));
+    echo_round(&mut m, "a");
+    let out = step(&mut m, Input::Cancel);
+    assert!(
+        matches!(&out[0], Effect::Emit(ChatEvent::BudgetResolved { id, choice: BudgetChoice::Stop }) if id == "msg/budget-1")
+    );
+    assert_eq!(out[1..], done(FinishReason::Cancelled, Usage::default(), 1));
+}
+
+#[test]
+fn a_wrap_up_chosen_in_a_shared_meter_applies_without_asking_again() {
+    let (config, registry) = (config(), registry());
+    let meter = Arc::new(BudgetMeter::new(Budget { steps: Some(5), ..Budget::default() }));
+    let options = TurnOptions { meter: Some(Arc::clone(&meter)), ..TurnOptions::default() };
+    let mut m = started(&config, &registry, options);
+    // A child turn sharing the meter: its step counts toward the caller's budget.
+    assert_eq!(meter.spent(Duration::ZERO).steps, 1);
+    meter.resolve(BudgetKind::Steps, BudgetChoice::Stop, Duration::ZERO);
+    let out = echo_round(&mut m, "a");
+    assert!(pause(&out).is_none());
+    assert_eq!(out[out.len() - 2..], done(FinishReason::Budget, Usage::default(), 1));
+}
+
+#[test]
+fn a_cost_budget_pauses_when_spent_plus_the_next_input_would_reach_it() {
+    let (config, registry) = (config(), registry());
+    // $1 per million input and output tokens: USAGE (10 in, 5 out) costs $0.000015.
+    let prices = switchboard_core::Prices { input: 1.0, output: 1.0, ..Default::default() };
+    let options = TurnOptions {
+        prices: Some(prices),
+        budget: Budget { cost_usd: Some(0.000_016), ..Budget::default() },
+        ..TurnOptions::default()
+    };
+    let mut m = started(&config, &registry, options);
+    step(&mut m, usage());
+    let out = echo_round(&mut m, "a");
+    let p = pause(&out).expect("0.000015 spent + the next input reaches 0.000016");
+    assert_eq!(p.kind, BudgetKind::Cost);
+    assert!((p.spent.cost_usd - 0.000_015).abs() < 1e-12);
+    assert!(!p.spent.cost_unknown);
+    assert!(p.next_cost_usd.is_some_and(|c| c > 0.0));
+    // Continue with $1 more from what is spent.
+    step(&mut m, Input::Budget(BudgetChoice::Continue { allowance: Some(1.0) }));
+    assert!((m.meter().limits().cost_usd.unwrap() - 1.000_015).abs() < 1e-9);
+    assert!(pause(&echo_round(&mut m, "b")).is_none());
 }

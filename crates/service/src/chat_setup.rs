@@ -30,6 +30,9 @@ impl Service {
         if let Some(g) = &change.generation {
             g.check().map_err(Error::config)?;
         }
+        if let Some(b) = &change.budget {
+            b.check().map_err(Error::config)?;
+        }
         if let Some(toolsets) = change.toolsets.as_ref().filter(|t| !t.is_empty()) {
             let file = self.agents_file()?;
             if let Some(missing) = toolsets.iter().find(|t| file.toolset(t).is_none()) {
@@ -44,13 +47,16 @@ impl Service {
         {
             return Err(Error::new(ErrorKind::NotFound, format!("There is no provider profile named '{p}'.")));
         }
-        let ChatSetupChange { toolsets, generation, provider, model } = change;
+        let ChatSetupChange { toolsets, generation, provider, model, budget } = change;
         Ok(self.inner.store.update_chat_setup(conversation_id, |s| {
             if let Some(t) = toolsets {
                 s.toolsets = t;
             }
             if let Some(g) = generation {
                 s.generation = Some(g);
+            }
+            if let Some(b) = budget {
+                s.budget = (!b.is_empty()).then_some(b);
             }
             if provider.is_some() {
                 s.provider = provider;
@@ -131,6 +137,27 @@ impl Service {
         Ok(())
     }
 
+    /// The budget a turn runs under: its own limits over its chat's. A new chat starts with the
+    /// default of Settings, kept as its own.
+    pub(crate) fn turn_budget(
+        &self,
+        conversation_id: &str,
+        new_chat: bool,
+        settings: &crate::settings::Settings,
+        turn: Option<switchboard_core::Budget>,
+    ) -> Result<switchboard_core::Budget> {
+        let chat = if new_chat {
+            let default = settings.chats.budget;
+            if !default.is_empty() {
+                self.inner.store.update_chat_setup(conversation_id, |s| s.budget = Some(default))?;
+            }
+            default
+        } else {
+            self.inner.store.chat_setup(conversation_id)?.budget.unwrap_or_default()
+        };
+        Ok(turn.unwrap_or_default().over(chat))
+    }
+
     /// Keeps what a turn runs with as the chat's setup.
     pub(crate) fn remember_setup(
         &self,
@@ -157,6 +184,7 @@ pub(crate) fn check_setup_choices(choices: &mut TurnChoices) -> Result<()> {
     let setup = switchboard_store::ChatSetup {
         toolsets: choices.toolsets.clone(),
         generation: choices.generation,
+        budget: choices.budget,
         ..Default::default()
     };
     setup.check().map_err(Error::config)

@@ -60,6 +60,10 @@ pub struct SendRequest {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub toolsets: Option<Vec<String>>,
+    /// This turn's budget (steps, time, cost), over the chat's limit by limit.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub budget: Option<switchboard_core::Budget>,
 }
 
 impl SendRequest {
@@ -79,6 +83,7 @@ impl SendRequest {
             generation: None,
             agent: None,
             toolsets: None,
+            budget: None,
         }
     }
 
@@ -96,6 +101,7 @@ impl SendRequest {
             sent_instructions: None,
             agent: self.agent.clone(),
             toolsets: self.toolsets.clone().unwrap_or_default(),
+            budget: self.budget,
         }
     }
 }
@@ -136,6 +142,10 @@ pub struct TurnChoices {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "ts", ts(optional, as = "Option<Vec<String>>"))]
     pub toolsets: Vec<String>,
+    /// This turn's budget, over the chat's limit by limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub budget: Option<switchboard_core::Budget>,
 }
 
 /// The instructions of one chat, as its Instructions dialog shows them.
@@ -165,6 +175,7 @@ impl Default for TurnChoices {
             sent_instructions: None,
             agent: None,
             toolsets: Vec::new(),
+            budget: None,
         }
     }
 }
@@ -252,6 +263,9 @@ pub struct ChatSetupChange {
     /// The model from now on.
     #[cfg_attr(feature = "ts", ts(optional))]
     pub model: Option<String>,
+    /// The chat's budget from now on (every limit empty: none).
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub budget: Option<switchboard_core::Budget>,
 }
 
 /// A provider profile as pickers show it (never with its key).

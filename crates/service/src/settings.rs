@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use switchboard_core::policy::ToolSettings;
-use switchboard_core::{ApprovalPolicy, EngineConfig};
+use switchboard_core::{ApprovalPolicy, Budget, EngineConfig};
 use switchboard_store::Store;
 
 /// Key of the default provider profile's name.
@@ -40,7 +40,7 @@ pub enum TitleMode {
 pub const MAX_INSTRUCTIONS_CHARS: usize = 20_000;
 
 /// Chat preferences.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default)]
 pub struct ChatPrefs {
@@ -48,6 +48,10 @@ pub struct ChatPrefs {
     pub titles: TitleMode,
     /// Custom instructions: given to the model in every chat, before a chat's own.
     pub instructions: String,
+    /// The budget a new chat starts with (steps, time, cost per turn; empty: none).
+    #[serde(skip_serializing_if = "Budget::is_empty")]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<Budget>"))]
+    pub budget: Budget,
 }
 
 /// Which search API `web_search` uses.
@@ -184,7 +188,7 @@ pub const LIMIT_BOUNDS: &[Bound] = &[
 ];
 
 /// All settings.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Settings {
@@ -266,6 +270,7 @@ impl Settings {
             }
         }
         check_instructions(&self.chats.instructions, "The custom instructions")?;
+        self.chats.budget.check().map_err(|e| Error::config(format!("The default budget for new chats: {e}")))?;
         self.web.tools_config().validate().map_err(|e| Error::config(e.to_string()))
     }
 

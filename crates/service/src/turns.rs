@@ -24,6 +24,7 @@ use switchboard_core::{
     ApprovalPolicy, CancellationToken, ChatEvent, Engine, EventSink, FinishReason, Provider, TurnInput, TurnOptions,
     TurnOutcome, Usage,
 };
+use switchboard_core::{BudgetChoice, BudgetKind, BudgetPause};
 use switchboard_store::{ProviderProfile, Recorder};
 use tokio::sync::oneshot;
 
@@ -32,6 +33,8 @@ use tokio::sync::oneshot;
 pub(crate) struct Running {
     turns: Mutex<HashMap<String, CancellationToken>>,
     approvals: Mutex<HashMap<String, PendingApproval>>,
+    /// Budget pauses waiting for the UI's choice, by pause id, with the limit reached.
+    budgets: Mutex<HashMap<String, (BudgetKind, oneshot::Sender<BudgetChoice>)>>,
 }
 
 impl Running {
@@ -145,6 +148,18 @@ impl Approver for UiApprover {
         }
         .boxed()
     }
+
+    fn budget(&self, pause: BudgetPause) -> BoxFuture<'_, BudgetChoice> {
+        let (tx, rx) = oneshot::channel();
+        lock(&self.inner.turns.budgets).insert(pause.id.clone(), (pause.kind, tx));
+        async move {
+            // Nobody left to answer (the app closing): end the turn, keeping what it has.
+            let choice = rx.await.unwrap_or(BudgetChoice::Stop);
+            lock(&self.inner.turns.budgets).remove(&pause.id);
+            choice
+        }
+        .boxed()
+    }
 }
 
 /// Wraps a shell's approver: "for this chat" and "always" are saved, whichever shell asked.
@@ -179,6 +194,10 @@ impl Approver for Remembering {
             decision
         }
         .boxed()
+    }
+
+    fn budget(&self, pause: BudgetPause) -> BoxFuture<'_, BudgetChoice> {
+        self.shell.budget(pause)
     }
 }
 
@@ -429,6 +448,7 @@ impl Service {
         })?;
         let mut options = built.options;
         options.unavailable = agent.gone.into_iter().chain(options.unavailable).collect();
+        options.budget = self.turn_budget(&rows.conversation_id, new_chat, &settings, choices.budget)?;
         // Earlier turns' untrusted results go back framed as they were sent, and taint this turn;
         // the hosts the person named in the chat are destinations they have used. Judged by every
         // tool the app has, not only those this turn offers: an earlier turn may have used others.
@@ -624,6 +644,22 @@ impl Service {
         };
         // The turn may have been stopped meanwhile; then nobody waits and that is fine.
         let _ = pending.reply.send(decision);
+        Ok(())
+    }
+
+    /// Answers a pending budget pause (the UI's card): continue with an allowance (in the unit of
+    /// the limit reached; none: the same amount again), answer now, or stop. An allowance the
+    /// loop cannot take is refused and the pause keeps waiting.
+    pub fn resolve_budget(&self, pause_id: &str, choice: BudgetChoice) -> Result<()> {
+        let mut pending = lock(&self.inner.turns.budgets);
+        let Some((kind, _)) = pending.get(pause_id) else {
+            return Err(Error::config(format!("No budget pause '{pause_id}' is waiting for an answer.")));
+        };
+        choice.check(*kind).map_err(Error::config)?;
+        if let Some((_, reply)) = pending.remove(pause_id) {
+            // The turn may have been stopped meanwhile; then nobody waits and that is fine.
+            let _ = reply.send(choice);
+        }
         Ok(())
     }
 

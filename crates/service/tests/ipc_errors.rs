@@ -147,6 +147,16 @@ fn generate() -> Value {
     out.add("instructionsTooLong", s.set_chat_instructions(&chat, &"x".repeat(20_001)), &[("length", "20001")]);
     out.add("approvalNotPending", s.resolve_approval("ghost-call", from(json!("once"))), &[("callId", "ghost-call")]);
     out.add(
+        "setupBudgetInvalid",
+        s.set_chat_setup(&chat, from(json!({ "budget": { "steps": 20000 } }))),
+        &[("steps", "20000")],
+    );
+    out.add(
+        "budgetNotPending",
+        s.resolve_budget("ghost-pause", from(json!({ "choice": "stop" }))),
+        &[("pauseId", "ghost-pause")],
+    );
+    out.add(
         "setupToolsetNotFound",
         s.set_chat_setup(&chat, from(json!({ "toolsets": ["ghost-set"] }))),
         &[("name", "ghost-set")],

@@ -570,7 +570,10 @@ impl EventSink for Recorder {
             // Ids were written by begin_turn; progress lines and approvals are live-only UI state.
             ChatEvent::ToolProgress { .. }
             | ChatEvent::ApprovalRequested { .. }
-            | ChatEvent::ApprovalResolved { .. } => return,
+            | ChatEvent::ApprovalResolved { .. }
+            // A pause and its answer are stored as the notices that go with them.
+            | ChatEvent::BudgetPaused { .. }
+            | ChatEvent::BudgetResolved { .. } => return,
         };
         if let Err(e) = result {
             self.fail(&mut st, what, e);

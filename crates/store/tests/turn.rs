@@ -564,3 +564,72 @@ fn what_sub_agents_did_inside_a_call_is_kept_with_it_and_reloads_in_order() {
     assert_eq!(store.agent(&rows.conversation_id).unwrap(), None);
     assert!(store.set_agent("nope", Some("Lead")).is_err());
 }
+
+/// A turn that paused at a budget and was stopped there: the result of the round before the
+/// pause, every request's usage and the pause's notices are stored; a restart while paused shows
+/// the pause and keeps what was spent until then.
+#[test]
+fn a_budget_pause_loses_nothing_spent_stopped_or_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(dir.path());
+    let pause = ChatEvent::BudgetPaused {
+        id: "m/budget-1".into(),
+        kind: switchboard_core::BudgetKind::Cost,
+        spent: switchboard_core::BudgetSpent { steps: 1, elapsed_ms: 900, cost_usd: 0.02, cost_unknown: false },
+        limit: 0.02,
+        next_cost_usd: Some(0.001),
+    };
+    let paused = ChatEvent::Notice { kind: NoticeKind::Budget, message: "Paused before the next request.".into() };
+    let (stopped, killed) = {
+        let store = Store::open(&path).unwrap();
+        let stopped = store.begin_turn(None, "Spend a little", "mock", "m-1").unwrap();
+        let sink: Arc<dyn EventSink> = Arc::new(store.recorder(&stopped.message_id));
+        for e in [
+            started(&stopped),
+            call("call_1", 0, 1, 0),
+            ChatEvent::Usage { usage: usage(10, 5), total: usage(10, 5) },
+            ChatEvent::ToolResult {
+                images: None,
+                id: "call_1".into(),
+                status: ToolStatus::Ok,
+                output: "12:00".into(),
+                duration_ms: 5,
+            },
+            pause.clone(),
+            paused.clone(),
+            ChatEvent::BudgetResolved { id: "m/budget-1".into(), choice: switchboard_core::BudgetChoice::Stop },
+            ChatEvent::Notice { kind: NoticeKind::Budget, message: "You chose to stop.".into() },
+            ChatEvent::Done { finish_reason: FinishReason::Budget, usage: usage(10, 5), tool_calls_made: 1 },
+        ] {
+            sink.emit(e);
+        }
+        // Another turn is killed while it waits at a pause: no `done` ever comes.
+        let killed = store.begin_turn(None, "Spend more", "mock", "m-1").unwrap();
+        let sink: Arc<dyn EventSink> = Arc::new(store.recorder(&killed.message_id));
+        for e in [
+            started(&killed),
+            text("Looking"),
+            call("call_2", 7, 1, 0),
+            ChatEvent::Usage { usage: usage(20, 7), total: usage(20, 7) },
+            pause,
+            paused,
+        ] {
+            sink.emit(e);
+        }
+        (stopped, killed)
+    };
+
+    let store = Store::open(&path).unwrap();
+    let a = assistant(&store, &stopped.conversation_id);
+    assert_eq!((a.status, a.finish_reason), (MessageStatus::Complete, Some(FinishReason::Budget)));
+    assert_eq!(a.usage, usage(10, 5));
+    assert_eq!(
+        a.notices.iter().map(|n| (n.kind, n.message.as_str())).collect::<Vec<_>>(),
+        [(NoticeKind::Budget, "Paused before the next request."), (NoticeKind::Budget, "You chose to stop.")]
+    );
+    let k = assistant(&store, &killed.conversation_id);
+    assert_eq!(k.status, MessageStatus::Interrupted);
+    assert_eq!(k.content, "Looking");
+    assert_eq!(k.usage, usage(20, 7), "what was spent before the pause is kept");
+    assert_eq!(k.notices.len(), 1, "a restart shows the pause");
+}

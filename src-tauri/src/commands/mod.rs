@@ -80,6 +80,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         turns::regenerate,
         turns::edit_message,
         turns::resolve_approval,
+        turns::resolve_budget,
         tools::list_tools,
         tools::set_chat_tool_disabled,
         tools::set_chat_tools_disabled,

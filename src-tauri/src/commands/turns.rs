@@ -1,4 +1,5 @@
-//! Turns: sending a message, editing one, asking again, stopping, and answering a tool's approval request.
+//! Turns: sending a message, editing one, asking again, stopping, and answering a tool's approval
+//! request or a budget pause.
 //!
 //! Invariant: a turn's events travel over one `Channel<ChatEvent>` per turn; a closed window drops
 //! the channel while the turn goes on and is recorded.
@@ -6,7 +7,7 @@
 use super::{Result, blocking, ipc, logged};
 use crate::platform::dialog::Confirmer;
 use std::sync::Arc;
-use switchboard_core::{ChatEvent, Coalescing, EventSink, coalesce};
+use switchboard_core::{BudgetChoice, ChatEvent, Coalescing, EventSink, coalesce};
 use switchboard_service::Service;
 use switchboard_service::ipc::{ApprovalChoice, SendRequest, TurnChoices, TurnStarted};
 use tauri::State;
@@ -76,6 +77,12 @@ pub async fn edit_message(
         service.edit_message(&conversation_id, &message_id, &text, choices, turn_sink(on_event)).map_err(ipc)
     })
     .await
+}
+
+/// Answers a budget pause (the pause card): continue with an allowance, answer now, or stop.
+#[tauri::command]
+pub async fn resolve_budget(service: State<'_, Service>, pause_id: String, choice: BudgetChoice) -> Result<()> {
+    logged("resolve_budget", async move { service.resolve_budget(&pause_id, choice).map_err(ipc) }).await
 }
 
 #[tauri::command]

@@ -3058,3 +3058,170 @@ async fn z_many_tools_cards_long_chats_narrow_and_zoomed() -> Result<()> {
     app.close().await?;
     Ok(())
 }
+
+// ----- aa. what an answer cost: its line, each request, a budget pause, the Usage chart ---------
+
+/// The priced profile's rates (USD per million tokens): request 1 (1,000 in, 100 out) costs
+/// $0.013, request 2 (2,000 in, 100 out) $0.023: the answer $0.036.
+const AA_INPUT_PER_M: f64 = 10.0;
+const AA_OUTPUT_PER_M: f64 = 30.0;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aa_an_answer_shows_its_cost_each_request_a_budget_pause_and_the_usage_chart() -> Result<()> {
+    let Some(pre) = Prereqs::require("aa_cost") else { return Ok(()) };
+    let mock = MockServer::start(Script::new(vec![
+        Reply::stream(vec![
+            Step::text("Let me read the clock. "),
+            Step::tool_call("call_time", "get_time", r#"{"timezone":"Asia/Tokyo"}"#),
+            Step::finish("tool_calls"),
+            Step::usage(1000, 100),
+            Step::Done,
+        ]),
+        Reply::stream(vec![
+            Step::text("It is evening in Tokyo."),
+            Step::finish("stop"),
+            Step::usage(2000, 100),
+            Step::Done,
+        ]),
+    ]))
+    .await;
+    let data = DataDir::new(&mock.base_url())?;
+    let store = data.open_store()?;
+    // The mock runs on this machine, which would make it a free local server: the profile's own
+    // prices say what its model costs.
+    store.upsert_provider(&switchboard_store::ProviderProfile {
+        name: switchboard_e2e::PROVIDER.to_owned(),
+        kind: "openai".to_owned(),
+        base_url: mock.base_url(),
+        model: Some(switchboard_e2e::MODEL.to_owned()),
+        options: switchboard_store::ProfileOptions {
+            prices: Some(switchboard_core::Prices {
+                input: AA_INPUT_PER_M,
+                output: AA_OUTPUT_PER_M,
+                cached_read: None,
+                cache_write: None,
+                reasoning: None,
+            }),
+            ..Default::default()
+        },
+    })?;
+    // New chats get a cost budget of $0.012: request 1 ($0.013) passes it, so the loop pauses
+    // before request 2 and asks.
+    store.set_setting("chats", &json!({ "titles": "firstLine", "budget": { "costUsd": 0.012 } }))?;
+    drop(store);
+    let driver = Driver::start(&pre, &data).await?;
+    let app = driver.launch("aa").await?;
+    app.wait_composer_ready(LONG).await?;
+
+    app.send_message("What time is it in Tokyo?").await?;
+    let spent = app
+        .wait_for(
+            "the budget pause before request 2",
+            &format!(
+                "const p = document.querySelector('{}'); const c = p && p.querySelector('{}'); return c ? c.textContent.trim() : null;",
+                tid("budget-pause"),
+                tid("budget-spent-cost")
+            ),
+            LONG,
+        )
+        .await?;
+    app.screenshot("0-budget-pause").await?;
+    ensure!(spent.as_str().is_some_and(|s| s.contains("0.013")), "the card shows what was spent: {spent}");
+    ensure!(mock.requests().len() == 1, "the loop waits before request 2");
+    app.click(&tid("budget-continue")).await?;
+    let status = wait_assistant_settled(&app, 1, LONG).await?;
+    ensure!(status == "complete", "the answer ended as {status}");
+    ensure!(mock.requests().len() == 2, "Continue let the turn make its second request");
+
+    // The line under the answer: tokens in and out, and what it cost.
+    let line = app
+        .wait_for(
+            "the cost line under the answer",
+            &format!(
+                "const b = document.querySelector('{}'); return b && b.dataset.cost ? {{ text: b.textContent.trim(), cost: Number(b.dataset.cost) }} : null;",
+                tid("cost-line")
+            ),
+            LONG,
+        )
+        .await?;
+    app.screenshot("1-cost-line").await?;
+    ensure!(line["text"] == json!("3K in · 200 out · $0.036"), "the cost line: {line}");
+    ensure!((line["cost"].as_f64().unwrap_or(0.0) - 0.036).abs() < 1e-9, "the cost: {line}");
+
+    // The conversation's total in the header says the same.
+    let header = app
+        .wait_for(
+            "the conversation's total in the header",
+            &format!("const h = document.querySelector('{}'); return h && h.textContent.includes('$') ? h.textContent.replace(/\\s+/g, ' ').trim() : null;", tid("chat-cost")),
+            LONG,
+        )
+        .await?;
+    ensure!(header.as_str().is_some_and(|h| h.contains("$0.036") && h.contains("3.2K tokens")), "the header: {header}");
+
+    // The details: each request with its tokens, cost and the call it decided.
+    app.click(&tid("cost-line")).await?;
+    let rows = app
+        .wait_for(
+            "the answer's requests",
+            &format!(
+                "const rs = [...document.querySelectorAll('{}')]; return rs.length === 2 ? rs.map(r => [r.dataset.request, r.innerText.replace(/\\s+/g, ' ').trim()]) : null;",
+                tid("cost-request")
+            ),
+            LONG,
+        )
+        .await?;
+    app.screenshot("2-cost-details").await?;
+    let rows = rows.as_array().context("rows")?;
+    let text = |i: usize| rows[i][1].as_str().unwrap_or_default().to_owned();
+    ensure!(text(0).contains("1,000") || text(0).contains("1K"), "request 1's input: {rows:?}");
+    ensure!(
+        text(0).contains("$0.013") && text(0).contains("get_time"),
+        "request 1 cost $0.013 and decided get_time: {rows:?}"
+    );
+    ensure!(text(1).contains("$0.023") && text(1).contains("answer"), "request 2 cost $0.023 and answered: {rows:?}");
+    app.keys(&(fantoccini::key::Key::Escape + "")).await?;
+
+    // The tool card: its result went out again with the second request.
+    app.click(&format!("{} button.head", tid("tool-card"))).await?;
+    let resent = app
+        .wait_for(
+            "the re-sent note on the card",
+            &format!("const r = document.querySelector('{}'); return r ? r.textContent : null;", tid("tool-resent")),
+            LONG,
+        )
+        .await?;
+    ensure!(resent.as_str().is_some_and(|t| t.starts_with("This result was sent once more")), "the card: {resent}");
+    app.screenshot("3-tool-card-resent").await?;
+
+    // Settings → Usage: today's spend in the chart and the totals.
+    app.click(&tid("open-settings")).await?;
+    app.wait_and_click(&tid("settings-nav-usage"), LONG).await?;
+    app.wait_and_click(&tid("usage-period-7"), LONG).await?;
+    let spent = app
+        .wait_for(
+            "the Usage totals and a drawn chart",
+            &format!(
+                "const c = document.querySelector('{}'); const chart = document.querySelector('{}'); \
+                 return c && chart && chart.dataset.ready === 'true' ? Number(c.dataset.cost) : null;",
+                tid("usage-total-cost"),
+                tid("usage-chart")
+            ),
+            LONG,
+        )
+        .await?;
+    ensure!((spent.as_f64().unwrap_or(0.0) - 0.036).abs() < 1e-9, "the week's spend: {spent}");
+    let table = app
+        .js(
+            &format!(
+                "return [...document.querySelectorAll('{}')].map(r => r.innerText.replace(/\\s+/g, ' ').trim());",
+                tid("usage-row")
+            ),
+            vec![],
+        )
+        .await?;
+    ensure!(table.to_string().contains("mock-model") && table.to_string().contains("$0.036"), "the table: {table}");
+    app.screenshot("4-usage-chart").await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}

@@ -18,10 +18,11 @@
 //! `request.rs` (an iteration's offer and request), `catalogue.rs` (fitting the offer to the
 //! provider's limits, and answering `find_tools`), `stream.rs` (a response streaming in, and
 //! how it ends), `retry.rs` (asking again after a failure before any output), `calls.rs`
-//! (deciding a round's calls: plan, validate, approve), `tools.rs` (running them and collecting
-//! their results) and `finish.rs` (ending the turn); `spend.rs` accounts what each request used
-//! and cost.
+//! (deciding a round's calls: plan, validate, approve), `budget.rs` (pausing before a request
+//! that would pass a budget), `tools.rs` (running them and collecting their results) and
+//! `finish.rs` (ending the turn); `spend.rs` accounts what each request used and cost.
 
+mod budget;
 mod calls;
 mod catalogue;
 mod finish;
@@ -32,6 +33,7 @@ mod stream;
 mod tools;
 
 use crate::approval::{ApprovalDecision, ApprovalRequest};
+use crate::budget::{BudgetChoice, BudgetKind, BudgetMeter, BudgetPause};
 use crate::catalogue::ToolLimits;
 use crate::config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
 use crate::egress::Exposure;
@@ -45,6 +47,7 @@ use crate::round::Plan;
 use crate::types::{Message, ProviderState, ToolCall, Usage};
 use crate::vocab::{ToolError, ToolImage, ToolOutput};
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Something that happened, for the machine to decide about.
@@ -62,6 +65,8 @@ pub enum Input {
     IdleTimeout,
     /// The answer to the last [`Effect::Ask`].
     Approval(ApprovalDecision),
+    /// The answer to the last [`Effect::AskBudget`].
+    Budget(BudgetChoice),
     /// A call of [`Effect::RunTools`] ended.
     ToolFinished(ToolFinished),
     /// The person stopped the turn.
@@ -138,6 +143,9 @@ pub enum Effect {
     /// Ask the approver, before performing the effects that follow (they announce the question),
     /// and send its answer as [`Input::Approval`].
     Ask(ApprovalRequest),
+    /// Ask the approver about a budget pause (before performing the effects that announce it),
+    /// and send its answer as [`Input::Budget`].
+    AskBudget(BudgetPause),
     /// Run these calls concurrently; send an [`Input::ToolFinished`] for each.
     RunTools(Vec<ToolRun>),
     /// Stop the running calls; their results are no longer wanted.
@@ -159,6 +167,8 @@ pub enum Phase {
     Approving,
     /// [`Input::ToolFinished`].
     RunningTools,
+    /// [`Input::Budget`].
+    BudgetPaused,
     /// Nothing: the turn is over.
     Finished,
 }
@@ -263,6 +273,20 @@ pub struct Machine<'a> {
     over_limit_noticed: bool,
     it: Iteration,
     round: Round,
+    /// What this turn and the turns it shares a meter with spent, and their limits.
+    meter: Arc<BudgetMeter>,
+    /// Time since the outermost turn began, fed by the driver.
+    elapsed: Duration,
+    /// Budget pauses so far (their ids count them).
+    pauses: u32,
+    /// Budget pause ids start with this (the turn's message id).
+    pause_prefix: String,
+    /// The pause waiting for the person.
+    pausing: Option<BudgetPause>,
+    /// A budget (of this kind) asked for one last request with tools off.
+    answering_now: Option<BudgetKind>,
+    /// The "price unknown, cost budget not kept" notice was shown.
+    cost_unknown_noticed: bool,
 }
 
 impl std::fmt::Debug for Machine<'_> {
@@ -292,6 +316,8 @@ impl<'a> Machine<'a> {
         let max_iterations = options.max_iterations.unwrap_or(config.max_iterations).max(1);
         let approved = std::mem::take(&mut options.approved_tools);
         let exposure = std::mem::take(&mut options.exposure);
+        let meter = options.meter.take().unwrap_or_else(|| Arc::new(BudgetMeter::new(options.budget)));
+        let pause_prefix = message_id.clone();
         Self {
             config,
             registry,
@@ -327,6 +353,13 @@ impl<'a> Machine<'a> {
             over_limit_noticed: false,
             it: Iteration::default(),
             round: Round::default(),
+            meter,
+            elapsed: Duration::ZERO,
+            pauses: 0,
+            pause_prefix,
+            pausing: None,
+            answering_now: None,
+            cost_unknown_noticed: false,
         }
     }
 
@@ -391,6 +424,8 @@ impl<'a> Machine<'a> {
                 self.answer_unrun(&calls, ToolStatus::Cancelled, "Stopped by the user before the tool ran.", out);
                 self.finish(FinishReason::Cancelled, None, out);
             }
+            (Phase::BudgetPaused, Input::Budget(choice)) => self.on_budget_choice(choice, out),
+            (Phase::BudgetPaused, Input::Cancel) => self.cancel_budget_pause(out),
             (Phase::RunningTools, Input::ToolFinished(done)) => self.on_tool_finished(done, out),
             (Phase::RunningTools, Input::Cancel) => {
                 out.push(Effect::CancelTools);

@@ -15,17 +15,23 @@ use crate::types::Message;
 
 impl Machine<'_> {
     pub(super) fn begin_iteration(&mut self, out: &mut Vec<Effect>) {
+        // (1) A budget (or the step limit) may pause before the request: budget.rs.
+        if self.budget_pauses(out) {
+            return;
+        }
         self.iteration += 1;
-        self.last_call = self.iteration > self.max_iterations;
+        self.last_call = self.iteration > self.max_iterations || self.budget_last_call();
         self.offer = if self.last_call {
             let max = self.max_iterations;
-            Self::notice(
-                NoticeKind::MaxIterations,
-                format!(
-                    "The model used tools in {max} rounds, the most allowed per turn; it was asked to answer with what it has."
-                ),
-                out,
-            );
+            if self.iteration > max {
+                Self::notice(
+                    NoticeKind::MaxIterations,
+                    format!(
+                        "The model used tools in {max} rounds, the most allowed per turn; it was asked to answer with what it has."
+                    ),
+                    out,
+                );
+            }
             Offer { tools: Vec::new(), forcing: Forcing::None, unavailable: Vec::new() }
         } else if self.tools_refused || self.options.tools_unsupported.is_some() {
             if self.iteration == 1

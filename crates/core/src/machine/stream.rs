@@ -71,7 +71,9 @@ impl Machine<'_> {
     pub(super) fn end_iteration(&mut self, end: StreamEnd, out: &mut Vec<Effect>) {
         // A request that finished, or that produced output before it ended, was billed.
         let billed = matches!(end, StreamEnd::Finished) || self.it.output_started;
+        let reported = self.it.usage;
         self.account_request(billed, out);
+        self.charge(&reported);
         let calls = std::mem::take(&mut self.it.calls);
         match end {
             StreamEnd::Finished => {}
@@ -102,7 +104,7 @@ impl Machine<'_> {
                 self.answer_unrun(&calls, ToolStatus::Skipped, "Tools are off for this final answer.", out);
             }
             let reason = if self.last_call {
-                FinishReason::MaxIterations
+                self.last_call_reason()
             } else {
                 match self.it.stop.take() {
                     Some(StopReason::Length) => FinishReason::Length,

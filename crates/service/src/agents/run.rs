@@ -13,6 +13,7 @@ use crate::turn_setup::{Asker, Instructions, TurnSpec};
 use futures::future::BoxFuture;
 use std::sync::{Arc, Mutex};
 use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
+use switchboard_core::{BudgetChoice, BudgetPause};
 use switchboard_core::{ChatEvent, EventSink, FinishReason, Message, ToolContext, ToolError, ToolOutput, TurnInput};
 
 impl AgentTool {
@@ -54,6 +55,8 @@ impl AgentTool {
         let caller = ctx.exposure();
         options.exposure.untrusted.clone_from(&caller.untrusted);
         options.exposure.known.extend(caller.known.iter().cloned());
+        // The child's spend counts toward its caller's budget, under the caller's limits.
+        options.meter = Some(ctx.meter());
         let input = TurnInput {
             conversation_id: ctx.conversation_id.clone(),
             user_message_id: format!("{}/{instance}/question", ctx.call_id),
@@ -88,6 +91,12 @@ impl AgentTool {
         };
         match outcome.finish_reason {
             FinishReason::Cancelled => Err(ToolError::Cancelled),
+            FinishReason::Budget if answer.trim().is_empty() => {
+                Err(ToolError::Failed(format!("{instance} stopped at the budget before it answered.")))
+            }
+            FinishReason::Budget => {
+                Ok(mark(ToolOutput::text(format!("{answer}\n\n({instance} stopped at the budget.)"))))
+            }
             FinishReason::Error => {
                 let message = outcome.error.map(|e| e.message).unwrap_or_else(|| "it failed".into());
                 Err(ToolError::Failed(so_far(format!("{instance} failed: {message}"))))
@@ -156,7 +165,10 @@ impl EventSink for Nesting {
 /// Puts `prefix` before the call id of approval events, at any depth.
 fn prefix_approvals(event: &mut ChatEvent, prefix: &str) {
     match event {
-        ChatEvent::ApprovalRequested { id, .. } | ChatEvent::ApprovalResolved { id, .. } => id.insert_str(0, prefix),
+        ChatEvent::ApprovalRequested { id, .. }
+        | ChatEvent::ApprovalResolved { id, .. }
+        | ChatEvent::BudgetPaused { id, .. }
+        | ChatEvent::BudgetResolved { id, .. } => id.insert_str(0, prefix),
         ChatEvent::ToolProgress { event: Some(inner), .. } => prefix_approvals(inner, prefix),
         _ => {}
     }
@@ -173,5 +185,10 @@ impl Approver for Prefixed {
     fn decide(&self, mut request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
         request.call_id.insert_str(0, &self.prefix);
         self.inner.decide(request)
+    }
+
+    fn budget(&self, mut pause: BudgetPause) -> BoxFuture<'_, BudgetChoice> {
+        pause.id.insert_str(0, &self.prefix);
+        self.inner.budget(pause)
     }
 }

@@ -12,8 +12,8 @@ use crate::error::{Error, Result};
 use rusqlite::{OptionalExtension, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use switchboard_core::GenerationOptions;
 use switchboard_core::egress::CHAT_DESTINATION_PREFIX;
+use switchboard_core::{Budget, GenerationOptions};
 
 /// The most toolsets one chat may switch on.
 pub const MAX_CHAT_TOOLSETS: usize = 64;
@@ -41,6 +41,10 @@ pub struct ChatSetup {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub model: Option<String>,
+    /// The chat's budget for each of its turns (steps, time, cost; `None`: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub budget: Option<Budget>,
 }
 
 impl ChatSetup {
@@ -68,6 +72,9 @@ impl ChatSetup {
         if let Some(g) = &self.generation {
             g.check()?;
         }
+        if let Some(b) = &self.budget {
+            b.check()?;
+        }
         Ok(())
     }
 
@@ -76,6 +83,9 @@ impl ChatSetup {
     pub fn normalized(mut self) -> Self {
         if self.generation == Some(GenerationOptions::default()) {
             self.generation = None;
+        }
+        if self.budget.is_some_and(|b| b.is_empty()) {
+            self.budget = None;
         }
         self
     }

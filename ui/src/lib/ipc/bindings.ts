@@ -5,9 +5,9 @@ export type ErrorKind = "auth" | "rateLimited" | "overloaded" | "contextLength" 
 
 export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "skipped" | "cancelled";
 
-export type FinishReason = "stop" | "length" | "contentFilter" | "maxIterations" | "toolTookControl" | "cancelled" | "error";
+export type FinishReason = "stop" | "length" | "contentFilter" | "maxIterations" | "toolTookControl" | "cancelled" | "budget" | "error";
 
-export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered" | "tooManyTools";
+export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered" | "tooManyTools" | "budget";
 
 export type Usage = { 
 /**
@@ -52,6 +52,46 @@ cacheWrite?: number,
  * Reasoning tokens where billed apart from output; `None`: billed as output.
  */
 reasoning?: number, };
+
+export type Budget = { 
+/**
+ * Model calls with tools.
+ */
+steps?: number, 
+/**
+ * Wall time in seconds.
+ */
+timeSecs?: number, 
+/**
+ * Cost in USD.
+ */
+costUsd?: number, };
+
+export type BudgetKind = "steps" | "time" | "cost" | "stepLimit";
+
+export type BudgetSpent = { 
+/**
+ * Model calls with tools.
+ */
+steps: number, 
+/**
+ * Wall time since the turn began, in milliseconds.
+ */
+elapsedMs: number, 
+/**
+ * Cost in USD of the requests with a known price.
+ */
+costUsd: number, 
+/**
+ * Some request had no known price: the cost is at least `cost_usd`.
+ */
+costUnknown: boolean, };
+
+export type BudgetChoice = { "choice": "continue", 
+/**
+ * The new allowance.
+ */
+allowance?: number, } | { "choice": "answerNow" } | { "choice": "stop" };
 
 export type ToolSource = { "kind": "builtin" } | { "kind": "mcp", 
 /**
@@ -226,7 +266,35 @@ id: string,
 /**
  * Whether the call may run.
  */
-approved: boolean, } | { "type": "toolResult", 
+approved: boolean, } | { "type": "budgetPaused", 
+/**
+ * The pause's id, for the answer.
+ */
+id: string, 
+/**
+ * The limit reached.
+ */
+kind: BudgetKind, 
+/**
+ * What the turn (with its sub-agents) spent so far.
+ */
+spent: BudgetSpent, 
+/**
+ * The limit of `kind`: steps, seconds or USD.
+ */
+limit: number, 
+/**
+ * The estimated cost of the next request's input, when its price is known.
+ */
+nextCostUsd?: number, } | { "type": "budgetResolved", 
+/**
+ * The pause's id.
+ */
+id: string, 
+/**
+ * What they chose.
+ */
+choice: BudgetChoice, } | { "type": "toolResult", 
 /**
  * Call id.
  */
@@ -608,7 +676,11 @@ provider?: string,
 /**
  * The model the chat last used.
  */
-model?: string, };
+model?: string, 
+/**
+ * The chat's budget for each of its turns (steps, time, cost; `None`: none).
+ */
+budget?: Budget, };
 
 export type ChatGrant = { "kind": "tool", "name": string } | { "kind": "host", "name": string };
 
@@ -856,7 +928,11 @@ provider?: string,
 /**
  * The model from now on.
  */
-model?: string, };
+model?: string, 
+/**
+ * The chat's budget from now on (every limit empty: none).
+ */
+budget?: Budget, };
 
 export type ConversationView = { 
 /**
@@ -940,7 +1016,11 @@ agent?: string,
  * Toolsets switched on from this turn: its tools are theirs (with the agent's, if any);
  * kept with the chat. Left out in an existing chat: the chat's (its setup).
  */
-toolsets?: Array<string>, };
+toolsets?: Array<string>, 
+/**
+ * This turn's budget (steps, time, cost), over the chat's limit by limit.
+ */
+budget?: Budget, };
 
 export type TurnChoices = { 
 /**
@@ -987,7 +1067,11 @@ agent?: string,
 /**
  * Toolsets switched on for the turn.
  */
-toolsets?: Array<string>, };
+toolsets?: Array<string>, 
+/**
+ * This turn's budget, over the chat's limit by limit.
+ */
+budget?: Budget, };
 
 export type ChatInstructions = { 
 /**
@@ -1478,7 +1562,11 @@ titles: TitleMode,
 /**
  * Custom instructions: given to the model in every chat, before a chat's own.
  */
-instructions: string, };
+instructions: string, 
+/**
+ * The budget a new chat starts with (steps, time, cost per turn; empty: none).
+ */
+budget?: Budget, };
 
 export type ToolPrefs = { 
 /**

@@ -17,6 +17,7 @@ import type {
   ToolSource,
   Usage,
 } from '../ipc/bindings';
+import { addSpend, requestFromEvent, runLabel, sumRequests, unclaimed, withRequest, type RequestSpend, type RunDetails, type SpendDetails, type SpendTotal, type UsageEventLike } from './spend';
 
 export interface ToolCallModel {
   id: string;
@@ -57,6 +58,8 @@ export interface MessageModel {
   model: string | null;
   finishReason: FinishReason | null;
   usage: Usage;
+  /** Each request (model call) of the turn with its tokens and cost; empty for answers stored before costs were kept. */
+  requests: RequestSpend[];
   toolCallsMade: number;
   error: StoredError | null;
   notices: StoredNotice[];
@@ -77,6 +80,7 @@ export function pendingAssistant(id = ''): MessageModel {
     model: null,
     finishReason: null,
     usage: { ...ZERO_USAGE },
+    requests: [],
     toolCallsMade: 0,
     error: null,
     notices: [],
@@ -101,6 +105,8 @@ export function fromStored(m: StoredMessage): MessageModel {
     model: m.model,
     finishReason: m.finishReason,
     usage: { ...m.usage },
+    // Stored in their own table: `message_usage` reads them (the cost details).
+    requests: [],
     toolCallsMade: m.toolCallsMade,
     error: m.error ? { ...m.error } : null,
     notices: m.notices.map((n) => ({ ...n })),
@@ -120,6 +126,44 @@ export function fromStored(m: StoredMessage): MessageModel {
       runs: runsFrom(c.nested ?? []).map((r) => ({ ...r, model: interrupt(r.model) })),
     })),
   };
+}
+
+/** What a message cost: its own requests, each sub-agent run's (with theirs), and the sum of both. */
+export interface MessageSpend {
+  own: SpendTotal;
+  runs: { instance: string; call: string; model: MessageModel; total: SpendTotal }[];
+  total: SpendTotal;
+  /** The costs of this message were kept (false: an answer stored before they were). */
+  known: boolean;
+}
+
+export function messageSpend(m: MessageModel): MessageSpend {
+  const own = sumRequests(m.requests);
+  const runs = m.toolCalls.flatMap((c) => c.runs.map((r) => ({ instance: r.instance, call: c.id, model: r.model, total: messageSpend(r.model).total })));
+  let total = own;
+  for (const r of runs) total = addSpend(total, r.total);
+  const known = m.requests.length > 0 || runs.some((r) => r.model.requests.length > 0);
+  // An answer stored before costs were kept still shows its tokens.
+  if (!known) total = { ...total, usage: { ...m.usage } };
+  return { own, runs, total, known };
+}
+
+/** The cost details of an answer from what streamed (its requests and its runs', nested runs flattened). */
+export function detailsFromLive(m: MessageModel): SpendDetails {
+  const runs: RunDetails[] = [];
+  const names = new Map<string, string>();
+  const walk = (x: MessageModel, path: string) => {
+    for (const c of x.toolCalls) {
+      names.set(c.id, c.name);
+      for (const r of c.runs) {
+        const p = path ? `${path}/${c.id}/${r.instance}` : `${c.id}/${r.instance}`;
+        runs.push({ path: p, label: runLabel(p), total: messageSpend(r.model).total, requests: r.model.requests });
+        walk(r.model, p);
+      }
+    }
+  };
+  walk(m, '');
+  return { total: messageSpend(m).total, own: m.requests, runs, resends: new Map(), names };
 }
 
 /** The sub-agent runs a call's stored nested events build. */
@@ -209,10 +253,22 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
         result: { status: e.status, output: e.output, durationMs: e.durationMs, ...(e.images?.length ? { images: e.images } : {}) },
         progress: [],
       }));
-    case 'usage':
-      return { ...m, usage: { ...e.total } };
+    case 'usage': {
+      const ev = e as UsageEventLike;
+      // A request row is what the service reports per request (its number and cost); an event without them is a total
+      // only, and a sub-agent call's total (`agentCall`) is its run's, whose requests arrive in the run's own events.
+      if ((ev.request === undefined && ev.costUsd === undefined) || ev.agentCall) return { ...m, usage: { ...e.total } };
+      // The request decided the calls of its iteration (the number is that iteration).
+      const decided = ev.request === undefined ? unclaimed(m.toolCalls.map((c) => c.id), m.requests) : m.toolCalls.filter((c) => c.iteration === ev.request).map((c) => c.id);
+      const row = requestFromEvent(ev, m.requests, m.provider, m.model, decided);
+      return { ...m, usage: { ...e.total }, requests: withRequest(m.requests, row) };
+    }
     case 'providerState':
       // For the store only: the shell does not forward it.
+      return m;
+    case 'budgetPaused':
+    case 'budgetResolved':
+      // The pause is the session's (its card); what stays with the answer are its notices.
       return m;
     case 'notice':
       return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };
@@ -248,6 +304,21 @@ export function nestedApproval(e: ChatEvent): { event: Extract<ChatEvent, { type
     at = at.event;
   }
   if (at.type !== 'approvalRequested' && at.type !== 'approvalResolved') return null;
+  return { event: at, agent: path.length > 0 ? path.join(' › ') : null };
+}
+
+/** A budget pause waiting for the person, with the sub-agents it comes through (`Scout[1]`). */
+export type BudgetPause = Extract<ChatEvent, { type: 'budgetPaused' }> & { agent: string | null };
+
+/** The budget pause (or its answer) inside an event, at any depth of sub-agents. */
+export function nestedBudget(e: ChatEvent): { event: Extract<ChatEvent, { type: 'budgetPaused' | 'budgetResolved' }>; agent: string | null } | null {
+  const path: string[] = [];
+  let at: ChatEvent = e;
+  while (at.type === 'toolProgress' && at.event) {
+    if (at.instance) path.push(at.instance);
+    at = at.event;
+  }
+  if (at.type !== 'budgetPaused' && at.type !== 'budgetResolved') return null;
   return { event: at, agent: path.length > 0 ? path.join(' › ') : null };
 }
 

@@ -25,9 +25,9 @@ export interface Toast {
 }
 
 /** The sections of the settings screen, in nav order. */
-export type SettingsSection = 'providers' | 'keys' | 'web' | 'tools' | 'defined' | 'mcp' | 'agents' | 'limits' | 'chats' | 'appearance' | 'data';
+export type SettingsSection = 'providers' | 'keys' | 'web' | 'tools' | 'defined' | 'mcp' | 'agents' | 'limits' | 'chats' | 'usage' | 'appearance' | 'data';
 
-export const SETTINGS_SECTIONS: readonly SettingsSection[] = ['providers', 'keys', 'web', 'tools', 'defined', 'mcp', 'agents', 'limits', 'chats', 'appearance', 'data'];
+export const SETTINGS_SECTIONS: readonly SettingsSection[] = ['providers', 'keys', 'web', 'tools', 'defined', 'mcp', 'agents', 'limits', 'chats', 'usage', 'appearance', 'data'];
 
 export function isSettingsSection(s: unknown): s is SettingsSection {
   return typeof s === 'string' && (SETTINGS_SECTIONS as readonly string[]).includes(s);
@@ -216,6 +216,7 @@ export class AppState implements SessionHost {
   /** A chat opened: the picker shows the profile and model it last used (an agent's chat runs on the agent's). */
   restoreSetup(session: ChatSession, setup: ChatSetup): void {
     if (session.conversationId) chatParams.adopt(session.conversationId, setup.generation);
+    if (session.conversationId) chatParams.adoptBudget(session.conversationId, setup.budget);
     if (this.current !== session || session.agent || !setup.provider) return;
     if (!this.providers.some((p) => p.name === setup.provider)) return;
     this.choice = { provider: setup.provider, model: setup.model ?? null };

@@ -7,7 +7,7 @@
  * chat's setup the first time that chat opens, then forgotten here.
  */
 import type { Backend } from '../ipc/backend';
-import type { GenerationOptions } from '../ipc/bindings';
+import type { Budget, GenerationOptions } from '../ipc/bindings';
 
 export const CHAT_PARAMS_KEY = 'switchboard.chatParams';
 
@@ -72,6 +72,26 @@ export class ChatParamsStore {
   /** Where `set` writes (the app's backend). */
   connect(api: Pick<Backend, 'setChatSetup'>): void {
     this.api = api;
+  }
+
+  /** Every open chat's budget (steps, time, cost per turn), by conversation id; none: left out. */
+  budgets = $state.raw<Record<string, Budget>>({});
+
+  /** A chat's budget ({} for none). */
+  budget(conversationId: string): Budget {
+    return this.budgets[conversationId] ?? {};
+  }
+
+  /** The budget a chat's stored setup has, as it opens. */
+  adoptBudget(conversationId: string, budget: Budget | null | undefined): void {
+    const { [conversationId]: _, ...rest } = this.budgets;
+    this.budgets = budget && Object.keys(budget).length > 0 ? { ...rest, [conversationId]: { ...budget } } : rest;
+  }
+
+  /** Replaces a chat's budget (empty: none) and writes it into the chat's setup. */
+  async setBudget(conversationId: string, budget: Budget): Promise<void> {
+    await this.api?.setChatSetup(conversationId, { budget });
+    this.adoptBudget(conversationId, budget);
   }
 
   /** A chat's parameters ({} for none). */

@@ -4,10 +4,10 @@
  * through the pure reducer, so a fast stream costs one model update and one render per frame.
  */
 import type { Backend, TurnHandlers } from '../ipc/backend';
-import type { ChatEvent, ChatSetup, ConversationView, EgressReason, IpcError, SendRequest, StoredMessage, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
+import type { BudgetChoice, ChatEvent, ChatSetup, ConversationView, EgressReason, IpcError, SendRequest, StoredMessage, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { generationFor } from './chatParams.svelte';
-import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
+import { fromStored, interrupt, nestedApproval, nestedBudget, pendingAssistant, type BudgetPause, reduce, userMessage, type MessageModel } from '../model/message';
 import type { Scheduler } from '../util/frame';
 import { uid } from '../util/id';
 import { loadMarkdown } from '../markdown/engine';
@@ -126,6 +126,8 @@ export class ChatSession {
   earlier = $state(0);
   /** Whether a turn runs in this conversation (the composer is disabled meanwhile). */
   running = $state(false);
+  /** The budget pause the running turn waits at (its own, or a sub-agent's), if any. */
+  budgetPause = $state.raw<BudgetPause | null>(null);
   stopping = $state(false);
   /** Tools switched off in a new chat, applied once `started` names the conversation. */
   draftDisabled = $state.raw<string[]>([]);
@@ -371,6 +373,19 @@ export class ChatSession {
     return true;
   }
 
+  /** Answers the budget pause the turn waits at; the card closes at once (`budgetResolved` confirms it). */
+  async resolveBudget(choice: BudgetChoice): Promise<void> {
+    const pause = this.budgetPause;
+    if (!pause) return;
+    this.budgetPause = null;
+    try {
+      await this.host.api.resolveBudget(pause.id, choice);
+    } catch (e) {
+      this.budgetPause = pause;
+      this.host.toast(toIpcError(e));
+    }
+  }
+
   /** Stops the running turn (now, or as soon as `started` gives its message id). */
   async stop(): Promise<void> {
     const t = this.turn;
@@ -470,9 +485,16 @@ export class ChatSession {
             if (this.conversationId === null) this.adopt(e.conversationId);
             if (t.stopRequested) void this.stop();
             break;
+          case 'budgetPaused':
+          case 'budgetResolved':
           case 'approvalRequested':
           case 'approvalResolved':
           case 'toolProgress': {
+            const paused = nestedBudget(e);
+            if (paused) {
+              this.budgetPause = paused.event.type === 'budgetPaused' ? { ...paused.event, agent: paused.agent } : null;
+              break;
+            }
             // A sub-agent's calls ask the person here, in the chat that runs it.
             const asked = nestedApproval(e);
             if (asked?.event.type === 'approvalRequested') {
@@ -523,6 +545,7 @@ export class ChatSession {
     if (this.turn === t) this.turn = null;
     this.running = false;
     this.stopping = false;
+    this.budgetPause = null;
     this.host.dropApprovals(this);
     this.host.turnEnded(this);
   }

@@ -9,7 +9,7 @@
  */
 import type { Backend } from '../ipc/backend';
 import { PROVIDER_PRESETS } from '../ipc/bindings';
-import type { ConnectionReport, ConversationImportPreview, ConversationImportReport, DataInfo, PickedFile, DetectedServer, KeychainStatus, KeyInfo, KeyMode, ProviderInfo, ProviderProfile, Settings, TitleMode, ToolInfo } from '../ipc/bindings';
+import type { Budget, ConnectionReport, ConversationImportPreview, ConversationImportReport, DataInfo, PickedFile, DetectedServer, KeychainStatus, KeyInfo, KeyMode, ProviderInfo, ProviderProfile, Settings, TitleMode, ToolInfo } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 
 /** Where the settings screen reports back to the rest of the app. */
@@ -528,6 +528,13 @@ export class SettingsModel {
   setTitleMode(mode: TitleMode): Promise<boolean> {
     return this.save('chats:titles', (s) => {
       s.chats = { ...s.chats, titles: mode };
+    });
+  }
+
+  /** The budget a new chat starts with (empty: none). */
+  setDefaultBudget(budget: Budget): Promise<boolean> {
+    return this.save('chats:budget', (s) => {
+      s.chats = { ...s.chats, budget };
     });
   }
 

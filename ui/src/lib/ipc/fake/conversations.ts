@@ -26,13 +26,41 @@ export function seedConversations(st: FakeState): void {
   };
   const now = Date.now();
   const hour = 3_600_000;
-  const stored = (s: Scenario, at: number): StoredMessage => ({
-    ...structuredClone(s.stored),
-    id: id('m'),
-    createdAt: at,
-    updatedAt: at,
-    toolCalls: s.stored.toolCalls.map((c) => ({ ...structuredClone(c), callId: id('call') })),
-  });
+  // The golden turns ran against the mock server; seeded here as chats with real models (one a
+  // local server, one a model without a known price) and realistic sizes.
+  const MODELS: [string, string][] = [
+    ['openai', 'gpt-4o-mini'],
+    ['openai', 'gpt-4o'],
+    ['ollama', 'llama3.2'],
+    ['openai', 'gpt-4o-mini'],
+    ['openai', 'ft:gpt-4o-mini:acme'],
+  ];
+  let seeded = 0;
+  const stored = (s: Scenario, at: number): StoredMessage => {
+    const real = s.stored.role === 'assistant' && s.stored.provider === 'mock' ? MODELS[seeded++ % MODELS.length] : undefined;
+    const scale = 57 + seeded * 13;
+    const m: StoredMessage = {
+      ...structuredClone(s.stored),
+      ...(real
+        ? {
+            provider: real[0],
+            model: real[1],
+            // Later rounds read the earlier prefix from the prompt cache.
+            usage: {
+              ...s.stored.usage,
+              promptTokens: s.stored.usage.promptTokens * scale,
+              completionTokens: s.stored.usage.completionTokens * 9,
+              cachedTokens: s.stored.toolCalls.length > 0 ? Math.round(s.stored.usage.promptTokens * scale * 0.35) : 0,
+            },
+          }
+        : {}),
+      id: id('m'),
+      createdAt: at,
+      updatedAt: at,
+      toolCalls: s.stored.toolCalls.map((c) => ({ ...structuredClone(c), callId: id('call') })),
+    };
+    return m;
+  };
   SCENARIOS.forEach((s, i) => {
     const at = now - (i * i + 1) * 5 * hour;
     add(s.prompt, at, [toStored(userMessage(id('m'), s.prompt), at, at), stored(s, at)]);
@@ -131,6 +159,13 @@ export function conversationCommands(
       if (missing !== undefined) throw ipcError('setupToolsetNotFound', { name: missing });
       const next: ChatSetup = structuredClone(c.setup ?? { toolsets: [] });
       if (change.toolsets) next.toolsets = [...change.toolsets];
+      if (change.budget) {
+        const b = change.budget;
+        // The page checks every field first; the fake, like the service, refuses steps out of range.
+        if (b.steps !== undefined && !(Number.isInteger(b.steps) && b.steps >= 1 && b.steps <= 10_000)) throw ipcError('setupBudgetInvalid', { steps: String(b.steps) });
+        if (Object.values(b).some((v) => v !== undefined)) next.budget = { ...b };
+        else delete next.budget;
+      }
       if (change.generation) {
         if (Object.values(change.generation).some((v) => v !== undefined)) next.generation = { ...change.generation };
         else delete next.generation;

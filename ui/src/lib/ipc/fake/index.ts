@@ -28,6 +28,7 @@ import { toolCommands } from './tools';
 import { treeCommands } from './tree';
 import { turnCommands } from './turns';
 import { usageCommands } from './usage';
+import { withHistory } from './usageHistory';
 import { OPEN_PAGE } from '../bindings';
 
 export { FAKE_KEYCHAIN_PROBLEM, fakeOptionsFromUrl, type FakeOptions } from './options';
@@ -72,7 +73,8 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     ...agentCommands(st),
     ...dataCommands(st),
     ...searchCommandsFake(st),
-    ...usageCommands(st),
+    // The report also has 90 days of made-up history, so the Usage chart looks like a used app's.
+    ...withHistory(usageCommands(st)),
     // What the isolation hook sends instead of a call it refused: it always fails, as in the shell.
     refusedCall: async (command: string, reason: string) => {
       throw fakeOnlyError('badRequest', `The app refused the call to \`${command}\`: ${reason}.`);

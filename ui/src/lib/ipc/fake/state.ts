@@ -3,7 +3,7 @@
  * agents, provider profiles, settings and keys. Every part of the fake reads and changes this one
  * object, as the shell's commands share one service.
  */
-import type { AgentConfig, ApprovalChoice, ChatGrant, ChatSetup, ConversationSummary, KeychainStatus, KeyMode, ProviderProfile, Settings, StoredMessage, Toolset } from '../bindings';
+import type { AgentConfig, ApprovalChoice, BudgetChoice, ChatGrant, ChatSetup, ConversationSummary, KeychainStatus, KeyMode, ProviderProfile, Settings, StoredMessage, Toolset } from '../bindings';
 import type { FakeDefined } from './defined';
 import type { FakeMcp } from './mcp';
 import type { FakeOpenApi, FakePicks } from './openapi';
@@ -36,6 +36,9 @@ export interface Turn {
   /** The (replayed) call waiting for the person's choice. */
   asking: string | null;
   wake: ((choice: ApprovalChoice | null) => void) | null;
+  /** The budget pause waiting for the person's choice, and how to give it. */
+  pausing?: string | null;
+  wakeBudget?: ((choice: BudgetChoice | null) => void) | null;
 }
 
 export interface FakeState {

@@ -4,7 +4,7 @@
  * UI's reducer. It does not apply tool settings, forcing, "no tools" or dry run to what it replays.
  */
 import type { Backend, TurnHandlers } from '../backend';
-import type { ApprovalChoice, ChatEvent, NestedEvent, SendRequest, TurnStarted } from '../bindings';
+import type { ApprovalChoice, BudgetChoice, ChatEvent, NestedEvent, SendRequest, TurnStarted } from '../bindings';
 import { pendingAssistant, reduce, userMessage } from '../../model/message';
 import { ipcError } from './errors';
 import { afterApproval, agentScript, scriptFor, STOPPED_DONE, toStored } from './golden';
@@ -87,10 +87,24 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
   const run = async () => {
     await Promise.resolve();
     const queue = [...(conv.agent ? agentScript(conv.agent, text) : (unknownModel(st, provider, model) ?? scriptFor(text)))];
+    if (/\bbudget\b/i.test(text)) withBudgetPause(queue, started.messageId);
     let ending = false;
     while (queue.length > 0) {
       const next = queue.shift() as ChatEvent;
-      if (next.type === 'approvalRequested') {
+      if (next.type === 'budgetPaused') {
+        // As the service asks the approver: registered before the event goes out (under the id
+        // the event is sent with).
+        turn.pausing = fresh(next.id);
+        const answer = new Promise<BudgetChoice | null>((resolve) => (turn.wakeBudget = resolve));
+        emit(next);
+        const choice = turn.stopped ? null : await answer;
+        turn.pausing = null;
+        emit({ type: 'budgetResolved', id: next.id, choice: choice ?? { choice: 'stop' } });
+        if (!choice || choice.choice === 'stop') {
+          const usage = { ...state.usage };
+          queue.splice(0, queue.length, { type: 'done', finishReason: choice ? 'budget' : 'cancelled', usage, toolCallsMade: state.toolCalls.length });
+        }
+      } else if (next.type === 'approvalRequested') {
         const callId = fresh(next.id);
         turn.asking = callId;
         // Waiting before the request goes out, so an answer given while it is handled is not lost.
@@ -124,7 +138,7 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
   return started;
 }
 
-export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stopTurn' | 'regenerate' | 'editMessage' | 'resolveApproval'> {
+export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stopTurn' | 'regenerate' | 'editMessage' | 'resolveApproval' | 'resolveBudget'> {
   const { conversations, running, profiles, agentsFile, id } = st;
   return {
     async sendMessage(request, handlers) {
@@ -162,6 +176,7 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
       if (!t) return false;
       t.stopped = true;
       t.wake?.(null);
+      t.wakeBudget?.(null);
       return true;
     },
     async regenerate(conversationId, messageId, choices, handlers) {
@@ -189,5 +204,30 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
       if (!t) throw ipcError('approvalNotPending', { callId });
       t.wake?.(choice);
     },
+    async resolveBudget(pauseId, choice) {
+      const t = [...running.values()].find((x) => x.pausing === pauseId);
+      if (!t) throw ipcError('budgetNotPending', { pauseId });
+      if (choice.choice === 'continue' && choice.allowance !== undefined && !(choice.allowance > 0)) {
+        throw ipcError('budgetNotPending', { pauseId });
+      }
+      t.wakeBudget?.(choice);
+    },
   };
+}
+
+/**
+ * A question naming "budget": the turn pauses before its second request, as a step budget of 1
+ * does, and waits for the person's choice.
+ */
+function withBudgetPause(queue: ChatEvent[], messageId: string): void {
+  const at = queue.findIndex((e) => e.type === 'toolResult');
+  if (at < 0) return;
+  queue.splice(at + 1, 0, {
+    type: 'budgetPaused',
+    id: `${messageId}/budget-1`,
+    kind: 'steps',
+    spent: { steps: 1, elapsedMs: 4200, costUsd: 0.0123, costUnknown: false },
+    limit: 1,
+    nextCostUsd: 0.0031,
+  });
 }
