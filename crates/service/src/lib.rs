@@ -18,6 +18,7 @@
 
 pub mod agents;
 mod agents_file;
+mod asking;
 mod chat_setup;
 pub mod confirm;
 pub mod connection;
