@@ -6,7 +6,6 @@
 //! nobody can answer any more (the app closing) ends the turn as "stop", keeping what it has, as
 //! an approval nobody answers is a denial.
 
-use crate::turns::PendingApproval;
 use crate::{Error, Inner, Result, Service, lock};
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -15,6 +14,14 @@ use std::sync::{Arc, Mutex};
 use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
 use switchboard_core::{BudgetChoice, BudgetKind, BudgetPause};
 use tokio::sync::oneshot;
+
+/// A call waiting for the UI's answer.
+pub(crate) struct PendingApproval {
+    pub(crate) tool: String,
+    /// The egress question: "always" then means this destination for the chat, not the tool.
+    pub(crate) egress: bool,
+    pub(crate) reply: oneshot::Sender<ApprovalDecision>,
+}
 
 /// Asks the UI; [`Service::resolve_approval`] and [`Service::resolve_budget`] answer.
 pub(crate) struct UiApprover {

@@ -7,6 +7,7 @@
 //! every agent call inside it read each key once.
 
 use crate::agents::AgentsFile;
+use crate::asking::PendingApproval;
 use crate::chat_setup::check_setup_choices;
 use crate::ipc::{ApprovalChoice, SendRequest, TurnChoices, TurnStarted};
 use crate::keys::TurnKeys;
@@ -26,7 +27,6 @@ use switchboard_core::{
 };
 use switchboard_core::{BudgetChoice, BudgetPause};
 use switchboard_store::{ProviderProfile, Recorder};
-use tokio::sync::oneshot;
 
 /// The turns running now and the approvals they wait for.
 #[derive(Default)]
@@ -42,14 +42,6 @@ impl Running {
     fn deregister(&self, message_id: &str) {
         lock(&self.turns).remove(message_id);
     }
-}
-
-/// A call waiting for the UI's answer.
-pub(crate) struct PendingApproval {
-    pub(crate) tool: String,
-    /// The egress question: "always" then means this destination for the chat, not the tool.
-    pub(crate) egress: bool,
-    pub(crate) reply: oneshot::Sender<ApprovalDecision>,
 }
 
 /// A turn ready to run: rows created, provider and engine built.
