@@ -18,6 +18,7 @@
 
 pub mod agents;
 mod agents_file;
+mod asking;
 pub mod catalogue;
 mod chat_setup;
 pub mod confirm;

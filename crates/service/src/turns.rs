@@ -7,6 +7,7 @@
 //! every agent call inside it read each key once.
 
 use crate::agents::AgentsFile;
+use crate::asking::PendingApproval;
 use crate::chat_setup::check_setup_choices;
 use crate::ipc::{ApprovalChoice, SendRequest, TurnChoices, TurnStarted};
 use crate::keys::TurnKeys;
@@ -24,17 +25,16 @@ use switchboard_core::{
     ApprovalPolicy, CancellationToken, ChatEvent, Engine, EventSink, FinishReason, Provider, TurnInput, TurnOptions,
     TurnOutcome, Usage,
 };
-use switchboard_core::{BudgetChoice, BudgetKind, BudgetPause};
+use switchboard_core::{BudgetChoice, BudgetPause};
 use switchboard_store::{ProviderProfile, Recorder};
-use tokio::sync::oneshot;
 
 /// The turns running now and the approvals they wait for.
 #[derive(Default)]
 pub(crate) struct Running {
     turns: Mutex<HashMap<String, CancellationToken>>,
-    approvals: Mutex<HashMap<String, PendingApproval>>,
-    /// Budget pauses waiting for the UI's choice, by pause id, with the limit reached.
-    budgets: Mutex<HashMap<String, (BudgetKind, oneshot::Sender<BudgetChoice>)>>,
+    pub(crate) approvals: Mutex<HashMap<String, PendingApproval>>,
+    /// Budget pauses waiting for the UI's choice ([`crate::asking`]).
+    pub(crate) budgets: crate::asking::Pending,
 }
 
 impl Running {
@@ -42,14 +42,6 @@ impl Running {
     fn deregister(&self, message_id: &str) {
         lock(&self.turns).remove(message_id);
     }
-}
-
-/// A call waiting for the UI's answer.
-struct PendingApproval {
-    tool: String,
-    /// The egress question: "always" then means this destination for the chat, not the tool.
-    egress: bool,
-    reply: oneshot::Sender<ApprovalDecision>,
 }
 
 /// A turn ready to run: rows created, provider and engine built.
@@ -125,40 +117,6 @@ impl EventSink for Fanout {
 
     fn flush(&self) {
         self.shell.flush();
-    }
-}
-
-/// Asks the UI; [`Service::resolve_approval`] answers.
-struct UiApprover {
-    inner: Arc<Inner>,
-}
-
-impl Approver for UiApprover {
-    fn decide(&self, request: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
-        let (tx, rx) = oneshot::channel();
-        lock(&self.inner.turns.approvals).insert(
-            request.call_id.clone(),
-            PendingApproval { tool: request.name.clone(), egress: request.egress.is_some(), reply: tx },
-        );
-        let call_id = request.call_id;
-        async move {
-            let decision = rx.await.unwrap_or(ApprovalDecision::Deny);
-            lock(&self.inner.turns.approvals).remove(&call_id);
-            decision
-        }
-        .boxed()
-    }
-
-    fn budget(&self, pause: BudgetPause) -> BoxFuture<'_, BudgetChoice> {
-        let (tx, rx) = oneshot::channel();
-        lock(&self.inner.turns.budgets).insert(pause.id.clone(), (pause.kind, tx));
-        async move {
-            // Nobody left to answer (the app closing): end the turn, keeping what it has.
-            let choice = rx.await.unwrap_or(BudgetChoice::Stop);
-            lock(&self.inner.turns.budgets).remove(&pause.id);
-            choice
-        }
-        .boxed()
     }
 }
 
@@ -549,7 +507,7 @@ impl Service {
         let started = turn.started.clone();
         let this = self.clone();
         tokio::spawn(async move {
-            let approver = Arc::new(UiApprover { inner: Arc::clone(&this.inner) });
+            let approver = Arc::new(crate::asking::UiApprover { inner: Arc::clone(&this.inner) });
             let report = this.run(turn, sink, approver).await;
             if let Some(e) = report.storage_error {
                 tracing::error!("the answer could not be saved: {e}");
@@ -644,22 +602,6 @@ impl Service {
         };
         // The turn may have been stopped meanwhile; then nobody waits and that is fine.
         let _ = pending.reply.send(decision);
-        Ok(())
-    }
-
-    /// Answers a pending budget pause (the UI's card): continue with an allowance (in the unit of
-    /// the limit reached; none: the same amount again), answer now, or stop. An allowance the
-    /// loop cannot take is refused and the pause keeps waiting.
-    pub fn resolve_budget(&self, pause_id: &str, choice: BudgetChoice) -> Result<()> {
-        let mut pending = lock(&self.inner.turns.budgets);
-        let Some((kind, _)) = pending.get(pause_id) else {
-            return Err(Error::config(format!("No budget pause '{pause_id}' is waiting for an answer.")));
-        };
-        choice.check(*kind).map_err(Error::config)?;
-        if let Some((_, reply)) = pending.remove(pause_id) {
-            // The turn may have been stopped meanwhile; then nobody waits and that is fine.
-            let _ = reply.send(choice);
-        }
         Ok(())
     }
 
