@@ -587,7 +587,14 @@ fn a_budget_pause_loses_nothing_spent_stopped_or_killed() {
         for e in [
             started(&stopped),
             call("call_1", 0, 1, 0),
-            ChatEvent::Usage { usage: usage(10, 5), total: usage(10, 5) },
+            ChatEvent::Usage {
+                usage: usage(10, 5),
+                total: usage(10, 5),
+                request: 1,
+                cost_usd: None,
+                estimated: false,
+                agent_call: None,
+            },
             ChatEvent::ToolResult {
                 images: None,
                 id: "call_1".into(),
@@ -610,7 +617,14 @@ fn a_budget_pause_loses_nothing_spent_stopped_or_killed() {
             started(&killed),
             text("Looking"),
             call("call_2", 7, 1, 0),
-            ChatEvent::Usage { usage: usage(20, 7), total: usage(20, 7) },
+            ChatEvent::Usage {
+                usage: usage(20, 7),
+                total: usage(20, 7),
+                request: 1,
+                cost_usd: None,
+                estimated: false,
+                agent_call: None,
+            },
             pause,
             paused,
         ] {
