@@ -5,6 +5,7 @@
 //! Invariant: plain values built before every turn (from settings, a profile, a chat), so the
 //! loop below reads them and nothing here reaches back into the loop.
 
+use crate::compaction::Compaction;
 use crate::egress::Exposure;
 use crate::error::ProviderError;
 use crate::event::FinishReason;
@@ -76,6 +77,33 @@ pub struct TurnOptions {
     /// What the context already holds (untrusted results of earlier turns, or the calling
     /// turn's for a sub-agent) and the destinations the person has used.
     pub exposure: Exposure,
+    /// The model's window and output limit, and when to compact.
+    pub context: ContextLimits,
+    /// The compaction the history is sent with (the latest stored one on this path, not undone).
+    pub compaction: Compaction,
+    /// Indexes into the history of messages the person pinned: never summarised, always sent
+    /// verbatim.
+    pub pinned: Vec<usize>,
+    /// The model that writes summaries (on the chat's provider); `None`: the turn's model.
+    pub summariser: Option<String>,
+}
+
+/// A model's context window and output limit, and the share of the window (after the output
+/// reserve) a request may fill before the loop compacts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContextLimits {
+    /// Tokens the model takes in one request; `None`: unknown.
+    pub window: Option<u64>,
+    /// Tokens one response may produce; `None`: unknown.
+    pub max_output: Option<u64>,
+    /// Compact when the next request would pass this share (0.8: 80%).
+    pub compact_at: f32,
+}
+
+impl Default for ContextLimits {
+    fn default() -> Self {
+        Self { window: None, max_output: None, compact_at: 0.8 }
+    }
 }
 
 impl Default for TurnOptions {
@@ -91,6 +119,10 @@ impl Default for TurnOptions {
             tools_unsupported: None,
             unavailable: Vec::new(),
             exposure: Exposure::default(),
+            context: ContextLimits::default(),
+            compaction: Compaction::default(),
+            pinned: Vec::new(),
+            summariser: None,
         }
     }
 }

@@ -110,6 +110,22 @@ pub enum NoticeKind {
     /// More tools are enabled than one request to the API can carry: some are offered directly,
     /// the rest through the `find_tools` step.
     TooManyTools,
+    /// Something about the context window: compaction failed or could not help, the window is
+    /// not known.
+    Context,
+}
+
+/// Why the loop compacted.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CompactionReason {
+    /// The next request would have passed the threshold.
+    Threshold,
+    /// The provider refused a request as too long.
+    TooLong,
+    /// The person asked ("Compact now").
+    Manual,
 }
 
 /// One thing that happened during a turn. camelCase on the wire, tagged by `type`.
@@ -233,6 +249,26 @@ pub enum ChatEvent {
         usage: Usage,
         /// Sum over the turn so far.
         total: Usage,
+    },
+    /// What is sent from now on is compacted: older results as stubs and/or older messages as
+    /// a summary. Nothing stored changed; the store keeps this as a compaction row.
+    Compacted {
+        /// The whole compaction now in force (it includes earlier ones).
+        compaction: crate::compaction::Compaction,
+        /// Estimated tokens of the next request before compacting.
+        tokens_before: u64,
+        /// And after.
+        tokens_after: u64,
+        /// The model that wrote the summary, when this compaction wrote one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        summariser: Option<String>,
+        /// What writing the summary used.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        usage: Option<Usage>,
+        /// Why.
+        reason: CompactionReason,
     },
     /// Something the person should know that is not an error.
     Notice {

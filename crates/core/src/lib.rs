@@ -34,6 +34,7 @@ pub mod approval;
 //    provider-safe names, how a round is planned, how stored rows become history again, what a
 //    tool definition says that it should not (the lint), and text made safe to show.
 pub mod catalogue;
+pub mod compaction;
 pub mod history;
 pub mod lint;
 pub mod names;
@@ -58,10 +59,11 @@ pub mod turn;
 pub use approval::{ApprovalDecision, ApprovalRequest, Approver};
 pub use catalogue::{FIND_TOOLS, ToolLimits};
 pub use coalesce::Coalescing;
-pub use config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
+pub use compaction::Compaction;
+pub use config::{ContextLimits, EngineConfig, TurnInput, TurnOptions, TurnOutcome};
 pub use egress::{Egress, EgressReason, Exposure};
 pub use error::{ErrorKind, ProviderError};
-pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
+pub use event::{ChatEvent, CompactionReason, EventSink, FinishReason, NoticeKind, ToolStatus};
 pub use lint::{Finding, FindingKind};
 pub use provider::{
     GenerationOptions, Provider, ProviderEvent, ProviderRequest, ProviderStream, ReasoningEffort, ToolChoice,

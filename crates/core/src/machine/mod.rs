@@ -23,14 +23,18 @@
 
 mod calls;
 mod catalogue;
+mod compact;
 mod finish;
 mod request;
 mod retry;
 mod stream;
 mod tools;
 
+pub use compact::Summary;
+
 use crate::approval::{ApprovalDecision, ApprovalRequest};
 use crate::catalogue::ToolLimits;
+use crate::compaction::Compaction;
 use crate::config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
 use crate::egress::Exposure;
 use crate::error::{ErrorKind, ProviderError};
@@ -62,6 +66,8 @@ pub enum Input {
     Approval(ApprovalDecision),
     /// A call of [`Effect::RunTools`] ended.
     ToolFinished(ToolFinished),
+    /// The summary asked for with [`Effect::Summarise`].
+    Summarised(Result<Summary, ProviderError>),
     /// The person stopped the turn.
     Cancel,
 }
@@ -126,6 +132,12 @@ pub enum Effect {
         /// 1 for the first try, 2 for the first retry, ...
         attempt: u32,
     },
+    /// Ask the provider for this summary (tools off) and send the text as [`Input::Summarised`]
+    /// (or [`Input::Cancel`]).
+    Summarise {
+        /// The summariser's request.
+        request: ProviderRequest,
+    },
     /// Wait this long, then send [`Input::RetryElapsed`] (or [`Input::Cancel`]).
     WaitRetry {
         /// How long.
@@ -151,6 +163,8 @@ pub enum Phase {
     Streaming,
     /// [`Input::RetryElapsed`].
     WaitingRetry,
+    /// [`Input::Summarised`]: older messages are being summarised before the request.
+    Compacting,
     /// [`Input::Approval`].
     Approving,
     /// [`Input::ToolFinished`].
@@ -255,6 +269,14 @@ pub struct Machine<'a> {
     found: Vec<String>,
     /// The "more tools than fit" notice was shown this turn.
     over_limit_noticed: bool,
+    /// How the history is sent (see [`crate::compaction`]); grows when the loop compacts.
+    compaction: Compaction,
+    /// The summary being written.
+    pending: Option<compact::Pending>,
+    /// A "too long" refusal was answered by compacting once this turn.
+    too_long_retried: bool,
+    /// The "window not known" note was shown this turn.
+    window_noticed: bool,
     it: Iteration,
     round: Round,
 }
@@ -286,6 +308,7 @@ impl<'a> Machine<'a> {
         let max_iterations = options.max_iterations.unwrap_or(config.max_iterations).max(1);
         let approved = std::mem::take(&mut options.approved_tools);
         let exposure = std::mem::take(&mut options.exposure);
+        let compaction = std::mem::take(&mut options.compaction);
         Self {
             config,
             registry,
@@ -319,6 +342,10 @@ impl<'a> Machine<'a> {
             enabled: Vec::new(),
             found: Vec::new(),
             over_limit_noticed: false,
+            compaction,
+            pending: None,
+            too_long_retried: false,
+            window_noticed: false,
             it: Iteration::default(),
             round: Round::default(),
         }
@@ -374,6 +401,8 @@ impl<'a> Machine<'a> {
             }
             (Phase::Streaming | Phase::WaitingRetry, Input::Cancel) => self.end_iteration(StreamEnd::Cancelled, out),
             (Phase::WaitingRetry, Input::RetryElapsed) => self.start_attempt(out),
+            (Phase::Compacting, Input::Summarised(result)) => self.on_summary(result, out),
+            (Phase::Compacting, Input::Cancel) => self.cancel_compacting(out),
             (Phase::Approving, Input::Approval(decision)) => self.on_decision(decision, out),
             (Phase::Approving, Input::Cancel) => {
                 let i = self.round.slots.len();
