@@ -411,6 +411,19 @@ impl EventSink for Recorder {
                 ("tool result", self.tool_result(&id, status, &output, duration_ms, images.as_deref()))
             }
             ChatEvent::Usage { total, .. } => ("usage", self.usage(&total)),
+            ChatEvent::Compacted { compaction, tokens_before, tokens_after, summariser, usage, reason } => {
+                // What it covers of this turn is durable before the row that covers it.
+                self.checkpoint(&mut st);
+                let new = crate::store::NewCompaction {
+                    compaction: &compaction,
+                    tokens_before,
+                    tokens_after,
+                    reason,
+                    summariser: summariser.as_deref(),
+                    usage: usage.as_ref(),
+                };
+                ("compaction", self.store.record_compaction(&self.message_id, &new).map(drop))
+            }
             ChatEvent::Notice { kind, message } => ("notice", self.notice(&mut st, kind, message)),
             ChatEvent::ProviderState { iteration, state } => {
                 ("provider state", self.provider_state(&mut st, iteration, state))

@@ -282,12 +282,18 @@ fn fill(conn: &Connection, version: usize) {
     }
 }
 
+fn path_first(conversation: &str, store: &Store) -> String {
+    store.messages(conversation).unwrap()[0].id.clone()
+}
+
 #[test]
 fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conversations() {
     // 9 (the search index) adds no columns: its own rows are what it indexes, checked below.
     // 10 (a chat's setup) adds a column neither messages() nor history() reads; its own migration
     // test (in schema.rs) checks what it is filled with.
-    assert_eq!(SCHEMA_VERSION, 10, "extend this test with the new version's rows");
+    // 12 (compactions, pins): an upgraded conversation has no compaction and no pin, so a turn
+    // starts from its whole history; both work on it (checked below).
+    assert_eq!(SCHEMA_VERSION, 11, "extend this test with the new version's rows");
     for version in 1..=7_usize {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("switchboard.db");
@@ -310,6 +316,10 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
             let after_shown: Vec<Shown> = after.iter().map(shown).collect();
             assert_eq!(&after_shown, before, "version {version}, conversation {conversation}");
             assert_eq!(store.history(conversation).unwrap(), old_history(before), "version {version}, {conversation}");
+            let turn = store.turn_history(conversation, &|_| None).unwrap();
+            assert_eq!(turn.messages, old_history(before));
+            assert!(turn.compaction.is_empty() && turn.pinned.is_empty() && after.iter().all(|m| !m.pinned));
+            assert!(store.compactions(conversation).unwrap().is_empty());
             for (i, m) in after.iter().enumerate() {
                 assert_eq!(m.versions.as_slice(), std::slice::from_ref(&m.id), "one path: no versions");
                 assert_eq!(m.parent_id, i.checked_sub(1).map(|p| after[p].id.clone()));
@@ -331,5 +341,8 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
         assert!(store.messages("c3").unwrap().is_empty());
         let first = store.begin_turn(Some("c3"), "hello", "mock", "m").unwrap();
         assert_eq!(store.messages("c3").unwrap()[0].id, first.user_message_id);
+        // Pins and compactions work on an upgraded conversation.
+        store.set_message_pinned("c1", &path_first("c1", &store), true).unwrap();
+        assert_eq!(store.turn_history("c1", &|_| None).unwrap().pinned, [0]);
     }
 }

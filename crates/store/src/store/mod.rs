@@ -3,6 +3,7 @@
 //! the row ids; `turns.rs` stores a turn's rows and reads messages and history back;
 //! `tree.rs` keeps the message tree (the current path, versions, branches);
 //! `conversations.rs` lists, searches and changes conversations and their per-chat tool choices;
+//! `compactions.rs` keeps compactions and pins and builds the history a turn starts from;
 //! `search.rs` runs full-text searches on the search index;
 //! `settings.rs` keeps settings and provider profiles; `setup.rs` keeps a chat's setup and its
 //! grants; `transfer.rs` reads and writes whole conversations as records (export and import).
@@ -12,6 +13,7 @@
 //! Invariant: every method holds the connection for one statement or one transaction, never
 //! across a call out of the store.
 
+mod compactions;
 mod conversations;
 mod search;
 mod settings;
@@ -20,6 +22,7 @@ mod transfer;
 mod tree;
 mod turns;
 
+pub use compactions::{NewCompaction, StoredCompaction, TurnHistory};
 pub use setup::{ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS};
 pub use transfer::{
     ConversationRecord, ErrorRecord, ImportOutcome, MessageRecord, ToolCallRecord, ToolResultRecord, check_record,
