@@ -59,8 +59,7 @@ pub struct Compaction {
     pub stubbed: BTreeSet<String>,
     /// Indexes of covered messages quoted verbatim after the summary (the question of the turn
     /// that compacted), besides the pinned ones.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default)]
     pub quoted: Vec<u32>,
 }
 

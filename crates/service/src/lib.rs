@@ -19,6 +19,7 @@
 pub mod agents;
 mod agents_file;
 mod chat_setup;
+pub mod compaction;
 pub mod confirm;
 pub mod connection;
 pub mod contract;

@@ -433,9 +433,12 @@ impl Service {
         // the hosts the person named in the chat are destinations they have used. Judged by every
         // tool the app has, not only those this turn offers: an earlier turn may have used others.
         let registry = self.inner.tools.catalog.registry();
-        let (history, untrusted) =
-            store.history_marked(&rows.conversation_id, &|call| crate::untrusted::stored(&registry, call))?;
-        options.exposure.untrusted = untrusted;
+        let turn = store.turn_history(&rows.conversation_id, &|call| crate::untrusted::stored(&registry, call))?;
+        let history = turn.messages;
+        options.exposure.untrusted = turn.untrusted;
+        // COMPACT: the history is sent as the latest compaction on this path says, pins verbatim.
+        options.compaction = turn.compaction;
+        options.pinned = turn.pinned;
         for message in &history {
             if let switchboard_core::Message::User { text } = message {
                 options.exposure.learn_from_person(text);

@@ -121,6 +121,14 @@ fn generate() -> Value {
     );
     Errors::accepts("switching off no tools", s.set_chat_tools_disabled(&chat, &[], true));
     out.add("messageNotFound", s.older_messages(&chat, "ghost-message", 10), &[("id", "ghost-message")]);
+    out.same_as("messageNotFound", s.set_message_pinned(&chat, "ghost-message", true), &[("id", "ghost-message")]);
+    out.add("compactionNotFound", s.compaction(&chat, "ghost-compaction"), &[("id", "ghost-compaction")]);
+    out.same_as(
+        "compactionNotFound",
+        s.set_compaction_undone(&chat, "ghost-compaction", true),
+        &[("id", "ghost-compaction")],
+    );
+    out.add("compactStreaming", rt.block_on(s.compact_conversation(&chat)), &[]);
     // The tree: a chat whose answer is still streaming, then one whose answer is done.
     let first = s.open(&chat).unwrap().messages[0].id.clone();
     out.add("editStreaming", s.edit_message(&chat, &first, "Hi", None, Arc::new(Discard)), &[]);

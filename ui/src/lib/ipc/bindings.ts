@@ -7,7 +7,7 @@ export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "skipped" | "ca
 
 export type FinishReason = "stop" | "length" | "contentFilter" | "maxIterations" | "toolTookControl" | "cancelled" | "error";
 
-export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered" | "tooManyTools";
+export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered" | "tooManyTools" | "context";
 
 export type Usage = { 
 /**
@@ -93,6 +93,28 @@ origin: string,
  * The API's own data, as its provider module wrote it.
  */
 data: unknown, };
+
+export type CompactionReason = "threshold" | "tooLong" | "manual";
+
+export type Compaction = { 
+/**
+ * How many canonical messages, from the start of the history, the summary stands for
+ * (0: no summary).
+ */
+covered: number, 
+/**
+ * The summary of those messages.
+ */
+summary?: string, 
+/**
+ * Call ids whose results are sent as stubs.
+ */
+stubbed: Array<string>, 
+/**
+ * Indexes of covered messages quoted verbatim after the summary (the question of the turn
+ * that compacted), besides the pinned ones.
+ */
+quoted: Array<number>, };
 
 export type ChatEvent = { "type": "started", 
 /**
@@ -240,7 +262,31 @@ usage: Usage,
 /**
  * Sum over the turn so far.
  */
-total: Usage, } | { "type": "notice", 
+total: Usage, } | { "type": "compacted", 
+/**
+ * The whole compaction now in force (it includes earlier ones).
+ */
+compaction: Compaction, 
+/**
+ * Estimated tokens of the next request before compacting.
+ */
+tokensBefore: number, 
+/**
+ * And after.
+ */
+tokensAfter: number, 
+/**
+ * The model that wrote the summary, when this compaction wrote one.
+ */
+summariser?: string, 
+/**
+ * What writing the summary used.
+ */
+usage?: Usage, 
+/**
+ * Why.
+ */
+reason: CompactionReason, } | { "type": "notice", 
 /**
  * What kind.
  */
@@ -497,7 +543,11 @@ parentId: string | null,
  * Its versions (messages of the same role under the same parent, this one included), oldest
  * first; one entry when it has no other version.
  */
-versions: Array<string>, };
+versions: Array<string>, 
+/**
+ * The person pinned it: it is never summarised, always sent verbatim.
+ */
+pinned?: boolean, };
 
 export type MessagePage = { 
 /**
@@ -508,6 +558,53 @@ messages: Array<StoredMessage>,
  * How many of the conversation's messages come before the first of these.
  */
 earlier: number, };
+
+export type StoredCompaction = { 
+/**
+ * Row id (for show and undo).
+ */
+id: string, 
+/**
+ * The answer during which it was made (the head of the path, for "compact now").
+ */
+messageId: string, 
+/**
+ * The last message of the path the summary covers: the conversation shows its boundary
+ * after it. `None`: no summary (stubs only), or the path no longer holds it.
+ */
+throughMessageId?: string, 
+/**
+ * What is sent differently.
+ */
+compaction: Compaction, 
+/**
+ * Estimated tokens of the next request before and after.
+ */
+tokensBefore: number, 
+/**
+ * After.
+ */
+tokensAfter: number, 
+/**
+ * Why it was made.
+ */
+reason: CompactionReason, 
+/**
+ * The model that wrote the summary.
+ */
+summariser?: string, 
+/**
+ * What writing it used.
+ */
+usage?: Usage, 
+/**
+ * Unix millis.
+ */
+createdAt: number, 
+/**
+ * Undone: the full history is sent again.
+ */
+undone: boolean, };
 
 export type SearchHitKind = "title" | "message" | "toolArguments" | "toolResult";
 

@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -29,6 +29,11 @@ export interface Commands {
   revoke_chat_grant: { args: { id: string; grant: ChatGrant }; params: [id: string, grant: ChatGrant]; result: ChatGrant[] };
   set_conversation_pinned: { args: { id: string; pinned: boolean }; params: [id: string, pinned: boolean]; result: void };
   set_conversation_archived: { args: { id: string; archived: boolean }; params: [id: string, archived: boolean]; result: void };
+  compact_conversation: { args: { id: string }; params: [id: string]; result: StoredCompaction };
+  list_compactions: { args: { id: string }; params: [id: string]; result: StoredCompaction[] };
+  get_compaction: { args: { id: string; compactionId: string }; params: [id: string, compactionId: string]; result: StoredCompaction };
+  set_compaction_undone: { args: { id: string; compactionId: string; undone: boolean }; params: [id: string, compactionId: string, undone: boolean]; result: void };
+  set_message_pinned: { args: { id: string; messageId: string; pinned: boolean }; params: [id: string, messageId: string, pinned: boolean]; result: void };
   delete_conversation: { args: { id: string }; params: [id: string]; result: void };
   switch_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
   delete_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
@@ -111,6 +116,11 @@ export const COMMANDS = {
   revoke_chat_grant: ['id', 'grant'],
   set_conversation_pinned: ['id', 'pinned'],
   set_conversation_archived: ['id', 'archived'],
+  compact_conversation: ['id'],
+  list_compactions: ['id'],
+  get_compaction: ['id', 'compactionId'],
+  set_compaction_undone: ['id', 'compactionId', 'undone'],
+  set_message_pinned: ['id', 'messageId', 'pinned'],
   delete_conversation: ['id'],
   switch_version: ['conversationId', 'messageId'],
   delete_version: ['conversationId', 'messageId'],

@@ -214,6 +214,9 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
     case 'providerState':
       // For the store only: the shell does not forward it.
       return m;
+    case 'compacted':
+      // What is sent changed, not the message: the conversation shows the boundary (CTXUI).
+      return m;
     case 'notice':
       return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };
     case 'error':
