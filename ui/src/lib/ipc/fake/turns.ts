@@ -9,7 +9,6 @@ import { pendingAssistant, reduce, userMessage } from '../../model/message';
 import { ipcError } from './errors';
 import { afterApproval, agentScript, scriptFor, STOPPED_DONE, toStored } from './golden';
 import { conversation } from './conversations';
-import { contextOf } from './context';
 import { modelsOf, providerList } from './providers';
 import { pathOf, refuseWhileStreaming, touchPath } from './tree';
 import type { FakeConversation, FakeState, Turn } from './state';
@@ -76,11 +75,6 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
     const slot = conv.messages.findIndex((m) => m.id === started.messageId);
     if (slot >= 0) conv.messages[slot] = toStored(state, now, Date.now(), nested, questionId);
     handlers.onEvent(e);
-    // Before the first request and before each one after a tool round: how full the context is.
-    if (e.type === 'started' || e.type === 'toolResult') {
-      const { usedTokens, window, breakdown } = contextOf(conv, model, null);
-      handlers.onEvent({ type: 'context', usedTokens, window, breakdown, estimated: true, estimate: usedTokens });
-    }
   };
   const wait = (ms: number | null) =>
     new Promise<ApprovalChoice | null>((resolve) => {
