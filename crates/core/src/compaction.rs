@@ -31,7 +31,7 @@ const STUB_PREVIEW_CHARS: usize = 240;
 const STUB_PREVIEW_LINES: usize = 3;
 
 /// The window assumed for a model whose window is unknown.
-pub const DEFAULT_WINDOW: u64 = 32_000;
+pub const DEFAULT_WINDOW: u64 = 32_768;
 
 /// The tokens one request may take before the loop compacts: `compact_at` of what the window
 /// leaves after the output reserve.

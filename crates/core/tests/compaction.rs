@@ -78,7 +78,7 @@ fn summary_of(text: &'static str) -> impl Fn(&ProviderRequest) -> Vec<Item> + Se
 fn harness(kit: &Kit, window: Option<u64>) -> Harness {
     let mut h = Harness::new(kit);
     h.options.max_iterations = Some(40);
-    h.options.context = ContextLimits { window, max_output: Some(500), compact_at: 0.8 };
+    h.options.context = ContextLimits { window, max_output: Some(500), compact_at: 0.8, window_assumed: false };
     h
 }
 
@@ -198,7 +198,7 @@ async fn an_unknown_window_compacts_against_the_safe_default_and_says_so() {
     assert_eq!(ran.finish_reason(), FinishReason::Stop);
     let notices = ran.notices(NoticeKind::Context);
     assert_eq!(notices.len(), 1, "said once: {notices:?}");
-    assert!(notices[0].contains("is not known") && notices[0].contains("32000"));
+    assert!(notices[0].contains("is not known") && notices[0].contains("32768"));
 }
 
 #[tokio::test]

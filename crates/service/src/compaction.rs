@@ -10,7 +10,7 @@ use crate::{Error, Result, Service};
 use futures::StreamExt;
 use std::time::Duration;
 use switchboard_core::compaction::{self, Compaction};
-use switchboard_core::{CompactionReason, ContextLimits, ErrorKind, Message, ProviderEvent, ProviderRequest, Usage};
+use switchboard_core::{CompactionReason, ErrorKind, Message, ProviderEvent, ProviderRequest, Usage};
 use switchboard_store::{NewCompaction, StoredCompaction};
 
 /// The summary may take this long.
@@ -52,7 +52,7 @@ impl Service {
         let choices = self.last_choices(conversation_id)?;
         let keys = self.turn_keys();
         let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
-        let limits = self.context_limits(&resolved.profile, &resolved.model);
+        let limits = self.context_limits(&resolved.profile, &resolved.model, &self.settings()?);
         let limit = compaction::threshold(
             limits.window.unwrap_or(compaction::DEFAULT_WINDOW),
             limits.max_output,
@@ -130,11 +130,6 @@ impl Service {
         };
         let id = self.inner.store.record_compaction(head, &new)?;
         Ok(self.inner.store.compaction(conversation_id, &id)?)
-    }
-
-    /// The model's window and output limit, and when to compact.
-    pub(crate) fn context_limits(&self, _profile: &switchboard_store::ProviderProfile, _model: &str) -> ContextLimits {
-        ContextLimits::default()
     }
 }
 

@@ -22,6 +22,7 @@ mod chat_setup;
 pub mod compaction;
 pub mod confirm;
 pub mod connection;
+pub mod context;
 pub mod contract;
 pub mod conversations;
 pub mod defined_tools;

@@ -29,5 +29,5 @@ pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 pub use store::{
     ChatGrant, ChatSetup, ConversationRecord, ErrorRecord, ImportOutcome, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS,
     MessageRecord, NewCompaction, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind, Store,
-    StoredCompaction, ToolCallRecord, ToolResultRecord, TurnHistory, check_record, title_from,
+    StoredCompaction, StoredContext, ToolCallRecord, ToolResultRecord, TurnHistory, check_record, title_from,
 };

@@ -268,6 +268,25 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX compactions_by_message ON compactions (message_id);
     ALTER TABLE messages ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 13 (COUNT; the lead renumbers on merge): the last `context` count of each answer (the
+    // request it last sent: tokens, window, breakdown, the engine's own estimate and the prompt
+    // tokens the provider reported for it), so a reopened chat's meter shows what it showed and
+    // the next turn counts from the report.
+    r#"
+    CREATE TABLE message_context (
+        message_id      TEXT PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
+        used_tokens     INTEGER NOT NULL,
+        context_window  INTEGER,
+        instructions    INTEGER NOT NULL,
+        tools           INTEGER NOT NULL,
+        history         INTEGER NOT NULL,
+        tool_results    INTEGER NOT NULL,
+        attachments     INTEGER NOT NULL,
+        estimated       INTEGER NOT NULL,
+        estimate        INTEGER NOT NULL,
+        reported_prompt INTEGER
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this build creates and understands.

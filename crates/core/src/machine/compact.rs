@@ -54,7 +54,7 @@ impl Machine<'_> {
     fn estimate_with(&self, compaction: &Compaction) -> u64 {
         let mut request = self.request();
         request.messages = self.sent_history_with(compaction);
-        compaction::estimate(&request)
+        self.estimate(&request).total
     }
 
     /// The history as the next request sends it.
@@ -70,11 +70,12 @@ impl Machine<'_> {
     /// `force`: the provider refused it as too long).
     pub(super) fn compact(&mut self, force: bool, out: &mut Vec<Effect>) -> Compacted {
         let limit = self.threshold();
-        let before = compaction::estimate(&self.request());
+        let before = self.estimate(&self.request()).total;
         if !force && before <= limit {
             return Compacted::Unchanged;
         }
-        if self.options.context.window.is_none() && !self.window_noticed {
+        let assumed = self.options.context.window.is_none() || self.options.context.window_assumed;
+        if assumed && !self.window_noticed {
             self.window_noticed = true;
             Self::notice(
                 NoticeKind::Context,
@@ -195,6 +196,14 @@ impl Machine<'_> {
     pub(super) fn on_too_long(&mut self, error: &mut ProviderError, out: &mut Vec<Effect>) -> bool {
         if !self.too_long_retried {
             self.too_long_retried = true;
+            Self::notice(
+                NoticeKind::Context,
+                format!(
+                    "{} refused the request as too long; the conversation was compacted and the request is sent again.",
+                    self.model
+                ),
+                out,
+            );
             match self.compact(true, out) {
                 Compacted::Waiting => return true,
                 Compacted::Changed => {
@@ -204,20 +213,22 @@ impl Machine<'_> {
                 Compacted::Unchanged => {}
             }
         }
-        error.message = self.too_long_message();
+        error.message = self.too_long_message(error);
         false
     }
 
-    /// What does not fit, and what to do.
-    fn too_long_message(&self) -> String {
-        let window = self.options.context.window;
+    /// What does not fit, and what to do (with the provider's own figures when it gave them).
+    fn too_long_message(&self, error: &ProviderError) -> String {
+        let overflow = error.overflow.unwrap_or_default();
+        let known = self.options.context.window.filter(|_| !self.options.context.window_assumed);
+        let window = overflow.window.or(known);
         let takes = window.map_or_else(|| "an unknown number of".to_owned(), thousands);
         let last = self.history.iter().rev().find_map(|m| match m {
             Message::User { text } => Some(text.len()),
             _ => None,
         });
         let message = last.map_or(0, |chars| (chars as u64).div_ceil(4));
-        let total = compaction::estimate(&self.request());
+        let total = overflow.prompt_tokens.unwrap_or_else(|| self.estimate(&self.request()).total);
         if window.is_some_and(|w| message * 10 > w * 9) {
             format!(
                 "Your message alone is about {} tokens; {} takes {takes} tokens. Shorten it or send it in parts (or attach less), or pick a model with a larger context window.",

@@ -18,12 +18,14 @@
 //! `request.rs` (an iteration's offer and request), `catalogue.rs` (fitting the offer to the
 //! provider's limits, and answering `find_tools`), `stream.rs` (a response streaming in, and
 //! how it ends), `retry.rs` (asking again after a failure before any output), `calls.rs`
-//! (deciding a round's calls: plan, validate, approve), `tools.rs` (running them and collecting
+//! (deciding a round's calls: plan, validate, approve), `context.rs` (counting what each
+//! request sends), `tools.rs` (running them and collecting
 //! their results) and `finish.rs` (ending the turn).
 
 mod calls;
 mod catalogue;
 mod compact;
+mod context;
 mod finish;
 mod request;
 mod retry;
@@ -48,6 +50,8 @@ use crate::types::{Message, ProviderState, ToolCall, Usage};
 use crate::vocab::{ToolError, ToolImage, ToolOutput};
 use std::collections::HashSet;
 use std::time::Duration;
+
+pub use context::{ContextEstimate, Estimator, believable, combine};
 
 /// Something that happened, for the machine to decide about.
 #[derive(Debug)]
@@ -277,6 +281,8 @@ pub struct Machine<'a> {
     too_long_retried: bool,
     /// The "window not known" note was shown this turn.
     window_noticed: bool,
+    /// Counting what each request sends (the `context` event).
+    counting: context::Counting,
     it: Iteration,
     round: Round,
 }
@@ -309,6 +315,7 @@ impl<'a> Machine<'a> {
         let approved = std::mem::take(&mut options.approved_tools);
         let exposure = std::mem::take(&mut options.exposure);
         let compaction = std::mem::take(&mut options.compaction);
+        let counting = context::Counting::new(options.counter.take(), options.reported.take());
         Self {
             config,
             registry,
@@ -346,6 +353,7 @@ impl<'a> Machine<'a> {
             pending: None,
             too_long_retried: false,
             window_noticed: false,
+            counting,
             it: Iteration::default(),
             round: Round::default(),
         }

@@ -14,6 +14,7 @@
 //! across a call out of the store.
 
 mod compactions;
+mod context;
 mod conversations;
 mod search;
 mod settings;
@@ -37,6 +38,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use context::StoredContext;
 pub use search::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind};
 
 /// Switchboard's database. Cheap to clone: clones share one connection.

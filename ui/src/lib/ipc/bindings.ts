@@ -31,6 +31,28 @@ cachedTokens: number,
  */
 cacheWriteTokens?: number, };
 
+export type ContextBreakdown = { 
+/**
+ * The system prompt with the tools' prompt snippets.
+ */
+instructions: number, 
+/**
+ * The tool definitions offered.
+ */
+tools: number, 
+/**
+ * The person's and the model's messages, tool calls included.
+ */
+history: number, 
+/**
+ * The text of tool results.
+ */
+toolResults: number, 
+/**
+ * Images (tool results' images).
+ */
+attachments: number, };
+
 export type Prices = { 
 /**
  * Input tokens not read from a cache.
@@ -308,7 +330,29 @@ usage?: Usage,
 /**
  * Why.
  */
-reason: CompactionReason, } | { "type": "notice", 
+reason: CompactionReason, } | { "type": "context", 
+/**
+ * Tokens the request sends: the previous request's reported prompt tokens plus an
+ * estimate of what is new (an estimate of everything before the first report).
+ */
+usedTokens: number, 
+/**
+ * The model's context window, if known.
+ */
+window: number | null, 
+/**
+ * Where the tokens go (sums to `used_tokens`).
+ */
+breakdown: ContextBreakdown, 
+/**
+ * No provider report is part of `used_tokens`: it is all the engine's own estimate.
+ */
+estimated: boolean, 
+/**
+ * The engine's own estimate of the whole request, without any report: stored with the
+ * provider's reported prompt tokens, so a later request counts from that report.
+ */
+estimate: number, } | { "type": "notice", 
 /**
  * What kind.
  */
@@ -852,6 +896,28 @@ chat: string,
  */
 lastSent: string | null, };
 
+export type ConversationContext = { 
+/**
+ * Tokens the next request sends before the person's new message.
+ */
+usedTokens: number, 
+/**
+ * The model's window (`None`: unknown).
+ */
+window: number | null, 
+/**
+ * Where the tokens go.
+ */
+breakdown: ContextBreakdown, 
+/**
+ * No provider report is part of `used_tokens`.
+ */
+estimated: boolean, 
+/**
+ * The fraction of the window past which the loop compacts.
+ */
+compactAt: number, };
+
 export type TurnStarted = { 
 /**
  * Conversation id (new or existing).
@@ -1245,7 +1311,11 @@ toolTimeoutSecs: number | null,
 /**
  * A stream silent this long is abandoned, seconds.
  */
-idleTimeoutSecs: number | null, };
+idleTimeoutSecs: number | null, 
+/**
+ * Compact before a request that would fill more than this percent of the model's window.
+ */
+compactAtPercent: number | null, };
 
 export type Retry = { 
 /**
@@ -2036,7 +2106,8 @@ export const ENGINE_DEFAULTS = {
     "maxIterations": 10,
     "maxToolCallsPerRound": 10,
     "toolTimeoutSecs": 60,
-    "idleTimeoutSecs": 120
+    "idleTimeoutSecs": 120,
+    "compactAtPercent": 80
   },
   "retry": {
     "maxRetries": 3,
@@ -2047,6 +2118,10 @@ export const ENGINE_DEFAULTS = {
 /** The range of every limit (`settings::LIMIT_BOUNDS`); `update_settings` refuses values outside it. */
 export const LIMIT_BOUNDS = {
   "limits": {
+    "compactAtPercent": {
+      "min": 50,
+      "max": 95
+    },
     "idleTimeoutSecs": {
       "min": 5,
       "max": 3600

@@ -216,6 +216,8 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
       return m;
     case 'compacted':
       // What is sent changed, not the message: the conversation shows the boundary (CTXUI).
+    case 'context':
+      // The composer's meter shows it (ChatSession.context); the message does not change.
       return m;
     case 'notice':
       return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };
