@@ -343,6 +343,15 @@ pub(crate) enum ConversationsCmd {
         /// Conversation id.
         id: String,
     },
+    /// Compact a conversation now: older tool results become stubs and earlier messages a
+    /// summary written by its model; nothing stored is deleted (undo from the app).
+    Compact {
+        /// Conversation id.
+        id: String,
+        /// Print the stored compaction as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Archive a conversation (out of the list; still searchable).
     Archive {
         /// Conversation id.
