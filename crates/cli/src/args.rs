@@ -281,6 +281,21 @@ pub(crate) enum ConversationsCmd {
         #[arg(long)]
         json: bool,
     },
+    /// How full the model's context is for the conversation's next request: tokens, window and
+    /// what they are made of (`show` ends with the same line).
+    Context {
+        /// Conversation id.
+        id: String,
+        /// Count for this profile instead of the chat's.
+        #[arg(long)]
+        provider: Option<String>,
+        /// Count for this model instead of the chat's.
+        #[arg(long)]
+        model: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Export a conversation (Markdown of its current path, or JSON with every branch), or all of
     /// them as one JSON document (`--all`).
     Export {
@@ -332,6 +347,15 @@ pub(crate) enum ConversationsCmd {
     Unpin {
         /// Conversation id.
         id: String,
+    },
+    /// Compact a conversation now: older tool results become stubs and earlier messages a
+    /// summary written by its model; nothing stored is deleted (undo from the app).
+    Compact {
+        /// Conversation id.
+        id: String,
+        /// Print the stored compaction as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Archive a conversation (out of the list; still searchable).
     Archive {

@@ -415,6 +415,17 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
                 if spend.total.requests > 0 {
                     writeln!(out, "conversation {}", usage::cost_line(&spend.total))?;
                 }
+                if let Ok(c) = service.conversation_context(&id, None, None) {
+                    writeln!(out, "{}", render::context_line(&c))?;
+                }
+            }
+        }
+        ConversationsCmd::Context { id, provider, model, json } => {
+            let c = service.conversation_context(&id, provider.as_deref(), model.as_deref())?;
+            if json {
+                println!("{}", render::json(&serde_json::to_string_pretty(&c)?));
+            } else {
+                println!("{}", render::context_line(&c));
             }
         }
         ConversationsCmd::Edit(args) => return chat::edit(service, args),
@@ -480,6 +491,20 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
         }
         ConversationsCmd::Pin { id } => service.set_pinned(&id, true)?,
         ConversationsCmd::Unpin { id } => service.set_pinned(&id, false)?,
+        ConversationsCmd::Compact { id, json } => {
+            let c = runtime().block_on(service.compact_conversation(&id))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&c)?);
+            } else {
+                println!(
+                    "Compacted: about {} tokens are now sent instead of {} ({} results as stubs{}).",
+                    c.tokens_after,
+                    c.tokens_before,
+                    c.compaction.stubbed.len(),
+                    if c.compaction.summary.is_some() { ", earlier messages summarised" } else { "" }
+                );
+            }
+        }
         ConversationsCmd::Archive { id } => service.set_archived(&id, true)?,
         ConversationsCmd::Unarchive { id } => service.set_archived(&id, false)?,
         ConversationsCmd::Instructions { id, set, clear } => {

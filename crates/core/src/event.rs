@@ -116,6 +116,22 @@ pub enum NoticeKind {
     TooManyTools,
     /// A budget paused the turn, and what the person chose.
     Budget,
+    /// Something about the context window: compaction failed or could not help, the window is
+    /// not known.
+    Context,
+}
+
+/// Why the loop compacted.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CompactionReason {
+    /// The next request would have passed the threshold.
+    Threshold,
+    /// The provider refused a request as too long.
+    TooLong,
+    /// The person asked ("Compact now").
+    Manual,
 }
 
 /// One thing that happened during a turn. camelCase on the wire, tagged by `type`.
@@ -282,6 +298,41 @@ pub enum ChatEvent {
         #[cfg_attr(feature = "ts", ts(optional))]
         agent_call: Option<String>,
     },
+    /// What is sent from now on is compacted: older results as stubs and/or older messages as
+    /// a summary. Nothing stored changed; the store keeps this as a compaction row.
+    Compacted {
+        /// The whole compaction now in force (it includes earlier ones).
+        compaction: crate::compaction::Compaction,
+        /// Estimated tokens of the next request before compacting.
+        tokens_before: u64,
+        /// And after.
+        tokens_after: u64,
+        /// The model that wrote the summary, when this compaction wrote one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        summariser: Option<String>,
+        /// What writing the summary used.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        usage: Option<Usage>,
+        /// Why.
+        reason: CompactionReason,
+    },
+    /// How much of the model's context the next request fills, sent before every request.
+    Context {
+        /// Tokens the request sends: the previous request's reported prompt tokens plus an
+        /// estimate of what is new (an estimate of everything before the first report).
+        used_tokens: u64,
+        /// The model's context window, if known.
+        window: Option<u64>,
+        /// Where the tokens go (sums to `used_tokens`).
+        breakdown: ContextBreakdown,
+        /// No provider report is part of `used_tokens`: it is all the engine's own estimate.
+        estimated: bool,
+        /// The engine's own estimate of the whole request, without any report: stored with the
+        /// provider's reported prompt tokens, so a later request counts from that report.
+        estimate: u64,
+    },
     /// Something the person should know that is not an error.
     Notice {
         /// What kind.
@@ -311,6 +362,30 @@ pub enum ChatEvent {
         #[cfg_attr(feature = "ts", ts(optional))]
         detail: Option<String>,
     },
+}
+
+/// What one request's tokens are made of (see [`ChatEvent::Context`]).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextBreakdown {
+    /// The system prompt with the tools' prompt snippets.
+    pub instructions: u64,
+    /// The tool definitions offered.
+    pub tools: u64,
+    /// The person's and the model's messages, tool calls included.
+    pub history: u64,
+    /// The text of tool results.
+    pub tool_results: u64,
+    /// Images (tool results' images).
+    pub attachments: u64,
+}
+
+impl ContextBreakdown {
+    /// The sum of the parts.
+    pub fn total(&self) -> u64 {
+        self.instructions + self.tools + self.history + self.tool_results + self.attachments
+    }
 }
 
 /// Where a turn's events go: the store's recorder, the UI channel, the CLI's stdout.

@@ -14,9 +14,10 @@
 //! [`names`]: crate::names
 
 use crate::budget::{BudgetChoice, BudgetMeter};
+use crate::error::{ErrorKind, ProviderError};
 use crate::event::{ChatEvent, EventSink};
-use crate::machine::{Effect, Input, Machine, ToolEnd, ToolFinished, ToolRun};
-use crate::provider::{Provider, ProviderRequest, ProviderStream};
+use crate::machine::{Effect, Input, Machine, Summary, ToolEnd, ToolFinished, ToolRun};
+use crate::provider::{Provider, ProviderEvent, ProviderRequest, ProviderStream};
 use crate::registry::ToolRegistry;
 use crate::tool::{Redact, Secrets, ToolContext};
 use crate::types::{Usage, char_len};
@@ -105,6 +106,7 @@ enum Waiting<'a> {
     Nothing,
     Stream(Box<Streaming>),
     Retry(Duration),
+    Summary(BoxFuture<'static, Input>),
     Approval(BoxFuture<'a, ApprovalDecision>),
     Budget(BoxFuture<'a, BudgetChoice>),
     Tools(FuturesUnordered<BoxFuture<'static, Input>>),
@@ -154,6 +156,7 @@ impl<'a> Driver<'a> {
                         waiting = Waiting::Stream(Box::new(self.open(request)));
                     }
                     Effect::WaitRetry { delay } => waiting = Waiting::Retry(delay),
+                    Effect::Summarise { request } => waiting = Waiting::Summary(self.summarise(request)),
                     // The question is registered before the effects after it announce it.
                     Effect::Ask(request) => waiting = Waiting::Approval(self.approver.decide(request)),
                     Effect::AskBudget(pause) => waiting = Waiting::Budget(self.approver.budget(pause)),
@@ -216,6 +219,11 @@ impl<'a> Driver<'a> {
                 () = tokio::time::sleep(*delay) => Input::RetryElapsed,
                 () = self.cancel.cancelled() => Input::Cancel,
             },
+            Waiting::Summary(pending) => tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => Input::Cancel,
+                summary = pending => summary,
+            },
             Waiting::Approval(pending) => tokio::select! {
                 decision = pending => Input::Approval(decision),
                 () = self.cancel.cancelled() => Input::Cancel,
@@ -239,6 +247,30 @@ impl<'a> Driver<'a> {
                 Input::Cancel
             }
         }
+    }
+
+    /// Streams the summariser's request and collects its text (bounded by the idle timeout).
+    fn summarise(&self, request: ProviderRequest) -> BoxFuture<'static, Input> {
+        let mut stream = self.provider.stream(request);
+        let idle = self.engine.config.idle_timeout;
+        async move {
+            let mut summary = Summary { text: String::new(), usage: Usage::default() };
+            loop {
+                match tokio::time::timeout(idle, stream.next()).await {
+                    Err(_) => {
+                        let message = "The summariser sent nothing for too long.";
+                        return Input::Summarised(Err(ProviderError::new(ErrorKind::Timeout, message)));
+                    }
+                    Ok(None) | Ok(Some(Ok(ProviderEvent::Finish { .. }))) => break,
+                    Ok(Some(Ok(ProviderEvent::TextDelta(text)))) => summary.text.push_str(&text),
+                    Ok(Some(Ok(ProviderEvent::Usage(usage)))) => summary.usage = usage,
+                    Ok(Some(Ok(_))) => {}
+                    Ok(Some(Err(e))) => return Input::Summarised(Err(e)),
+                }
+            }
+            Input::Summarised(Ok(summary))
+        }
+        .boxed()
     }
 
     /// Runs one call with its timeout, catching panics; never fails.

@@ -61,6 +61,7 @@ pub fn engine_defaults() -> EngineDefaults {
             tool_timeout_secs: n(c.tool_timeout.as_secs()),
             idle_timeout_secs: n(c.idle_timeout.as_secs()),
             tool_result_chars: n(c.tool_result_limit as u64),
+            compact_at_percent: Some((switchboard_core::ContextLimits::DEFAULT_COMPACT_AT * 100.0).round() as u32),
         },
         retry: Retry { max_retries: Some(c.max_retries), base_delay_ms: n(c.retry_base_delay.as_millis() as u64) },
     }

@@ -8,7 +8,7 @@ use switchboard_core::{ApprovalPolicy, ErrorKind, GenerationOptions, ToolSource}
 /// Stored types the shells pass through unchanged.
 pub use switchboard_store::{
     ChatGrant, ChatSetup, ConversationSummary, MATCH_END, MATCH_START, MessagePage, ProfileOptions, ProviderProfile,
-    Role, SearchHit, SearchHitKind, StoredMessage,
+    Role, SearchHit, SearchHitKind, StoredCompaction, StoredMessage,
 };
 /// What requests used and cost (details, totals, reports).
 pub use switchboard_store::{

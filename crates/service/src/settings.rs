@@ -127,6 +127,15 @@ pub struct Limits {
     /// The longest tool result the model receives whole, characters; a longer one is cut and
     /// the model reads the rest with `read_tool_result`.
     pub tool_result_chars: Option<u32>,
+    /// Compact before a request that would fill more than this percent of the model's window.
+    pub compact_at_percent: Option<u32>,
+}
+
+impl Limits {
+    /// The compaction threshold as a fraction of the window (default 0.8).
+    pub fn compact_at(&self) -> f32 {
+        self.compact_at_percent.map_or(switchboard_core::ContextLimits::DEFAULT_COMPACT_AT, |p| p as f32 / 100.0)
+    }
 }
 
 /// Retries of requests that failed before any output.
@@ -183,6 +192,7 @@ pub const LIMIT_BOUNDS: &[Bound] = &[
         max: switchboard_core::paging::MAX_LIMIT as u32,
         read: |s| s.limits.tool_result_chars,
     },
+    Bound { group: LIMITS, field: "compactAtPercent", min: 50, max: 95, read: |s| s.limits.compact_at_percent },
     Bound { group: RETRY, field: "maxRetries", min: 0, max: 10, read: |s| s.retry.max_retries },
     Bound { group: RETRY, field: "baseDelayMs", min: 100, max: 60_000, read: |s| s.retry.base_delay_ms },
 ];
@@ -382,6 +392,7 @@ mod tests {
                 tool_timeout_secs: Some(13),
                 idle_timeout_secs: Some(14),
                 tool_result_chars: Some(17),
+                compact_at_percent: Some(17),
             },
             retry: Retry { max_retries: Some(15), base_delay_ms: Some(16) },
             ..Settings::default()

@@ -104,6 +104,9 @@ impl Service {
             unavailable: setup.unavailable,
             // What each request costs (None: unknown; a local server is free).
             prices: self.model_spec(spec.profile, spec.model).spec.prices,
+            context: self.context_limits(spec.profile, spec.model, spec.settings),
+            counter: Some(switchboard_models::tokens::counter(&spec.profile.kind, spec.model)),
+            reported: self.reported_context(spec.conversation_id, spec.model, spec.asker),
             ..TurnOptions::default()
         };
         Ok(BuiltTurn { engine, options })

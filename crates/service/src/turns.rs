@@ -414,8 +414,12 @@ impl Service {
         let registry = self.inner.tools.catalog.registry();
         let marker = crate::untrusted::Marker::new(&registry);
         let limit = settings.engine_config().tool_result_limit;
-        let (history, untrusted) = store.history_marked(&rows.conversation_id, &|call| marker.mark(call), limit)?;
-        options.exposure.untrusted = untrusted;
+        let turn = store.turn_history(&rows.conversation_id, &|call| marker.mark(call), limit)?;
+        let history = turn.messages;
+        options.exposure.untrusted = turn.untrusted;
+        // The history is sent as the latest compaction on this path says, pins verbatim.
+        options.compaction = turn.compaction;
+        options.pinned = turn.pinned;
         for message in &history {
             if let switchboard_core::Message::User { text } = message {
                 options.exposure.learn_from_person(text);

@@ -132,6 +132,14 @@ fn generate() -> Value {
         utc_offset_minutes: None,
     };
     out.add("usagePeriodReversed", s.usage_report(&reversed), &[]);
+    out.same_as("messageNotFound", s.set_message_pinned(&chat, "ghost-message", true), &[("id", "ghost-message")]);
+    out.add("compactionNotFound", s.compaction(&chat, "ghost-compaction"), &[("id", "ghost-compaction")]);
+    out.same_as(
+        "compactionNotFound",
+        s.set_compaction_undone(&chat, "ghost-compaction", true),
+        &[("id", "ghost-compaction")],
+    );
+    out.add("compactStreaming", rt.block_on(s.compact_conversation(&chat)), &[]);
     // The tree: a chat whose answer is still streaming, then one whose answer is done.
     let first = s.open(&chat).unwrap().messages[0].id.clone();
     out.add("editStreaming", s.edit_message(&chat, &first, "Hi", None, Arc::new(Discard)), &[]);

@@ -250,6 +250,10 @@ pub struct StoredMessage {
     /// Its versions (messages of the same role under the same parent, this one included), oldest
     /// first; one entry when it has no other version.
     pub versions: Vec<String>,
+    /// The person pinned it: it is never summarised, always sent verbatim.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<bool>"))]
+    pub pinned: bool,
     /// What each iteration's API wants back unchanged, by 1-based iteration: rebuilt into the
     /// history for that API only, never shown.
     #[serde(skip)]

@@ -111,6 +111,8 @@ struct State {
     /// Per run ("" the answer's own; "call/Instance[i]" a sub-agent's), who answers it and the
     /// calls decided since its last request.
     runs: HashMap<String, Run>,
+    /// The count of the request in flight, until its usage comes.
+    context: Option<crate::store::StoredContext>,
     error: Option<Error>,
 }
 
@@ -163,6 +165,7 @@ impl Recorder {
                 provider_states: Vec::new(),
                 nested: HashMap::new(),
                 runs: HashMap::new(),
+                context: None,
                 error: None,
             }),
         }
@@ -543,8 +546,44 @@ impl EventSink for Recorder {
                     if let Err(e) = self.request(&mut st, row) {
                         self.fail(&mut st, "request usage", e);
                     }
+                    // The provider's count of the request the last `context` event announced.
+                    if let Some(c) = st.context.take()
+                        && !estimated
+                        && switchboard_core::machine::believable(usage.prompt_tokens, c.estimate)
+                        && let Err(e) = self.store.put_reported_prompt(&self.message_id, usage.prompt_tokens)
+                    {
+                        self.fail(&mut st, "context count", e);
+                    }
                 }
                 ("usage", self.usage(&total))
+            }
+            ChatEvent::Compacted { compaction, tokens_before, tokens_after, summariser, usage, reason } => {
+                // What it covers of this turn is durable before the row that covers it.
+                self.checkpoint(&mut st);
+                let new = crate::store::NewCompaction {
+                    compaction: &compaction,
+                    tokens_before,
+                    tokens_after,
+                    reason,
+                    summariser: summariser.as_deref(),
+                    usage: usage.as_ref(),
+                };
+                ("compaction", self.store.record_compaction(&self.message_id, &new).map(drop))
+            }
+            ChatEvent::Context { used_tokens, window, breakdown, estimated, estimate } => {
+                let c = crate::store::StoredContext {
+                    message_id: self.message_id.clone(),
+                    model: None,
+                    used_tokens,
+                    window,
+                    breakdown,
+                    estimated,
+                    estimate,
+                    reported_prompt: None,
+                };
+                let result = self.store.put_context(&c);
+                st.context = Some(c);
+                ("context count", result)
             }
             ChatEvent::Notice { kind, message } => ("notice", self.notice(&mut st, kind, message)),
             ChatEvent::ProviderState { iteration, state } => {

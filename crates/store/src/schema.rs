@@ -272,6 +272,54 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX usage_requests_by_conversation ON usage_requests (conversation_id);
     CREATE INDEX usage_requests_by_time ON usage_requests (created_at);
     "#,
+    // 12: compactions and pinned messages. A compaction says how
+    // a conversation's history is sent from then on (see `switchboard_core::compaction`): the
+    // first `covered` canonical messages of the path through `message_id` (the answer during
+    // which it was made, or the head for "compact now") as `summary`, the results of `stubbed`
+    // (JSON: [call id]) as stubs, the covered messages `quoted` (JSON: [index]) verbatim. It is
+    // cumulative: the latest one on the current path and not `undone` is the one in force.
+    // Compacting adds a row; nothing else is deleted or rewritten. A pinned message is never
+    // summarised: it is sent verbatim.
+    r#"
+    CREATE TABLE compactions (
+        id              TEXT PRIMARY KEY NOT NULL,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        message_id      TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        covered         INTEGER NOT NULL,
+        summary         TEXT,
+        stubbed         TEXT NOT NULL DEFAULT '[]',
+        quoted          TEXT NOT NULL DEFAULT '[]',
+        tokens_before   INTEGER NOT NULL,
+        tokens_after    INTEGER NOT NULL,
+        reason          TEXT NOT NULL,
+        summariser      TEXT,
+        usage           TEXT,
+        created_at      INTEGER NOT NULL,
+        undone          INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX compactions_by_conversation ON compactions (conversation_id, created_at);
+    CREATE INDEX compactions_by_message ON compactions (message_id);
+    ALTER TABLE messages ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+    "#,
+    // 13: the last `context` count of each answer (the
+    // request it last sent: tokens, window, breakdown, the engine's own estimate and the prompt
+    // tokens the provider reported for it), so a reopened chat's meter shows what it showed and
+    // the next turn counts from the report.
+    r#"
+    CREATE TABLE message_context (
+        message_id      TEXT PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
+        used_tokens     INTEGER NOT NULL,
+        context_window  INTEGER,
+        instructions    INTEGER NOT NULL,
+        tools           INTEGER NOT NULL,
+        history         INTEGER NOT NULL,
+        tool_results    INTEGER NOT NULL,
+        attachments     INTEGER NOT NULL,
+        estimated       INTEGER NOT NULL,
+        estimate        INTEGER NOT NULL,
+        reported_prompt INTEGER
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this build creates and understands.

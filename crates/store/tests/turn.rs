@@ -647,3 +647,89 @@ fn a_budget_pause_loses_nothing_spent_stopped_or_killed() {
     assert_eq!(k.usage, usage(20, 7), "what was spent before the pause is kept");
     assert_eq!(k.notices.len(), 1, "a restart shows the pause");
 }
+
+/// Compaction adds rows and never changes a message or result: the next turn's history applies
+/// the latest compaction on the path that is not undone, pins included; undo sends it whole.
+#[test]
+fn a_compaction_is_a_row_the_next_turn_applies_and_undo_leaves_out() {
+    use switchboard_core::{Compaction, CompactionReason};
+    let store = Store::open_in_memory().unwrap();
+    let rows = store.begin_turn(None, "Find the facts", "mock", "m-1").unwrap();
+    let rec = store.recorder(&rows.message_id);
+    let big = "x".repeat(5000);
+    for e in [started(&rows), text("A"), call("c1", 1, 1, 0)] {
+        rec.emit(e);
+    }
+    rec.emit(ChatEvent::ToolResult {
+        images: None,
+        id: "c1".into(),
+        status: ToolStatus::Ok,
+        output: big.clone(),
+        duration_ms: 1,
+    });
+    rec.emit(text("B"));
+    rec.emit(call("c2", 2, 2, 0));
+    rec.emit(ChatEvent::ToolResult {
+        images: None,
+        id: "c2".into(),
+        status: ToolStatus::Ok,
+        output: "small".into(),
+        duration_ms: 1,
+    });
+    let compaction = Compaction {
+        covered: 3,
+        summary: Some("c1 found x".into()),
+        stubbed: ["c1".to_owned()].into(),
+        quoted: vec![0],
+    };
+    rec.emit(ChatEvent::Compacted {
+        compaction: compaction.clone(),
+        tokens_before: 900,
+        tokens_after: 100,
+        summariser: Some("m-1".into()),
+        usage: Some(usage(10, 5)),
+        reason: CompactionReason::Threshold,
+    });
+    rec.emit(text("done"));
+    rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: usage(1, 1), tool_calls_made: 2 });
+    assert!(rec.take_error().is_none());
+
+    // Every original result is still stored and shown.
+    let answer = assistant(&store, &rows.conversation_id);
+    assert_eq!(answer.tool_calls[0].result.as_ref().unwrap().output, big);
+
+    let next = store.begin_turn(Some(&rows.conversation_id), "And then?", "mock", "m-1").unwrap();
+    let turn = store.turn_history(&next.conversation_id, &|_| None, usize::MAX).unwrap();
+    assert_eq!(turn.compaction, compaction);
+    assert_eq!(turn.messages, store.history(&next.conversation_id).unwrap(), "the history itself is whole");
+    let sent = turn.compaction.apply(&turn.messages, &turn.pinned);
+    assert!(
+        matches!(&sent[0], Message::User { text } if text.contains("c1 found x") && text.ends_with("Find the facts"))
+    );
+
+    let listed = store.compactions(&next.conversation_id).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].through_message_id.as_deref(), Some(rows.message_id.as_str()));
+    assert_eq!((listed[0].tokens_before, listed[0].summariser.as_deref()), (900, Some("m-1")));
+    assert_eq!(
+        store.compaction(&next.conversation_id, &listed[0].id).unwrap().compaction.summary.as_deref(),
+        Some("c1 found x")
+    );
+
+    store.set_compaction_undone(&next.conversation_id, &listed[0].id, true).unwrap();
+    let turn = store.turn_history(&next.conversation_id, &|_| None, usize::MAX).unwrap();
+    assert!(turn.compaction.is_empty(), "undone: the full history is sent");
+    assert!(store.compactions(&next.conversation_id).unwrap()[0].undone);
+
+    store.set_message_pinned(&next.conversation_id, &rows.user_message_id, true).unwrap();
+    assert_eq!(store.turn_history(&next.conversation_id, &|_| None, usize::MAX).unwrap().pinned, [0]);
+    assert!(store.messages(&next.conversation_id).unwrap()[0].pinned);
+    assert!(store.set_message_pinned(&next.conversation_id, "nope", true).is_err());
+
+    // Another branch (the answer regenerated) does not carry the compaction.
+    store.set_compaction_undone(&next.conversation_id, &listed[0].id, false).unwrap();
+    let done = ChatEvent::Done { finish_reason: FinishReason::Stop, usage: usage(1, 1), tool_calls_made: 0 };
+    store.recorder(&next.message_id).emit(done);
+    store.begin_answer(&rows.conversation_id, &rows.user_message_id, ("mock", "m-1"), None).unwrap();
+    assert!(store.turn_history(&rows.conversation_id, &|_| None, usize::MAX).unwrap().compaction.is_empty());
+}

@@ -282,6 +282,10 @@ fn fill(conn: &Connection, version: usize) {
     }
 }
 
+fn path_first(conversation: &str, store: &Store) -> String {
+    store.messages(conversation).unwrap()[0].id.clone()
+}
+
 #[test]
 fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conversations() {
     // 9 (the search index) adds no columns: its own rows are what it indexes, checked below.
@@ -289,7 +293,11 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
     // test (in schema.rs) checks what it is filled with.
     // 11 (per-request usage) adds a table of new rows only: an upgraded answer has no requests
     // (checked below) and every total it had stays on its message row.
-    assert_eq!(SCHEMA_VERSION, 11, "extend this test with the new version's rows");
+    // 12 (compactions, pins): an upgraded conversation has no compaction and no pin, so a turn
+    // starts from its whole history; both work on it (checked below).
+    // 13 (the last context count of each answer) adds a table that starts empty: an old answer
+    // has no count until it is asked again.
+    assert_eq!(SCHEMA_VERSION, 13, "extend this test with the new version's rows");
     for version in 1..=7_usize {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("switchboard.db");
@@ -312,6 +320,10 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
             let after_shown: Vec<Shown> = after.iter().map(shown).collect();
             assert_eq!(&after_shown, before, "version {version}, conversation {conversation}");
             assert_eq!(store.history(conversation).unwrap(), old_history(before), "version {version}, {conversation}");
+            let turn = store.turn_history(conversation, &|_| None, usize::MAX).unwrap();
+            assert_eq!(turn.messages, old_history(before));
+            assert!(turn.compaction.is_empty() && turn.pinned.is_empty() && after.iter().all(|m| !m.pinned));
+            assert!(store.compactions(conversation).unwrap().is_empty());
             for (i, m) in after.iter().enumerate() {
                 assert_eq!(m.versions.as_slice(), std::slice::from_ref(&m.id), "one path: no versions");
                 assert_eq!(m.parent_id, i.checked_sub(1).map(|p| after[p].id.clone()));
@@ -358,5 +370,8 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
         });
         assert!(rec.take_error().is_none());
         assert_eq!(store.conversation_usage("c2").unwrap().total.prompt_tokens, 7, "version {version}");
+        // Pins and compactions work on an upgraded conversation.
+        store.set_message_pinned("c1", &path_first("c1", &store), true).unwrap();
+        assert_eq!(store.turn_history("c1", &|_| None, usize::MAX).unwrap().pinned, [0]);
     }
 }

@@ -3,9 +3,10 @@
 
 use super::{Result, ipc, logged};
 use switchboard_service::Service;
+use switchboard_service::context::ConversationContext;
 use switchboard_service::ipc::{
     ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, ConversationSummary, ConversationView, MessagePage,
-    SearchHit,
+    SearchHit, StoredCompaction,
 };
 use tauri::State;
 
@@ -55,6 +56,21 @@ pub async fn chat_instructions(service: State<'_, Service>, id: String) -> Resul
     logged("chat_instructions", async move { service.chat_instructions(&id).map_err(ipc) }).await
 }
 
+/// The meter's figure for a chat's next request, with `provider`/`model` if the person picked
+/// another (default: the chat's).
+#[tauri::command]
+pub async fn conversation_context(
+    service: State<'_, Service>,
+    id: String,
+    provider: Option<String>,
+    model: Option<String>,
+) -> Result<ConversationContext> {
+    logged("conversation_context", async move {
+        service.conversation_context(&id, provider.as_deref(), model.as_deref()).map_err(ipc)
+    })
+    .await
+}
+
 #[tauri::command]
 pub async fn set_chat_instructions(service: State<'_, Service>, id: String, text: String) -> Result<()> {
     logged("set_chat_instructions", async move { service.set_chat_instructions(&id, &text).map_err(ipc) }).await
@@ -86,6 +102,54 @@ pub async fn set_conversation_pinned(service: State<'_, Service>, id: String, pi
 #[tauri::command]
 pub async fn set_conversation_archived(service: State<'_, Service>, id: String, archived: bool) -> Result<()> {
     logged("set_conversation_archived", async move { service.set_archived(&id, archived).map_err(ipc) }).await
+}
+
+/// Compacts a chat now ("Compact now"): answers the stored compaction.
+#[tauri::command]
+pub async fn compact_conversation(service: State<'_, Service>, id: String) -> Result<StoredCompaction> {
+    logged("compact_conversation", async move { service.compact_conversation(&id).await.map_err(ipc) }).await
+}
+
+/// The compactions of a chat's current path, oldest first.
+#[tauri::command]
+pub async fn list_compactions(service: State<'_, Service>, id: String) -> Result<Vec<StoredCompaction>> {
+    logged("list_compactions", async move { service.compactions(&id).map_err(ipc) }).await
+}
+
+/// One compaction, with its summary.
+#[tauri::command]
+pub async fn get_compaction(
+    service: State<'_, Service>,
+    id: String,
+    compaction_id: String,
+) -> Result<StoredCompaction> {
+    logged("get_compaction", async move { service.compaction(&id, &compaction_id).map_err(ipc) }).await
+}
+
+/// Undoes a compaction (the full history is sent again), or applies it again.
+#[tauri::command]
+pub async fn set_compaction_undone(
+    service: State<'_, Service>,
+    id: String,
+    compaction_id: String,
+    undone: bool,
+) -> Result<()> {
+    logged(
+        "set_compaction_undone",
+        async move { service.set_compaction_undone(&id, &compaction_id, undone).map_err(ipc) },
+    )
+    .await
+}
+
+/// Pins a message (never summarised) or unpins it.
+#[tauri::command]
+pub async fn set_message_pinned(
+    service: State<'_, Service>,
+    id: String,
+    message_id: String,
+    pinned: bool,
+) -> Result<()> {
+    logged("set_message_pinned", async move { service.set_message_pinned(&id, &message_id, pinned).map_err(ipc) }).await
 }
 
 #[tauri::command]

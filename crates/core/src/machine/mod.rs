@@ -19,12 +19,16 @@
 //! provider's limits, and answering `find_tools`), `stream.rs` (a response streaming in, and
 //! how it ends), `retry.rs` (asking again after a failure before any output), `calls.rs`
 //! (deciding a round's calls: plan, validate, approve), `budget.rs` (pausing before a request
-//! that would pass a budget), `tools.rs` (running them and collecting their results) and
-//! `finish.rs` (ending the turn); `spend.rs` accounts what each request used and cost.
+//! that would pass a budget), `context.rs` (counting what each request sends), `compact.rs`
+//! (compacting before a request that would pass the threshold), `tools.rs` (running them and
+//! collecting their results) and `finish.rs` (ending the turn); `spend.rs` accounts what each
+//! request used and cost.
 
 mod budget;
 mod calls;
 mod catalogue;
+mod compact;
+mod context;
 mod finish;
 mod request;
 mod retry;
@@ -32,9 +36,12 @@ pub mod spend;
 mod stream;
 mod tools;
 
+pub use compact::Summary;
+
 use crate::approval::{ApprovalDecision, ApprovalRequest};
 use crate::budget::{BudgetChoice, BudgetKind, BudgetMeter, BudgetPause};
 use crate::catalogue::ToolLimits;
+use crate::compaction::Compaction;
 use crate::config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
 use crate::egress::Exposure;
 use crate::error::{ErrorKind, ProviderError};
@@ -49,6 +56,8 @@ use crate::vocab::{ToolError, ToolImage, ToolOutput};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
+
+pub use context::{ContextEstimate, Estimator, believable, combine};
 
 /// Something that happened, for the machine to decide about.
 #[derive(Debug)]
@@ -69,6 +78,8 @@ pub enum Input {
     Budget(BudgetChoice),
     /// A call of [`Effect::RunTools`] ended.
     ToolFinished(ToolFinished),
+    /// The summary asked for with [`Effect::Summarise`].
+    Summarised(Result<Summary, ProviderError>),
     /// The person stopped the turn.
     Cancel,
 }
@@ -135,6 +146,12 @@ pub enum Effect {
         /// 1 for the first try, 2 for the first retry, ...
         attempt: u32,
     },
+    /// Ask the provider for this summary (tools off) and send the text as [`Input::Summarised`]
+    /// (or [`Input::Cancel`]).
+    Summarise {
+        /// The summariser's request.
+        request: ProviderRequest,
+    },
     /// Wait this long, then send [`Input::RetryElapsed`] (or [`Input::Cancel`]).
     WaitRetry {
         /// How long.
@@ -163,6 +180,8 @@ pub enum Phase {
     Streaming,
     /// [`Input::RetryElapsed`].
     WaitingRetry,
+    /// [`Input::Summarised`]: older messages are being summarised before the request.
+    Compacting,
     /// [`Input::Approval`].
     Approving,
     /// [`Input::ToolFinished`].
@@ -271,6 +290,16 @@ pub struct Machine<'a> {
     found: Vec<String>,
     /// The "more tools than fit" notice was shown this turn.
     over_limit_noticed: bool,
+    /// How the history is sent (see [`crate::compaction`]); grows when the loop compacts.
+    compaction: Compaction,
+    /// The summary being written.
+    pending: Option<compact::Pending>,
+    /// A "too long" refusal was answered by compacting once this turn.
+    too_long_retried: bool,
+    /// The "window not known" note was shown this turn.
+    window_noticed: bool,
+    /// Counting what each request sends (the `context` event).
+    counting: context::Counting,
     it: Iteration,
     round: Round,
     /// What this turn and the turns it shares a meter with spent, and their limits.
@@ -318,6 +347,8 @@ impl<'a> Machine<'a> {
         let exposure = std::mem::take(&mut options.exposure);
         let meter = options.meter.take().unwrap_or_else(|| Arc::new(BudgetMeter::new(options.budget)));
         let pause_prefix = message_id.clone();
+        let compaction = std::mem::take(&mut options.compaction);
+        let counting = context::Counting::new(options.counter.take(), options.reported.take());
         Self {
             config,
             registry,
@@ -351,6 +382,11 @@ impl<'a> Machine<'a> {
             enabled: Vec::new(),
             found: Vec::new(),
             over_limit_noticed: false,
+            compaction,
+            pending: None,
+            too_long_retried: false,
+            window_noticed: false,
+            counting,
             it: Iteration::default(),
             round: Round::default(),
             meter,
@@ -413,6 +449,8 @@ impl<'a> Machine<'a> {
             }
             (Phase::Streaming | Phase::WaitingRetry, Input::Cancel) => self.end_iteration(StreamEnd::Cancelled, out),
             (Phase::WaitingRetry, Input::RetryElapsed) => self.start_attempt(out),
+            (Phase::Compacting, Input::Summarised(result)) => self.on_summary(result, out),
+            (Phase::Compacting, Input::Cancel) => self.cancel_compacting(out),
             (Phase::Approving, Input::Approval(decision)) => self.on_decision(decision, out),
             (Phase::Approving, Input::Cancel) => {
                 let i = self.round.slots.len();

@@ -89,6 +89,10 @@ impl Machine<'_> {
             .count();
         self.iteration_no = assistant_turns as u32 + 1;
         self.retries = 0;
+        // COMPACT: over the threshold, older results become stubs and older messages a summary.
+        if self.compact(false, out) == super::compact::Compacted::Waiting {
+            return;
+        }
         self.start_attempt(out);
     }
 
@@ -100,10 +104,11 @@ impl Machine<'_> {
         self.phase = Phase::Streaming;
         let request = self.request();
         self.it.exchanged.sent = super::spend::request_chars(&request);
+        self.announce_context(&request, out);
         out.push(Effect::StartRequest { request, attempt: self.retries + 1 });
     }
 
-    fn request(&self) -> ProviderRequest {
+    pub(super) fn request(&self) -> ProviderRequest {
         let names = &self.names;
         let mut system = self.system_prompt.clone().unwrap_or_default();
         let mut tools = Vec::with_capacity(self.offer.tools.len());
@@ -142,7 +147,7 @@ impl Machine<'_> {
         ProviderRequest {
             model: self.model.clone(),
             system: (!system.is_empty()).then_some(system),
-            messages: self.history.iter().map(|m| with_safe_names(m, names)).collect(),
+            messages: self.sent_history().iter().map(|m| with_safe_names(m, names)).collect(),
             tools,
             tool_choice,
             options: self.options.generation,

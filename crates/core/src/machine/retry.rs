@@ -33,7 +33,14 @@ impl Machine<'_> {
     }
 
     /// A response ended: retried while nothing was output, else the iteration ends.
-    pub(super) fn end_stream(&mut self, end: StreamEnd, out: &mut Vec<Effect>) {
+    pub(super) fn end_stream(&mut self, mut end: StreamEnd, out: &mut Vec<Effect>) {
+        if let StreamEnd::Failed(error) = &mut end
+            && !self.it.output_started
+            && super::compact::is_too_long(error)
+            && self.on_too_long(error, out)
+        {
+            return;
+        }
         if let StreamEnd::Failed(error) = &end
             && error.tools_unsupported
             && !self.it.output_started

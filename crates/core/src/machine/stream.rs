@@ -72,6 +72,7 @@ impl Machine<'_> {
         // A request that finished, or that produced output before it ended, was billed.
         let billed = matches!(end, StreamEnd::Finished) || self.it.output_started;
         let reported = self.it.usage;
+        self.take_report(&reported);
         self.account_request(billed, out);
         self.charge(&reported);
         let calls = std::mem::take(&mut self.it.calls);

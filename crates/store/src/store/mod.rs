@@ -3,6 +3,7 @@
 //! the row ids; `turns.rs` stores a turn's rows and reads messages and history back;
 //! `tree.rs` keeps the message tree (the current path, versions, branches);
 //! `conversations.rs` lists, searches and changes conversations and their per-chat tool choices;
+//! `compactions.rs` keeps compactions and pins and builds the history a turn starts from;
 //! `search.rs` runs full-text searches on the search index;
 //! `settings.rs` keeps settings and provider profiles; `setup.rs` keeps a chat's setup and its
 //! grants; `transfer.rs` reads and writes whole conversations as records (export and import);
@@ -13,6 +14,8 @@
 //! Invariant: every method holds the connection for one statement or one transaction, never
 //! across a call out of the store.
 
+mod compactions;
+mod context;
 mod conversations;
 mod search;
 mod settings;
@@ -22,6 +25,7 @@ mod tree;
 mod turns;
 mod usage;
 
+pub use compactions::{NewCompaction, StoredCompaction, TurnHistory};
 pub use setup::{ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS};
 pub use transfer::{
     ConversationRecord, ErrorRecord, ImportOutcome, MessageRecord, ToolCallRecord, ToolResultRecord, check_record,
@@ -36,6 +40,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use context::StoredContext;
 pub use search::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind};
 pub(crate) use usage::agent_name;
 pub use usage::{

@@ -117,36 +117,8 @@ impl Store {
         untrusted: &dyn Fn(&StoredToolCall) -> Option<String>,
         result_limit: usize,
     ) -> Result<(Vec<Message>, Option<String>)> {
-        let mut first = None;
-        let mut out = Vec::new();
-        for m in self.messages(conversation_id)? {
-            match m.role {
-                Role::User => out.push(Message::User { text: m.content }),
-                Role::Assistant => {
-                    if m.status == MessageStatus::Streaming || (m.content.is_empty() && m.tool_calls.is_empty()) {
-                        continue;
-                    }
-                    let calls: Vec<StoredCall> = m
-                        .tool_calls
-                        .into_iter()
-                        .map(|c| StoredCall {
-                            untrusted: untrusted(&c).inspect(|source| {
-                                first.get_or_insert_with(|| source.clone());
-                            }),
-                            images: c.result.as_ref().map(|r| r.images.clone()).unwrap_or_default(),
-                            id: c.call_id,
-                            name: c.name,
-                            arguments: c.arguments,
-                            text_offset: c.text_offset,
-                            iteration: c.iteration,
-                            result: c.result.map(|r| (r.status, r.output)),
-                        })
-                        .collect();
-                    out.extend(assistant_messages(&m.content, &calls, &m.provider_states, result_limit));
-                }
-            }
-        }
-        Ok((out, first))
+        let path = canonical_path(self, conversation_id, untrusted, result_limit)?;
+        Ok((path.messages, path.untrusted))
     }
 
     /// The messages of a conversation's current path in order, with their tool calls, results
@@ -242,7 +214,7 @@ impl Store {
                         m.prompt_tokens, m.completion_tokens, m.reasoning_tokens, m.cached_tokens,
                         m.tool_calls_made, m.error_kind, m.error_message, m.notices, m.provider_response_id,
                         m.created_at, m.updated_at, m.provider_state, m.cache_write_tokens, m.error_detail,
-                        m.parent_id
+                        m.parent_id, m.pinned
                  FROM path p JOIN messages m ON m.id = p.id
                  WHERE m.seq >= ?2 AND m.seq < ?3 ORDER BY m.seq"
             ))?;
@@ -266,7 +238,7 @@ impl Store {
                 "SELECT id, role, content, reasoning, status, provider, model, finish_reason,
                         prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, tool_calls_made,
                         error_kind, error_message, notices, provider_response_id, created_at, updated_at,
-                        provider_state, cache_write_tokens, error_detail, parent_id
+                        provider_state, cache_write_tokens, error_detail, parent_id, pinned
                  FROM messages WHERE id = ?1 AND conversation_id = ?2",
             )?
             .query_row([message_id, conversation_id], message_from_row)
@@ -295,6 +267,70 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// The canonical history of a conversation's current path, with where each stored message is
+/// in it.
+pub(crate) struct CanonicalPath {
+    pub messages: Vec<Message>,
+    pub untrusted: Option<String>,
+    /// Per stored message of the path, in order: its id, whether it is pinned, and the range of
+    /// `messages` it became (empty: left out).
+    pub ranges: Vec<(String, bool, std::ops::Range<usize>)>,
+}
+
+impl CanonicalPath {
+    /// The stored message whose canonical messages end at or include index `covered - 1`.
+    pub fn message_through(&self, covered: usize) -> Option<String> {
+        if covered == 0 {
+            return None;
+        }
+        self.ranges.iter().find(|(_, _, r)| r.contains(&(covered - 1))).map(|(id, ..)| id.clone())
+    }
+}
+
+/// See [`Store::history_marked`]: the person's messages, and each finished assistant message
+/// split back into its iterations.
+pub(crate) fn canonical_path(
+    store: &Store,
+    conversation_id: &str,
+    untrusted: &dyn Fn(&StoredToolCall) -> Option<String>,
+    result_limit: usize,
+) -> Result<CanonicalPath> {
+    let mut first = None;
+    let mut out = Vec::new();
+    let mut ranges = Vec::new();
+    for m in store.messages(conversation_id)? {
+        let start = out.len();
+        match m.role {
+            Role::User => out.push(Message::User { text: m.content }),
+            Role::Assistant => {
+                if m.status == MessageStatus::Streaming || (m.content.is_empty() && m.tool_calls.is_empty()) {
+                    ranges.push((m.id, m.pinned, start..start));
+                    continue;
+                }
+                let calls: Vec<StoredCall> = m
+                    .tool_calls
+                    .into_iter()
+                    .map(|c| StoredCall {
+                        untrusted: untrusted(&c).inspect(|source| {
+                            first.get_or_insert_with(|| source.clone());
+                        }),
+                        images: c.result.as_ref().map(|r| r.images.clone()).unwrap_or_default(),
+                        id: c.call_id,
+                        name: c.name,
+                        arguments: c.arguments,
+                        text_offset: c.text_offset,
+                        iteration: c.iteration,
+                        result: c.result.map(|r| (r.status, r.output)),
+                    })
+                    .collect();
+                out.extend(assistant_messages(&m.content, &calls, &m.provider_states, result_limit));
+            }
+        }
+        ranges.push((m.id, m.pinned, start..out.len()));
+    }
+    Ok(CanonicalPath { messages: out, untrusted: first, ranges })
 }
 
 /// The person's message `id` and who answered it last (its newest answer).
@@ -357,6 +393,7 @@ fn message_from_row(r: &Row<'_>) -> rusqlite::Result<StoredMessage> {
         tool_calls: Vec::new(),
         parent_id: r.get(22)?,
         versions: Vec::new(),
+        pinned: r.get(23)?,
         // State that cannot be read only costs the next request its continuation data.
         provider_states: r
             .get::<_, Option<String>>(19)?

@@ -269,6 +269,10 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
     case 'budgetPaused':
     case 'budgetResolved':
       // The pause is the session's (its card); what stays with the answer are its notices.
+    case 'compacted':
+      // What is sent changed, not the message: the conversation shows the boundary (CTXUI).
+    case 'context':
+      // The composer's meter shows it (ChatSession.context); the message does not change.
       return m;
     case 'notice':
       return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };

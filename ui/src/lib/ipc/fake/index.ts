@@ -12,6 +12,7 @@
 import type { Backend } from '../backend';
 import { agentCommands, agentsSeed } from './agents';
 import { conversationCommands, seedConversations } from './conversations';
+import { compactionCommands } from './compaction';
 import { dataCommands } from './data';
 import { fakeOnlyError } from './errors';
 import { definedCommands, definedSeed } from './defined';
@@ -61,6 +62,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
   startKeychainProbe(st);
   return {
     ...conversationCommands(st),
+    ...compactionCommands(st),
     ...turnCommands(st),
     ...treeCommands(st, OPEN_PAGE),
     ...toolCommands(st),
