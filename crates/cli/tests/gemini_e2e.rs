@@ -45,6 +45,10 @@ fn comparable(events: &[Value]) -> Vec<Value> {
                 if o["type"] == "toolResult" {
                     o.remove("output");
                 }
+                if o["type"] == "context" {
+                    // Each model family's own count: Gemini's estimate is not the other's.
+                    o.retain(|k, _| k == "type" || k == "window");
+                }
             }
             e
         })

@@ -12,6 +12,7 @@
 //! `cargo bench -p switchboard-models --bench context`.
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_core::machine::{Effect, Estimator, Input, Machine, combine};
 use switchboard_core::{
@@ -95,7 +96,43 @@ fn main() {
         black_box(out);
     }
     let (load, build) = (median(loads), median(builds));
-    println!("history + request ({messages} messages): {:?} + {:?} = {:?} (target < 10 ms)", load, build, load + build);
+    println!(
+        "history + request counted from nothing ({messages} messages): {:?} + {:?} = {:?} (target < 10 ms)",
+        load,
+        build,
+        load + build
+    );
+
+    // The same request built with a counter that reads nothing: what building it costs alone.
+    #[derive(Debug)]
+    struct Nothing;
+    impl switchboard_core::TokenCounter for Nothing {
+        fn count(&self, _text: &str) -> u64 {
+            0
+        }
+    }
+    let history = store.history(&c).unwrap();
+    let mut alone = Vec::new();
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        let options = TurnOptions { counter: Some(Arc::new(Nothing)), ..TurnOptions::default() };
+        let input = TurnInput {
+            conversation_id: c.clone(),
+            user_message_id: "u".into(),
+            message_id: "m".into(),
+            provider_name: "p".into(),
+            model: "gpt-4o".into(),
+            system_prompt: Some("You are helpful.".into()),
+            history: history.clone(),
+            options,
+        };
+        let mut m = Machine::new(&config, &registry, input);
+        let mut out = Vec::new();
+        m.handle(Input::Start, &mut out);
+        alone.push(t.elapsed());
+        black_box(out);
+    }
+    println!("request built alone (history cloned in): {:?}", median(alone));
 
     // The decision: one request after another, each with one more call and result.
     let mut request = ProviderRequest {

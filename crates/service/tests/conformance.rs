@@ -162,6 +162,8 @@ fn normalize(event: &ChatEvent) -> Option<Value> {
         "error" | "notice" => {
             o.remove("message");
         }
+        // Each model family counts its own way: that it is said, not the figures.
+        "context" => o.retain(|k, _| k == "type"),
         // get_time's output holds the clock; other outputs (refusals, invalid arguments) stay.
         "toolResult" if o["output"].as_str().is_some_and(|s| s.contains("\"unix\"")) => {
             o.insert("output".into(), json!("<clock>"));
