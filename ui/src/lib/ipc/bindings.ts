@@ -7,7 +7,7 @@ export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "skipped" | "ca
 
 export type FinishReason = "stop" | "length" | "contentFilter" | "maxIterations" | "toolTookControl" | "cancelled" | "error";
 
-export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered" | "tooManyTools";
+export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered" | "tooManyTools" | "compactionFailed" | "windowUnknown" | "messageTooLarge";
 
 export type Usage = { 
 /**
@@ -248,7 +248,11 @@ kind: NoticeKind,
 /**
  * The text to show.
  */
-message: string, } | { "type": "done", 
+message: string, } | { "type": "compacted", 
+/**
+ * What was compacted, as the store keeps it.
+ */
+compaction: StoredCompaction, } | { "type": "done", 
 /**
  * Why.
  */
@@ -497,7 +501,61 @@ parentId: string | null,
  * Its versions (messages of the same role under the same parent, this one included), oldest
  * first; one entry when it has no other version.
  */
-versions: Array<string>, };
+versions: Array<string>, 
+/**
+ * The person pinned it: never summarised.
+ */
+pinned?: boolean, 
+/**
+ * The compactions that happened in this message's turn (or right after it), oldest first.
+ */
+compactions?: Array<StoredCompaction>, };
+
+/**
+ * One compaction of what a conversation sends: old tool results shortened and/or older messages
+ * summarised. Nothing is deleted; undo restores the full history for the next request.
+ */
+export type StoredCompaction = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * The message it belongs to.
+ */
+messageId: string, 
+/**
+ * Before request `iteration` of that message (1-based, mid-turn); 0: after the message (compact now).
+ */
+iteration: number, 
+/**
+ * The summary of the older messages (none: only tool results were shortened).
+ */
+summary: string | null, 
+/**
+ * How many messages the summary stands for.
+ */
+summarised: number, 
+/**
+ * How many old tool results were shortened to a stub.
+ */
+stubbed: number, 
+/**
+ * Estimated tokens of the request before.
+ */
+tokensBefore: number, 
+/**
+ * And after.
+ */
+tokensAfter: number, 
+/**
+ * Who wrote the summary ("profile/model").
+ */
+summariser: string | null, 
+/**
+ * Undone: the full history is sent again.
+ */
+undone: boolean, };
 
 export type MessagePage = { 
 /**
@@ -566,7 +624,16 @@ provider?: string,
 /**
  * The model the chat last used.
  */
-model?: string, };
+model?: string, 
+/**
+ * The profile and model that write this chat's summaries (none: the chat's own).
+ */
+summariser?: SummariserChoice, };
+
+/**
+ * A profile and model that write a chat's summaries.
+ */
+export type SummariserChoice = { provider: string, model: string, };
 
 export type ChatGrant = { "kind": "tool", "name": string } | { "kind": "host", "name": string };
 
@@ -586,7 +653,11 @@ provider?: string,
 /**
  * The model from now on.
  */
-model?: string, };
+model?: string, 
+/**
+ * The summariser (null: back to the chat's own model).
+ */
+summariser?: SummariserChoice | null, };
 
 export type ConversationView = { 
 /**
@@ -1114,7 +1185,11 @@ toolTimeoutSecs: number | null,
 /**
  * A stream silent this long is abandoned, seconds.
  */
-idleTimeoutSecs: number | null, };
+idleTimeoutSecs: number | null, 
+/**
+ * Compact what is sent over this share of the model's window, in percent.
+ */
+compactAtPercent?: number | null, };
 
 export type Retry = { 
 /**
@@ -1905,7 +1980,8 @@ export const ENGINE_DEFAULTS = {
     "maxIterations": 10,
     "maxToolCallsPerRound": 10,
     "toolTimeoutSecs": 60,
-    "idleTimeoutSecs": 120
+    "idleTimeoutSecs": 120,
+    "compactAtPercent": 80
   },
   "retry": {
     "maxRetries": 3,
@@ -1916,6 +1992,10 @@ export const ENGINE_DEFAULTS = {
 /** The range of every limit (`settings::LIMIT_BOUNDS`); `update_settings` refuses values outside it. */
 export const LIMIT_BOUNDS = {
   "limits": {
+    "compactAtPercent": {
+      "min": 50,
+      "max": 95
+    },
     "idleTimeoutSecs": {
       "min": 5,
       "max": 3600

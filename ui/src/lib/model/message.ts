@@ -9,6 +9,7 @@ import type {
   MessageStatus,
   NestedEvent,
   Role,
+  StoredCompaction,
   StoredError,
   StoredMessage,
   StoredNotice,
@@ -61,6 +62,10 @@ export interface MessageModel {
   error: StoredError | null;
   notices: StoredNotice[];
   toolCalls: ToolCallModel[];
+  /** The person pinned it: compaction never summarises it. */
+  pinned: boolean;
+  /** The compactions of what is sent that happened in this message's turn or right after it, oldest first. */
+  compactions: StoredCompaction[];
 }
 
 export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 });
@@ -81,6 +86,8 @@ export function pendingAssistant(id = ''): MessageModel {
     error: null,
     notices: [],
     toolCalls: [],
+    pinned: false,
+    compactions: [],
   };
 }
 
@@ -104,6 +111,8 @@ export function fromStored(m: StoredMessage): MessageModel {
     toolCallsMade: m.toolCallsMade,
     error: m.error ? { ...m.error } : null,
     notices: m.notices.map((n) => ({ ...n })),
+    pinned: m.pinned ?? false,
+    compactions: (m.compactions ?? []).map((c) => ({ ...c })),
     toolCalls: m.toolCalls.map((c) => ({
       id: c.callId,
       name: c.name,
@@ -216,6 +225,8 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
       return m;
     case 'notice':
       return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };
+    case 'compacted':
+      return { ...m, compactions: withCompaction(m.compactions, e.compaction) };
     case 'error':
       return { ...m, error: { kind: e.kind, message: e.message, ...(e.detail ? { detail: e.detail } : {}) } };
     case 'done':
@@ -270,6 +281,15 @@ export function interrupt(m: MessageModel, error: StoredError | null = null): Me
     error: error ?? m.error,
     toolCalls: m.toolCalls.map((c) => (c.awaitingApproval ? settled(c) : c)),
   };
+}
+
+/** `list` with `c` added (or, with the same id, replaced in place): the store's order. */
+export function withCompaction(list: readonly StoredCompaction[], c: StoredCompaction): StoredCompaction[] {
+  const at = list.findIndex((x) => x.id === c.id);
+  if (at < 0) return [...list, { ...c }];
+  const next = list.slice();
+  next[at] = { ...c };
+  return next;
 }
 
 /** A call no longer waiting for the person (live-only approval state dropped). */

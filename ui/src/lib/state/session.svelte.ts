@@ -4,10 +4,10 @@
  * through the pure reducer, so a fast stream costs one model update and one render per frame.
  */
 import type { Backend, TurnHandlers } from '../ipc/backend';
-import type { ChatEvent, ChatSetup, ConversationView, EgressReason, IpcError, SendRequest, StoredMessage, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
+import type { ChatEvent, ChatSetup, ConversationView, EgressReason, IpcError, SendRequest, StoredCompaction, StoredMessage, SummariserChoice, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { generationFor } from './chatParams.svelte';
-import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
+import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, withCompaction, type MessageModel } from '../model/message';
 import type { Scheduler } from '../util/frame';
 import { uid } from '../util/id';
 import { loadMarkdown } from '../markdown/engine';
@@ -34,6 +34,9 @@ export interface VersionPosition {
 
 /** Why a message cannot be edited, regenerated or switched now (a tooltip). */
 export const BUSY_REASON = 'Wait until the answer finishes, or stop it.';
+
+/** Why a turn or a tree change waits while "Compact now" runs. */
+export const COMPACTING_REASON = 'Wait until compaction finishes.';
 
 /** A stored message as the session keeps it, under the key it already has on screen (if any). */
 function uiFromStored(m: StoredMessage, keys: ReadonlyMap<string, string> = new Map()): UiMessage {
@@ -75,7 +78,9 @@ export interface ApprovalRequest {
 export interface SessionHost {
   readonly api: Backend;
   readonly schedule: Scheduler;
-  toast(error: IpcError | string): void;
+  toast(error: IpcError | string, title?: string): void;
+  /** A short confirmation at the bottom of the window ("Compacted: …"). */
+  notify?(text: string): void;
   /** A new chat got its conversation id from `started`. */
   adopted(session: ChatSession, conversationId: string): void;
   /** A turn is starting (send, edit, regenerate, retry): keep the session while it answers. */
@@ -180,6 +185,7 @@ export class ChatSession {
     this.agent = view.agent ?? null;
     if (view.setup) {
       this.toolsets = [...view.setup.toolsets];
+      this.summariser = view.setup.summariser ?? null;
       this.setupLoaded = true;
       this.host.restoreSetup?.(this, view.setup);
     }
@@ -253,7 +259,83 @@ export class ChatSession {
 
   /** Why edit, regenerate and version switching are not offered now (a tooltip), or null. */
   get treeBusy(): string | null {
-    return this.running ? BUSY_REASON : null;
+    return this.running ? BUSY_REASON : this.compacting ? COMPACTING_REASON : null;
+  }
+
+  /** "Compact now" runs: the chat menu shows it, the composer and tree changes wait. */
+  compacting = $state(false);
+  /** The profile and model that write this chat's summaries (null: the chat's own). */
+  summariser = $state.raw<SummariserChoice | null>(null);
+
+  /** Shows `c` where it applies (its message, when loaded); the same for a live event, "Compact now" and undo. */
+  private placeCompaction(c: StoredCompaction): void {
+    this.messages = this.messages.map((m) => (m.model.id === c.messageId ? { ...m, model: { ...m.model, compactions: withCompaction(m.model.compactions, c) } } : m));
+  }
+
+  /**
+   * Compacts what this chat sends now (the chat menu's "Compact now"). Resolves with the
+   * compaction (null: nothing to compact), or undefined when it failed: then nothing changed,
+   * and the toast says why.
+   */
+  async compactNow(): Promise<StoredCompaction | null | undefined> {
+    const id = this.conversationId;
+    if (!id || this.running || this.compacting) return undefined;
+    this.compacting = true;
+    try {
+      const c = await this.host.api.compactConversation(id);
+      if (c && this.conversationId === id) this.placeCompaction(c);
+      return c;
+    } catch (e) {
+      const err = toIpcError(e);
+      this.host.toast({ ...err, message: `${err.message.replace(/\.?$/, '.')} Nothing changed: the full history is still sent.` }, 'Could not compact');
+      return undefined;
+    } finally {
+      this.compacting = false;
+    }
+  }
+
+  /** Undoes a compaction: the full history goes with the next request. Nothing is deleted. */
+  async undoCompaction(compactionId: string): Promise<boolean> {
+    const id = this.conversationId;
+    if (!id || this.treeBusy) return false;
+    try {
+      await this.host.api.undoCompaction(id, compactionId);
+    } catch (e) {
+      this.host.toast(toIpcError(e), 'Could not undo the compaction');
+      return false;
+    }
+    for (const m of this.messages) {
+      const c = m.model.compactions.find((x) => x.id === compactionId);
+      if (c) this.placeCompaction({ ...c, undone: true });
+    }
+    this.host.notify?.('Undone: the full history goes with the next request');
+    return true;
+  }
+
+  /** Pins (never summarised) or unpins the message keyed `key`; shown at once, put back if refused. */
+  async setMessagePinned(key: string, pinned: boolean): Promise<boolean> {
+    const id = this.conversationId;
+    const target = this.messages.find((m) => m.key === key);
+    if (!id || !target || !target.model.id) return false;
+    const set = (v: boolean) => (this.messages = this.messages.map((m) => (m.key === key ? { ...m, model: { ...m.model, pinned: v } } : m)));
+    set(pinned);
+    try {
+      await this.host.api.setMessagePinned(id, target.model.id, pinned);
+      return true;
+    } catch (e) {
+      set(!pinned);
+      this.host.toast(toIpcError(e), pinned ? 'Could not pin the message' : 'Could not unpin the message');
+      return false;
+    }
+  }
+
+  /** Keeps who writes this chat's summaries (null: the chat's own model) with the chat. */
+  async setSummariser(choice: SummariserChoice | null): Promise<boolean> {
+    const id = this.conversationId;
+    if (!id) return false;
+    await this.host.api.setChatSetup(id, { summariser: choice });
+    this.summariser = choice;
+    return true;
   }
 
   /**

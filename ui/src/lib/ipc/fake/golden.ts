@@ -63,6 +63,24 @@ export function scriptFor(text: string): ChatEvent[] {
 }
 
 /**
+ * A turn whose context fills up between tool rounds: the plain answer with a compaction after its
+ * call's result, before the second request (old tool results shortened, older messages
+ * summarised), as the loop emits it. With `failed` (the chat's summariser does not answer) the
+ * loop sends the full history instead and says so in a notice. `summary` is the fake summariser's
+ * text of what came before.
+ */
+export function compactionScript(summary: string | null, summarised: number, failed: string | null): ChatEvent[] {
+  const at = ANSWER.events.findIndex((e) => e.type === 'toolResult') + 1;
+  const event: ChatEvent = failed
+    ? { type: 'notice', kind: 'compactionFailed', message: `${failed} The full history was sent instead; nothing was summarised.` }
+    : {
+        type: 'compacted',
+        compaction: { id: '', messageId: '', iteration: 2, summary, summarised, stubbed: 1, tokensBefore: 6_620, tokensAfter: 2_140, summariser: null, undone: false },
+      };
+  return [...ANSWER.events.slice(0, at), event, ...ANSWER.events.slice(at)];
+}
+
+/**
  * An agent's turn: it hands the question to two `Scout` instances at once, whose answers stream
  * into its call's card, then answers with what they found.
  */
@@ -114,6 +132,8 @@ export function toStored(m: MessageModel, createdAt: number, updatedAt: number, 
     toolCallsMade: m.toolCallsMade,
     error: m.error,
     notices: m.notices.map((n) => ({ ...n })),
+    ...(m.pinned ? { pinned: true } : {}),
+    ...(m.compactions.length > 0 ? { compactions: m.compactions.map((c) => ({ ...c })) } : {}),
     providerResponseId: null,
     createdAt,
     updatedAt,

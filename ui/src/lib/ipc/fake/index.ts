@@ -11,6 +11,7 @@
  */
 import type { Backend } from '../backend';
 import { agentCommands, agentsSeed } from './agents';
+import { compactionCommands } from './compaction';
 import { conversationCommands, seedConversations } from './conversations';
 import { dataCommands } from './data';
 import { fakeOnlyError } from './errors';
@@ -59,6 +60,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
   return {
     ...conversationCommands(st),
     ...turnCommands(st),
+    ...compactionCommands(st),
     ...treeCommands(st, OPEN_PAGE),
     ...toolCommands(st),
     ...providerCommands(st),

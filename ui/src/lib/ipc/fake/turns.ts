@@ -7,7 +7,8 @@ import type { Backend, TurnHandlers } from '../backend';
 import type { ApprovalChoice, ChatEvent, NestedEvent, SendRequest, TurnStarted } from '../bindings';
 import { pendingAssistant, reduce, userMessage } from '../../model/message';
 import { ipcError } from './errors';
-import { afterApproval, agentScript, scriptFor, STOPPED_DONE, toStored } from './golden';
+import { afterApproval, agentScript, compactionScript, scriptFor, STOPPED_DONE, toStored } from './golden';
+import { KEEP_RECENT, summariserFails } from './compaction';
 import { conversation } from './conversations';
 import { modelsOf, providerList } from './providers';
 import { pathOf, refuseWhileStreaming, touchPath } from './tree';
@@ -68,7 +69,14 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
     return made;
   };
   const emit = (golden: ChatEvent) => {
-    const e: ChatEvent = golden.type === 'started' ? { ...golden, ...started, provider, model } : 'id' in golden ? { ...golden, id: fresh(golden.id) } : golden;
+    const e: ChatEvent =
+      golden.type === 'started'
+        ? { ...golden, ...started, provider, model }
+        : golden.type === 'compacted'
+          ? { ...golden, compaction: { ...golden.compaction, id: id('k'), messageId: started.messageId, summariser: summariserName } }
+          : 'id' in golden
+            ? { ...golden, id: fresh(golden.id) }
+            : golden;
     state = reduce(state, e);
     if (e.type === 'toolProgress' && e.instance && e.event) nested.set(e.id, [...(nested.get(e.id) ?? []), { instance: e.instance, event: e.event }]);
     // Found by id: a message is never removed while it streams (tree changes are refused meanwhile).
@@ -84,9 +92,15 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
   // The model "thinks" before its first event, and a tool takes a while, so both can be seen (and stopped).
   const pause = (e: ChatEvent) => tick * (e.type === 'started' ? 8 : e.type === 'toolStarted' ? 25 : 1);
 
+  // "compact" in the question: the context fills up between the tool rounds (a compaction, or the summariser's failure).
+  const older = pathOf(conv).slice(0, -KEEP_RECENT).filter((m) => !m.pinned);
+  const summariserName = conv.setup?.summariser ? `${conv.setup.summariser.provider}/${conv.setup.summariser.model}` : `${provider}/${model}`;
+  const summary = older.length > 0 ? `Summary of ${older.length} earlier message${older.length === 1 ? '' : 's'}:\n${older.map((m) => `- ${m.role === 'user' ? 'The person asked' : 'The assistant answered'}: ${m.content.replace(/\s+/g, ' ').slice(0, 120)}`).join('\n')}` : null;
+  const compacting = /\bcompact(ion)?\b/i.test(text) && !conv.agent ? compactionScript(summary, older.length, summariserFails(st, conv)) : null;
+
   const run = async () => {
     await Promise.resolve();
-    const queue = [...(conv.agent ? agentScript(conv.agent, text) : (unknownModel(st, provider, model) ?? scriptFor(text)))];
+    const queue = [...(conv.agent ? agentScript(conv.agent, text) : (unknownModel(st, provider, model) ?? compacting ?? scriptFor(text)))];
     let ending = false;
     while (queue.length > 0) {
       const next = queue.shift() as ChatEvent;

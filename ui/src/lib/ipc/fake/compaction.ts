@@ -1,0 +1,90 @@
+/**
+ * Compaction in the fake, as the service does it: "Compact now" summarises the older messages of
+ * the current path (pinned ones are kept as written) and shortens their tool results, adding a
+ * compaction record to the path's last message; undo marks it undone; pins are kept per message.
+ * Nothing is ever deleted or rewritten: a compaction only adds a record. A chat whose summariser
+ * is a profile whose server does not answer (the seeded `lmstudio`) fails and changes nothing.
+ * Token counts are the fake's estimate (characters / 4), not the engine's.
+ */
+import type { Backend } from '../backend';
+import type { StoredCompaction, StoredMessage } from '../bindings';
+import { conversation } from './conversations';
+import { fakeOnlyError, ipcError } from './errors';
+import { pathOf, refuseWhileStreaming } from './tree';
+import type { FakeConversation, FakeState } from './state';
+
+/** The most recent messages "Compact now" keeps as they are (the last question and its answer). */
+export const KEEP_RECENT = 2;
+
+/** The fake's token estimate of a message as sent. */
+function tokensOf(m: StoredMessage): number {
+  const results = m.toolCalls.reduce((n, c) => n + (c.result?.output.length ?? 0) + c.arguments.length, 0);
+  return Math.ceil((m.content.length + results) / 4) + 4;
+}
+
+/** A deterministic summary in the words the summariser prompt asks for (names, numbers, decisions, what tools found). */
+function summarise(messages: readonly StoredMessage[]): string {
+  const lines = messages.map((m) => {
+    const text = m.content.replace(/\s+/g, ' ').trim().slice(0, 160);
+    const tools = m.toolCalls.map((c) => `${c.name} → ${(c.result?.output ?? '').replace(/\s+/g, ' ').slice(0, 60)}`);
+    return `- ${m.role === 'user' ? 'The person asked' : 'The assistant answered'}: ${text || '(no text)'}${tools.length ? ` (tools: ${tools.join('; ')})` : ''}`;
+  });
+  return `Summary of ${messages.length} earlier message${messages.length === 1 ? '' : 's'}:\n${lines.join('\n')}`;
+}
+
+/** The summariser of `c` cannot be reached (the seeded profile whose server does not answer). */
+export function summariserFails(st: FakeState, c: FakeConversation): string | null {
+  const s = c.setup?.summariser;
+  if (!s || !st.stale.has(s.provider)) return null;
+  return `The summariser ${s.provider}/${s.model} did not answer (connection refused).`;
+}
+
+/** Compacts `c`'s current path now: a record on its last message, or null when there is nothing older to compact. */
+export function compactPath(st: FakeState, c: FakeConversation): StoredCompaction | null {
+  const path = pathOf(c);
+  const older = path.slice(0, Math.max(0, path.length - KEEP_RECENT));
+  const summarised = older.filter((m) => !m.pinned);
+  const last = path.at(-1);
+  if (!last || summarised.length === 0) return null;
+  const failed = summariserFails(st, c);
+  if (failed) throw fakeOnlyError('network', failed, true);
+  const summary = summarise(summarised);
+  const before = path.reduce((n, m) => n + tokensOf(m), 0);
+  const after = Math.ceil(summary.length / 4) + path.slice(older.length).reduce((n, m) => n + tokensOf(m), 0) + older.filter((m) => m.pinned).reduce((n, m) => n + tokensOf(m), 0);
+  const record: StoredCompaction = {
+    id: st.id('k'),
+    messageId: last.id,
+    iteration: 0,
+    summary,
+    summarised: summarised.length,
+    stubbed: summarised.reduce((n, m) => n + m.toolCalls.filter((x) => x.result).length, 0),
+    tokensBefore: before,
+    tokensAfter: Math.min(before, after),
+    summariser: c.setup?.summariser ? `${c.setup.summariser.provider}/${c.setup.summariser.model}` : `${c.setup?.provider ?? last.provider ?? 'openai'}/${c.setup?.model ?? last.model ?? 'gpt-4o-mini'}`,
+    undone: false,
+  };
+  last.compactions = [...(last.compactions ?? []), record];
+  return structuredClone(record);
+}
+
+export function compactionCommands(st: FakeState): Pick<Backend, 'compactConversation' | 'undoCompaction' | 'setMessagePinned'> {
+  return {
+    async compactConversation(id) {
+      const c = conversation(st, id);
+      refuseWhileStreaming(c);
+      return compactPath(st, c);
+    },
+    async undoCompaction(conversationId, compactionId) {
+      const c = conversation(st, conversationId);
+      refuseWhileStreaming(c);
+      const at = c.messages.find((m) => (m.compactions ?? []).some((x) => x.id === compactionId));
+      if (!at) throw fakeOnlyError('config', `compaction '${compactionId}' not found`);
+      at.compactions = (at.compactions ?? []).map((x) => (x.id === compactionId ? { ...x, undone: true } : x));
+    },
+    async setMessagePinned(conversationId, messageId, pinned) {
+      const m = conversation(st, conversationId).messages.find((x) => x.id === messageId);
+      if (!m) throw ipcError('messageNotFound', { id: messageId });
+      m.pinned = pinned;
+    },
+  };
+}
