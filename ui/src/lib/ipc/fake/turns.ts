@@ -96,7 +96,7 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
   const older = pathOf(conv).slice(0, -KEEP_RECENT).filter((m) => !m.pinned);
   const summariserName = conv.setup?.summariser ? `${conv.setup.summariser.provider}/${conv.setup.summariser.model}` : `${provider}/${model}`;
   const summary = older.length > 0 ? `Summary of ${older.length} earlier message${older.length === 1 ? '' : 's'}:\n${older.map((m) => `- ${m.role === 'user' ? 'The person asked' : 'The assistant answered'}: ${m.content.replace(/\s+/g, ' ').slice(0, 120)}`).join('\n')}` : null;
-  const compacting = /\bcompact(ion)?\b/i.test(text) && !conv.agent ? compactionScript(summary, older.length, summariserFails(st, conv)) : null;
+  const compacting = /\bcompact(ion)?\b/i.test(text) && !conv.agent ? compactionScript(summary, older.length, summary !== null ? summariserFails(st, conv) : null) : null;
 
   const run = async () => {
     await Promise.resolve();
@@ -166,6 +166,7 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
       conv.setup = {
         toolsets: [...(request.toolsets ?? setup.toolsets)],
         ...(request.generation ? (Object.keys(request.generation).length > 0 ? { generation: { ...request.generation } } : {}) : setup.generation ? { generation: setup.generation } : {}),
+        ...(setup.summariser ? { summariser: { ...setup.summariser } } : {}),
       };
       conv.setup.provider = provider ?? providerList(st).find((p) => p.isDefault)?.name ?? 'openai';
       conv.setup.model = model ?? profiles.find((p) => p.name === conv.setup?.provider)?.model ?? 'gpt-4o-mini';
