@@ -157,6 +157,7 @@ impl ProfileFlags {
                 _ => None,
             },
             store: self.store,
+            ..ProfileOptions::default()
         }
     }
 }

@@ -6,7 +6,7 @@
 //! loop itself ([`Engine`]).
 //!
 //! The modules read bottom-up with no import circle: the vocabulary ([`types`], [`vocab`],
-//! [`error`], [`event`]), the approval contract ([`approval`]), pure decisions ([`policy`],
+//! [`error`], [`event`], [`spend`]), the approval contract ([`approval`]), pure decisions ([`policy`],
 //! [`catalogue`], [`names`], [`round`], [`history`], [`lint`], [`visible`]), what the loop talks to ([`tool`], [`provider`],
 //! [`registry`], [`source`]), the turn configuration ([`config`]), then the loop: the
 //! [`machine`] decides and the driver ([`turn`]) acts. `tests/layers.rs` fails naming the circle
@@ -24,6 +24,7 @@
 pub mod egress;
 pub mod error;
 pub mod event;
+pub mod spend;
 pub mod types;
 pub mod vocab;
 
@@ -68,6 +69,7 @@ pub use provider::{
 };
 pub use registry::{RegistryError, ToolRegistry};
 pub use source::{Catalog, CatalogError, OnChange, Source, SourceState, SourceStatus};
+pub use spend::Prices;
 pub use tool::{Redact, Secrets, Tool, ToolContext};
 pub use turn::Engine;
 pub use types::{Message, ProviderState, ToolCall, Usage};

@@ -29,6 +29,7 @@ pub mod ipc;
 pub mod keys;
 pub mod links;
 pub mod mcp;
+pub mod models;
 pub mod openapi_docs;
 pub mod providers;
 pub mod redact;

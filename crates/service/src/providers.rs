@@ -144,6 +144,7 @@ impl Service {
         let store = &self.inner.store;
         let kind = ProviderKind::parse(&profile.kind)?;
         profile.options.generation.check().map_err(Error::config)?;
+        crate::models::check_overrides(&profile.options)?;
         switchboard_secrets::validate_name(&profile.name)
             .map_err(|e| Error::config(format!("Invalid profile name: {e}")))?;
         let base_url = if profile.base_url.trim().is_empty() {

@@ -29,6 +29,7 @@ fn render() -> String {
         core::FinishReason,
         core::NoticeKind,
         core::Usage,
+        core::Prices,
         core::ToolSource,
         core::ApprovalPolicy,
         core::ToolImage,

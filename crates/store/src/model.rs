@@ -360,8 +360,8 @@ pub struct ProviderProfile {
     pub options: ProfileOptions,
 }
 
-/// A profile's generation settings, and what the person says its model can do where the
-/// capability table guesses wrong.
+/// A profile's generation settings, and what the person says its model can do, holds and costs
+/// where the capability table or the model catalogue guesses wrong.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -378,4 +378,16 @@ pub struct ProfileOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub store: Option<bool>,
+    /// The model's context window in tokens, where the catalogue is wrong or silent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub context_window: Option<u64>,
+    /// The model's output limit in tokens, where the catalogue is wrong or silent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub max_output_tokens: Option<u64>,
+    /// The model's prices, where the catalogue is wrong or silent (a negotiated rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub prices: Option<switchboard_core::Prices>,
 }

@@ -31,6 +31,28 @@ cachedTokens: number,
  */
 cacheWriteTokens?: number, };
 
+export type Prices = { 
+/**
+ * Input tokens not read from a cache.
+ */
+input: number, 
+/**
+ * Output tokens (reasoning too, unless [`Prices::reasoning`] prices it apart).
+ */
+output: number, 
+/**
+ * Input tokens read from the provider's prompt cache; `None`: billed as input.
+ */
+cachedRead?: number, 
+/**
+ * Input tokens written to the prompt cache; `None`: billed as input.
+ */
+cacheWrite?: number, 
+/**
+ * Reasoning tokens where billed apart from output; `None`: billed as output.
+ */
+reasoning?: number, };
+
 export type ToolSource = { "kind": "builtin" } | { "kind": "mcp", 
 /**
  * The server's configured name.
@@ -970,7 +992,19 @@ tools?: boolean,
  * Responses API only: whether the provider keeps responses (`store`), which continuing
  * from the previous response needs; `None` is the API's default (kept).
  */
-store?: boolean, };
+store?: boolean, 
+/**
+ * The model's context window in tokens, where the catalogue is wrong or silent.
+ */
+contextWindow?: number, 
+/**
+ * The model's output limit in tokens, where the catalogue is wrong or silent.
+ */
+maxOutputTokens?: number, 
+/**
+ * The model's prices, where the catalogue is wrong or silent (a negotiated rate).
+ */
+prices?: Prices, };
 
 export type ProviderProfile = { 
 /**
