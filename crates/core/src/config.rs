@@ -10,8 +10,10 @@ use crate::error::ProviderError;
 use crate::event::FinishReason;
 use crate::policy::ToolSettings;
 use crate::provider::GenerationOptions;
+use crate::tokens::TokenCounter;
 use crate::types::{Message, Usage};
 use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Limits and behavior of the loop. Built from settings before every turn, so changes apply to
@@ -76,6 +78,53 @@ pub struct TurnOptions {
     /// What the context already holds (untrusted results of earlier turns, or the calling
     /// turn's for a sub-agent) and the destinations the person has used.
     pub exposure: Exposure,
+    /// The model's context window and output limit, and when to compact.
+    pub context: ContextLimits,
+    /// Counts the tokens of what is sent (the model family's tokenizer or a calibrated
+    /// estimate); `None`: [`crate::tokens::CharEstimate`].
+    pub counter: Option<Arc<dyn TokenCounter>>,
+    /// What the provider reported for the last request the conversation sent before this turn,
+    /// with the engine's estimate of that same request: the first request's count starts from it.
+    pub reported: Option<ReportedContext>,
+}
+
+/// The model's context limits for a turn (from `Service::model_spec`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContextLimits {
+    /// Tokens the model takes in one request (prompt and output), if known.
+    pub window: Option<u64>,
+    /// Tokens it writes at most in one response, if known.
+    pub max_output: Option<u64>,
+    /// The fraction of the window past which the loop compacts before a request (0.5 to 0.95).
+    pub compact_at: f32,
+}
+
+impl ContextLimits {
+    /// The default threshold: 80% of the window.
+    pub const DEFAULT_COMPACT_AT: f32 = 0.8;
+
+    /// `compact_at` bounded to 0.5..=0.95 (a non-number is the default).
+    pub fn bounded(window: Option<u64>, max_output: Option<u64>, compact_at: f32) -> Self {
+        let compact_at = if compact_at.is_nan() { Self::DEFAULT_COMPACT_AT } else { compact_at.clamp(0.5, 0.95) };
+        Self { window, max_output, compact_at }
+    }
+}
+
+impl Default for ContextLimits {
+    fn default() -> Self {
+        Self { window: None, max_output: None, compact_at: Self::DEFAULT_COMPACT_AT }
+    }
+}
+
+/// One earlier request of the conversation: the prompt tokens the provider reported for it and
+/// the engine's own estimate of that request, so what was added since is the difference of two
+/// estimates on top of a real count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReportedContext {
+    /// The provider's prompt tokens for that request.
+    pub prompt_tokens: u64,
+    /// The engine's estimate of the same request, by the same counter.
+    pub estimate: u64,
 }
 
 impl Default for TurnOptions {
@@ -91,6 +140,9 @@ impl Default for TurnOptions {
             tools_unsupported: None,
             unavailable: Vec::new(),
             exposure: Exposure::default(),
+            context: ContextLimits::default(),
+            counter: None,
+            reported: None,
         }
     }
 }

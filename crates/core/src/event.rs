@@ -234,6 +234,21 @@ pub enum ChatEvent {
         /// Sum over the turn so far.
         total: Usage,
     },
+    /// How much of the model's context the next request fills, sent before every request.
+    Context {
+        /// Tokens the request sends: the previous request's reported prompt tokens plus an
+        /// estimate of what is new (an estimate of everything before the first report).
+        used_tokens: u64,
+        /// The model's context window, if known.
+        window: Option<u64>,
+        /// Where the tokens go (sums to `used_tokens`).
+        breakdown: ContextBreakdown,
+        /// No provider report is part of `used_tokens`: it is all the engine's own estimate.
+        estimated: bool,
+        /// The engine's own estimate of the whole request, without any report: stored with the
+        /// provider's reported prompt tokens, so a later request counts from that report.
+        estimate: u64,
+    },
     /// Something the person should know that is not an error.
     Notice {
         /// What kind.
@@ -263,6 +278,30 @@ pub enum ChatEvent {
         #[cfg_attr(feature = "ts", ts(optional))]
         detail: Option<String>,
     },
+}
+
+/// What one request's tokens are made of (see [`ChatEvent::Context`]).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextBreakdown {
+    /// The system prompt with the tools' prompt snippets.
+    pub instructions: u64,
+    /// The tool definitions offered.
+    pub tools: u64,
+    /// The person's and the model's messages, tool calls included.
+    pub history: u64,
+    /// The text of tool results.
+    pub tool_results: u64,
+    /// Images (tool results' images).
+    pub attachments: u64,
+}
+
+impl ContextBreakdown {
+    /// The sum of the parts.
+    pub fn total(&self) -> u64 {
+        self.instructions + self.tools + self.history + self.tool_results + self.attachments
+    }
 }
 
 /// Where a turn's events go: the store's recorder, the UI channel, the CLI's stdout.

@@ -7,7 +7,7 @@
 //!
 //! The modules read bottom-up with no import circle: the vocabulary ([`types`], [`vocab`],
 //! [`error`], [`event`], [`spend`]), the approval contract ([`approval`]), pure decisions ([`policy`],
-//! [`catalogue`], [`names`], [`round`], [`history`], [`lint`], [`visible`]), what the loop talks to ([`tool`], [`provider`],
+//! [`catalogue`], [`names`], [`round`], [`history`], [`lint`], [`tokens`], [`visible`]), what the loop talks to ([`tool`], [`provider`],
 //! [`registry`], [`source`]), the turn configuration ([`config`]), then the loop: the
 //! [`machine`] decides and the driver ([`turn`]) acts. `tests/layers.rs` fails naming the circle
 //! if an import ever points back up.
@@ -40,6 +40,7 @@ pub mod lint;
 pub mod names;
 pub mod policy;
 pub mod round;
+pub mod tokens;
 pub mod visible;
 
 // 4. What the loop talks to: tools, providers, the registry and its sources, sinks.
@@ -59,10 +60,10 @@ pub mod turn;
 pub use approval::{ApprovalDecision, ApprovalRequest, Approver};
 pub use catalogue::{FIND_TOOLS, ToolLimits};
 pub use coalesce::Coalescing;
-pub use config::{EngineConfig, TurnInput, TurnOptions, TurnOutcome};
+pub use config::{ContextLimits, EngineConfig, ReportedContext, TurnInput, TurnOptions, TurnOutcome};
 pub use egress::{Egress, EgressReason, Exposure};
 pub use error::{ErrorKind, ProviderError};
-pub use event::{ChatEvent, EventSink, FinishReason, NoticeKind, ToolStatus};
+pub use event::{ChatEvent, ContextBreakdown, EventSink, FinishReason, NoticeKind, ToolStatus};
 pub use lint::{Finding, FindingKind};
 pub use provider::{
     GenerationOptions, Provider, ProviderEvent, ProviderRequest, ProviderStream, ReasoningEffort, ToolChoice,
@@ -70,6 +71,7 @@ pub use provider::{
 pub use registry::{RegistryError, ToolRegistry};
 pub use source::{Catalog, CatalogError, OnChange, Source, SourceState, SourceStatus};
 pub use spend::Prices;
+pub use tokens::{CharEstimate, TokenCounter};
 pub use tool::{Redact, Secrets, Tool, ToolContext};
 pub use turn::Engine;
 pub use types::{Message, ProviderState, ToolCall, Usage};

@@ -216,7 +216,8 @@ fn start_emits_started_then_the_first_request_with_the_offered_tools() {
     let (config, registry) = (config(), registry());
     let mut m = Machine::new(&config, &registry, input(TurnOptions::default()));
     let out = step(&mut m, Input::Start);
-    assert_eq!(out.len(), 2, "{out:#?}");
+    assert_eq!(out.len(), 3, "{out:#?}");
+    assert!(matches!(out[1], Effect::Emit(ChatEvent::Context { estimated: true, .. })), "{out:#?}");
     assert_eq!(
         out[0],
         emit(ChatEvent::Started {
@@ -295,7 +296,15 @@ fn inputs_the_phase_does_not_expect_are_ignored() {
 fn a_failure_before_output_waits_then_resends_the_same_request() {
     let (config, registry) = (config(), registry());
     let mut m = Machine::new(&config, &registry, input(TurnOptions::default()));
-    let first = request(&step(&mut m, Input::Start)).clone();
+    let started = step(&mut m, Input::Start);
+    let first = request(&started).clone();
+    let context = started
+        .iter()
+        .find_map(|e| match e {
+            Effect::Emit(event @ ChatEvent::Context { .. }) => Some(emit(event.clone())),
+            _ => None,
+        })
+        .unwrap();
     let out = step(&mut m, fail(ProviderError::new(ErrorKind::Server, "Boom.")));
     assert_eq!(
         out,
@@ -309,7 +318,8 @@ fn a_failure_before_output_waits_then_resends_the_same_request() {
         ]
     );
     assert_eq!(m.phase(), Phase::WaitingRetry);
-    assert_eq!(step(&mut m, Input::RetryElapsed), [Effect::StartRequest { request: first, attempt: 2 }]);
+    // The retry announces the same count and sends the same request.
+    assert_eq!(step(&mut m, Input::RetryElapsed), [context, Effect::StartRequest { request: first, attempt: 2 }]);
 }
 
 #[test]

@@ -30,8 +30,10 @@ async fn plain_text_turn_emits_started_deltas_usage_and_done_stop() {
         Ok(ProviderEvent::Usage(USAGE)),
         finish(StopReason::Stop),
     ])]);
-    let ran = Harness::new(&kit).run(&provider).await;
+    let mut ran = Harness::new(&kit).run(&provider).await;
 
+    // Before the request: how much of the context it fills.
+    assert!(matches!(ran.events.remove(1), ChatEvent::Context { estimated: true, used_tokens: 1.., .. }));
     assert_eq!(
         ran.events,
         vec![

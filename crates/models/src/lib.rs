@@ -7,6 +7,8 @@
 //! typed ([`Catalogue::lookup`]): `gpt-4o` at api.openai.com, `models/gemini-2.5-flash` at
 //! Google, `anthropic/claude-sonnet-4-5` through OpenRouter.
 //!
+//! [`tokens`] counts a model's tokens (OpenAI's tokenizers, a calibrated estimate otherwise).
+//!
 //! What the person set on a profile, and what a server's own listing says, come before this
 //! table; the service decides that order (`Service::model_spec`).
 //!
@@ -16,6 +18,7 @@
 
 mod catalogue;
 mod names;
+pub mod tokens;
 
 pub use catalogue::{Catalogue, CatalogueError, ModelSpec};
 

@@ -18,11 +18,13 @@
 //! `request.rs` (an iteration's offer and request), `catalogue.rs` (fitting the offer to the
 //! provider's limits, and answering `find_tools`), `stream.rs` (a response streaming in, and
 //! how it ends), `retry.rs` (asking again after a failure before any output), `calls.rs`
-//! (deciding a round's calls: plan, validate, approve), `tools.rs` (running them and collecting
+//! (deciding a round's calls: plan, validate, approve), `context.rs` (counting what each
+//! request sends), `tools.rs` (running them and collecting
 //! their results) and `finish.rs` (ending the turn).
 
 mod calls;
 mod catalogue;
+mod context;
 mod finish;
 mod request;
 mod retry;
@@ -44,6 +46,8 @@ use crate::types::{Message, ProviderState, ToolCall, Usage};
 use crate::vocab::{ToolError, ToolImage, ToolOutput};
 use std::collections::HashSet;
 use std::time::Duration;
+
+pub use context::{ContextEstimate, Estimator, believable, combine};
 
 /// Something that happened, for the machine to decide about.
 #[derive(Debug)]
@@ -255,6 +259,8 @@ pub struct Machine<'a> {
     found: Vec<String>,
     /// The "more tools than fit" notice was shown this turn.
     over_limit_noticed: bool,
+    /// Counting what each request sends (the `context` event).
+    counting: context::Counting,
     it: Iteration,
     round: Round,
 }
@@ -286,6 +292,7 @@ impl<'a> Machine<'a> {
         let max_iterations = options.max_iterations.unwrap_or(config.max_iterations).max(1);
         let approved = std::mem::take(&mut options.approved_tools);
         let exposure = std::mem::take(&mut options.exposure);
+        let counting = context::Counting::new(options.counter.take(), options.reported.take());
         Self {
             config,
             registry,
@@ -319,6 +326,7 @@ impl<'a> Machine<'a> {
             enabled: Vec::new(),
             found: Vec::new(),
             over_limit_noticed: false,
+            counting,
             it: Iteration::default(),
             round: Round::default(),
         }

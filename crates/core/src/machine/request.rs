@@ -89,7 +89,9 @@ impl Machine<'_> {
         self.malformed.clear();
         self.iteration_start = self.turn_chars;
         self.phase = Phase::Streaming;
-        out.push(Effect::StartRequest { request: self.request(), attempt: self.retries + 1 });
+        let request = self.request();
+        self.announce_context(&request, out);
+        out.push(Effect::StartRequest { request, attempt: self.retries + 1 });
     }
 
     fn request(&self) -> ProviderRequest {

@@ -68,6 +68,7 @@ impl Machine<'_> {
     pub(super) fn end_iteration(&mut self, end: StreamEnd, out: &mut Vec<Effect>) {
         let usage = self.it.usage;
         self.usage.add(&usage);
+        self.take_report(&usage);
         if !usage.is_empty() {
             out.push(Effect::Emit(ChatEvent::Usage { usage, total: self.usage }));
         }

@@ -1,0 +1,282 @@
+//! How much of the model's context a request fills: [`Machine::estimate`], the
+//! `context` event sent before every request, and the provider's reported prompt tokens taken in
+//! after each response.
+//!
+//! The count of a request is the provider's reported prompt tokens of the previous request plus
+//! what is new, where "what is new" is the difference between the engine's estimates of the two
+//! requests (a message appended, a tool result shortened by compaction, the tools turned off for
+//! the last call). Before the first report it is the estimate of everything, or the conversation's
+//! last report handed in by the service ([`crate::config::ReportedContext`]).
+//!
+//! Invariants: a message is counted once per turn ([`Estimator`] caches each message's count by
+//! position and a cheap fingerprint, so a request of 2,000 messages costs a pass over their
+//! lengths, not a re-tokenization); the breakdown always sums to the total; an absurd report
+//! (nothing, or far from the estimate) is ignored rather than trusted.
+
+use super::{Effect, Machine};
+use crate::config::ReportedContext;
+use crate::event::{ChatEvent, ContextBreakdown};
+use crate::provider::{ProviderRequest, ToolSpec};
+use crate::tokens::{CharEstimate, TokenCounter, image_size};
+use crate::types::{Message, Usage};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Tokens every message adds around its content (role and separators: OpenAI documents 3 per
+/// message for its chat format; the others are close).
+const PER_MESSAGE: u64 = 3;
+/// Tokens a tool call or a tool definition adds around its name and arguments or schema.
+const PER_TOOL: u64 = 8;
+/// Tokens that prime the reply (OpenAI documents 3).
+const PER_REQUEST: u64 = 3;
+
+/// How many tokens one request sends, and where they go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ContextEstimate {
+    /// Tokens the request sends (reported prompt tokens of the previous request plus an estimate
+    /// of what is new, or an estimate of everything).
+    pub total: u64,
+    /// Where they go; sums to `total`.
+    pub breakdown: ContextBreakdown,
+    /// No provider report is part of `total`.
+    pub estimated: bool,
+}
+
+/// Counts requests with one [`TokenCounter`], caching each message's, tool's and the system
+/// prompt's count. Also usable outside a turn (the service estimates a conversation's next
+/// request with it).
+#[derive(Debug)]
+pub struct Estimator {
+    counter: Arc<dyn TokenCounter>,
+    cache: Mutex<Cache>,
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    /// Per message position: its fingerprint and counted parts.
+    messages: Vec<(Fingerprint, ContextBreakdown)>,
+    /// Per tool name: the definition's fingerprint and tokens.
+    tools: HashMap<String, (Fingerprint, u64)>,
+    system: Option<(Fingerprint, u64)>,
+}
+
+/// What identifies a message's content cheaply: its kind, total length and a hash of its ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fingerprint(u8, usize, u64);
+
+impl Estimator {
+    /// An estimator counting with `counter`.
+    pub fn new(counter: Arc<dyn TokenCounter>) -> Self {
+        Self { counter, cache: Mutex::new(Cache::default()) }
+    }
+
+    /// The estimate of everything `request` sends, part by part (no report involved).
+    pub fn breakdown(&self, request: &ProviderRequest) -> ContextBreakdown {
+        let mut cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut b = ContextBreakdown { history: PER_REQUEST, ..ContextBreakdown::default() };
+        if let Some(system) = &request.system {
+            let fp = fingerprint(0, &[system]);
+            b.instructions = match cache.system {
+                Some((f, n)) if f == fp => n,
+                _ => {
+                    let n = self.counter.count(system) + PER_MESSAGE;
+                    cache.system = Some((fp, n));
+                    n
+                }
+            };
+        }
+        for tool in &request.tools {
+            b.tools += self.tool(&mut cache, tool);
+        }
+        cache.messages.truncate(request.messages.len());
+        for (i, message) in request.messages.iter().enumerate() {
+            let fp = message_fingerprint(message);
+            let part = match cache.messages.get(i) {
+                Some((f, part)) if *f == fp => *part,
+                _ => {
+                    let part = self.message(message);
+                    if i < cache.messages.len() {
+                        cache.messages[i] = (fp, part);
+                    } else {
+                        cache.messages.push((fp, part));
+                    }
+                    part
+                }
+            };
+            b.history += part.history;
+            b.tool_results += part.tool_results;
+            b.attachments += part.attachments;
+        }
+        b
+    }
+
+    /// The estimate of a list of messages alone (the service's "what is new since the report").
+    pub fn messages(&self, messages: &[Message]) -> u64 {
+        messages.iter().map(|m| self.message(m).total()).sum()
+    }
+
+    fn tool(&self, cache: &mut Cache, tool: &ToolSpec) -> u64 {
+        let fp = fingerprint(1, &[&tool.name, &tool.description]);
+        if let Some((f, n)) = cache.tools.get(&tool.name)
+            && *f == fp
+        {
+            return *n;
+        }
+        let n = PER_TOOL
+            + self.counter.count(&tool.name)
+            + self.counter.count(&tool.description)
+            + self.counter.count(&tool.parameters.to_string());
+        cache.tools.insert(tool.name.clone(), (fp, n));
+        n
+    }
+
+    fn message(&self, message: &Message) -> ContextBreakdown {
+        let c = &self.counter;
+        let mut part = ContextBreakdown::default();
+        match message {
+            Message::User { text } => part.history = PER_MESSAGE + c.count(text),
+            Message::Assistant { text, tool_calls, .. } => {
+                part.history = PER_MESSAGE + c.count(text);
+                for call in tool_calls {
+                    part.history += PER_TOOL + c.count(&call.name) + c.count(&call.arguments);
+                }
+            }
+            Message::Tool { content, images, .. } => {
+                part.tool_results = PER_MESSAGE + c.count(content);
+                part.attachments = images.iter().map(|i| c.image(image_size(i))).sum();
+            }
+        }
+        part
+    }
+}
+
+/// The estimate of a request (its raw `breakdown`, whose total the engine compares with the
+/// report) on top of `reported`, if any: what was reported plus the difference of the two
+/// estimates, with the breakdown scaled to sum to it.
+pub fn combine(breakdown: ContextBreakdown, reported: Option<ReportedContext>) -> ContextEstimate {
+    let raw = breakdown.total();
+    let Some(r) = reported else {
+        return ContextEstimate { total: raw, breakdown, estimated: true };
+    };
+    let total = (r.prompt_tokens as i128 + raw as i128 - r.estimate as i128).max(0) as u64;
+    ContextEstimate { total, breakdown: scaled(breakdown, total), estimated: false }
+}
+
+/// Whether a reported prompt count is believable for a request estimated at `estimate`: not
+/// nothing, and within a factor of 4 either way (tokenizers differ by far less than that).
+pub fn believable(prompt_tokens: u64, estimate: u64) -> bool {
+    prompt_tokens > 0
+        && prompt_tokens <= estimate.saturating_mul(4).max(64)
+        && prompt_tokens.saturating_mul(4) >= estimate
+}
+
+/// `b` scaled to sum to `total`, the rounding left over going to the history.
+fn scaled(b: ContextBreakdown, total: u64) -> ContextBreakdown {
+    let raw = b.total();
+    if raw == 0 {
+        return ContextBreakdown { history: total, ..ContextBreakdown::default() };
+    }
+    let scale = |n: u64| (n as u128 * total as u128 / raw as u128) as u64;
+    let mut out = ContextBreakdown {
+        instructions: scale(b.instructions),
+        tools: scale(b.tools),
+        history: 0,
+        tool_results: scale(b.tool_results),
+        attachments: scale(b.attachments),
+    };
+    out.history = total - out.total();
+    out
+}
+
+fn message_fingerprint(m: &Message) -> Fingerprint {
+    match m {
+        Message::User { text } => fingerprint(2, &[text]),
+        Message::Assistant { text, tool_calls, .. } => {
+            let mut fp = fingerprint(3, &[text]);
+            for call in tool_calls {
+                let f = fingerprint(4, &[&call.id, &call.name, &call.arguments]);
+                fp = Fingerprint(3, fp.1 + f.1, fp.2.rotate_left(5) ^ f.2);
+            }
+            fp
+        }
+        Message::Tool { call_id, content, images, .. } => {
+            let mut fp = fingerprint(5, &[call_id, content]);
+            for image in images {
+                fp.1 += image.data.len();
+                fp.2 = fp.2.rotate_left(7) ^ hash_ends(&image.data);
+            }
+            fp
+        }
+    }
+}
+
+/// Kind, total length, and a hash of each part's length and first and last 32 bytes.
+fn fingerprint(kind: u8, parts: &[&str]) -> Fingerprint {
+    let mut len = 0;
+    let mut h = 0u64;
+    for p in parts {
+        len += p.len();
+        h = h.rotate_left(11) ^ hash_ends(p) ^ p.len() as u64;
+    }
+    Fingerprint(kind, len, h)
+}
+
+/// FNV-1a over the first and last 32 bytes.
+fn hash_ends(s: &str) -> u64 {
+    let b = s.as_bytes();
+    let head = &b[..b.len().min(32)];
+    let tail = &b[b.len().saturating_sub(32)..];
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for &x in head.iter().chain(tail) {
+        h = (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The turn's counting state: the estimator, the last believable report and the raw estimate of
+/// the request last sent.
+#[derive(Debug)]
+pub(super) struct Counting {
+    estimator: Estimator,
+    reported: Option<ReportedContext>,
+    sent: Option<u64>,
+}
+
+impl Counting {
+    pub(super) fn new(counter: Option<Arc<dyn TokenCounter>>, reported: Option<ReportedContext>) -> Self {
+        let counter = counter.unwrap_or_else(|| Arc::new(CharEstimate::default()));
+        Self { estimator: Estimator::new(counter), reported, sent: None }
+    }
+}
+
+impl Machine<'_> {
+    /// How many tokens `request` sends: the last request's reported prompt tokens plus an
+    /// estimate of what is new (see the module docs).
+    pub fn estimate(&self, request: &ProviderRequest) -> ContextEstimate {
+        combine(self.counting.estimator.breakdown(request), self.counting.reported)
+    }
+
+    /// Emits the `context` event for the request about to be sent, and remembers its estimate
+    /// for the report that follows.
+    pub(super) fn announce_context(&mut self, request: &ProviderRequest, out: &mut Vec<Effect>) {
+        let breakdown = self.counting.estimator.breakdown(request);
+        self.counting.sent = Some(breakdown.total());
+        let e = combine(breakdown, self.counting.reported);
+        out.push(Effect::Emit(ChatEvent::Context {
+            used_tokens: e.total,
+            window: self.options.context.window,
+            breakdown: e.breakdown,
+            estimated: e.estimated,
+            estimate: breakdown.total(),
+        }));
+    }
+
+    /// Takes in the usage the provider reported for the request last sent.
+    pub(super) fn take_report(&mut self, usage: &Usage) {
+        if let Some(estimate) = self.counting.sent.take()
+            && believable(usage.prompt_tokens, estimate)
+        {
+            self.counting.reported = Some(ReportedContext { prompt_tokens: usage.prompt_tokens, estimate });
+        }
+    }
+}
