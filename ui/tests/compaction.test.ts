@@ -6,42 +6,43 @@
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import App from '../src/App.svelte';
-import type { ChatEvent, StoredCompaction } from '../src/lib/ipc/bindings';
+import type { ChatEvent } from '../src/lib/ipc/bindings';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import { compactionScript, toStored } from '../src/lib/ipc/fake/golden';
-import { boundaryDetail, boundaryTitle, compactedNotice, placeBoundaries, tokensChange } from '../src/lib/model/compaction';
+import { boundaryDetail, boundaryTitle, boundaryTooltip, compactedNotice, placeBoundaries, tokensChange, undoAll, type CompactionModel } from '../src/lib/model/compaction';
 import { fromStored, pendingAssistant, reduce, reduceAll } from '../src/lib/model/message';
 import { splitAtOffsets } from '../src/lib/model/offsets';
 import { AppState } from '../src/lib/state/app.svelte';
 
-const SUMMARY: StoredCompaction = {
-  id: 'k1',
-  messageId: 'a1',
+const SUMMARY_TEXT = 'The person asked for the time in Tokyo; get_time said 21:04 JST. Open question: which city next.';
+
+const SUMMARY: CompactionModel = {
   iteration: 2,
-  summary: 'The person asked for the time in Tokyo; get_time said 21:04 JST. Open question: which city next.',
-  summarised: 4,
-  stubbed: 2,
+  compaction: { covered: 4, summary: SUMMARY_TEXT, stubbed: ['c1', 'c2'] },
   tokensBefore: 12_400,
   tokensAfter: 3_100,
   summariser: 'openai/gpt-4o-mini',
+  reason: 'threshold',
   undone: false,
 };
 
 describe('the compaction model', () => {
   it('a live compacted event and the stored message build the same model', () => {
-    const events = compactionScript(SUMMARY.summary, 4, null).map((e) =>
-      e.type === 'started' ? { ...e, messageId: 'a1' } : e.type === 'compacted' ? { ...e, compaction: { ...e.compaction, id: 'k1', messageId: 'a1' } } : e,
-    );
+    const events = compactionScript(SUMMARY_TEXT, 4, null).map((e) => (e.type === 'started' ? { ...e, messageId: 'a1' } : e));
     const live = reduceAll(pendingAssistant(), events);
     expect(live.compactions).toHaveLength(1);
+    // After the call of round 1: before request 2.
     expect(live.compactions[0]?.iteration).toBe(2);
-    const stored = fromStored(toStored(live, 0, 0));
-    expect(stored).toEqual(live);
+    const stored = toStored(live, 0, 0);
+    expect(stored.compactions?.[0]?.id).toBeTruthy();
+    expect(fromStored(stored)).toEqual(live);
   });
 
-  it('an event for a compaction it already has replaces it in place (undo arriving again)', () => {
-    const m = reduce(reduce(pendingAssistant('a1'), { type: 'compacted', compaction: SUMMARY }), { type: 'compacted', compaction: { ...SUMMARY, undone: true } });
-    expect(m.compactions).toEqual([{ ...SUMMARY, undone: true }]);
+  it('a compaction before the first request sits at the top; each event is its own boundary', () => {
+    const e: ChatEvent = { type: 'compacted', compaction: SUMMARY.compaction, tokensBefore: 9, tokensAfter: 3, reason: 'tooLong' };
+    const m = reduce(reduce(pendingAssistant('a1'), e), e);
+    expect(m.compactions.map((c) => c.iteration)).toEqual([1, 1]);
+    expect(undoAll(m).compactions.every((c) => c.undone)).toBe(true);
   });
 
   it('a stored message without pins or compactions (an older shell) reads as none', () => {
@@ -55,25 +56,27 @@ describe('the compaction model', () => {
     const parts = splitAtOffsets('Looking. Found it. Done.', [call('c1', 1, 9), call('c2', 2, 19)]);
     expect(parts.map((p) => p.kind)).toEqual(['text', 'calls', 'text', 'calls', 'text']);
     const slots = placeBoundaries(parts, [
-      { ...SUMMARY, id: 'top', iteration: 1 },
-      { ...SUMMARY, id: 'r2', iteration: 2 },
-      { ...SUMMARY, id: 'r3', iteration: 3 },
-      { ...SUMMARY, id: 'now', iteration: 0 },
+      { ...SUMMARY, tokensBefore: 1, iteration: 1 },
+      { ...SUMMARY, tokensBefore: 2, iteration: 2 },
+      { ...SUMMARY, tokensBefore: 3, iteration: 3 },
+      { ...SUMMARY, tokensBefore: 4, iteration: 0 },
     ]);
-    expect(slots.inside[0]?.map((c) => c.id)).toEqual(['top']);
-    expect(slots.inside[2]?.map((c) => c.id)).toEqual(['r2']);
-    expect(slots.inside[4]?.map((c) => c.id)).toEqual(['r3']);
-    expect(slots.after.map((c) => c.id)).toEqual(['now']);
+    expect(slots.inside[0]?.map((c) => c.tokensBefore)).toEqual([1]);
+    expect(slots.inside[2]?.map((c) => c.tokensBefore)).toEqual([2]);
+    expect(slots.inside[4]?.map((c) => c.tokensBefore)).toEqual([3]);
+    expect(slots.after.map((c) => c.tokensBefore)).toEqual([4]);
   });
 
   it('says what was done in plain words', () => {
     expect(boundaryTitle(SUMMARY)).toBe('Earlier messages summarised');
-    expect(boundaryDetail(SUMMARY)).toBe('2 older tool results shortened too; the model can read them back');
-    const stubs = { ...SUMMARY, summary: null, stubbed: 1 };
+    expect(boundaryDetail(SUMMARY)).toBe('2 older tool results shortened too');
+    const stubs: CompactionModel = { ...SUMMARY, compaction: { covered: 0, stubbed: ['c1'] } };
     expect(boundaryTitle(stubs)).toBe('1 older tool result shortened');
     expect(boundaryDetail(stubs)).toBe('the model can read them back');
-    expect(boundaryDetail({ ...SUMMARY, undone: true })).toBe('Undone: the full history goes with the next request.');
+    expect(boundaryDetail({ ...SUMMARY, undone: true })).toBe('undone: the full history goes with the next request');
     expect(tokensChange(SUMMARY)).toMatch(/^12.400 → 3.100 tokens$/);
+    expect(boundaryTooltip(SUMMARY)).toContain('Nothing is deleted');
+    expect(boundaryTooltip(SUMMARY)).toContain('4 earlier messages are sent as a summary written by openai/gpt-4o-mini');
     expect(compactedNotice(null)).toBe('Nothing to compact: the conversation is already short.');
   });
 });
@@ -100,7 +103,8 @@ async function start() {
   if (!first) throw new Error('the fake seeds conversations');
   await app.open(first.id);
   await waitFor(() => expect(screen.getAllByTestId('message').length).toBeGreaterThan(1));
-  // A second exchange, so there is something older than the last one to compact.
+  // A second exchange, so there is something older than the last one to compact (long enough that a summary saves tokens).
+  await sendAndWait(app, `Some notes first: ${'the meeting moved to Thursday at 10:00, room 4B. '.repeat(30)}`);
   await sendAndWait(app, 'And in Paris?');
   return { app, backend, id: first.id };
 }
@@ -161,14 +165,17 @@ describe('the boundary in a conversation', () => {
     const view = await backend.openConversation(id);
     expect(view.messages.length).toBe(before);
     expect(view.messages.at(-1)?.compactions?.[0]?.undone).toBe(true);
+    // The boundary stays, marked undone, after the chat is opened again.
+    await app.open(id);
+    await waitFor(() => expect(screen.getByTestId('compaction-boundary').dataset.undone).toBe('true'));
   });
 
   it('a summariser that fails: the turn goes on with the full history and the notice says so', async () => {
     const { app, id } = await start();
     await app.api.setChatSetup(id, { summariser: { provider: 'lmstudio', model: 'qwen' } });
     await sendAndWait(app, 'compact please');
-    const notice = screen.getByTestId('notice-compactionFailed');
-    expect(notice.textContent).toContain('Could not summarise.');
+    const notice = screen.getByTestId('notice-context');
+    expect(notice.textContent).toContain('Context window.');
     expect(notice.textContent).toContain('full history was sent');
     expect(screen.queryByTestId('compaction-boundary')).toBeNull();
   });

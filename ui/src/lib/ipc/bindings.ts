@@ -7,7 +7,7 @@ export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "skipped" | "ca
 
 export type FinishReason = "stop" | "length" | "contentFilter" | "maxIterations" | "toolTookControl" | "cancelled" | "error";
 
-export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered" | "tooManyTools" | "compactionFailed" | "windowUnknown" | "messageTooLarge";
+export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered" | "tooManyTools" | "context";
 
 export type Usage = { 
 /**
@@ -272,9 +272,29 @@ kind: NoticeKind,
  */
 message: string, } | { "type": "compacted", 
 /**
- * What was compacted, as the store keeps it.
+ * The whole compaction now in force (it includes earlier ones).
  */
-compaction: StoredCompaction, } | { "type": "done", 
+compaction: Compaction, 
+/**
+ * Estimated tokens of the next request before compacting.
+ */
+tokensBefore: number, 
+/**
+ * And after.
+ */
+tokensAfter: number, 
+/**
+ * The model that wrote the summary, when this compaction wrote one.
+ */
+summariser?: string, 
+/**
+ * What writing the summary used.
+ */
+usage?: Usage, 
+/**
+ * Why.
+ */
+reason: CompactionReason, } | { "type": "done", 
 /**
  * Why.
  */
@@ -534,8 +554,36 @@ pinned?: boolean,
 compactions?: Array<StoredCompaction>, };
 
 /**
- * One compaction of what a conversation sends: old tool results shortened and/or older messages
- * summarised. Nothing is deleted; undo restores the full history for the next request.
+ * Why the loop compacted.
+ */
+export type CompactionReason = "threshold" | "tooLong" | "manual";
+
+/**
+ * One compaction of a conversation, cumulative: it says everything that is sent differently
+ * from the stored history (a later compaction includes what an earlier one did).
+ */
+export type Compaction = { 
+/**
+ * How many canonical messages, from the start of the history, the summary stands for
+ * (0: no summary).
+ */
+covered: number, 
+/**
+ * The summary of those messages.
+ */
+summary?: string, 
+/**
+ * Call ids whose results are sent as stubs.
+ */
+stubbed: Array<string>, 
+/**
+ * Indexes of covered messages quoted verbatim after the summary (the question of the turn
+ * that compacted), besides the pinned ones.
+ */
+quoted?: Array<number>, };
+
+/**
+ * A compaction as the store keeps it, with the message it belongs to.
  */
 export type StoredCompaction = { 
 /**
@@ -543,25 +591,13 @@ export type StoredCompaction = {
  */
 id: string, 
 /**
- * The message it belongs to.
- */
-messageId: string, 
-/**
- * Before request `iteration` of that message (1-based, mid-turn); 0: after the message (compact now).
+ * Before request `iteration` of its message (1-based, mid-turn); 0: after the message (compact now).
  */
 iteration: number, 
 /**
- * The summary of the older messages (none: only tool results were shortened).
+ * What is sent differently.
  */
-summary: string | null, 
-/**
- * How many messages the summary stands for.
- */
-summarised: number, 
-/**
- * How many old tool results were shortened to a stub.
- */
-stubbed: number, 
+compaction: Compaction, 
 /**
  * Estimated tokens of the request before.
  */
@@ -571,9 +607,13 @@ tokensBefore: number,
  */
 tokensAfter: number, 
 /**
- * Who wrote the summary ("profile/model").
+ * The model that wrote the summary.
  */
-summariser: string | null, 
+summariser?: string, 
+/**
+ * Why.
+ */
+reason: CompactionReason, 
 /**
  * Undone: the full history is sent again.
  */

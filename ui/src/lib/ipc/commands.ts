@@ -29,7 +29,7 @@ export interface Commands {
   revoke_chat_grant: { args: { id: string; grant: ChatGrant }; params: [id: string, grant: ChatGrant]; result: ChatGrant[] };
   set_conversation_pinned: { args: { id: string; pinned: boolean }; params: [id: string, pinned: boolean]; result: void };
   compact_conversation: { args: { id: string }; params: [id: string]; result: StoredCompaction | null };
-  undo_compaction: { args: { conversationId: string; compactionId: string }; params: [conversationId: string, compactionId: string]; result: void };
+  undo_compaction: { args: { conversationId: string }; params: [conversationId: string]; result: void };
   set_message_pinned: { args: { conversationId: string; messageId: string; pinned: boolean }; params: [conversationId: string, messageId: string, pinned: boolean]; result: void };
   set_conversation_archived: { args: { id: string; archived: boolean }; params: [id: string, archived: boolean]; result: void };
   delete_conversation: { args: { id: string }; params: [id: string]; result: void };
@@ -114,7 +114,7 @@ export const COMMANDS = {
   revoke_chat_grant: ['id', 'grant'],
   set_conversation_pinned: ['id', 'pinned'],
   compact_conversation: ['id'],
-  undo_compaction: ['conversationId', 'compactionId'],
+  undo_compaction: ['conversationId'],
   set_message_pinned: ['conversationId', 'messageId', 'pinned'],
   set_conversation_archived: ['id', 'archived'],
   delete_conversation: ['id'],

@@ -1,19 +1,53 @@
 /**
- * Where a compaction's boundary sits in the conversation and what it says. A compaction belongs to
- * the message whose turn it happened in (`messageId`): `iteration` n >= 1 is before that message's
- * request n (mid-turn, so after the tool results of round n-1), 0 is after the whole message
- * ("Compact now"). Pure: the same for a live turn and a reopened one, since both build the message
- * model (message.ts) with the same `compactions`. Invariant: every part of the message stays
- * shown; a boundary only sits between parts, never replaces one.
+ * A compaction as the conversation shows it, and where its boundary sits. One model for the live
+ * `compacted` event and the stored row (`StoredCompaction`), so a reopened chat shows exactly what
+ * the live turn showed. A compaction belongs to the message whose turn it happened in:
+ * `iteration` n >= 1 is before that message's request n (mid-turn, so after the tool calls of
+ * round n-1), 0 is after the whole message ("Compact now"). Compactions are cumulative (the
+ * latest in force includes what earlier ones did); undo sends the full history again, so it
+ * voids every one before it. Invariant: every part of a message stays shown; a boundary only sits
+ * between parts, never replaces one.
  */
-import type { StoredCompaction } from '../ipc/bindings';
+import type { ChatEvent, CompactionReason, StoredCompaction } from '../ipc/bindings';
 import { formatCount } from '../util/format';
 import type { Part, Placed } from './offsets';
 
+/** A compaction as a message holds it: the stored row without its id (the live event has none; undo is per conversation). */
+export type CompactionModel = Omit<StoredCompaction, 'id'>;
+
+/** The model of a live `compacted` event, placed before request `iteration`. */
+export function compactionFromEvent(e: Extract<ChatEvent, { type: 'compacted' }>, iteration: number): CompactionModel {
+  return {
+    iteration,
+    compaction: structuredClone(e.compaction),
+    tokensBefore: e.tokensBefore,
+    tokensAfter: e.tokensAfter,
+    ...(e.summariser !== undefined ? { summariser: e.summariser } : {}),
+    reason: e.reason,
+    undone: false,
+  };
+}
+
+/** The model of a stored compaction row. */
+export function compactionFromStored(c: StoredCompaction): CompactionModel {
+  const { id: _, ...rest } = c;
+  return structuredClone(rest);
+}
+
+/** The summary it sends (null: only tool results were shortened). */
+export function summaryOf(c: CompactionModel): string | null {
+  return c.compaction.covered > 0 ? (c.compaction.summary ?? null) : null;
+}
+
+/** How many tool results it sends as a stub (all so far: compactions are cumulative). */
+export function stubCount(c: CompactionModel): number {
+  return c.compaction.stubbed.length;
+}
+
 /** The boundaries of one message: `inside[k]` go before part k (`inside[parts.length]`: after the last part), `after` below the message. */
 export interface BoundarySlots {
-  inside: StoredCompaction[][];
-  after: StoredCompaction[];
+  inside: CompactionModel[][];
+  after: CompactionModel[];
 }
 
 /**
@@ -21,9 +55,9 @@ export interface BoundarySlots {
  * goes right after the last group of calls made in an earlier round (their results were what the
  * compaction shortened); before request 1, or with no such call, at the top.
  */
-export function placeBoundaries<T extends Placed>(parts: readonly Part<T>[], compactions: readonly StoredCompaction[]): BoundarySlots {
-  const inside: StoredCompaction[][] = Array.from({ length: parts.length + 1 }, () => []);
-  const after: StoredCompaction[] = [];
+export function placeBoundaries<T extends Placed>(parts: readonly Part<T>[], compactions: readonly CompactionModel[]): BoundarySlots {
+  const inside: CompactionModel[][] = Array.from({ length: parts.length + 1 }, () => []);
+  const after: CompactionModel[] = [];
   for (const c of compactions) {
     if (c.iteration <= 0) {
       after.push(c);
@@ -38,40 +72,50 @@ export function placeBoundaries<T extends Placed>(parts: readonly Part<T>[], com
   return { inside, after };
 }
 
+/** Every compaction of the messages marked undone (undo sends the full history: none stays in force). */
+export function undoAll<M extends { compactions: CompactionModel[] }>(m: M): M {
+  return m.compactions.some((c) => !c.undone) ? { ...m, compactions: m.compactions.map((c) => (c.undone ? c : { ...c, undone: true })) } : m;
+}
+
 function plural(n: number, one: string, many: string): string {
   return `${formatCount(n)} ${n === 1 ? one : many}`;
 }
 
 /** The boundary's line: "Earlier messages summarised", or for stubs only "N older tool results shortened". */
-export function boundaryTitle(c: StoredCompaction): string {
-  if (c.summary !== null) return 'Earlier messages summarised';
-  return `${plural(c.stubbed, 'older tool result', 'older tool results')} shortened`;
+export function boundaryTitle(c: CompactionModel): string {
+  if (summaryOf(c) !== null) return 'Earlier messages summarised';
+  return `${plural(stubCount(c), 'older tool result', 'older tool results')} shortened`;
 }
 
 /** What the boundary adds after its title (plain words, no markup). */
-export function boundaryDetail(c: StoredCompaction): string {
-  if (c.undone) return 'Undone: the full history goes with the next request.';
-  const parts: string[] = [];
-  if (c.summary === null) parts.push('the model can read them back');
-  else if (c.stubbed > 0) parts.push(`${plural(c.stubbed, 'older tool result', 'older tool results')} shortened too; the model can read them back`);
-  return parts.join('; ');
+export function boundaryDetail(c: CompactionModel): string {
+  if (c.undone) return 'undone: the full history goes with the next request';
+  if (summaryOf(c) === null) return 'the model can read them back';
+  if (stubCount(c) > 0) return `${plural(stubCount(c), 'older tool result', 'older tool results')} shortened too`;
+  return '';
 }
 
-/** "12,400 → 3,100 tokens" (what the request was estimated at before and after). */
-export function tokensChange(c: Pick<StoredCompaction, 'tokensBefore' | 'tokensAfter'>): string {
+/** "12,400 → 3,100 tokens" (what the next request was estimated at before and after). */
+export function tokensChange(c: Pick<CompactionModel, 'tokensBefore' | 'tokensAfter'>): string {
   return `${formatCount(c.tokensBefore)} → ${formatCount(c.tokensAfter)} tokens`;
 }
 
-/** The boundary's tooltip: what was done and that nothing was deleted. */
-export function boundaryTooltip(c: StoredCompaction): string {
+const WHY: Record<CompactionReason, string> = {
+  threshold: 'The next request would have filled most of the context window',
+  tooLong: 'The provider refused the request as too long',
+  manual: 'You chose Compact now',
+};
+
+/** The boundary's tooltip: why, what was done, and that nothing was deleted. */
+export function boundaryTooltip(c: CompactionModel): string {
   const what: string[] = [];
-  if (c.summary !== null) what.push(`${plural(c.summarised, 'message', 'messages')} above are sent as a summary${c.summariser ? ` written by ${c.summariser}` : ''}`);
-  if (c.stubbed > 0) what.push(`${plural(c.stubbed, 'tool result', 'tool results')} are sent as a short stub the model can read back in full`);
-  return `${what.join('; ')} (${tokensChange(c)}). Nothing is deleted: every message above stays stored and shown. Pinned messages are never summarised.`;
+  if (summaryOf(c) !== null) what.push(`${plural(c.compaction.covered, 'earlier message is', 'earlier messages are')} sent as a summary${c.summariser ? ` written by ${c.summariser}` : ''}`);
+  if (stubCount(c) > 0) what.push(`${plural(stubCount(c), 'tool result is', 'tool results are')} sent as a short stub the model can read back in full`);
+  return `${WHY[c.reason]}: ${what.join('; ')} (${tokensChange(c)}). Nothing is deleted: every message above stays stored and shown. Pinned messages are never summarised.`;
 }
 
 /** The words after "Compact now" finished. */
-export function compactedNotice(c: StoredCompaction | null): string {
+export function compactedNotice(c: Pick<CompactionModel, 'tokensBefore' | 'tokensAfter'> | null): string {
   if (!c) return 'Nothing to compact: the conversation is already short.';
   return `Compacted: ${tokensChange(c)}.`;
 }

@@ -9,7 +9,6 @@ import type {
   MessageStatus,
   NestedEvent,
   Role,
-  StoredCompaction,
   StoredError,
   StoredMessage,
   StoredNotice,
@@ -18,6 +17,7 @@ import type {
   ToolSource,
   Usage,
 } from '../ipc/bindings';
+import { compactionFromEvent, compactionFromStored, type CompactionModel } from './compaction';
 
 export interface ToolCallModel {
   id: string;
@@ -65,7 +65,7 @@ export interface MessageModel {
   /** The person pinned it: compaction never summarises it. */
   pinned: boolean;
   /** The compactions of what is sent that happened in this message's turn or right after it, oldest first. */
-  compactions: StoredCompaction[];
+  compactions: CompactionModel[];
 }
 
 export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 });
@@ -112,7 +112,7 @@ export function fromStored(m: StoredMessage): MessageModel {
     error: m.error ? { ...m.error } : null,
     notices: m.notices.map((n) => ({ ...n })),
     pinned: m.pinned ?? false,
-    compactions: (m.compactions ?? []).map((c) => ({ ...c })),
+    compactions: (m.compactions ?? []).map(compactionFromStored),
     toolCalls: m.toolCalls.map((c) => ({
       id: c.callId,
       name: c.name,
@@ -226,7 +226,8 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
     case 'notice':
       return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };
     case 'compacted':
-      return { ...m, compactions: withCompaction(m.compactions, e.compaction) };
+      // Before the next request: after every call seen so far (round n-1), so before request n.
+      return { ...m, compactions: [...m.compactions, compactionFromEvent(e, 1 + m.toolCalls.reduce((n, c) => Math.max(n, c.iteration), 0))] };
     case 'error':
       return { ...m, error: { kind: e.kind, message: e.message, ...(e.detail ? { detail: e.detail } : {}) } };
     case 'done':
@@ -281,15 +282,6 @@ export function interrupt(m: MessageModel, error: StoredError | null = null): Me
     error: error ?? m.error,
     toolCalls: m.toolCalls.map((c) => (c.awaitingApproval ? settled(c) : c)),
   };
-}
-
-/** `list` with `c` added (or, with the same id, replaced in place): the store's order. */
-export function withCompaction(list: readonly StoredCompaction[], c: StoredCompaction): StoredCompaction[] {
-  const at = list.findIndex((x) => x.id === c.id);
-  if (at < 0) return [...list, { ...c }];
-  const next = list.slice();
-  next[at] = { ...c };
-  return next;
 }
 
 /** A call no longer waiting for the person (live-only approval state dropped). */

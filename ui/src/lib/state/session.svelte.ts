@@ -7,7 +7,8 @@ import type { Backend, TurnHandlers } from '../ipc/backend';
 import type { ChatEvent, ChatSetup, ConversationView, EgressReason, IpcError, SendRequest, StoredCompaction, StoredMessage, SummariserChoice, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { generationFor } from './chatParams.svelte';
-import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, withCompaction, type MessageModel } from '../model/message';
+import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
+import { compactionFromStored, undoAll } from '../model/compaction';
 import type { Scheduler } from '../util/frame';
 import { uid } from '../util/id';
 import { loadMarkdown } from '../markdown/engine';
@@ -267,9 +268,11 @@ export class ChatSession {
   /** The profile and model that write this chat's summaries (null: the chat's own). */
   summariser = $state.raw<SummariserChoice | null>(null);
 
-  /** Shows `c` where it applies (its message, when loaded); the same for a live event, "Compact now" and undo. */
+  /** Shows "Compact now"'s compaction where it applies: below the last message. */
   private placeCompaction(c: StoredCompaction): void {
-    this.messages = this.messages.map((m) => (m.model.id === c.messageId ? { ...m, model: { ...m.model, compactions: withCompaction(m.model.compactions, c) } } : m));
+    const last = this.messages.at(-1);
+    if (!last) return;
+    this.messages = this.messages.map((m) => (m === last ? { ...m, model: { ...m.model, compactions: [...m.model.compactions, compactionFromStored(c)] } } : m));
   }
 
   /**
@@ -294,20 +297,20 @@ export class ChatSession {
     }
   }
 
-  /** Undoes a compaction: the full history goes with the next request. Nothing is deleted. */
-  async undoCompaction(compactionId: string): Promise<boolean> {
+  /** Undoes compaction: the full history goes with the next request. Nothing is deleted. */
+  async undoCompaction(): Promise<boolean> {
     const id = this.conversationId;
     if (!id || this.treeBusy) return false;
     try {
-      await this.host.api.undoCompaction(id, compactionId);
+      await this.host.api.undoCompaction(id);
     } catch (e) {
       this.host.toast(toIpcError(e), 'Could not undo the compaction');
       return false;
     }
-    for (const m of this.messages) {
-      const c = m.model.compactions.find((x) => x.id === compactionId);
-      if (c) this.placeCompaction({ ...c, undone: true });
-    }
+    this.messages = this.messages.map((m) => {
+      const model = undoAll(m.model);
+      return model === m.model ? m : { ...m, model };
+    });
     this.host.notify?.('Undone: the full history goes with the next request');
     return true;
   }

@@ -1,7 +1,8 @@
 /**
  * Compaction in the fake, as the service does it: "Compact now" summarises the older messages of
  * the current path (pinned ones are kept as written) and shortens their tool results, adding a
- * compaction record to the path's last message; undo marks it undone; pins are kept per message.
+ * compaction record to the path's last message; undo marks every one on the path undone (the full
+ * history goes with the next request); pins are kept per message.
  * Nothing is ever deleted or rewritten: a compaction only adds a record. A chat whose summariser
  * is a profile whose server does not answer (the seeded `lmstudio`) fails and changes nothing.
  * Token counts are the fake's estimate (characters / 4), not the engine's.
@@ -25,7 +26,7 @@ function tokensOf(m: StoredMessage): number {
 /** A deterministic summary in the words the summariser prompt asks for (names, numbers, decisions, what tools found). */
 function summarise(messages: readonly StoredMessage[]): string {
   const lines = messages.map((m) => {
-    const text = m.content.replace(/\s+/g, ' ').trim().slice(0, 160);
+    const text = m.content.replace(/\s+/g, ' ').trim().slice(0, 100);
     const tools = m.toolCalls.map((c) => `${c.name} → ${(c.result?.output ?? '').replace(/\s+/g, ' ').slice(0, 60)}`);
     return `- ${m.role === 'user' ? 'The person asked' : 'The assistant answered'}: ${text || '(no text)'}${tools.length ? ` (tools: ${tools.join('; ')})` : ''}`;
   });
@@ -51,16 +52,20 @@ export function compactPath(st: FakeState, c: FakeConversation): StoredCompactio
   const summary = summarise(summarised);
   const before = path.reduce((n, m) => n + tokensOf(m), 0);
   const after = Math.ceil(summary.length / 4) + path.slice(older.length).reduce((n, m) => n + tokensOf(m), 0) + older.filter((m) => m.pinned).reduce((n, m) => n + tokensOf(m), 0);
+  // A summary no shorter than what it replaces saves nothing: there is nothing to compact.
+  if (after >= before) return null;
   const record: StoredCompaction = {
     id: st.id('k'),
-    messageId: last.id,
     iteration: 0,
-    summary,
-    summarised: summarised.length,
-    stubbed: summarised.reduce((n, m) => n + m.toolCalls.filter((x) => x.result).length, 0),
+    compaction: {
+      covered: summarised.length,
+      summary,
+      stubbed: summarised.flatMap((m) => m.toolCalls.filter((x) => x.result).map((x) => x.callId)),
+    },
     tokensBefore: before,
-    tokensAfter: Math.min(before, after),
+    tokensAfter: after,
     summariser: c.setup?.summariser ? `${c.setup.summariser.provider}/${c.setup.summariser.model}` : `${c.setup?.provider ?? last.provider ?? 'openai'}/${c.setup?.model ?? last.model ?? 'gpt-4o-mini'}`,
+    reason: 'manual',
     undone: false,
   };
   last.compactions = [...(last.compactions ?? []), record];
@@ -74,12 +79,11 @@ export function compactionCommands(st: FakeState): Pick<Backend, 'compactConvers
       refuseWhileStreaming(c);
       return compactPath(st, c);
     },
-    async undoCompaction(conversationId, compactionId) {
+    async undoCompaction(conversationId) {
       const c = conversation(st, conversationId);
       refuseWhileStreaming(c);
-      const at = c.messages.find((m) => (m.compactions ?? []).some((x) => x.id === compactionId));
-      if (!at) throw fakeOnlyError('config', `compaction '${compactionId}' not found`);
-      at.compactions = (at.compactions ?? []).map((x) => (x.id === compactionId ? { ...x, undone: true } : x));
+      // The full history from the next request: none stays in force (records are kept, marked).
+      for (const m of pathOf(c)) if (m.compactions) m.compactions = m.compactions.map((x) => ({ ...x, undone: true }));
     },
     async setMessagePinned(conversationId, messageId, pinned) {
       const m = conversation(st, conversationId).messages.find((x) => x.id === messageId);

@@ -64,18 +64,22 @@ export function scriptFor(text: string): ChatEvent[] {
 
 /**
  * A turn whose context fills up between tool rounds: the plain answer with a compaction after its
- * call's result, before the second request (old tool results shortened, older messages
- * summarised), as the loop emits it. With `failed` (the chat's summariser does not answer) the
- * loop sends the full history instead and says so in a notice. `summary` is the fake summariser's
- * text of what came before.
+ * call's result, before the second request (that result shortened to a stub, older messages
+ * summarised when there are any), as the loop emits it. With `failed` (the chat's summariser does
+ * not answer) the loop sends the full history instead and says so in a notice. `summary` is the
+ * fake summariser's text of the `covered` older messages.
  */
-export function compactionScript(summary: string | null, summarised: number, failed: string | null): ChatEvent[] {
+export function compactionScript(summary: string | null, covered: number, failed: string | null): ChatEvent[] {
   const at = ANSWER.events.findIndex((e) => e.type === 'toolResult') + 1;
+  const call = ANSWER.events.find((e) => e.type === 'toolCall');
   const event: ChatEvent = failed
-    ? { type: 'notice', kind: 'compactionFailed', message: `${failed} The full history was sent instead; nothing was summarised.` }
+    ? { type: 'notice', kind: 'context', message: `${failed} The full history was sent instead; nothing was summarised.` }
     : {
         type: 'compacted',
-        compaction: { id: '', messageId: '', iteration: 2, summary, summarised, stubbed: 1, tokensBefore: 6_620, tokensAfter: 2_140, summariser: null, undone: false },
+        compaction: { covered: summary === null ? 0 : covered, ...(summary === null ? {} : { summary }), stubbed: call ? [call.id] : [] },
+        tokensBefore: 6_620,
+        tokensAfter: 2_140,
+        reason: 'threshold',
       };
   return [...ANSWER.events.slice(0, at), event, ...ANSWER.events.slice(at)];
 }
@@ -133,7 +137,7 @@ export function toStored(m: MessageModel, createdAt: number, updatedAt: number, 
     error: m.error,
     notices: m.notices.map((n) => ({ ...n })),
     ...(m.pinned ? { pinned: true } : {}),
-    ...(m.compactions.length > 0 ? { compactions: m.compactions.map((c) => ({ ...c })) } : {}),
+    ...(m.compactions.length > 0 ? { compactions: m.compactions.map((c, i) => ({ id: `${m.id}:k${i + 1}`, ...structuredClone(c) })) } : {}),
     providerResponseId: null,
     createdAt,
     updatedAt,

@@ -73,7 +73,7 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
       golden.type === 'started'
         ? { ...golden, ...started, provider, model }
         : golden.type === 'compacted'
-          ? { ...golden, compaction: { ...golden.compaction, id: id('k'), messageId: started.messageId, summariser: summariserName } }
+          ? { ...golden, compaction: { ...golden.compaction, stubbed: golden.compaction.stubbed.map(fresh) }, ...(golden.compaction.summary !== undefined ? { summariser: summariserName } : {}) }
           : 'id' in golden
             ? { ...golden, id: fresh(golden.id) }
             : golden;
