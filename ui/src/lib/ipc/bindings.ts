@@ -547,11 +547,7 @@ versions: Array<string>,
 /**
  * The person pinned it: never summarised.
  */
-pinned?: boolean, 
-/**
- * The compactions that happened in this message's turn (or right after it), oldest first.
- */
-compactions?: Array<StoredCompaction>, };
+pinned?: boolean, };
 
 /**
  * Why the loop compacted.
@@ -583,37 +579,54 @@ stubbed: Array<string>,
 quoted?: Array<number>, };
 
 /**
- * A compaction as the store keeps it, with the message it belongs to.
+ * A compaction as the UI and the CLI show it.
  */
 export type StoredCompaction = { 
 /**
- * Its id.
+ * Row id (for show and undo).
  */
 id: string, 
 /**
- * Before request `iteration` of its message (1-based, mid-turn); 0: after the message (compact now).
+ * The answer during which it was made (the head of the path, for "compact now").
+ */
+messageId: string, 
+/**
+ * Before request `iteration` of that answer (1-based, mid-turn); 0: after it (compact now).
  */
 iteration: number, 
+/**
+ * The last message of the path the summary covers: the conversation shows its boundary
+ * after it. `None`: no summary (stubs only), or the path no longer holds it.
+ */
+throughMessageId?: string, 
 /**
  * What is sent differently.
  */
 compaction: Compaction, 
 /**
- * Estimated tokens of the request before.
+ * Estimated tokens of the next request before and after.
  */
 tokensBefore: number, 
 /**
- * And after.
+ * After.
  */
 tokensAfter: number, 
+/**
+ * Why it was made.
+ */
+reason: CompactionReason, 
 /**
  * The model that wrote the summary.
  */
 summariser?: string, 
 /**
- * Why.
+ * What writing it used.
  */
-reason: CompactionReason, 
+usage?: Usage, 
+/**
+ * Unix millis.
+ */
+createdAt: number, 
 /**
  * Undone: the full history is sent again.
  */
@@ -746,7 +759,11 @@ agent?: string,
  * Its setup: toolsets switched on, its parameters, the profile and model it last used
  * (always there from the service; optional for views made without a store).
  */
-setup?: ChatSetup, };
+setup?: ChatSetup, 
+/**
+ * The compactions of its current path, oldest first, undone ones included.
+ */
+compactions?: Array<StoredCompaction>, };
 
 export type SendRequest = { 
 /**

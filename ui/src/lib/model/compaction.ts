@@ -12,8 +12,11 @@ import type { ChatEvent, CompactionReason, StoredCompaction } from '../ipc/bindi
 import { formatCount } from '../util/format';
 import type { Part, Placed } from './offsets';
 
-/** A compaction as a message holds it: the stored row without its id (the live event has none; undo is per conversation). */
-export type CompactionModel = Omit<StoredCompaction, 'id'>;
+/**
+ * A compaction as a message holds it: what the live event and the stored row both say (the row's
+ * id, message, creation time and the summariser's usage are the store's; undo is per conversation).
+ */
+export type CompactionModel = Pick<StoredCompaction, 'iteration' | 'compaction' | 'tokensBefore' | 'tokensAfter' | 'summariser' | 'reason' | 'undone'>;
 
 /** The model of a live `compacted` event, placed before request `iteration`. */
 export function compactionFromEvent(e: Extract<ChatEvent, { type: 'compacted' }>, iteration: number): CompactionModel {
@@ -30,8 +33,15 @@ export function compactionFromEvent(e: Extract<ChatEvent, { type: 'compacted' }>
 
 /** The model of a stored compaction row. */
 export function compactionFromStored(c: StoredCompaction): CompactionModel {
-  const { id: _, ...rest } = c;
-  return structuredClone(rest);
+  return {
+    iteration: c.iteration,
+    compaction: structuredClone(c.compaction),
+    tokensBefore: c.tokensBefore,
+    tokensAfter: c.tokensAfter,
+    ...(c.summariser !== undefined ? { summariser: c.summariser } : {}),
+    reason: c.reason,
+    undone: c.undone,
+  };
 }
 
 /** The summary it sends (null: only tool results were shortened). */

@@ -9,6 +9,7 @@ import type {
   MessageStatus,
   NestedEvent,
   Role,
+  StoredCompaction,
   StoredError,
   StoredMessage,
   StoredNotice,
@@ -96,8 +97,11 @@ export function userMessage(id: string, text: string): MessageModel {
   return { ...pendingAssistant(id), role: 'user', content: text, status: 'complete' };
 }
 
-/** Builds the model of a message read back from the store (`open_conversation`). */
-export function fromStored(m: StoredMessage): MessageModel {
+/**
+ * Builds the model of a message read back from the store (`open_conversation`), with the
+ * compactions made during it (`ConversationView.compactions` whose `messageId` is this message).
+ */
+export function fromStored(m: StoredMessage, compactions: readonly StoredCompaction[] = []): MessageModel {
   return {
     id: m.id,
     role: m.role,
@@ -112,7 +116,7 @@ export function fromStored(m: StoredMessage): MessageModel {
     error: m.error ? { ...m.error } : null,
     notices: m.notices.map((n) => ({ ...n })),
     pinned: m.pinned ?? false,
-    compactions: (m.compactions ?? []).map(compactionFromStored),
+    compactions: compactions.filter((c) => c.messageId === m.id).map(compactionFromStored),
     toolCalls: m.toolCalls.map((c) => ({
       id: c.callId,
       name: c.name,

@@ -40,10 +40,10 @@ export const BUSY_REASON = 'Wait until the answer finishes, or stop it.';
 export const COMPACTING_REASON = 'Wait until compaction finishes.';
 
 /** A stored message as the session keeps it, under the key it already has on screen (if any). */
-function uiFromStored(m: StoredMessage, keys: ReadonlyMap<string, string> = new Map()): UiMessage {
+function uiFromStored(m: StoredMessage, keys: ReadonlyMap<string, string> = new Map(), compactions: readonly StoredCompaction[] = []): UiMessage {
   // A shell from before the message tree sends no `versions`: the message then has no other.
   const versions = (m as Partial<StoredMessage>).versions ?? [];
-  return { key: keys.get(m.id) ?? (m.id || uid('m')), model: fromStored(m), ...(versions.length > 1 ? { versions } : {}) };
+  return { key: keys.get(m.id) ?? (m.id || uid('m')), model: fromStored(m, compactions), ...(versions.length > 1 ? { versions } : {}) };
 }
 
 /** Where `m` stands among its versions, or null when it has no other. */
@@ -190,7 +190,8 @@ export class ChatSession {
       this.setupLoaded = true;
       this.host.restoreSetup?.(this, view.setup);
     }
-    this.messages = view.messages.map((m) => uiFromStored(m));
+    this.compactionRows = view.compactions ?? [];
+    this.messages = view.messages.map((m) => uiFromStored(m, undefined, this.compactionRows));
     this.earlier = view.earlier;
   }
 
@@ -214,7 +215,7 @@ export class ChatSession {
       // The conversation may have been reloaded meanwhile: add the page only where it belongs.
       if (this.conversationId !== id || this.messages[0]?.model.id !== first) return 0;
       const have = this.messages.map((m) => m.key);
-      const added = page.messages.filter((m) => !have.includes(m.id)).map((m) => uiFromStored(m));
+      const added = page.messages.filter((m) => !have.includes(m.id)).map((m) => uiFromStored(m, undefined, this.compactionRows));
       this.messages = [...added, ...this.messages];
       this.earlier = page.earlier;
       return added.length;
@@ -263,6 +264,9 @@ export class ChatSession {
     return this.running ? BUSY_REASON : this.compacting ? COMPACTING_REASON : null;
   }
 
+  /** The compactions of the path as the conversation opened (older pages take theirs from here). */
+  private compactionRows: readonly StoredCompaction[] = [];
+
   /** "Compact now" runs: the chat menu shows it, the composer and tree changes wait. */
   compacting = $state(false);
   /** The profile and model that write this chat's summaries (null: the chat's own). */
@@ -270,9 +274,8 @@ export class ChatSession {
 
   /** Shows "Compact now"'s compaction where it applies: below the last message. */
   private placeCompaction(c: StoredCompaction): void {
-    const last = this.messages.at(-1);
-    if (!last) return;
-    this.messages = this.messages.map((m) => (m === last ? { ...m, model: { ...m.model, compactions: [...m.model.compactions, compactionFromStored(c)] } } : m));
+    this.compactionRows = [...this.compactionRows, c];
+    this.messages = this.messages.map((m) => (m.model.id === c.messageId ? { ...m, model: { ...m.model, compactions: [...m.model.compactions, compactionFromStored(c)] } } : m));
   }
 
   /**
@@ -307,6 +310,7 @@ export class ChatSession {
       this.host.toast(toIpcError(e), 'Could not undo the compaction');
       return false;
     }
+    this.compactionRows = this.compactionRows.map((c) => (c.undone ? c : { ...c, undone: true }));
     this.messages = this.messages.map((m) => {
       const model = undoAll(m.model);
       return model === m.model ? m : { ...m, model };
@@ -439,17 +443,19 @@ export class ChatSession {
       earlier = older.earlier;
     }
     if (this.conversationId !== id || this.running) return false;
+    // Another branch: its own compactions.
+    this.compactionRows = view.compactions ?? [];
     const prefix = this.messages.slice(0, at);
     const joins = earlier <= from && (at === 0 || from - earlier === 0 || page[from - earlier - 1]?.id === prefix[at - 1]?.model.id);
     if (joins) {
-      const tail = page.slice(from - earlier).map((m) => uiFromStored(m, keys));
+      const tail = page.slice(from - earlier).map((m) => uiFromStored(m, keys, this.compactionRows));
       // The message shown in the changed one's place keeps its element (and the focus on its buttons).
       const replaced = this.messages[at];
       if (tail[0] && replaced && !tail.some((m) => m.key === replaced.key)) tail[0] = { ...tail[0], key: replaced.key };
       this.messages = [...prefix, ...tail];
     } else {
       // Not the path above it any more (changed elsewhere meanwhile): show the view as it is.
-      this.messages = view.messages.map((m) => uiFromStored(m, keys));
+      this.messages = view.messages.map((m) => uiFromStored(m, keys, this.compactionRows));
       this.earlier = view.earlier;
     }
     this.title = view.conversation.title;

@@ -1,14 +1,15 @@
 /**
  * Compaction in the fake, as the service does it: "Compact now" summarises the older messages of
  * the current path (pinned ones are kept as written) and shortens their tool results, adding a
- * compaction record to the path's last message; undo marks every one on the path undone (the full
- * history goes with the next request); pins are kept per message.
+ * compaction row made "during" the path's last message (iteration 0); a live turn's `compacted`
+ * event is stored as a row the way the Recorder does; undo marks every row on the path undone
+ * (the full history goes with the next request); pins are kept per message.
  * Nothing is ever deleted or rewritten: a compaction only adds a record. A chat whose summariser
  * is a profile whose server does not answer (the seeded `lmstudio`) fails and changes nothing.
  * Token counts are the fake's estimate (characters / 4), not the engine's.
  */
 import type { Backend } from '../backend';
-import type { StoredCompaction, StoredMessage } from '../bindings';
+import type { ChatEvent, StoredCompaction, StoredMessage } from '../bindings';
 import { conversation } from './conversations';
 import { fakeOnlyError, ipcError } from './errors';
 import { pathOf, refuseWhileStreaming } from './tree';
@@ -56,7 +57,9 @@ export function compactPath(st: FakeState, c: FakeConversation): StoredCompactio
   if (after >= before) return null;
   const record: StoredCompaction = {
     id: st.id('k'),
+    messageId: last.id,
     iteration: 0,
+    createdAt: Date.now(),
     compaction: {
       covered: summarised.length,
       summary,
@@ -68,8 +71,26 @@ export function compactPath(st: FakeState, c: FakeConversation): StoredCompactio
     reason: 'manual',
     undone: false,
   };
-  last.compactions = [...(last.compactions ?? []), record];
+  c.compactions = [...(c.compactions ?? []), record];
   return structuredClone(record);
+}
+
+/** What the Recorder stores for a live `compacted` event of the answer `messageId`, before its request `iteration`. */
+export function recordCompaction(st: FakeState, c: FakeConversation, messageId: string, iteration: number, e: Extract<ChatEvent, { type: 'compacted' }>): void {
+  const row: StoredCompaction = {
+    id: st.id('k'),
+    messageId,
+    iteration,
+    compaction: structuredClone(e.compaction),
+    tokensBefore: e.tokensBefore,
+    tokensAfter: e.tokensAfter,
+    reason: e.reason,
+    ...(e.summariser !== undefined ? { summariser: e.summariser } : {}),
+    ...(e.usage ? { usage: { ...e.usage } } : {}),
+    createdAt: Date.now(),
+    undone: false,
+  };
+  c.compactions = [...(c.compactions ?? []), row];
 }
 
 export function compactionCommands(st: FakeState): Pick<Backend, 'compactConversation' | 'undoCompaction' | 'setMessagePinned'> {
@@ -83,7 +104,8 @@ export function compactionCommands(st: FakeState): Pick<Backend, 'compactConvers
       const c = conversation(st, conversationId);
       refuseWhileStreaming(c);
       // The full history from the next request: none stays in force (records are kept, marked).
-      for (const m of pathOf(c)) if (m.compactions) m.compactions = m.compactions.map((x) => ({ ...x, undone: true }));
+      const ids = new Set(pathOf(c).map((m) => m.id));
+      c.compactions = (c.compactions ?? []).map((x) => (ids.has(x.messageId) ? { ...x, undone: true } : x));
     },
     async setMessagePinned(conversationId, messageId, pinned) {
       const m = conversation(st, conversationId).messages.find((x) => x.id === messageId);

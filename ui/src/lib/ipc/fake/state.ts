@@ -3,7 +3,7 @@
  * agents, provider profiles, settings and keys. Every part of the fake reads and changes this one
  * object, as the shell's commands share one service.
  */
-import type { AgentConfig, ApprovalChoice, ChatGrant, ChatSetup, ConversationSummary, KeychainStatus, KeyMode, ProviderProfile, Settings, StoredMessage, Toolset } from '../bindings';
+import type { AgentConfig, ApprovalChoice, ChatGrant, ChatSetup, ConversationSummary, KeychainStatus, KeyMode, ProviderProfile, Settings, StoredCompaction, StoredMessage, Toolset } from '../bindings';
 import type { FakeDefined } from './defined';
 import type { FakeMcp } from './mcp';
 import type { FakeOpenApi, FakePicks } from './openapi';
@@ -28,6 +28,8 @@ export interface FakeConversation {
   setup?: ChatSetup;
   /** What was allowed for this chat only. */
   grants?: ChatGrant[];
+  /** Its compaction rows, every branch's, oldest first (the store's table: ./compaction.ts). */
+  compactions?: StoredCompaction[];
 }
 
 /** A running turn: what it waits for (a delay or an approval) can be cut short by Stop. */

@@ -8,7 +8,7 @@ import type { ApprovalChoice, ChatEvent, NestedEvent, SendRequest, TurnStarted }
 import { pendingAssistant, reduce, userMessage } from '../../model/message';
 import { ipcError } from './errors';
 import { afterApproval, agentScript, compactionScript, scriptFor, STOPPED_DONE, toStored } from './golden';
-import { KEEP_RECENT, summariserFails } from './compaction';
+import { KEEP_RECENT, recordCompaction, summariserFails } from './compaction';
 import { conversation } from './conversations';
 import { modelsOf, providerList } from './providers';
 import { pathOf, refuseWhileStreaming, touchPath } from './tree';
@@ -78,6 +78,7 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
             ? { ...golden, id: fresh(golden.id) }
             : golden;
     state = reduce(state, e);
+    if (e.type === 'compacted') recordCompaction(st, conv, started.messageId, state.compactions.at(-1)?.iteration ?? 1, e);
     if (e.type === 'toolProgress' && e.instance && e.event) nested.set(e.id, [...(nested.get(e.id) ?? []), { instance: e.instance, event: e.event }]);
     // Found by id: a message is never removed while it streams (tree changes are refused meanwhile).
     const slot = conv.messages.findIndex((m) => m.id === started.messageId);
