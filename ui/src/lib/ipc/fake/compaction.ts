@@ -98,6 +98,8 @@ export function compactionCommands(st: FakeState): Pick<Backend, 'compactConvers
     async compactConversation(id) {
       const c = conversation(st, id);
       refuseWhileStreaming(c);
+      // The summariser's request takes a moment (the progress can be seen).
+      await new Promise((resolve) => setTimeout(resolve, st.tick * 40));
       return compactPath(st, c);
     },
     async undoCompaction(conversationId) {
