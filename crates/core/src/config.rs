@@ -97,6 +97,9 @@ pub struct ContextLimits {
     pub max_output: Option<u64>,
     /// The fraction of the window past which the loop compacts before a request (0.5 to 0.95).
     pub compact_at: f32,
+    /// Nobody knows the model's window: `window` is a safe default (the `context` event then
+    /// says the window is unknown).
+    pub window_assumed: bool,
 }
 
 impl ContextLimits {
@@ -106,13 +109,13 @@ impl ContextLimits {
     /// `compact_at` bounded to 0.5..=0.95 (a non-number is the default).
     pub fn bounded(window: Option<u64>, max_output: Option<u64>, compact_at: f32) -> Self {
         let compact_at = if compact_at.is_nan() { Self::DEFAULT_COMPACT_AT } else { compact_at.clamp(0.5, 0.95) };
-        Self { window, max_output, compact_at }
+        Self { window, max_output, compact_at, window_assumed: false }
     }
 }
 
 impl Default for ContextLimits {
     fn default() -> Self {
-        Self { window: None, max_output: None, compact_at: Self::DEFAULT_COMPACT_AT }
+        Self { window: None, max_output: None, compact_at: Self::DEFAULT_COMPACT_AT, window_assumed: false }
     }
 }
 

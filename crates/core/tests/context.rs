@@ -203,3 +203,14 @@ fn a_message_is_counted_once_however_many_requests_send_it() {
     let third = estimator.breakdown(&request);
     assert_eq!(third.total() + "message 5".len() as u64, second.total() + 5);
 }
+
+#[test]
+fn a_handed_in_report_of_a_longer_request_is_not_the_base() {
+    // After an edit, this turn sends less than the conversation's last request did.
+    let (config, registry) = (EngineConfig::default(), registry());
+    let reported = ReportedContext { prompt_tokens: 5_000, estimate: 4_000 };
+    let mut m = Machine::new(&config, &registry, input(options(Some(reported))));
+    let ((used, _, estimated, estimate), _) = context_and_request(&step(&mut m, Input::Start));
+    assert!(estimated);
+    assert_eq!(used, estimate);
+}

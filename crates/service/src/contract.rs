@@ -60,6 +60,7 @@ pub fn engine_defaults() -> EngineDefaults {
             max_tool_calls_per_round: n(c.max_tool_calls_per_round as u64),
             tool_timeout_secs: n(c.tool_timeout.as_secs()),
             idle_timeout_secs: n(c.idle_timeout.as_secs()),
+            compact_at_percent: Some((switchboard_core::ContextLimits::DEFAULT_COMPACT_AT * 100.0).round() as u32),
         },
         retry: Retry { max_retries: Some(c.max_retries), base_delay_ms: n(c.retry_base_delay.as_millis() as u64) },
     }

@@ -21,6 +21,7 @@ mod agents_file;
 mod chat_setup;
 pub mod confirm;
 pub mod connection;
+pub mod context;
 pub mod contract;
 pub mod conversations;
 pub mod defined_tools;

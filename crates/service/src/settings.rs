@@ -120,6 +120,15 @@ pub struct Limits {
     pub tool_timeout_secs: Option<u32>,
     /// A stream silent this long is abandoned, seconds.
     pub idle_timeout_secs: Option<u32>,
+    /// Compact before a request that would fill more than this percent of the model's window.
+    pub compact_at_percent: Option<u32>,
+}
+
+impl Limits {
+    /// The compaction threshold as a fraction of the window (default 0.8).
+    pub fn compact_at(&self) -> f32 {
+        self.compact_at_percent.map_or(switchboard_core::ContextLimits::DEFAULT_COMPACT_AT, |p| p as f32 / 100.0)
+    }
 }
 
 /// Retries of requests that failed before any output.
@@ -169,6 +178,7 @@ pub const LIMIT_BOUNDS: &[Bound] = &[
     },
     Bound { group: LIMITS, field: "toolTimeoutSecs", min: 1, max: 600, read: |s| s.limits.tool_timeout_secs },
     Bound { group: LIMITS, field: "idleTimeoutSecs", min: 5, max: 3600, read: |s| s.limits.idle_timeout_secs },
+    Bound { group: LIMITS, field: "compactAtPercent", min: 50, max: 95, read: |s| s.limits.compact_at_percent },
     Bound { group: RETRY, field: "maxRetries", min: 0, max: 10, read: |s| s.retry.max_retries },
     Bound { group: RETRY, field: "baseDelayMs", min: 100, max: 60_000, read: |s| s.retry.base_delay_ms },
 ];
@@ -363,6 +373,7 @@ mod tests {
                 max_tool_calls_per_round: Some(12),
                 tool_timeout_secs: Some(13),
                 idle_timeout_secs: Some(14),
+                compact_at_percent: Some(17),
             },
             retry: Retry { max_retries: Some(15), base_delay_ms: Some(16) },
             ..Settings::default()

@@ -102,6 +102,9 @@ impl Service {
             generation: accepted_generation(&spec.profile.options.generation, spec.generation, caps),
             tools_unsupported: (caps.tools == Some(false)).then(|| no_tools(spec.model, spec.profile, spec.asker)),
             unavailable: setup.unavailable,
+            context: self.context_limits(spec.profile, spec.model, spec.settings),
+            counter: Some(switchboard_models::tokens::counter(&spec.profile.kind, spec.model)),
+            reported: self.reported_context(spec.conversation_id, spec.model, spec.asker),
             ..TurnOptions::default()
         };
         Ok(BuiltTurn { engine, options })

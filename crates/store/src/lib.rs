@@ -28,6 +28,6 @@ pub use recorder::{CHECKPOINT_INTERVAL, Recorder};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 pub use store::{
     ChatGrant, ChatSetup, ConversationRecord, ErrorRecord, ImportOutcome, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS,
-    MessageRecord, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind, Store, ToolCallRecord,
-    ToolResultRecord, check_record, title_from,
+    MessageRecord, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind, Store, StoredContext,
+    ToolCallRecord, ToolResultRecord, check_record, title_from,
 };

@@ -103,6 +103,8 @@ struct State {
     /// Each iteration's provider state; rewritten whole, like the notices.
     provider_states: Vec<(u32, ProviderState)>,
     nested: HashMap<String, NestedLog>,
+    /// The count of the request in flight, until its usage comes.
+    context: Option<crate::store::StoredContext>,
     error: Option<Error>,
 }
 
@@ -120,6 +122,7 @@ impl Recorder {
                 notices: Vec::new(),
                 provider_states: Vec::new(),
                 nested: HashMap::new(),
+                context: None,
                 error: None,
             }),
         }
@@ -410,7 +413,30 @@ impl EventSink for Recorder {
                 self.write_nested(&mut st, Some(&id));
                 ("tool result", self.tool_result(&id, status, &output, duration_ms, images.as_deref()))
             }
-            ChatEvent::Usage { total, .. } => ("usage", self.usage(&total)),
+            ChatEvent::Usage { usage, total, .. } => {
+                if let Some(c) = st.context.take()
+                    && switchboard_core::machine::believable(usage.prompt_tokens, c.estimate)
+                    && let Err(e) = self.store.put_reported_prompt(&self.message_id, usage.prompt_tokens)
+                {
+                    self.fail(&mut st, "context count", e);
+                }
+                ("usage", self.usage(&total))
+            }
+            ChatEvent::Context { used_tokens, window, breakdown, estimated, estimate } => {
+                let c = crate::store::StoredContext {
+                    message_id: self.message_id.clone(),
+                    model: None,
+                    used_tokens,
+                    window,
+                    breakdown,
+                    estimated,
+                    estimate,
+                    reported_prompt: None,
+                };
+                let result = self.store.put_context(&c);
+                st.context = Some(c);
+                ("context count", result)
+            }
             ChatEvent::Notice { kind, message } => ("notice", self.notice(&mut st, kind, message)),
             ChatEvent::ProviderState { iteration, state } => {
                 ("provider state", self.provider_state(&mut st, iteration, state))

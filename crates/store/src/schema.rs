@@ -239,6 +239,25 @@ pub const MIGRATIONS: &[&str] = &[
           AND m.turn_options IS NOT NULL AND json_valid(m.turn_options)
         ORDER BY m.seq DESC LIMIT 1);
     "#,
+    // 13 (COUNT; the lead renumbers on merge): the last `context` count of each answer (the
+    // request it last sent: tokens, window, breakdown, the engine's own estimate and the prompt
+    // tokens the provider reported for it), so a reopened chat's meter shows what it showed and
+    // the next turn counts from the report.
+    r#"
+    CREATE TABLE message_context (
+        message_id      TEXT PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
+        used_tokens     INTEGER NOT NULL,
+        context_window  INTEGER,
+        instructions    INTEGER NOT NULL,
+        tools           INTEGER NOT NULL,
+        history         INTEGER NOT NULL,
+        tool_results    INTEGER NOT NULL,
+        attachments     INTEGER NOT NULL,
+        estimated       INTEGER NOT NULL,
+        estimate        INTEGER NOT NULL,
+        reported_prompt INTEGER
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this build creates and understands.

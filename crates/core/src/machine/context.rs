@@ -239,13 +239,21 @@ fn hash_ends(s: &str) -> u64 {
 pub(super) struct Counting {
     estimator: Estimator,
     reported: Option<ReportedContext>,
+    /// `reported` is the conversation's, handed in: it holds only while this turn sends more
+    /// than that request did (after an edit the history is shorter, and it is not the base).
+    handed_in: bool,
     sent: Option<u64>,
 }
 
 impl Counting {
     pub(super) fn new(counter: Option<Arc<dyn TokenCounter>>, reported: Option<ReportedContext>) -> Self {
         let counter = counter.unwrap_or_else(|| Arc::new(CharEstimate::default()));
-        Self { estimator: Estimator::new(counter), reported, sent: None }
+        Self { estimator: Estimator::new(counter), handed_in: reported.is_some(), reported, sent: None }
+    }
+
+    fn combine(&self, breakdown: ContextBreakdown) -> ContextEstimate {
+        let base = self.reported.filter(|r| !self.handed_in || breakdown.total() >= r.estimate);
+        combine(breakdown, base)
     }
 }
 
@@ -253,7 +261,7 @@ impl Machine<'_> {
     /// How many tokens `request` sends: the last request's reported prompt tokens plus an
     /// estimate of what is new (see the module docs).
     pub fn estimate(&self, request: &ProviderRequest) -> ContextEstimate {
-        combine(self.counting.estimator.breakdown(request), self.counting.reported)
+        self.counting.combine(self.counting.estimator.breakdown(request))
     }
 
     /// Emits the `context` event for the request about to be sent, and remembers its estimate
@@ -261,10 +269,10 @@ impl Machine<'_> {
     pub(super) fn announce_context(&mut self, request: &ProviderRequest, out: &mut Vec<Effect>) {
         let breakdown = self.counting.estimator.breakdown(request);
         self.counting.sent = Some(breakdown.total());
-        let e = combine(breakdown, self.counting.reported);
+        let e = self.counting.combine(breakdown);
         out.push(Effect::Emit(ChatEvent::Context {
             used_tokens: e.total,
-            window: self.options.context.window,
+            window: self.options.context.window.filter(|_| !self.options.context.window_assumed),
             breakdown: e.breakdown,
             estimated: e.estimated,
             estimate: breakdown.total(),
@@ -277,6 +285,7 @@ impl Machine<'_> {
             && believable(usage.prompt_tokens, estimate)
         {
             self.counting.reported = Some(ReportedContext { prompt_tokens: usage.prompt_tokens, estimate });
+            self.counting.handed_in = false;
         }
     }
 }

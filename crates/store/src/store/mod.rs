@@ -12,6 +12,7 @@
 //! Invariant: every method holds the connection for one statement or one transaction, never
 //! across a call out of the store.
 
+mod context;
 mod conversations;
 mod search;
 mod settings;
@@ -34,6 +35,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use context::StoredContext;
 pub use search::{SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind};
 
 /// Switchboard's database. Cheap to clone: clones share one connection.
