@@ -96,7 +96,7 @@ describe('the settings screen', () => {
     expect(sent).toEqual({
       defaultProvider: 'openai',
       tools: { disabled: ['shell', 'web_fetch'], approval: {}, egressExempt: [] },
-      limits: { maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: null, idleTimeoutSecs: null },
+      limits: { maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: null, idleTimeoutSecs: null, compactAtPercent: null },
       retry: { maxRetries: null, baseDelayMs: null },
       web: { searchBackend: 'tavily', searxngUrl: null, allowLocalAddresses: false },
       chats: { titles: 'model', instructions: '' },
@@ -198,7 +198,7 @@ describe('the settings screen', () => {
     await setValue(field, '');
     await waitFor(() => expect(update).toHaveBeenCalledTimes(4));
     const last = update.mock.calls[3]?.[0] as Settings;
-    expect(last.limits).toEqual({ maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: 120, idleTimeoutSecs: null });
+    expect(last.limits).toEqual({ maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: 120, idleTimeoutSecs: null, compactAtPercent: null });
   });
 });
 

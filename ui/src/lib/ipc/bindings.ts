@@ -53,6 +53,11 @@ cacheWrite?: number,
  */
 reasoning?: number, };
 
+/**
+ * Where the tokens of a request go (hand-added until COUNT's regenerated bindings export it).
+ */
+export type ContextBreakdown = { instructions: number, tools: number, history: number, toolResults: number, attachments: number, };
+
 export type ToolSource = { "kind": "builtin" } | { "kind": "mcp", 
 /**
  * The server's configured name.
@@ -262,7 +267,29 @@ usage: Usage,
 /**
  * Sum over the turn so far.
  */
-total: Usage, } | { "type": "notice", 
+total: Usage, } | { "type": "context", 
+/**
+ * Tokens the request sends: the previous request's reported prompt tokens plus an
+ * estimate of what is new (an estimate of everything before the first report).
+ */
+usedTokens: number, 
+/**
+ * The model's context window, if known.
+ */
+window: number | null, 
+/**
+ * Where the tokens go (sums to `used_tokens`).
+ */
+breakdown: ContextBreakdown, 
+/**
+ * No provider report is part of `used_tokens`: it is all the engine's own estimate.
+ */
+estimated: boolean, 
+/**
+ * The engine's own estimate of the whole request, without any report: stored with the
+ * provider's reported prompt tokens, so a later request counts from that report.
+ */
+estimate: number, } | { "type": "notice", 
 /**
  * What kind.
  */
@@ -1278,9 +1305,9 @@ toolTimeoutSecs: number | null,
  */
 idleTimeoutSecs: number | null, 
 /**
- * Compact what is sent over this share of the model's window, in percent.
+ * Compact before a request that would fill more than this percent of the model's window.
  */
-compactAtPercent?: number | null, };
+compactAtPercent: number | null, };
 
 export type Retry = { 
 /**

@@ -13,7 +13,7 @@ export function settingsSeed(opts: FakeOptions): Settings {
   return {
     defaultProvider: opts.noProviders ? null : 'openai',
     tools: { disabled: ['shell'], approval: {}, egressExempt: [] },
-    limits: { maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: null, idleTimeoutSecs: null },
+    limits: { maxIterations: null, maxToolCallsPerRound: null, toolTimeoutSecs: null, idleTimeoutSecs: null, compactAtPercent: null },
     retry: { maxRetries: null, baseDelayMs: null },
     web: { searchBackend: 'tavily', searxngUrl: null, allowLocalAddresses: false },
     chats: { titles: 'model', instructions: '' },
