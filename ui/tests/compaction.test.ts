@@ -17,7 +17,6 @@ import { AppState } from '../src/lib/state/app.svelte';
 const SUMMARY_TEXT = 'The person asked for the time in Tokyo; get_time said 21:04 JST. Open question: which city next.';
 
 const SUMMARY: CompactionModel = {
-  iteration: 2,
   compaction: { covered: 4, summary: SUMMARY_TEXT, stubbed: ['c1', 'c2'] },
   tokensBefore: 12_400,
   tokensAfter: 3_100,
@@ -31,19 +30,17 @@ describe('the compaction model', () => {
     const events = compactionScript(SUMMARY_TEXT, 4, null).map((e) => (e.type === 'started' ? { ...e, messageId: 'a1' } : e));
     const live = reduceAll(pendingAssistant(), events);
     expect(live.compactions).toHaveLength(1);
-    // After the call of round 1: before request 2.
-    expect(live.compactions[0]?.iteration).toBe(2);
     const e = events.find((x) => x.type === 'compacted');
     if (e?.type !== 'compacted') throw new Error('no compaction in the script');
     // The row the Recorder keeps (the fake's recorder writes the same).
-    const row: StoredCompaction = { id: 'k1', messageId: 'a1', iteration: 2, compaction: e.compaction, tokensBefore: e.tokensBefore, tokensAfter: e.tokensAfter, reason: e.reason, createdAt: 1, undone: false };
+    const row: StoredCompaction = { id: 'k1', messageId: 'a1', compaction: e.compaction, tokensBefore: e.tokensBefore, tokensAfter: e.tokensAfter, reason: e.reason, createdAt: 1, undone: false };
     expect(fromStored(toStored(live, 0, 0), [row, { ...row, id: 'k2', messageId: 'other' }])).toEqual(live);
   });
 
-  it('a compaction before the first request sits at the top; each event is its own boundary', () => {
+  it('each event is its own boundary; undo marks every one undone', () => {
     const e: ChatEvent = { type: 'compacted', compaction: SUMMARY.compaction, tokensBefore: 9, tokensAfter: 3, reason: 'tooLong' };
     const m = reduce(reduce(pendingAssistant('a1'), e), e);
-    expect(m.compactions.map((c) => c.iteration)).toEqual([1, 1]);
+    expect(m.compactions.map((c) => c.reason)).toEqual(['tooLong', 'tooLong']);
     expect(undoAll(m).compactions.every((c) => c.undone)).toBe(true);
   });
 
@@ -53,15 +50,15 @@ describe('the compaction model', () => {
     expect(m.compactions).toEqual([]);
   });
 
-  it('places a boundary after the calls of the rounds before it, at the top before round 1, below the message for Compact now', () => {
+  it('places a boundary after the last card whose result it stubbed, at the top when none, below the message for Compact now', () => {
     const call = (id: string, iteration: number, textOffset: number) => ({ id, iteration, textOffset, index: 0 });
     const parts = splitAtOffsets('Looking. Found it. Done.', [call('c1', 1, 9), call('c2', 2, 19)]);
     expect(parts.map((p) => p.kind)).toEqual(['text', 'calls', 'text', 'calls', 'text']);
     const slots = placeBoundaries(parts, [
-      { ...SUMMARY, tokensBefore: 1, iteration: 1 },
-      { ...SUMMARY, tokensBefore: 2, iteration: 2 },
-      { ...SUMMARY, tokensBefore: 3, iteration: 3 },
-      { ...SUMMARY, tokensBefore: 4, iteration: 0 },
+      { ...SUMMARY, tokensBefore: 1, compaction: { covered: 2, summary: 'S', stubbed: ['older'] } },
+      { ...SUMMARY, tokensBefore: 2, compaction: { covered: 0, stubbed: ['older', 'c1'] } },
+      { ...SUMMARY, tokensBefore: 3, compaction: { covered: 0, stubbed: ['c1', 'c2'] } },
+      { ...SUMMARY, tokensBefore: 4, reason: 'manual' },
     ]);
     expect(slots.inside[0]?.map((c) => c.tokensBefore)).toEqual([1]);
     expect(slots.inside[2]?.map((c) => c.tokensBefore)).toEqual([2]);
@@ -166,7 +163,7 @@ describe('the boundary in a conversation', () => {
     expect(screen.queryByTestId('compaction-undo')).toBeNull();
     const view = await backend.openConversation(id);
     expect(view.messages.length).toBe(before);
-    expect(view.compactions?.map((c) => c.undone)).toEqual([true]);
+    expect((await backend.listCompactions(id)).map((c) => c.undone)).toEqual([true]);
     // The boundary stays, marked undone, after the chat is opened again.
     await app.open(id);
     await waitFor(() => expect(screen.getByTestId('compaction-boundary').dataset.undone).toBe('true'));
@@ -192,6 +189,7 @@ describe('Compact now', () => {
     expect(boundary.dataset.kind).toBe('summary');
     expect(within(boundary).getByTestId('compaction-tokens').textContent).toMatch(/^[\d,.]+ → [\d,.]+ tokens$/);
     expect(notify).toHaveBeenCalledWith(expect.stringMatching(/^Compacted: [\d,.]+ → [\d,.]+ tokens\.$/), 4000);
+    expect(boundary.dataset.reason).toBe('manual');
     const last = screen.getAllByTestId('message').at(-1) as HTMLElement;
     expect(last.compareDocumentPosition(boundary) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
   });
@@ -207,7 +205,7 @@ describe('Compact now', () => {
     expect(title).toBe('Could not compact');
     expect(typeof err === 'object' && err.message).toContain('Nothing changed: the full history is still sent.');
     expect(screen.queryByTestId('compaction-boundary')).toBeNull();
-    expect((await app.api.openConversation(id)).compactions).toEqual([]);
+    expect(await app.api.listCompactions(id)).toEqual([]);
   });
 
   it('is not offered while an answer runs', async () => {

@@ -618,10 +618,6 @@ id: string,
  */
 messageId: string, 
 /**
- * Before request `iteration` of that answer (1-based, mid-turn); 0: after it (compact now).
- */
-iteration: number, 
-/**
  * The last message of the path the summary covers: the conversation shows its boundary
  * after it. `None`: no summary (stubs only), or the path no longer holds it.
  */
@@ -786,11 +782,7 @@ agent?: string,
  * Its setup: toolsets switched on, its parameters, the profile and model it last used
  * (always there from the service; optional for views made without a store).
  */
-setup?: ChatSetup, 
-/**
- * The compactions of its current path, oldest first, undone ones included.
- */
-compactions?: Array<StoredCompaction>, };
+setup?: ChatSetup, };
 
 export type SendRequest = { 
 /**

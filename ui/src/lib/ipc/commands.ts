@@ -28,9 +28,11 @@ export interface Commands {
   chat_grants: { args: { id: string }; params: [id: string]; result: ChatGrant[] };
   revoke_chat_grant: { args: { id: string; grant: ChatGrant }; params: [id: string, grant: ChatGrant]; result: ChatGrant[] };
   set_conversation_pinned: { args: { id: string; pinned: boolean }; params: [id: string, pinned: boolean]; result: void };
-  compact_conversation: { args: { id: string }; params: [id: string]; result: StoredCompaction | null };
-  undo_compaction: { args: { conversationId: string }; params: [conversationId: string]; result: void };
-  set_message_pinned: { args: { conversationId: string; messageId: string; pinned: boolean }; params: [conversationId: string, messageId: string, pinned: boolean]; result: void };
+  compact_conversation: { args: { id: string }; params: [id: string]; result: StoredCompaction };
+  list_compactions: { args: { id: string }; params: [id: string]; result: StoredCompaction[] };
+  get_compaction: { args: { id: string; compactionId: string }; params: [id: string, compactionId: string]; result: StoredCompaction };
+  set_compaction_undone: { args: { id: string; compactionId: string; undone: boolean }; params: [id: string, compactionId: string, undone: boolean]; result: void };
+  set_message_pinned: { args: { id: string; messageId: string; pinned: boolean }; params: [id: string, messageId: string, pinned: boolean]; result: void };
   set_conversation_archived: { args: { id: string; archived: boolean }; params: [id: string, archived: boolean]; result: void };
   delete_conversation: { args: { id: string }; params: [id: string]; result: void };
   switch_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
@@ -114,8 +116,10 @@ export const COMMANDS = {
   revoke_chat_grant: ['id', 'grant'],
   set_conversation_pinned: ['id', 'pinned'],
   compact_conversation: ['id'],
-  undo_compaction: ['conversationId'],
-  set_message_pinned: ['conversationId', 'messageId', 'pinned'],
+  list_compactions: ['id'],
+  get_compaction: ['id', 'compactionId'],
+  set_compaction_undone: ['id', 'compactionId', 'undone'],
+  set_message_pinned: ['id', 'messageId', 'pinned'],
   set_conversation_archived: ['id', 'archived'],
   delete_conversation: ['id'],
   switch_version: ['conversationId', 'messageId'],

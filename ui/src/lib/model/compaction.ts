@@ -1,27 +1,25 @@
 /**
  * A compaction as the conversation shows it, and where its boundary sits. One model for the live
- * `compacted` event and the stored row (`StoredCompaction`), so a reopened chat shows exactly what
- * the live turn showed. A compaction belongs to the message whose turn it happened in:
- * `iteration` n >= 1 is before that message's request n (mid-turn, so after the tool calls of
- * round n-1), 0 is after the whole message ("Compact now"). Compactions are cumulative (the
- * latest in force includes what earlier ones did); undo sends the full history again, so it
- * voids every one before it. Invariant: every part of a message stays shown; a boundary only sits
- * between parts, never replaces one.
+ * `compacted` event and the stored row (`list_compactions`), so a reopened chat shows exactly what
+ * the live turn showed. A compaction belongs to the answer it was made in (the row's
+ * `messageId`; "Compact now": the last message). Its boundary sits right after the card of the last
+ * call of that answer whose result it shortened to a stub (from there on the model sees the
+ * stubs), or at the answer's top when none of its results was shortened; "Compact now" puts it
+ * below the message. Both the event and the row carry what this needs (the stubbed call ids and
+ * the reason), so no position is stored. Compactions are cumulative (the latest in force includes
+ * what earlier ones did); undo sends the full history again, so it marks every one undone.
+ * Invariant: every part of a message stays shown; a boundary only sits between parts.
  */
 import type { ChatEvent, CompactionReason, StoredCompaction } from '../ipc/bindings';
 import { formatCount } from '../util/format';
 import type { Part, Placed } from './offsets';
 
-/**
- * A compaction as a message holds it: what the live event and the stored row both say (the row's
- * id, message, creation time and the summariser's usage are the store's; undo is per conversation).
- */
-export type CompactionModel = Pick<StoredCompaction, 'iteration' | 'compaction' | 'tokensBefore' | 'tokensAfter' | 'summariser' | 'reason' | 'undone'>;
+/** What the live event and the stored row both say (the row's id, times and the summariser's usage are the store's). */
+export type CompactionModel = Pick<StoredCompaction, 'compaction' | 'tokensBefore' | 'tokensAfter' | 'summariser' | 'reason' | 'undone'>;
 
-/** The model of a live `compacted` event, placed before request `iteration`. */
-export function compactionFromEvent(e: Extract<ChatEvent, { type: 'compacted' }>, iteration: number): CompactionModel {
+/** The model of a live `compacted` event. */
+export function compactionFromEvent(e: Extract<ChatEvent, { type: 'compacted' }>): CompactionModel {
   return {
-    iteration,
     compaction: structuredClone(e.compaction),
     tokensBefore: e.tokensBefore,
     tokensAfter: e.tokensAfter,
@@ -34,7 +32,6 @@ export function compactionFromEvent(e: Extract<ChatEvent, { type: 'compacted' }>
 /** The model of a stored compaction row. */
 export function compactionFromStored(c: StoredCompaction): CompactionModel {
   return {
-    iteration: c.iteration,
     compaction: structuredClone(c.compaction),
     tokensBefore: c.tokensBefore,
     tokensAfter: c.tokensAfter,
@@ -61,21 +58,21 @@ export interface BoundarySlots {
 }
 
 /**
- * Places `compactions` among a message's parts (`splitAtOffsets`). A boundary before request n
- * goes right after the last group of calls made in an earlier round (their results were what the
- * compaction shortened); before request 1, or with no such call, at the top.
+ * Places `compactions` among a message's parts (`splitAtOffsets`): after the last group of calls
+ * holding a call whose result the compaction stubbed, else at the top; "Compact now" below the message.
  */
-export function placeBoundaries<T extends Placed>(parts: readonly Part<T>[], compactions: readonly CompactionModel[]): BoundarySlots {
+export function placeBoundaries<T extends Placed & { id: string }>(parts: readonly Part<T>[], compactions: readonly CompactionModel[]): BoundarySlots {
   const inside: CompactionModel[][] = Array.from({ length: parts.length + 1 }, () => []);
   const after: CompactionModel[] = [];
   for (const c of compactions) {
-    if (c.iteration <= 0) {
+    if (c.reason === 'manual') {
       after.push(c);
       continue;
     }
+    const stubbed = new Set(c.compaction.stubbed);
     let at = 0;
     parts.forEach((p, i) => {
-      if (p.kind === 'calls' && p.calls.some((call) => call.iteration < c.iteration)) at = i + 1;
+      if (p.kind === 'calls' && p.calls.some((call) => stubbed.has(call.id))) at = i + 1;
     });
     inside[at]!.push(c);
   }

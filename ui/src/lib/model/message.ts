@@ -99,7 +99,7 @@ export function userMessage(id: string, text: string): MessageModel {
 
 /**
  * Builds the model of a message read back from the store (`open_conversation`), with the
- * compactions made during it (`ConversationView.compactions` whose `messageId` is this message).
+ * compactions made during it (the rows of `list_compactions` whose `messageId` is this message).
  */
 export function fromStored(m: StoredMessage, compactions: readonly StoredCompaction[] = []): MessageModel {
   return {
@@ -233,8 +233,7 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
     case 'notice':
       return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };
     case 'compacted':
-      // Before the next request: after every call seen so far (round n-1), so before request n.
-      return { ...m, compactions: [...m.compactions, compactionFromEvent(e, 1 + m.toolCalls.reduce((n, c) => Math.max(n, c.iteration), 0))] };
+      return { ...m, compactions: [...m.compactions, compactionFromEvent(e)] };
     case 'error':
       return { ...m, error: { kind: e.kind, message: e.message, ...(e.detail ? { detail: e.detail } : {}) } };
     case 'done':

@@ -169,9 +169,9 @@ export class ChatSession {
     this.loadError = null;
     try {
       // The Markdown engine loads alongside, so the chat's first paint is its rendered messages.
-      const [view] = await Promise.all([this.host.api.openConversation(id), loadMarkdown().catch(() => undefined)]);
+      const [view, rows] = await Promise.all([this.host.api.openConversation(id), this.readCompactions(id), loadMarkdown().catch(() => undefined)]);
       if (this.running) return; // a turn started meanwhile: its live state wins
-      this.applyView(view);
+      this.applyView(view, rows);
     } catch (e) {
       this.loadError = toIpcError(e);
       this.host.toast(this.loadError);
@@ -180,8 +180,23 @@ export class ChatSession {
     }
   }
 
-  /** Shows `view` (from opening the conversation, or from switching it to another branch). */
-  applyView(view: ConversationView): void {
+  /**
+   * The compaction rows of the conversation's current path. A failure shows the chat without its
+   * boundaries (the messages are all there) rather than not at all.
+   */
+  private async readCompactions(id: string): Promise<StoredCompaction[]> {
+    try {
+      return await this.host.api.listCompactions(id);
+    } catch {
+      return [];
+    }
+  }
+
+  /**
+   * Shows `view` (from opening the conversation, or from switching it to another branch) with the
+   * path's compaction rows (`rows`; absent: read them, and place them once they arrive).
+   */
+  applyView(view: ConversationView, rows?: readonly StoredCompaction[]): void {
     this.title = view.conversation.title;
     this.agent = view.agent ?? null;
     if (view.setup) {
@@ -190,9 +205,22 @@ export class ChatSession {
       this.setupLoaded = true;
       this.host.restoreSetup?.(this, view.setup);
     }
-    this.compactionRows = view.compactions ?? [];
+    this.compactionRows = rows ?? [];
     this.messages = view.messages.map((m) => uiFromStored(m, undefined, this.compactionRows));
     this.earlier = view.earlier;
+    if (!rows && this.conversationId) void this.refreshCompactions(this.conversationId);
+  }
+
+  /** Reads the path's compaction rows again and shows them on the messages they belong to. */
+  private async refreshCompactions(id: string): Promise<void> {
+    const rows = await this.readCompactions(id);
+    if (this.conversationId !== id || this.running) return;
+    this.compactionRows = rows;
+    this.messages = this.messages.map((m) => {
+      const mine = rows.filter((c) => c.messageId === m.model.id);
+      if (mine.length === 0 && m.model.compactions.length === 0) return m;
+      return { ...m, model: { ...m.model, compactions: mine.map(compactionFromStored) } };
+    });
   }
 
   private older: Promise<number> | null = null;
@@ -280,16 +308,15 @@ export class ChatSession {
 
   /**
    * Compacts what this chat sends now (the chat menu's "Compact now"). Resolves with the
-   * compaction (null: nothing to compact), or undefined when it failed: then nothing changed,
-   * and the toast says why.
+   * compaction, or undefined when it failed: then nothing changed, and the toast says why.
    */
-  async compactNow(): Promise<StoredCompaction | null | undefined> {
+  async compactNow(): Promise<StoredCompaction | undefined> {
     const id = this.conversationId;
     if (!id || this.running || this.compacting) return undefined;
     this.compacting = true;
     try {
       const c = await this.host.api.compactConversation(id);
-      if (c && this.conversationId === id) this.placeCompaction(c);
+      if (this.conversationId === id) this.placeCompaction(c);
       return c;
     } catch (e) {
       const err = toIpcError(e);
@@ -300,14 +327,20 @@ export class ChatSession {
     }
   }
 
-  /** Undoes compaction: the full history goes with the next request. Nothing is deleted. */
+  /**
+   * Undoes compaction: every compaction in force on this path is marked undone, so the full
+   * history goes with the next request. Nothing is deleted; a row that could not be marked is
+   * said in the toast, and what is shown is read back from the store.
+   */
   async undoCompaction(): Promise<boolean> {
     const id = this.conversationId;
     if (!id || this.treeBusy) return false;
     try {
-      await this.host.api.undoCompaction(id);
+      const rows = await this.host.api.listCompactions(id);
+      for (const c of rows) if (!c.undone) await this.host.api.setCompactionUndone(id, c.id, true);
     } catch (e) {
       this.host.toast(toIpcError(e), 'Could not undo the compaction');
+      await this.refreshCompactions(id);
       return false;
     }
     this.compactionRows = this.compactionRows.map((c) => (c.undone ? c : { ...c, undone: true }));
@@ -442,9 +475,10 @@ export class ChatSession {
       page = [...older.messages, ...page];
       earlier = older.earlier;
     }
+    const rows = await this.readCompactions(id);
     if (this.conversationId !== id || this.running) return false;
     // Another branch: its own compactions.
-    this.compactionRows = view.compactions ?? [];
+    this.compactionRows = rows;
     const prefix = this.messages.slice(0, at);
     const joins = earlier <= from && (at === 0 || from - earlier === 0 || page[from - earlier - 1]?.id === prefix[at - 1]?.model.id);
     if (joins) {

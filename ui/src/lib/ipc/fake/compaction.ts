@@ -1,9 +1,10 @@
 /**
  * Compaction in the fake, as the service does it: "Compact now" summarises the older messages of
  * the current path (pinned ones are kept as written) and shortens their tool results, adding a
- * compaction row made "during" the path's last message (iteration 0); a live turn's `compacted`
- * event is stored as a row the way the Recorder does; undo marks every row on the path undone
- * (the full history goes with the next request); pins are kept per message.
+ * compaction row made "during" the path's last message (reason manual); a live turn's `compacted`
+ * event is stored as a row the way the Recorder does; rows are marked undone one by one, as the
+ * service does (the UI marks every one in force); pins are kept per message. "Compact now" with
+ * nothing to gain is refused, as the service refuses it.
  * Nothing is ever deleted or rewritten: a compaction only adds a record. A chat whose summariser
  * is a profile whose server does not answer (the seeded `lmstudio`) fails and changes nothing.
  * Token counts are the fake's estimate (characters / 4), not the engine's.
@@ -12,7 +13,7 @@ import type { Backend } from '../backend';
 import type { ChatEvent, StoredCompaction, StoredMessage } from '../bindings';
 import { conversation } from './conversations';
 import { fakeOnlyError, ipcError } from './errors';
-import { pathOf, refuseWhileStreaming } from './tree';
+import { pathCompactions, pathOf, refuseWhileStreaming } from './tree';
 import type { FakeConversation, FakeState } from './state';
 
 /** The most recent messages "Compact now" keeps as they are (the last question and its answer). */
@@ -58,7 +59,7 @@ export function compactPath(st: FakeState, c: FakeConversation): StoredCompactio
   const record: StoredCompaction = {
     id: st.id('k'),
     messageId: last.id,
-    iteration: 0,
+    throughMessageId: summarised.at(-1)?.id ?? last.id,
     createdAt: Date.now(),
     compaction: {
       covered: summarised.length,
@@ -75,12 +76,11 @@ export function compactPath(st: FakeState, c: FakeConversation): StoredCompactio
   return structuredClone(record);
 }
 
-/** What the Recorder stores for a live `compacted` event of the answer `messageId`, before its request `iteration`. */
-export function recordCompaction(st: FakeState, c: FakeConversation, messageId: string, iteration: number, e: Extract<ChatEvent, { type: 'compacted' }>): void {
+/** What the Recorder stores for a live `compacted` event of the answer `messageId`. */
+export function recordCompaction(st: FakeState, c: FakeConversation, messageId: string, e: Extract<ChatEvent, { type: 'compacted' }>): void {
   const row: StoredCompaction = {
     id: st.id('k'),
     messageId,
-    iteration,
     compaction: structuredClone(e.compaction),
     tokensBefore: e.tokensBefore,
     tokensAfter: e.tokensAfter,
@@ -93,24 +93,32 @@ export function recordCompaction(st: FakeState, c: FakeConversation, messageId: 
   c.compactions = [...(c.compactions ?? []), row];
 }
 
-export function compactionCommands(st: FakeState): Pick<Backend, 'compactConversation' | 'undoCompaction' | 'setMessagePinned'> {
+export function compactionCommands(st: FakeState): Pick<Backend, 'compactConversation' | 'listCompactions' | 'getCompaction' | 'setCompactionUndone' | 'setMessagePinned'> {
   return {
     async compactConversation(id) {
       const c = conversation(st, id);
       refuseWhileStreaming(c);
       // The summariser's request takes a moment (the progress can be seen).
       await new Promise((resolve) => setTimeout(resolve, st.tick * 40));
-      return compactPath(st, c);
+      const made = compactPath(st, c);
+      if (!made) throw fakeOnlyError('badRequest', 'Nothing to compact: what the conversation sends is already short.');
+      return made;
     },
-    async undoCompaction(conversationId) {
-      const c = conversation(st, conversationId);
-      refuseWhileStreaming(c);
-      // The full history from the next request: none stays in force (records are kept, marked).
-      const ids = new Set(pathOf(c).map((m) => m.id));
-      c.compactions = (c.compactions ?? []).map((x) => (ids.has(x.messageId) ? { ...x, undone: true } : x));
+    async listCompactions(id) {
+      return pathCompactions(conversation(st, id));
     },
-    async setMessagePinned(conversationId, messageId, pinned) {
-      const m = conversation(st, conversationId).messages.find((x) => x.id === messageId);
+    async getCompaction(id, compactionId) {
+      const row = (conversation(st, id).compactions ?? []).find((x) => x.id === compactionId);
+      if (!row) throw fakeOnlyError('config', `compaction '${compactionId}' not found`);
+      return structuredClone(row);
+    },
+    async setCompactionUndone(id, compactionId, undone) {
+      const c = conversation(st, id);
+      if (!(c.compactions ?? []).some((x) => x.id === compactionId)) throw fakeOnlyError('config', `compaction '${compactionId}' not found`);
+      c.compactions = (c.compactions ?? []).map((x) => (x.id === compactionId ? { ...x, undone } : x));
+    },
+    async setMessagePinned(id, messageId, pinned) {
+      const m = conversation(st, id).messages.find((x) => x.id === messageId);
       if (!m) throw ipcError('messageNotFound', { id: messageId });
       m.pinned = pinned;
     },

@@ -95,7 +95,6 @@ export function viewOf(c: FakeConversation, page: number): ConversationView {
     earlier: from,
     disabledTools: [...c.disabled],
     ...(c.agent ? { agent: c.agent } : {}),
-    compactions: pathCompactions(c, path),
   };
 }
 

@@ -78,7 +78,7 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
             ? { ...golden, id: fresh(golden.id) }
             : golden;
     state = reduce(state, e);
-    if (e.type === 'compacted') recordCompaction(st, conv, started.messageId, state.compactions.at(-1)?.iteration ?? 1, e);
+    if (e.type === 'compacted') recordCompaction(st, conv, started.messageId, e);
     if (e.type === 'toolProgress' && e.instance && e.event) nested.set(e.id, [...(nested.get(e.id) ?? []), { instance: e.instance, event: e.event }]);
     // Found by id: a message is never removed while it streams (tree changes are refused meanwhile).
     const slot = conv.messages.findIndex((m) => m.id === started.messageId);
