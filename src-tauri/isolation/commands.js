@@ -17,6 +17,7 @@ const SWITCHBOARD_COMMANDS = {
   rename_conversation: ['id', 'title'],
   generate_title: ['id'],
   chat_instructions: ['id'],
+  conversation_context: ['id', 'provider', 'model'],
   set_chat_instructions: ['id', 'text'],
   set_chat_setup: ['id', 'change'],
   chat_grants: ['id'],

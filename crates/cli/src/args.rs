@@ -276,6 +276,21 @@ pub(crate) enum ConversationsCmd {
         #[arg(long)]
         json: bool,
     },
+    /// How full the model's context is for the conversation's next request: tokens, window and
+    /// what they are made of (`show` ends with the same line).
+    Context {
+        /// Conversation id.
+        id: String,
+        /// Count for this profile instead of the chat's.
+        #[arg(long)]
+        provider: Option<String>,
+        /// Count for this model instead of the chat's.
+        #[arg(long)]
+        model: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Export a conversation (Markdown of its current path, or JSON with every branch), or all of
     /// them as one JSON document (`--all`).
     Export {

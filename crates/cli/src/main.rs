@@ -404,6 +404,17 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
                     }
                     render::stored_message(&mut out, m)?;
                 }
+                if let Ok(c) = service.conversation_context(&id, None, None) {
+                    writeln!(out, "{}", render::context_line(&c))?;
+                }
+            }
+        }
+        ConversationsCmd::Context { id, provider, model, json } => {
+            let c = service.conversation_context(&id, provider.as_deref(), model.as_deref())?;
+            if json {
+                println!("{}", render::json(&serde_json::to_string_pretty(&c)?));
+            } else {
+                println!("{}", render::context_line(&c));
             }
         }
         ConversationsCmd::Edit(args) => return chat::edit(service, args),

@@ -326,6 +326,37 @@ pub fn stored_message<W: Write>(mut out: W, m: &StoredMessage) -> io::Result<()>
     }
 }
 
+/// "Context: 41,200 of 128,000 tokens (32%): instructions 1,200, tools 3,400, history 30,000,
+/// tool results 6,600, attachments 0" (about, when nothing of it was reported).
+pub fn context_line(c: &switchboard_service::context::ConversationContext) -> String {
+    let n = |v: u64| {
+        let s = v.to_string();
+        let mut out = String::new();
+        for (i, ch) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(ch);
+        }
+        out
+    };
+    let b = &c.breakdown;
+    let of = match c.window {
+        Some(w) if w > 0 => format!("of {} tokens ({}%)", n(w), c.used_tokens * 100 / w),
+        _ => "tokens (window unknown)".to_owned(),
+    };
+    format!(
+        "Context: {}{} {of}: instructions {}, tools {}, history {}, tool results {}, attachments {}",
+        if c.estimated { "about " } else { "" },
+        n(c.used_tokens),
+        n(b.instructions),
+        n(b.tools),
+        n(b.history),
+        n(b.tool_results),
+        n(b.attachments)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -116,12 +116,38 @@ pub struct ProviderError {
     pub tools_unsupported: bool,
     /// The technical detail behind the message (a transport error chain), for "Details".
     pub detail: Option<String>,
+    /// For a context length error: the numbers the provider gave, when its words have them.
+    pub overflow: Option<ContextOverflow>,
+}
+
+/// What a provider's "too long" error says did not fit: the prompt as it counted it and the
+/// model's window. Each is `None` when its message does not say (the Responses API says neither).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ContextOverflow {
+    /// The prompt's tokens, as the provider counted them.
+    pub prompt_tokens: Option<u64>,
+    /// The model's context window in tokens.
+    pub window: Option<u64>,
 }
 
 impl ProviderError {
     /// An error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into(), retry_after: None, status: None, tools_unsupported: false, detail: None }
+        Self {
+            kind,
+            message: message.into(),
+            retry_after: None,
+            status: None,
+            tools_unsupported: false,
+            detail: None,
+            overflow: None,
+        }
+    }
+
+    /// Sets what a context length error says did not fit.
+    pub fn with_overflow(mut self, overflow: Option<ContextOverflow>) -> Self {
+        self.overflow = overflow;
+        self
     }
 
     /// Sets the HTTP status.

@@ -62,7 +62,7 @@ pub use catalogue::{FIND_TOOLS, ToolLimits};
 pub use coalesce::Coalescing;
 pub use config::{ContextLimits, EngineConfig, ReportedContext, TurnInput, TurnOptions, TurnOutcome};
 pub use egress::{Egress, EgressReason, Exposure};
-pub use error::{ErrorKind, ProviderError};
+pub use error::{ContextOverflow, ErrorKind, ProviderError};
 pub use event::{ChatEvent, ContextBreakdown, EventSink, FinishReason, NoticeKind, ToolStatus};
 pub use lint::{Finding, FindingKind};
 pub use provider::{

@@ -1,7 +1,7 @@
 //! Classifying HTTP failures into [`ErrorKind`]s with specific, actionable messages. Pure.
 
 use std::time::Duration;
-use switchboard_core::{ErrorKind, ProviderError};
+use switchboard_core::{ContextOverflow, ErrorKind, ProviderError};
 
 /// The most of an error body worth reading or quoting.
 pub const MAX_ERROR_BODY: usize = 16 * 1024;
@@ -78,7 +78,7 @@ fn shorten(text: &str, max_chars: usize) -> String {
 /// Classifies a non-success HTTP response. `who` names the provider endpoint in messages. A
 /// refusal because the model takes no tools is marked so the loop can ask again without them.
 pub fn http_error(who: &str, status: u16, retry_after: Option<Duration>, body: &str) -> ProviderError {
-    let error = classify_http(who, status, retry_after, body);
+    let error = with_overflow(classify_http(who, status, retry_after, body), body);
     if matches!(status, 400 | 404 | 422) && refuses_tools(body) { error.with_tools_unsupported() } else { error }
 }
 
@@ -224,8 +224,50 @@ fn spent_what(lower_msg: &str, code: &str) -> &'static str {
     }
 }
 
+/// A context length error with the numbers its body gives ([`overflow`]); any other unchanged.
+fn with_overflow(error: ProviderError, body: &str) -> ProviderError {
+    if error.kind == ErrorKind::ContextLength { error.with_overflow(overflow(body)) } else { error }
+}
+
+/// The prompt tokens and window a "too long" message gives, in each API's words:
+/// OpenAI Chat's "maximum context length is M tokens. However, your messages resulted in N
+/// tokens" (or "you requested N tokens"), Anthropic's "prompt is too long: N tokens > M maximum"
+/// (or "input length and `max_tokens` exceed context limit: N + K > M"), Gemini's "The input token
+/// count (N) exceeds the maximum number of tokens allowed (M)". `None` when it names neither.
+pub fn overflow(body: &str) -> Option<ContextOverflow> {
+    let lower = body.to_ascii_lowercase();
+    let (prompt_tokens, window) = if lower.contains("maximum context length is") {
+        let prompt = number_after(&lower, "resulted in").or_else(|| number_after(&lower, "you requested"));
+        (prompt, number_after(&lower, "maximum context length is"))
+    } else if lower.contains("prompt is too long:") {
+        (number_after(&lower, "prompt is too long:"), number_after(&lower, "tokens >"))
+    } else if lower.contains("exceed context limit:") {
+        let rest = &lower[lower.find("exceed context limit:")?..];
+        (number_after(rest, "exceed context limit:"), number_after(rest, ">"))
+    } else if lower.contains("input token count") {
+        (number_after(&lower, "input token count"), number_after(&lower, "tokens allowed"))
+    } else {
+        (None, None)
+    };
+    (prompt_tokens.is_some() || window.is_some()).then_some(ContextOverflow { prompt_tokens, window })
+}
+
+/// The number right after `phrase` in `text` (skipping spaces and an opening parenthesis; digit
+/// group commas allowed).
+fn number_after(text: &str, phrase: &str) -> Option<u64> {
+    let rest = &text[text.find(phrase)? + phrase.len()..];
+    let rest = rest.trim_start_matches([' ', '(']);
+    let digits: String =
+        rest.chars().take_while(|c| c.is_ascii_digit() || *c == ',').filter(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
 /// Classifies an error object sent inside a stream (`data: {"error": {...}}`).
 pub fn stream_error(who: &str, body: &str) -> ProviderError {
+    with_overflow(stream_error_kind(who, body), body)
+}
+
+fn stream_error_kind(who: &str, body: &str) -> ProviderError {
     if let Some(error) = anthropic_stream_error(who, body) {
         return error;
     }
@@ -309,7 +351,9 @@ fn anthropic_kind(kind: &str, lower_msg: &str) -> Option<ErrorKind> {
 }
 
 fn anthropic_context_exceeded(lower_msg: &str) -> bool {
-    ["prompt is too long", "context window", "context length", "too many tokens"].iter().any(|n| lower_msg.contains(n))
+    ["prompt is too long", "context window", "context length", "context limit", "too many tokens"]
+        .iter()
+        .any(|n| lower_msg.contains(n))
 }
 
 const ANTHROPIC_KEY_ADVICE: &str = "Set a valid Anthropic key for this provider in Settings (or `switchboard keys set <profile>`, or the ANTHROPIC_API_KEY environment variable); keys are made in the Anthropic Console.";
@@ -775,5 +819,49 @@ mod tests {
         assert!(!e.tools_unsupported);
         let e = http_error("The provider at http://x", 500, None, "does not support tools");
         assert!(!e.tools_unsupported, "a server error is not a refusal");
+    }
+
+    #[test]
+    fn every_apis_too_long_error_is_a_context_length_error_with_its_numbers() {
+        let cases = [
+            (
+                r#"{"error":{"message":"This model's maximum context length is 8000 tokens. However, your messages resulted in 9,123 tokens. Please reduce the length of the messages.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+                Some(9123),
+                Some(8000),
+            ),
+            (
+                r#"{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":null,"code":"context_length_exceeded"}}"#,
+                None,
+                None,
+            ),
+            (
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 9123 tokens > 8000 maximum"}}"#,
+                Some(9123),
+                Some(8000),
+            ),
+            (
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 7900 + 4096 > 8000, decrease input length or `max_tokens` and try again"}}"#,
+                Some(7900),
+                Some(8000),
+            ),
+            (
+                r#"{"error":{"code":400,"message":"The input token count (9123) exceeds the maximum number of tokens allowed (8000).","status":"INVALID_ARGUMENT"}}"#,
+                Some(9123),
+                Some(8000),
+            ),
+        ];
+        for (body, prompt_tokens, window) in cases {
+            let e = http_error("P", 400, None, body);
+            assert_eq!(e.kind, ErrorKind::ContextLength, "{body}");
+            let expected =
+                (prompt_tokens.is_some() || window.is_some()).then_some(ContextOverflow { prompt_tokens, window });
+            assert_eq!(e.overflow, expected, "{body}");
+        }
+        let streamed = stream_error(
+            "P",
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 5 tokens > 4 maximum"}}"#,
+        );
+        assert_eq!(streamed.overflow, Some(ContextOverflow { prompt_tokens: Some(5), window: Some(4) }));
+        assert_eq!(http_error("P", 400, None, r#"{"error":{"message":"bad tool_choice 5 > 4"}}"#).overflow, None);
     }
 }

@@ -394,3 +394,36 @@ async fn a_body_that_ends_before_the_answer_is_a_network_error_on_every_api_at_e
         }
     }
 }
+
+/// Every API's provider reads the mock's counted usage as the mock counted it, and its refusal of
+/// a prompt over the window as a context length error with the numbers (the Responses API's words
+/// give none).
+#[tokio::test]
+async fn counted_usage_and_a_refused_prompt_read_the_same_on_every_api() {
+    for api in APIS {
+        let server = MockServer::start(Script::new([Reply::text("ok")]).with_counted_usage()).await;
+        let provider = api.provider(&server);
+        let items: Items = provider.stream(request()).collect().await;
+        let counted = server.requests()[0].counted.expect("counted");
+        let usage = items.iter().find_map(|i| match i {
+            Ok(ProviderEvent::Usage(u)) => Some(*u),
+            _ => None,
+        });
+        let usage = usage.unwrap_or_else(|| panic!("{api:?}: no usage"));
+        assert_eq!(
+            (usage.prompt_tokens, usage.cached_tokens, usage.cache_write_tokens),
+            (counted.prompt_tokens, counted.cached_tokens, counted.cache_write_tokens),
+            "{api:?}"
+        );
+
+        server.set_context_window(Some(counted.prompt_tokens - 1));
+        let items: Items = provider.stream(request()).collect().await;
+        let error = error_of(&items).unwrap_or_else(|| panic!("{api:?}: no error"));
+        assert_eq!(error.kind, ErrorKind::ContextLength, "{api:?}: {error:?}");
+        let expected = (api != Api::Responses).then_some(switchboard_core::ContextOverflow {
+            prompt_tokens: Some(counted.prompt_tokens),
+            window: Some(counted.prompt_tokens - 1),
+        });
+        assert_eq!(error.overflow, expected, "{api:?}");
+    }
+}

@@ -3,6 +3,7 @@
 
 use super::{Result, ipc, logged};
 use switchboard_service::Service;
+use switchboard_service::context::ConversationContext;
 use switchboard_service::ipc::{
     ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, ConversationSummary, ConversationView, MessagePage,
     SearchHit,
@@ -53,6 +54,21 @@ pub async fn generate_title(service: State<'_, Service>, id: String) -> Result<S
 #[tauri::command]
 pub async fn chat_instructions(service: State<'_, Service>, id: String) -> Result<ChatInstructions> {
     logged("chat_instructions", async move { service.chat_instructions(&id).map_err(ipc) }).await
+}
+
+/// The meter's figure for a chat's next request, with `provider`/`model` if the person picked
+/// another (default: the chat's).
+#[tauri::command]
+pub async fn conversation_context(
+    service: State<'_, Service>,
+    id: String,
+    provider: Option<String>,
+    model: Option<String>,
+) -> Result<ConversationContext> {
+    logged("conversation_context", async move {
+        service.conversation_context(&id, provider.as_deref(), model.as_deref()).map_err(ipc)
+    })
+    .await
 }
 
 #[tauri::command]

@@ -60,6 +60,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         conversations::rename_conversation,
         conversations::generate_title,
         conversations::chat_instructions,
+        conversations::conversation_context,
         conversations::set_chat_instructions,
         conversations::set_chat_setup,
         conversations::chat_grants,

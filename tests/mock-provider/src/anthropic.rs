@@ -44,11 +44,12 @@ fn stop_reason(reason: &str) -> &str {
     }
 }
 
-/// Anthropic's `input_tokens` leaves out cache reads; the script's prompt tokens include them.
-fn usage_json(usage: Usage) -> Value {
+/// Anthropic's `input_tokens` leaves out cache reads and writes; the script's (or the count's)
+/// prompt tokens include them. `written` is the count's cache write ([`ResponseContext`]).
+fn usage_json(usage: Usage, written: u64) -> Value {
     json!({
-        "input_tokens": usage.prompt_tokens.saturating_sub(usage.cached_tokens),
-        "cache_creation_input_tokens": 0,
+        "input_tokens": usage.prompt_tokens.saturating_sub(usage.cached_tokens).saturating_sub(written),
+        "cache_creation_input_tokens": written,
         "cache_read_input_tokens": usage.cached_tokens,
         "output_tokens": usage.completion_tokens,
     })
@@ -118,7 +119,7 @@ impl WireApi for Anthropic {
             "content": content,
             "stop_reason": reason,
             "stop_sequence": null,
-            "usage": usage_json(reply.usage.unwrap_or_default()),
+            "usage": usage_json(reply.usage.unwrap_or_default(), ctx.cache_write_tokens),
         })
     }
 
@@ -150,6 +151,18 @@ impl WireApi for Anthropic {
             ErrorKind::ContextLength => "prompt is too long: 210000 tokens > 200000 maximum",
         }
         .to_owned()
+    }
+
+    fn prompt(body: &Value) -> crate::count::Prompt {
+        crate::prompt::anthropic(body)
+    }
+
+    fn cache(units: &crate::count::Units, previous: Option<&crate::count::Units>) -> crate::count::Counted {
+        units.anthropic(previous)
+    }
+
+    fn context_exceeded(prompt: u64, window: u64) -> String {
+        format!("prompt is too long: {prompt} tokens > {window} maximum")
     }
 
     fn conversation_tail(body: &Value) -> ConversationTail {
@@ -431,7 +444,8 @@ impl EventEncoder {
         self.delta_sent = true;
         self.start(events);
         self.close(events);
-        let usage = self.usage.map_or_else(|| json!({"output_tokens": 0}), usage_json);
+        let written = self.ctx.cache_write_tokens;
+        let usage = self.usage.map_or_else(|| json!({"output_tokens": 0}), |usage| usage_json(usage, written));
         event(
             events,
             &json!({"type": "message_delta", "delta": {"stop_reason": self.finish, "stop_sequence": null},
@@ -487,7 +501,9 @@ impl StepEncoder for EventEncoder {
             | Step::Drop
             | Step::Raw { .. }
             | Step::RawBytes { .. }
-            | Step::LongLine { .. } => {}
+            | Step::LongLine { .. }
+            | Step::Quote { .. }
+            | Step::KeepLines { .. } => {}
         }
     }
 }

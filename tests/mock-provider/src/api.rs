@@ -12,6 +12,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use crate::count::{Counted, Prompt, Units};
 use crate::openai_responses::ResponseStore;
 use crate::script::{ErrorCategory, Step, StreamOptions};
 use crate::sse::StepEncoder;
@@ -28,6 +29,9 @@ pub(crate) struct ResponseContext {
     /// Whether the request asked for reasoning items' `encrypted_content` (the Responses API's
     /// `"include": ["reasoning.encrypted_content"]`).
     pub encrypted_reasoning: bool,
+    /// Prompt tokens written to the cache by this request, when usage is counted (Anthropic's
+    /// `cache_creation_input_tokens`); 0 otherwise.
+    pub cache_write_tokens: u64,
 }
 
 /// The broad category of an error, mapped by each API onto its own error `type` strings.
@@ -141,7 +145,9 @@ impl Assembled {
                 | Step::ErrorObject { .. }
                 | Step::Raw { .. }
                 | Step::RawBytes { .. }
-                | Step::LongLine { .. } => {}
+                | Step::LongLine { .. }
+                | Step::Quote { .. }
+                | Step::KeepLines { .. } => {}
             }
         }
         out
@@ -152,6 +158,9 @@ impl Assembled {
 pub(crate) trait WireApi: Send + Sync + 'static {
     /// The streaming encoder for one response.
     type Encoder: StepEncoder;
+
+    /// Whether a request can continue a response the server keeps ([`WireApi::continues`]).
+    const CONTINUES: bool = false;
 
     /// Whether the client asked for a streamed response.
     fn wants_stream(body: &Value) -> bool;
@@ -186,6 +195,28 @@ pub(crate) trait WireApi: Send + Sync + 'static {
 
     /// The end of the conversation in the request, for echo mode.
     fn conversation_tail(body: &Value) -> ConversationTail;
+
+    /// The request flattened for counting and quoting ([`crate::count`]): tool definitions,
+    /// system prompt, messages, in that order.
+    fn prompt(body: &Value) -> Prompt;
+
+    /// The request number of the response this request continues on the server (the Responses
+    /// API's `previous_response_id`), whose prompt and output come before this request's own.
+    fn continues(_body: &Value) -> Option<u64> {
+        None
+    }
+
+    /// What this API's prompt caching reads and writes for `units`, after `previous`.
+    fn cache(units: &Units, previous: Option<&Units>) -> Counted {
+        units.openai(previous)
+    }
+
+    /// This API's words for a prompt of `prompt` tokens over a window of `window`.
+    fn context_exceeded(prompt: u64, window: u64) -> String {
+        format!(
+            "This model's maximum context length is {window} tokens. However, your messages resulted in {prompt} tokens. Please reduce the length of the messages."
+        )
+    }
 
     /// Called when a scripted stream reply (`steps`, `options`) is about to answer `body` in
     /// `ctx`. An API whose server keeps state between requests (the Responses API) remembers the

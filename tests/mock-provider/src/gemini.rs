@@ -214,6 +214,18 @@ impl WireApi for Gemini {
         }
     }
 
+    fn prompt(body: &Value) -> crate::count::Prompt {
+        crate::prompt::gemini(body)
+    }
+
+    fn cache(units: &crate::count::Units, _previous: Option<&crate::count::Units>) -> crate::count::Counted {
+        units.uncached()
+    }
+
+    fn context_exceeded(prompt: u64, window: u64) -> String {
+        format!("The input token count ({prompt}) exceeds the maximum number of tokens allowed ({window}).")
+    }
+
     fn conversation_tail(body: &Value) -> ConversationTail {
         let contents = body["contents"].as_array().map_or(&[][..], Vec::as_slice);
         let parts = |c: &Value| c["parts"].as_array().cloned().unwrap_or_default();
@@ -721,7 +733,9 @@ impl StepEncoder for ChunkEncoder {
             | Step::Drop
             | Step::Raw { .. }
             | Step::RawBytes { .. }
-            | Step::LongLine { .. } => {}
+            | Step::LongLine { .. }
+            | Step::Quote { .. }
+            | Step::KeepLines { .. } => {}
         }
     }
 }

@@ -25,14 +25,18 @@
 
 mod anthropic;
 mod api;
+pub mod count;
 mod echo;
 mod gemini;
 mod openai_chat;
 mod openai_responses;
+mod prompt;
+mod resolve;
 mod script;
 mod server;
 pub mod signatures;
 mod sse;
 
+pub use count::Counted;
 pub use script::{ErrorCategory, ReasoningField, Reply, Script, Step, StreamOptions};
-pub use server::{MockServer, RecordedRequest};
+pub use server::{ContextRefusal, MockServer, RecordedRequest};

@@ -100,6 +100,10 @@ impl WireApi for OpenAiChat {
         json!({ "error": error })
     }
 
+    fn prompt(body: &Value) -> crate::count::Prompt {
+        crate::prompt::openai_chat(body)
+    }
+
     fn conversation_tail(body: &Value) -> ConversationTail {
         let messages = body.get("messages").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
         if let Some(last) = messages.last()
@@ -330,7 +334,9 @@ impl StepEncoder for ChunkEncoder {
             | Step::Drop
             | Step::Raw { .. }
             | Step::RawBytes { .. }
-            | Step::LongLine { .. } => {}
+            | Step::LongLine { .. }
+            | Step::Quote { .. }
+            | Step::KeepLines { .. } => {}
         }
     }
 }

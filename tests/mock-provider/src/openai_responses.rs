@@ -153,6 +153,7 @@ fn call_item(item_id: &str, call_id: &str, name: &str, arguments: &str, status: 
 }
 
 impl WireApi for Responses {
+    const CONTINUES: bool = true;
     type Encoder = EventEncoder;
 
     fn wants_stream(body: &Value) -> bool {
@@ -220,6 +221,18 @@ impl WireApi for Responses {
             reasoning_ids: ids("reasoning", "id"),
         };
         store.lock().insert(response_id(ctx), issued);
+    }
+
+    fn prompt(body: &Value) -> crate::count::Prompt {
+        crate::prompt::openai_responses(body)
+    }
+
+    fn continues(body: &Value) -> Option<u64> {
+        body["previous_response_id"].as_str()?.strip_prefix("resp_mock_")?.parse().ok()
+    }
+
+    fn context_exceeded(_prompt: u64, _window: u64) -> String {
+        "Your input exceeds the context window of this model. Please adjust your input and try again.".to_owned()
     }
 
     fn conversation_tail(body: &Value) -> ConversationTail {
@@ -605,7 +618,9 @@ impl StepEncoder for EventEncoder {
             | Step::Drop
             | Step::Raw { .. }
             | Step::RawBytes { .. }
-            | Step::LongLine { .. } => {}
+            | Step::LongLine { .. }
+            | Step::Quote { .. }
+            | Step::KeepLines { .. } => {}
         }
     }
 }

@@ -25,6 +25,14 @@ pub struct Script {
     pub echo_when_empty: bool,
     /// Default pause between SSE events in milliseconds; 0 sends them back to back.
     pub chunk_delay_ms: u64,
+    /// The model's context window in tokens (the mock's count, see [`crate::count`]): a request
+    /// whose prompt is longer is refused in its API's own "too long" error, before it is
+    /// recorded or consumes a reply. `None` takes any size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// Report usage counted from the request (see [`crate::count`]) instead of the scripted
+    /// numbers: every [`Step::Usage`] gets the counted prompt, cached and completion tokens.
+    pub counted_usage: bool,
 }
 
 impl Script {
@@ -46,6 +54,20 @@ impl Script {
     #[must_use]
     pub fn with_chunk_delay(mut self, ms: u64) -> Self {
         self.chunk_delay_ms = ms;
+        self
+    }
+
+    /// Refuses, in each API's own error, any request whose counted prompt exceeds `tokens`.
+    #[must_use]
+    pub fn with_context_window(mut self, tokens: u64) -> Self {
+        self.context_window = Some(tokens);
+        self
+    }
+
+    /// Reports usage counted from each request instead of the scripted numbers.
+    #[must_use]
+    pub fn with_counted_usage(mut self) -> Self {
+        self.counted_usage = true;
         self
     }
 }
@@ -208,6 +230,24 @@ impl Reply {
         Self::stream(steps)
     }
 
+    /// Text quoting every line of the request that starts with `marker` (see [`Step::Quote`]),
+    /// then finish "stop", usage 10/5 and `[DONE]`: an answer that can only cite a fact if it
+    /// reached the model.
+    pub fn quote(marker: impl Into<String>) -> Self {
+        Self::stream([Step::Quote { marker: marker.into() }, Step::finish("stop"), Step::default_usage(), Step::Done])
+    }
+
+    /// Text keeping every line of the request that contains `marker` (see [`Step::KeepLines`]),
+    /// then finish "stop", usage 10/5 and `[DONE]`: a summary that keeps exactly the marked facts.
+    pub fn keep_lines(marker: impl Into<String>) -> Self {
+        Self::stream([
+            Step::KeepLines { marker: marker.into() },
+            Step::finish("stop"),
+            Step::default_usage(),
+            Step::Done,
+        ])
+    }
+
     /// A plain HTTP response with `status` and `body` (content type inferred, see [`Reply::Http`]).
     pub fn http(status: u16, body: impl Into<String>) -> Self {
         Self::Http { status, headers: Vec::new(), body: body.into() }
@@ -329,6 +369,20 @@ pub enum Step {
     ParallelToolCalls {
         /// The calls, indexed in order after any earlier calls of this reply.
         calls: Vec<(String, String, String)>,
+    },
+    /// Assistant text computed from the request: every line of the request's text (system
+    /// prompt, messages, tool calls and results; for a chained Responses request, the chain's
+    /// too) that starts with `marker` once leading whitespace is trimmed, each once, in order,
+    /// joined with newlines; `no line starts with <marker>` when there is none.
+    Quote {
+        /// What a quoted line starts with.
+        marker: String,
+    },
+    /// Like [`Step::Quote`], but every line that contains `marker` anywhere (a summariser that
+    /// keeps the marked facts); `no line contains <marker>` when there is none.
+    KeepLines {
+        /// What a kept line contains.
+        marker: String,
     },
     /// Token usage, sent as a final chunk with `"choices": []`.
     Usage {

@@ -1,6 +1,6 @@
 //! The HTTP server: routing, request recording and the script queue.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::{Assembled, ErrorKind, ResponseContext, WireApi};
+use crate::count::{Counted, Prompt, Units};
 use crate::echo;
 use crate::openai_chat::OpenAiChat;
 use crate::openai_responses::ResponseStore;
@@ -103,6 +104,34 @@ impl MockServer {
     pub fn remaining_replies(&self) -> usize {
         self.state.lock().replies.len()
     }
+
+    /// Sets (or, with `None`, lifts) the context window: from the next request on, a prompt
+    /// counted longer than `tokens` is refused in its API's "too long" error ([`Script::context_window`]).
+    pub fn set_context_window(&self, tokens: Option<u64>) {
+        self.state.counting().window = tokens;
+    }
+
+    /// Reports usage counted from each request from now on, or the scripted numbers again
+    /// ([`Script::counted_usage`]).
+    pub fn set_counted_usage(&self, on: bool) {
+        self.state.counting().counted_usage = on;
+    }
+
+    /// Every request refused for exceeding the context window, in arrival order.
+    pub fn refusals(&self) -> Vec<ContextRefusal> {
+        self.state.counting().refusals.clone()
+    }
+}
+
+/// A request refused because its counted prompt exceeded the context window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContextRefusal {
+    /// The request path.
+    pub path: String,
+    /// Its counted prompt tokens.
+    pub prompt_tokens: u64,
+    /// The window it exceeded.
+    pub window: u64,
 }
 
 impl Drop for MockServer {
@@ -123,6 +152,9 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// The JSON body; a body that is not valid JSON is recorded as a JSON string of its text.
     pub body: Value,
+    /// What the mock counted for it (prompt, cached and cache-written tokens, see
+    /// [`crate::count`]), when a context window or counted usage is set; `None` otherwise.
+    pub counted: Option<Counted>,
 }
 
 impl RecordedRequest {
@@ -167,6 +199,26 @@ struct AppState {
     echo_when_empty: bool,
     chunk_delay_ms: u64,
     shutdown: CancellationToken,
+    counting: Mutex<Counting>,
+}
+
+/// The context window, counted usage and prompt cache of one server.
+#[derive(Debug, Default)]
+struct Counting {
+    window: Option<u64>,
+    counted_usage: bool,
+    /// The last counted prompt: what the provider's cache holds.
+    last: Option<Units>,
+    /// The prompt and output of each answered request of an API that continues responses on the
+    /// server (Responses' `previous_response_id`), by request number.
+    contexts: HashMap<u64, Arc<Prompt>>,
+    refusals: Vec<ContextRefusal>,
+}
+
+impl Counting {
+    fn on(&self) -> bool {
+        self.window.is_some() || self.counted_usage
+    }
 }
 
 #[derive(Debug)]
@@ -183,7 +235,16 @@ impl AppState {
             echo_when_empty: script.echo_when_empty,
             chunk_delay_ms: script.chunk_delay_ms,
             shutdown: CancellationToken::new(),
+            counting: Mutex::new(Counting {
+                window: script.context_window,
+                counted_usage: script.counted_usage,
+                ..Counting::default()
+            }),
         }
+    }
+
+    fn counting(&self) -> MutexGuard<'_, Counting> {
+        self.counting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// A panicking test thread must not take the server down with a poisoned lock.
@@ -229,6 +290,19 @@ async fn handle_chat<A: WireApi>(
     body: Bytes,
 ) -> Response {
     let parsed = serde_json::from_slice::<Value>(&body);
+    let prompt = parsed.as_ref().ok().map(|body| {
+        let own = A::prompt(body);
+        let earlier = A::continues(body).and_then(|number| state.counting().contexts.get(&number).cloned());
+        match earlier {
+            Some(earlier) => earlier.extended(&own),
+            None => own,
+        }
+    });
+    let counted = match prompt.as_ref().map(|prompt| count::<A>(&state, uri.path(), prompt)) {
+        Some(Err(refusal)) => return (StatusCode::BAD_REQUEST, axum::Json(refusal)).into_response(),
+        Some(Ok(counted)) => counted,
+        None => None,
+    };
     let request = RecordedRequest {
         path: uri.path().to_owned(),
         headers: headers
@@ -242,6 +316,7 @@ async fn handle_chat<A: WireApi>(
             Ok(json) => json.clone(),
             Err(_) => Value::String(String::from_utf8_lossy(&body).into_owned()),
         },
+        counted,
     };
     let (number, reply) = state.record(request, parsed.is_ok());
     tracing::info!(request = number, path = uri.path(), "chat request");
@@ -268,6 +343,9 @@ async fn handle_chat<A: WireApi>(
             api_error_reply::<A>(category.into(), status, message, retry_after_secs, headers)
         }
         Reply::Stream { steps, options } => {
+            let prompt = prompt.unwrap_or_default();
+            let counted_usage = state.counting().counted_usage;
+            let steps = crate::resolve::steps(steps, &prompt, counted.filter(|_| counted_usage));
             let ctx = ResponseContext {
                 request_number: number,
                 created: unix_now(),
@@ -279,8 +357,13 @@ async fn handle_chat<A: WireApi>(
                 encrypted_reasoning: body["include"]
                     .as_array()
                     .is_some_and(|include| include.iter().any(|i| i == "reasoning.encrypted_content")),
+                cache_write_tokens: counted.filter(|_| counted_usage).map_or(0, |c| c.cache_write_tokens),
             };
             A::remember(&state.responses, &ctx, &body, &steps, &options);
+            if A::CONTINUES {
+                let context = prompt.extended(&crate::prompt::output(&Assembled::from_steps(&steps)));
+                state.counting().contexts.insert(number, Arc::new(context));
+            }
             if A::wants_stream(&body) {
                 stream_reply::<A>(&state, ctx, steps, &options)
             } else {
@@ -288,6 +371,29 @@ async fn handle_chat<A: WireApi>(
             }
         }
     }
+}
+
+/// Counts `prompt` when the server counts: refuses it (`Err` with `A`'s "too long" error body,
+/// for a 400) when it exceeds the window, else remembers it as the cache's content and returns what
+/// was counted.
+fn count<A: WireApi>(state: &AppState, path: &str, prompt: &Prompt) -> Result<Option<Counted>, Value> {
+    if !state.counting().on() {
+        return Ok(None);
+    }
+    // Tokenizing happens outside the lock.
+    let units = prompt.units();
+    let mut counting = state.counting();
+    if let Some(window) = counting.window
+        && units.total() > window
+    {
+        let prompt_tokens = units.total();
+        counting.refusals.push(ContextRefusal { path: path.to_owned(), prompt_tokens, window });
+        let message = A::context_exceeded(prompt_tokens, window);
+        return Err(A::error_body(ErrorKind::ContextLength, &message, None));
+    }
+    let counted = A::cache(&units, counting.last.as_ref());
+    counting.last = Some(units);
+    Ok(Some(counted))
 }
 
 fn stream_reply<A: WireApi>(

@@ -105,7 +105,19 @@ pub fn comparable(events: &[serde_json::Value]) -> Vec<serde_json::Value> {
         .map(|e| {
             let mut e = e.clone();
             let o = e.as_object_mut().unwrap();
-            for k in ["conversationId", "messageId", "userMessageId", "provider", "output", "durationMs"] {
+            // A `context` event's figures are each API's own count (the event itself must match).
+            for k in [
+                "conversationId",
+                "messageId",
+                "userMessageId",
+                "provider",
+                "output",
+                "durationMs",
+                "usedTokens",
+                "breakdown",
+                "estimate",
+                "estimated",
+            ] {
                 o.remove(k);
             }
             e

@@ -31,6 +31,28 @@ cachedTokens: number,
  */
 cacheWriteTokens?: number, };
 
+export type ContextBreakdown = { 
+/**
+ * The system prompt with the tools' prompt snippets.
+ */
+instructions: number, 
+/**
+ * The tool definitions offered.
+ */
+tools: number, 
+/**
+ * The person's and the model's messages, tool calls included.
+ */
+history: number, 
+/**
+ * The text of tool results.
+ */
+toolResults: number, 
+/**
+ * Images (tool results' images).
+ */
+attachments: number, };
+
 export type Prices = { 
 /**
  * Input tokens not read from a cache.
@@ -52,11 +74,6 @@ cacheWrite?: number,
  * Reasoning tokens where billed apart from output; `None`: billed as output.
  */
 reasoning?: number, };
-
-/**
- * Where the tokens of a request go (hand-added until COUNT's regenerated bindings export it).
- */
-export type ContextBreakdown = { instructions: number, tools: number, history: number, toolResults: number, attachments: number, };
 
 export type ToolSource = { "kind": "builtin" } | { "kind": "mcp", 
 /**
@@ -901,6 +918,28 @@ chat: string,
  * What its last question was sent with, if it was recorded.
  */
 lastSent: string | null, };
+
+export type ConversationContext = { 
+/**
+ * Tokens the next request sends before the person's new message.
+ */
+usedTokens: number, 
+/**
+ * The model's window (`None`: unknown).
+ */
+window: number | null, 
+/**
+ * Where the tokens go.
+ */
+breakdown: ContextBreakdown, 
+/**
+ * No provider report is part of `used_tokens`.
+ */
+estimated: boolean, 
+/**
+ * The fraction of the window past which the loop compacts.
+ */
+compactAt: number, };
 
 export type TurnStarted = { 
 /**

@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, StoredCompaction, CommandToolConfig, ConnectionReport, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationImportFile, ConversationContext, ConversationImportReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -23,6 +23,7 @@ export interface Commands {
   rename_conversation: { args: { id: string; title: string }; params: [id: string, title: string]; result: void };
   generate_title: { args: { id: string }; params: [id: string]; result: string };
   chat_instructions: { args: { id: string }; params: [id: string]; result: ChatInstructions };
+  conversation_context: { args: { id: string; provider?: string | null; model?: string | null }; params: [id: string, provider?: string | null, model?: string | null]; result: ConversationContext };
   set_chat_instructions: { args: { id: string; text: string }; params: [id: string, text: string]; result: void };
   set_chat_setup: { args: { id: string; change: ChatSetupChange }; params: [id: string, change: ChatSetupChange]; result: ChatSetup };
   chat_grants: { args: { id: string }; params: [id: string]; result: ChatGrant[] };
@@ -110,6 +111,7 @@ export const COMMANDS = {
   rename_conversation: ['id', 'title'],
   generate_title: ['id'],
   chat_instructions: ['id'],
+  conversation_context: ['id', 'provider', 'model'],
   set_chat_instructions: ['id', 'text'],
   set_chat_setup: ['id', 'change'],
   chat_grants: ['id'],

@@ -228,7 +228,7 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
       // For the store only: the shell does not forward it.
       return m;
     case 'context':
-      // The composer's meter reads it; the message does not change.
+      // The composer's meter shows it (ChatSession.context); the message does not change.
       return m;
     case 'notice':
       return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };

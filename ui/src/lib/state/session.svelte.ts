@@ -4,7 +4,7 @@
  * through the pure reducer, so a fast stream costs one model update and one render per frame.
  */
 import type { Backend, TurnHandlers } from '../ipc/backend';
-import type { ChatEvent, ChatSetup, ConversationView, EgressReason, IpcError, SendRequest, StoredCompaction, StoredMessage, SummariserChoice, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
+import type { ChatEvent, ChatSetup, ContextBreakdown, ConversationView, EgressReason, IpcError, SendRequest, StoredCompaction, StoredMessage, SummariserChoice, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { generationFor } from './chatParams.svelte';
 import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
@@ -121,6 +121,16 @@ interface LiveTurn {
   stopRequested: boolean;
 }
 
+/** What the context meter shows: tokens the next request sends, the window, where they go. */
+export interface ContextFigure {
+  usedTokens: number;
+  window: number | null;
+  breakdown: ContextBreakdown;
+  estimated: boolean;
+  /** The fraction of the window past which the loop compacts. */
+  compactAt: number;
+}
+
 export class ChatSession {
   readonly key = uid('s');
   conversationId = $state<string | null>(null);
@@ -148,6 +158,11 @@ export class ChatSession {
   editing = $state.raw<{ key: string; text: string } | null>(null);
   /** The chat's stored setup was read (`toolsets` is the chat's, so a turn may send it). */
   setupLoaded = $state(false);
+  /**
+   * How full the model's context is for the next request (the meter): the last `context` event
+   * of a turn, or the chat's stored figure for the chosen model; `null` for a new chat.
+   */
+  context = $state.raw<ContextFigure | null>(null);
 
   private turn: LiveTurn | null = null;
   private readonly host: SessionHost;
@@ -159,6 +174,24 @@ export class ChatSession {
 
   get isDraft(): boolean {
     return this.conversationId === null;
+  }
+
+  /**
+   * The meter's figure before a new request: what the chat's last request was counted as plus
+   * its answer, for `provider`/`model` (`null`: the chat's). Kept as it was if it cannot be read.
+   */
+  async refreshContext(provider: string | null, model: string | null): Promise<void> {
+    const id = this.conversationId;
+    if (!id) {
+      this.context = null;
+      return;
+    }
+    try {
+      const figure = await this.host.api.conversationContext(id, provider, model);
+      if (!this.running && this.conversationId === id) this.context = figure;
+    } catch {
+      // The meter is a hint: the figure it had stays until the next request says more.
+    }
   }
 
   /** Loads the conversation from the store. */
@@ -608,6 +641,9 @@ export class ChatSession {
             }
             break;
           }
+          case 'context':
+            this.context = { usedTokens: e.usedTokens, window: e.window, breakdown: e.breakdown, estimated: e.estimated, compactAt: this.context?.compactAt ?? 0.8 };
+            break;
           case 'done':
             done = true;
             break;

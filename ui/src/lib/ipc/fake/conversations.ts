@@ -8,6 +8,7 @@ import { ipcError } from './errors';
 import { ANSWER, SCENARIOS, toStored, type Scenario } from './golden';
 import type { FakeConversation, FakeState } from './state';
 import { shortTitle } from './util';
+import { contextOf } from './context';
 
 /** A seeded conversation to look at Markdown, code and math without sending anything. */
 const MARKDOWN_SAMPLE =
@@ -67,6 +68,7 @@ export function conversationCommands(
   | 'renameConversation'
   | 'generateTitle'
   | 'chatInstructions'
+  | 'conversationContext'
   | 'setChatInstructions'
   | 'setChatSetup'
   | 'chatGrants'
@@ -119,6 +121,12 @@ export function conversationCommands(
       const c = conversation(st, cid);
       const parts = [st.settings.chats.instructions, c.instructions].map((p) => p?.trim() ?? '').filter((p) => p !== '');
       return { custom: st.settings.chats.instructions, chat: c.instructions ?? '', lastSent: c.messages.length > 0 && parts.length > 0 ? parts.join('\n\n') : null };
+    },
+    async conversationContext(cid, provider, model) {
+      const c = conversation(st, cid);
+      const profile = st.profiles.find((p) => p.name === (provider ?? c.setup?.provider)) ?? st.profiles[0];
+      const chosen = model ?? c.setup?.model ?? profile?.model ?? 'gpt-4o-mini';
+      return contextOf(c, chosen, st.settings.limits.compactAtPercent ?? null);
     },
     async setChatInstructions(cid, text) {
       const length = [...text].length;
