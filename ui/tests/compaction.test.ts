@@ -170,8 +170,9 @@ describe('the boundary in a conversation', () => {
   });
 
   it('a summariser that fails: the turn goes on with the full history and the notice says so', async () => {
-    const { app, id } = await start();
-    await app.api.setChatSetup(id, { summariser: { provider: 'lmstudio', model: 'qwen' } });
+    const { app } = await start();
+    // The chat's own model writes the summary: a profile whose server does not answer.
+    app.choose({ provider: 'lmstudio', model: 'qwen' });
     await sendAndWait(app, 'compact please');
     const notice = screen.getByTestId('notice-context');
     expect(notice.textContent).toContain('Context window.');
@@ -181,6 +182,22 @@ describe('the boundary in a conversation', () => {
 });
 
 describe('Compact now', () => {
+  it('with nothing before the latest question, says so and changes nothing', async () => {
+    const backend = createFakeBackend({ tickMs: 0 });
+    const app = new AppState(backend, { schedule: (cb: () => void) => setTimeout(cb, 0) });
+    render(App, { props: { app } });
+    await app.init();
+    const first = app.conversations[0];
+    if (!first) throw new Error('the fake seeds conversations');
+    await app.open(first.id);
+    const toast = vi.spyOn(app, 'toast');
+    await chooseMenu('compact');
+    await waitFor(() => expect(toast).toHaveBeenCalled());
+    const [err] = toast.mock.calls[0] ?? [];
+    expect(typeof err === 'object' && err.message).toContain('Nothing to compact yet');
+    expect(await backend.listCompactions(first.id)).toEqual([]);
+  });
+
   it('compacts, shows the boundary below the last message and says tokens before → after', async () => {
     const { app } = await start();
     const notify = vi.spyOn(app, 'notify');
@@ -196,14 +213,14 @@ describe('Compact now', () => {
 
   it('a summariser that fails changes nothing and says so', async () => {
     const { app, id } = await start();
-    await app.api.setChatSetup(id, { summariser: { provider: 'lmstudio', model: 'qwen' } });
+    await app.api.setChatSetup(id, { provider: 'lmstudio', model: 'qwen' });
     await app.open(id);
     const toast = vi.spyOn(app, 'toast');
     await chooseMenu('compact');
     await waitFor(() => expect(toast).toHaveBeenCalled());
     const [err, title] = toast.mock.calls[0] ?? [];
     expect(title).toBe('Could not compact');
-    expect(typeof err === 'object' && err.message).toContain('Nothing changed: the full history is still sent.');
+    expect(typeof err === 'object' && err.message).toMatch(/did not answer .*The conversation is unchanged\.$/);
     expect(screen.queryByTestId('compaction-boundary')).toBeNull();
     expect(await app.api.listCompactions(id)).toEqual([]);
   });
@@ -264,31 +281,10 @@ describe('settings for compaction', () => {
     expect(update.mock.calls[0]?.[0].limits.compactAtPercent).toBe(70);
   });
 
-  it("the chat's parameters pick who writes its summaries: the chat's own model, or another", async () => {
-    const { app, id } = await start();
+  it("the chat's parameters say its own model writes the summaries", async () => {
+    await start();
     await chooseMenu('params');
     const dialog = await screen.findByTestId('chat-params-dialog');
-    const own = within(dialog).getByTestId('summariser-chat-model') as HTMLInputElement;
-    expect(own.checked).toBe(true);
-    await fireEvent.click(within(dialog).getByTestId('summariser-other'));
-    const picker = (await within(dialog).findByTestId('summariser-picker')) as HTMLSelectElement;
-    const option = [...picker.options].find((o) => o.value.includes('\u0000') && !o.value.endsWith('\u0000') && !o.disabled && !o.value.includes('__other'));
-    if (!option) throw new Error('no model to pick');
-    picker.value = option.value;
-    await fireEvent.change(picker);
-    await fireEvent.click(within(dialog).getByTestId('chat-params-save'));
-    await waitFor(() => expect(screen.queryByTestId('chat-params-dialog')).toBeNull());
-    const [provider, model] = option.value.split('\u0000');
-    expect((await app.api.openConversation(id)).setup?.summariser).toEqual({ provider, model });
-    expect(app.current.summariser).toEqual({ provider, model });
-
-    // Back to the chat's own model.
-    await chooseMenu('params');
-    const again = await screen.findByTestId('chat-params-dialog');
-    expect((within(again).getByTestId('summariser-other') as HTMLInputElement).checked).toBe(true);
-    await fireEvent.click(within(again).getByTestId('summariser-chat-model'));
-    await fireEvent.click(within(again).getByTestId('chat-params-save'));
-    await waitFor(() => expect(screen.queryByTestId('chat-params-dialog')).toBeNull());
-    expect((await app.api.openConversation(id)).setup?.summariser).toBeUndefined();
+    expect(within(dialog).getByTestId('chat-summariser-note').textContent).toContain('its own model writes the summary');
   });
 });

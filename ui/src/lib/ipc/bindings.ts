@@ -739,16 +739,7 @@ provider?: string,
 /**
  * The model the chat last used.
  */
-model?: string, 
-/**
- * The profile and model that write this chat's summaries (none: the chat's own).
- */
-summariser?: SummariserChoice, };
-
-/**
- * A profile and model that write a chat's summaries.
- */
-export type SummariserChoice = { provider: string, model: string, };
+model?: string, };
 
 export type ChatGrant = { "kind": "tool", "name": string } | { "kind": "host", "name": string };
 
@@ -768,11 +759,7 @@ provider?: string,
 /**
  * The model from now on.
  */
-model?: string, 
-/**
- * The summariser (null: back to the chat's own model).
- */
-summariser?: SummariserChoice | null, };
+model?: string, };
 
 export type ConversationView = { 
 /**

@@ -7,13 +7,7 @@
  * chat's setup the first time that chat opens, then forgotten here.
  */
 import type { Backend } from '../ipc/backend';
-import type { GenerationOptions, SummariserChoice } from '../ipc/bindings';
-
-/** Who writes a chat's summaries when it is compacted, and how to change it (the open chat's session). */
-export interface SummariserHost {
-  readonly summariser: SummariserChoice | null;
-  setSummariser(choice: SummariserChoice | null): Promise<boolean>;
-}
+import type { GenerationOptions } from '../ipc/bindings';
 
 export const CHAT_PARAMS_KEY = 'switchboard.chatParams';
 
@@ -162,17 +156,16 @@ export function generationFor(conversationId: string | null | undefined, store: 
  * outside the window's layout, which <App> makes inert while it is open (a dialog inside the inert
  * layout could be neither focused nor clicked).
  */
-export const chatDialog = $state<{ kind: 'params' | 'instructions' | null; conversationId: string; title: string; store: ChatParamsStore | null; summariser: SummariserHost | null }>({
+export const chatDialog = $state<{ kind: 'params' | 'instructions' | null; conversationId: string; title: string; store: ChatParamsStore | null }>({
   kind: null,
   conversationId: '',
   title: '',
   store: null,
-  summariser: null,
 });
 
-/** Opens a chat's parameters (with `store`, and its summariser when `summariser` is given) or instructions dialog. */
-export function openChatDialog(kind: 'params' | 'instructions', conversationId: string, title: string, store: ChatParamsStore | null = null, summariser: SummariserHost | null = null): void {
-  Object.assign(chatDialog, { kind, conversationId, title, store, summariser });
+/** Opens a chat's parameters (with `store`) or instructions dialog. */
+export function openChatDialog(kind: 'params' | 'instructions', conversationId: string, title: string, store: ChatParamsStore | null = null): void {
+  Object.assign(chatDialog, { kind, conversationId, title, store });
 }
 
 /** Closes the chat dialog. */

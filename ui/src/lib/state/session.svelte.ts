@@ -4,7 +4,7 @@
  * through the pure reducer, so a fast stream costs one model update and one render per frame.
  */
 import type { Backend, TurnHandlers } from '../ipc/backend';
-import type { ChatEvent, ChatSetup, ContextBreakdown, ConversationView, EgressReason, IpcError, SendRequest, StoredCompaction, StoredMessage, SummariserChoice, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
+import type { ChatEvent, ChatSetup, ContextBreakdown, ConversationView, EgressReason, IpcError, SendRequest, StoredCompaction, StoredMessage, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { generationFor } from './chatParams.svelte';
 import { fromStored, interrupt, nestedApproval, pendingAssistant, reduce, userMessage, type MessageModel } from '../model/message';
@@ -234,7 +234,6 @@ export class ChatSession {
     this.agent = view.agent ?? null;
     if (view.setup) {
       this.toolsets = [...view.setup.toolsets];
-      this.summariser = view.setup.summariser ?? null;
       this.setupLoaded = true;
       this.host.restoreSetup?.(this, view.setup);
     }
@@ -330,8 +329,6 @@ export class ChatSession {
 
   /** "Compact now" runs: the chat menu shows it, the composer and tree changes wait. */
   compacting = $state(false);
-  /** The profile and model that write this chat's summaries (null: the chat's own). */
-  summariser = $state.raw<SummariserChoice | null>(null);
 
   /** Shows "Compact now"'s compaction where it applies: below the last message. */
   private placeCompaction(c: StoredCompaction): void {
@@ -353,7 +350,9 @@ export class ChatSession {
       return c;
     } catch (e) {
       const err = toIpcError(e);
-      this.host.toast({ ...err, message: `${err.message.replace(/\.?$/, '.')} Nothing changed: the full history is still sent.` }, 'Could not compact');
+      // The service's words say the conversation is unchanged; an error that does not is told so.
+      const message = /unchanged/i.test(err.message) ? err.message : `${err.message.replace(/\.?$/, '.')} Nothing changed: the full history is still sent.`;
+      this.host.toast({ ...err, message }, 'Could not compact');
       return undefined;
     } finally {
       this.compacting = false;
@@ -402,14 +401,6 @@ export class ChatSession {
     }
   }
 
-  /** Keeps who writes this chat's summaries (null: the chat's own model) with the chat. */
-  async setSummariser(choice: SummariserChoice | null): Promise<boolean> {
-    const id = this.conversationId;
-    if (!id) return false;
-    await this.host.api.setChatSetup(id, { summariser: choice });
-    this.summariser = choice;
-    return true;
-  }
 
   /**
    * Sends `text` in place of the question keyed `key`: a new version of it, answered on a new

@@ -1,12 +1,12 @@
 /**
- * Compaction in the fake, as the service does it: "Compact now" summarises the older messages of
- * the current path (pinned ones are kept as written) and shortens their tool results, adding a
+ * Compaction in the fake, as the service does it: "Compact now" summarises what comes before the
+ * latest question (pinned messages are kept as written) and shortens its tool results, adding a
  * compaction row made "during" the path's last message (reason manual); a live turn's `compacted`
  * event is stored as a row the way the Recorder does; rows are marked undone one by one, as the
- * service does (the UI marks every one in force); pins are kept per message. "Compact now" with
- * nothing to gain is refused, as the service refuses it.
- * Nothing is ever deleted or rewritten: a compaction only adds a record. A chat whose summariser
- * is a profile whose server does not answer (the seeded `lmstudio`) fails and changes nothing.
+ * service does (the UI marks every one in force); pins are kept per message. The chat's own model
+ * writes the summary; "Compact now" with nothing before the latest question is refused.
+ * Nothing is ever deleted or rewritten: a compaction only adds a record. A chat on a profile whose
+ * server does not answer (the seeded `lmstudio`) cannot be summarised: it fails and changes nothing.
  * Token counts are the fake's estimate (characters / 4), not the engine's.
  */
 import type { Backend } from '../backend';
@@ -16,7 +16,7 @@ import { fakeOnlyError, ipcError } from './errors';
 import { pathCompactions, pathOf, refuseWhileStreaming } from './tree';
 import type { FakeConversation, FakeState } from './state';
 
-/** The most recent messages "Compact now" keeps as they are (the last question and its answer). */
+/** The most recent messages a live compaction keeps as they are (the question and its answer). */
 export const KEEP_RECENT = 2;
 
 /** The fake's token estimate of a message as sent. */
@@ -35,41 +35,44 @@ function summarise(messages: readonly StoredMessage[]): string {
   return `Summary of ${messages.length} earlier message${messages.length === 1 ? '' : 's'}:\n${lines.join('\n')}`;
 }
 
-/** The summariser of `c` cannot be reached (the seeded profile whose server does not answer). */
+/** The chat's own model writes its summaries: a profile whose server does not answer (the seeded `lmstudio`) fails. */
 export function summariserFails(st: FakeState, c: FakeConversation): string | null {
-  const s = c.setup?.summariser;
-  if (!s || !st.stale.has(s.provider)) return null;
-  return `The summariser ${s.provider}/${s.model} did not answer (connection refused).`;
+  const provider = c.setup?.provider;
+  if (!provider || !st.stale.has(provider)) return null;
+  return `The summariser ${provider}/${c.setup?.model ?? 'its model'} did not answer (connection refused).`;
 }
 
-/** Compacts `c`'s current path now: a record on its last message, or null when there is nothing older to compact. */
-export function compactPath(st: FakeState, c: FakeConversation): StoredCompaction | null {
+/**
+ * Compacts `c`'s current path now, as the service does: everything before the latest question is
+ * summarised by the chat's model (pinned messages are quoted, not summarised) and its results are
+ * stubbed; the row belongs to the path's last message. Nothing before the latest question: refused.
+ */
+export function compactPath(st: FakeState, c: FakeConversation): StoredCompaction {
   const path = pathOf(c);
-  const older = path.slice(0, Math.max(0, path.length - KEEP_RECENT));
+  const question = path.map((m) => m.role).lastIndexOf('user');
+  const older = path.slice(0, Math.max(0, question));
   const summarised = older.filter((m) => !m.pinned);
   const last = path.at(-1);
-  if (!last || summarised.length === 0) return null;
+  if (!last || summarised.length === 0) throw fakeOnlyError('config', 'Nothing to compact yet: everything before the latest question is already summarised or short.');
   const failed = summariserFails(st, c);
-  if (failed) throw fakeOnlyError('network', failed, true);
+  if (failed) throw fakeOnlyError('network', `${failed} The conversation is unchanged.`, true);
   const summary = summarise(summarised);
   const before = path.reduce((n, m) => n + tokensOf(m), 0);
   const after = Math.ceil(summary.length / 4) + path.slice(older.length).reduce((n, m) => n + tokensOf(m), 0) + older.filter((m) => m.pinned).reduce((n, m) => n + tokensOf(m), 0);
-  // A summary no shorter than what it replaces saves nothing: there is nothing to compact.
-  if (after >= before) return null;
   const record: StoredCompaction = {
     id: st.id('k'),
     messageId: last.id,
-    throughMessageId: summarised.at(-1)?.id ?? last.id,
-    createdAt: Date.now(),
+    throughMessageId: older.at(-1)?.id ?? last.id,
     compaction: {
-      covered: summarised.length,
+      covered: older.length,
       summary,
-      stubbed: summarised.flatMap((m) => m.toolCalls.filter((x) => x.result).map((x) => x.callId)),
+      stubbed: older.flatMap((m) => m.toolCalls.filter((x) => x.result).map((x) => x.callId)),
     },
     tokensBefore: before,
     tokensAfter: after,
-    summariser: c.setup?.summariser ? `${c.setup.summariser.provider}/${c.setup.summariser.model}` : `${c.setup?.provider ?? last.provider ?? 'openai'}/${c.setup?.model ?? last.model ?? 'gpt-4o-mini'}`,
+    summariser: `${c.setup?.provider ?? last.provider ?? 'openai'}/${c.setup?.model ?? last.model ?? 'gpt-4o-mini'}`,
     reason: 'manual',
+    createdAt: Date.now(),
     undone: false,
   };
   c.compactions = [...(c.compactions ?? []), record];
@@ -100,9 +103,7 @@ export function compactionCommands(st: FakeState): Pick<Backend, 'compactConvers
       refuseWhileStreaming(c);
       // The summariser's request takes a moment (the progress can be seen).
       await new Promise((resolve) => setTimeout(resolve, st.tick * 40));
-      const made = compactPath(st, c);
-      if (!made) throw fakeOnlyError('badRequest', 'Nothing to compact: what the conversation sends is already short.');
-      return made;
+      return compactPath(st, c);
     },
     async listCompactions(id) {
       return pathCompactions(conversation(st, id));

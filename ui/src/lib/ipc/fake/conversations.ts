@@ -148,8 +148,6 @@ export function conversationCommands(
         if (change.model !== undefined) next.model = change.model;
         else delete next.model;
       } else if (change.model !== undefined) next.model = change.model;
-      if (change.summariser === null) delete next.summariser;
-      else if (change.summariser !== undefined) next.summariser = { ...change.summariser };
       c.setup = next;
       return structuredClone(next);
     },

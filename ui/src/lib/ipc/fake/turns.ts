@@ -8,7 +8,7 @@ import type { ApprovalChoice, ChatEvent, NestedEvent, SendRequest, TurnStarted }
 import { pendingAssistant, reduce, userMessage } from '../../model/message';
 import { ipcError } from './errors';
 import { afterApproval, agentScript, compactionScript, scriptFor, STOPPED_DONE, toStored } from './golden';
-import { KEEP_RECENT, recordCompaction, summariserFails } from './compaction';
+import { KEEP_RECENT, recordCompaction } from './compaction';
 import { conversation } from './conversations';
 import { modelsOf, providerList } from './providers';
 import { pathOf, refuseWhileStreaming, touchPath } from './tree';
@@ -95,9 +95,10 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
 
   // "compact" in the question: the context fills up between the tool rounds (a compaction, or the summariser's failure).
   const older = pathOf(conv).slice(0, -KEEP_RECENT).filter((m) => !m.pinned);
-  const summariserName = conv.setup?.summariser ? `${conv.setup.summariser.provider}/${conv.setup.summariser.model}` : `${provider}/${model}`;
+  // The chat's own model writes the summary.
+  const summariserName = `${provider}/${model}`;
   const summary = older.length > 0 ? `Summary of ${older.length} earlier message${older.length === 1 ? '' : 's'}:\n${older.map((m) => `- ${m.role === 'user' ? 'The person asked' : 'The assistant answered'}: ${m.content.replace(/\s+/g, ' ').slice(0, 120)}`).join('\n')}` : null;
-  const compacting = /\bcompact(ion)?\b/i.test(text) && !conv.agent ? compactionScript(summary, older.length, summary !== null ? summariserFails(st, conv) : null) : null;
+  const compacting = /\bcompact(ion)?\b/i.test(text) && !conv.agent ? compactionScript(summary, older.length, summary !== null && st.stale.has(provider) ? `The summariser ${summariserName} did not answer (connection refused).` : null) : null;
 
   const run = async () => {
     await Promise.resolve();
@@ -167,7 +168,6 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
       conv.setup = {
         toolsets: [...(request.toolsets ?? setup.toolsets)],
         ...(request.generation ? (Object.keys(request.generation).length > 0 ? { generation: { ...request.generation } } : {}) : setup.generation ? { generation: setup.generation } : {}),
-        ...(setup.summariser ? { summariser: { ...setup.summariser } } : {}),
       };
       conv.setup.provider = provider ?? providerList(st).find((p) => p.isDefault)?.name ?? 'openai';
       conv.setup.model = model ?? profiles.find((p) => p.name === conv.setup?.provider)?.model ?? 'gpt-4o-mini';
