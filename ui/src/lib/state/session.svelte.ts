@@ -499,10 +499,7 @@ export class ChatSession {
       page = [...older.messages, ...page];
       earlier = older.earlier;
     }
-    const rows = await this.readCompactions(id);
     if (this.conversationId !== id || this.running) return false;
-    // Another branch: its own compactions.
-    this.compactionRows = rows;
     const prefix = this.messages.slice(0, at);
     const joins = earlier <= from && (at === 0 || from - earlier === 0 || page[from - earlier - 1]?.id === prefix[at - 1]?.model.id);
     if (joins) {
@@ -517,6 +514,8 @@ export class ChatSession {
       this.earlier = view.earlier;
     }
     this.title = view.conversation.title;
+    // Another branch: its own compactions, read after the messages are shown.
+    void this.refreshCompactions(id);
     return true;
   }
 
