@@ -59,7 +59,8 @@ pub struct Compaction {
     pub stubbed: BTreeSet<String>,
     /// Indexes of covered messages quoted verbatim after the summary (the question of the turn
     /// that compacted), besides the pinned ones.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<Vec<u32>>"))]
     pub quoted: Vec<u32>,
 }
 

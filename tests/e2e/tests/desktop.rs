@@ -3225,3 +3225,202 @@ async fn aa_an_answer_shows_its_cost_each_request_a_budget_pause_and_the_usage_c
     app.close().await?;
     Ok(())
 }
+
+// ----- ab. compaction: the meter moves, the loop compacts between tool rounds, the boundary shows, undo, a restart --
+//
+// A small window (the profile says 8,000 tokens and 1,000 of output; the mock refuses more, as
+// OpenAI does) and a report tool whose every result is about 3,000 tokens: a request carrying two
+// whole reports passes 80% of what the window leaves, so the loop shortens older results to stubs
+// between the tool rounds of one turn. "Compact now" then has the chat's model summarise the first
+// exchange (the mock's summariser keeps every FACT line). Written against the merged engine
+// (COMPACT + COUNT + PAGING's mock); see CTXUI's report for whether it has run.
+
+/// A report of `n`: 10,000 characters of varied words (they count like prose), its fact first.
+fn ab_report(n: u32) -> String {
+    let mut out = format!("FACT-{n}: the depot in sector {n} holds {} crates.\n", 100 + n * 7);
+    let words = ["amber", "basalt", "cobalt", "delta", "ember", "fjord", "granite", "harbor", "indigo", "juniper"];
+    let mut i = n as usize;
+    while out.len() < 10_000 {
+        out.push_str(words[i % words.len()]);
+        out.push_str(&format!("-{} ", i * 31 % 997));
+        i += 3;
+    }
+    out
+}
+
+/// Starts recording every figure the composer's context meter shows ("2.9K / 8K"), in order.
+const AB_RECORD_METER: &str = "window.__meter = []; const seen = () => {     const t = document.querySelector('[data-testid=\"context-meter-text\"]')?.textContent.trim();     if (t && window.__meter[window.__meter.length - 1] !== t) window.__meter.push(t); };     new MutationObserver(seen).observe(document.body, { subtree: true, childList: true, characterData: true }); seen(); return true;";
+
+/// The used tokens of a meter figure ("2.9K / 8K" -> 2900).
+fn ab_used(figure: &str) -> f64 {
+    let used = figure.split('/').next().unwrap_or("").trim();
+    let (num, mult) = match used.chars().last() {
+        Some('K') => (&used[..used.len() - 1], 1_000.0),
+        Some('M') => (&used[..used.len() - 1], 1_000_000.0),
+        _ => (used, 1.0),
+    };
+    num.replace(',', "").parse::<f64>().unwrap_or(-1.0) * mult
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ab_compaction_mid_turn_boundary_undo_and_restart() -> Result<()> {
+    let Some(pre) = Prereqs::require("ab_compaction") else { return Ok(()) };
+    let api = axum::Router::new().route(
+        "/v1/report/{n}",
+        axum::routing::get(|axum::extract::Path(n): axum::extract::Path<u32>| async move {
+            axum::Json(json!({ "data": { "report": ab_report(n) } }))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let api_addr = listener.local_addr()?;
+    tokio::spawn(async move { axum::serve(listener, api).await });
+
+    let call = |n: u32| Reply::tool_call(format!("call_r{n}"), "depot_report", format!(r#"{{"sector":"{n}"}}"#));
+    let mock = MockServer::start(
+        Script::new(vec![
+            call(0),
+            Reply::text("Noted: sector 0 holds 100 crates."),
+            call(1),
+            call(2),
+            call(3),
+            Reply::text("Sector 2 holds 114 crates (FACT-2)."),
+            // "Compact now": the summariser keeps every line with a fact.
+            Reply::keep_lines("FACT"),
+        ])
+        .with_context_window(8_000)
+        .with_counted_usage(),
+    )
+    .await;
+    let data = DataDir::new(&mock.base_url())?;
+    data.open_store()?.upsert_provider(&switchboard_store::ProviderProfile {
+        name: switchboard_e2e::PROVIDER.into(),
+        kind: "openai".into(),
+        base_url: mock.base_url(),
+        model: Some(switchboard_e2e::MODEL.into()),
+        options: switchboard_store::ProfileOptions {
+            context_window: Some(8_000),
+            max_output_tokens: Some(1_000),
+            ..Default::default()
+        },
+    })?;
+    let file = json!({ "httpTools": [{
+        "name": "depot_report",
+        "description": "The full report of one depot sector.",
+        "url": format!("http://{api_addr}/v1/report/{{{{sector}}}}"),
+        "responsePointer": "/data/report",
+        "allowLocalAddresses": true
+    }] });
+    std::fs::write(data.path().join("tools.json"), serde_json::to_string_pretty(&file)?)?;
+    let driver = Driver::start(&pre, &data).await?;
+    let rig = Rig { driver, data, mock };
+    let app = rig.driver.launch("ab").await?;
+
+    // A first exchange with one report: the meter shows what the next request sends.
+    app.send_message("Read the report of sector 0 and keep track of the depots for me.").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the first answer failed");
+    app.wait_for("the meter", &format!("return !!document.querySelector('{}');", tid("context-meter-text")), LONG)
+        .await?;
+    app.js(AB_RECORD_METER, vec![]).await?;
+    app.screenshot("1-meter-after-first").await?;
+
+    // Three more reports in one turn: the loop compacts between its tool rounds.
+    app.send_message("Read the reports of sectors 1 to 3, then tell me what sector 2 holds.").await?;
+    let boundary = tid("compaction-boundary");
+    app.wait_for(
+        "the boundary, live, while the turn runs",
+        &format!("return !!document.querySelector('{boundary}');"),
+        LONG,
+    )
+    .await?;
+    app.screenshot("2-boundary-live").await?;
+    ensure!(wait_assistant_settled(&app, 2, LONG).await? == "complete", "the answer with a compaction failed");
+    app.screenshot("3-after-turn").await?;
+    // The meter moved with the requests (up as reports arrived, down after a compaction).
+    let seen: Vec<String> = serde_json::from_value(app.js("return window.__meter;", vec![]).await?)?;
+    let used: Vec<f64> = seen.iter().map(|f| ab_used(f)).collect();
+    ensure!(seen.len() >= 3, "the meter did not move with each request: {seen:?}");
+    ensure!(
+        used.windows(2).any(|w| w[1] > w[0]) && used.windows(2).any(|w| w[1] < w[0]),
+        "the meter never rose and fell: {seen:?}"
+    );
+
+    // Mid-turn: inside the second answer, after at least one card and before at least one.
+    let places = app
+        .js(
+            &format!(
+                "const a = [...document.querySelectorAll('[data-testid=\"message\"][data-role=\"assistant\"]')][1]; \
+         const cards = [...a.querySelectorAll('{card}')]; \
+         return [...a.querySelectorAll('{boundary}')].map(b => ({{ \
+           before: cards.filter(c => c.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING).length, \
+           after: cards.filter(c => b.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING).length, \
+           text: b.innerText, undone: b.dataset.undone }}));",
+                card = tid("tool-card")
+            ),
+            vec![],
+        )
+        .await?;
+    let between = places.as_array().is_some_and(|ps| {
+        ps.iter().any(|p| p["before"].as_u64().unwrap_or(0) >= 1 && p["after"].as_u64().unwrap_or(0) >= 1)
+    });
+    ensure!(between, "no boundary between the tool rounds of the turn: {places}");
+    ensure!(
+        places.as_array().is_some_and(|ps| ps.iter().all(|p| p["undone"] == json!("false"))),
+        "a fresh compaction shows as undone: {places}"
+    );
+    // Every original result stays shown: three cards, each with its whole report behind it.
+    let live = app.transcript().await?;
+    ensure!(last_assistant(&live)?.cards().len() == 3, "a card is missing: {live:#?}");
+    // The request after the compaction sent stubs, not the reports (the mock saw it).
+    ensure!(rig.mock.requests().len() == 6, "requests: {}", rig.mock.requests().len());
+
+    // Compact now, from the chat's menu: a summary below the last message, shown inline.
+    app.click(&tid("chat-menu")).await?;
+    app.wait_and_click(&tid("chat-menu-compact"), LONG).await?;
+    app.wait_for(
+        "Compact now's boundary",
+        &format!("return !!document.querySelector('{boundary}[data-reason=\"manual\"]');"),
+        LONG,
+    )
+    .await?;
+    app.click(&format!("{boundary}[data-reason=\"manual\"] {}", tid("compaction-show-summary"))).await?;
+    let summary = app
+        .wait_for(
+            "the summary, inline",
+            &format!("return document.querySelector('{}')?.innerText || null;", tid("compaction-summary")),
+            LONG,
+        )
+        .await?;
+    ensure!(summary.as_str().unwrap_or("").contains("FACT-0"), "the summary does not keep the facts: {summary}");
+    app.screenshot("3b-compact-now-summary").await?;
+    let live = app.transcript().await?;
+
+    // Undo: nothing asked, nothing deleted; the boundary says the full history goes next.
+    app.click(&format!("{boundary}[data-reason=\"manual\"] {}", tid("compaction-undo"))).await?;
+    app.wait_for(
+        "every boundary marked undone",
+        &format!("return [...document.querySelectorAll('{boundary}')].every(b => b.dataset.undone === 'true');"),
+        LONG,
+    )
+    .await?;
+    ensure!(
+        app.js(&format!("return !!document.querySelector('{}');", tid("confirm-dialog")), vec![]).await?
+            == json!(false),
+        "undo asked something"
+    );
+    app.screenshot("4-undone").await?;
+    let after_undo = app.transcript().await?;
+    ensure!(after_undo == live, "undo changed the messages shown");
+    app.close().await?;
+
+    // A restart shows the same: the boundary in its place, undone.
+    let app = rig.driver.launch("ab").await?;
+    app.wait_and_click(&format!("{} button.open", tid("conversation-item")), LONG).await?;
+    let shown = places.as_array().map_or(0, |p| p.len()) + 1;
+    app.wait_for("the reopened boundaries, undone", &format!("const bs = [...document.querySelectorAll('{boundary}')]; return bs.length === {shown} && bs.every(b => b.dataset.undone === 'true');"), LONG).await?;
+    let reopened = app.transcript().await?;
+    ensure!(reopened == live, "the reopened conversation differs:\nlive: {live:#?}\nreopened: {reopened:#?}");
+    app.screenshot("5-restarted").await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}

@@ -7,7 +7,7 @@ export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "skipped" | "ca
 
 export type FinishReason = "stop" | "length" | "contentFilter" | "maxIterations" | "toolTookControl" | "cancelled" | "budget" | "error";
 
-export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered" | "tooManyTools" | "budget";
+export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered" | "tooManyTools" | "budget" | "context";
 
 export type Usage = { 
 /**
@@ -30,6 +30,28 @@ cachedTokens: number,
  * Of the input, tokens written to the provider's prompt cache (Anthropic bills them apart).
  */
 cacheWriteTokens?: number, };
+
+export type ContextBreakdown = { 
+/**
+ * The system prompt with the tools' prompt snippets.
+ */
+instructions: number, 
+/**
+ * The tool definitions offered.
+ */
+tools: number, 
+/**
+ * The person's and the model's messages, tool calls included.
+ */
+history: number, 
+/**
+ * The text of tool results.
+ */
+toolResults: number, 
+/**
+ * Images (tool results' images).
+ */
+attachments: number, };
 
 export type Prices = { 
 /**
@@ -155,6 +177,28 @@ origin: string,
  * The API's own data, as its provider module wrote it.
  */
 data: unknown, };
+
+export type CompactionReason = "threshold" | "tooLong" | "manual";
+
+export type Compaction = { 
+/**
+ * How many canonical messages, from the start of the history, the summary stands for
+ * (0: no summary).
+ */
+covered: number, 
+/**
+ * The summary of those messages.
+ */
+summary?: string, 
+/**
+ * Call ids whose results are sent as stubs.
+ */
+stubbed: Array<string>, 
+/**
+ * Indexes of covered messages quoted verbatim after the summary (the question of the turn
+ * that compacted), besides the pinned ones.
+ */
+quoted?: Array<number>, };
 
 export type ChatEvent = { "type": "started", 
 /**
@@ -350,7 +394,53 @@ estimated: boolean,
  * Set when this is the total of a sub-agent call (its id) rather than a request of
  * this turn; it counts in `total`, and its requests are stored from the nested events.
  */
-agentCall?: string, } | { "type": "notice", 
+agentCall?: string, } | { "type": "compacted", 
+/**
+ * The whole compaction now in force (it includes earlier ones).
+ */
+compaction: Compaction, 
+/**
+ * Estimated tokens of the next request before compacting.
+ */
+tokensBefore: number, 
+/**
+ * And after.
+ */
+tokensAfter: number, 
+/**
+ * The model that wrote the summary, when this compaction wrote one.
+ */
+summariser?: string, 
+/**
+ * What writing the summary used.
+ */
+usage?: Usage, 
+/**
+ * Why.
+ */
+reason: CompactionReason, } | { "type": "context", 
+/**
+ * Tokens the request sends: the previous request's reported prompt tokens plus an
+ * estimate of what is new (an estimate of everything before the first report).
+ */
+usedTokens: number, 
+/**
+ * The model's context window, if known.
+ */
+window: number | null, 
+/**
+ * Where the tokens go (sums to `used_tokens`).
+ */
+breakdown: ContextBreakdown, 
+/**
+ * No provider report is part of `used_tokens`: it is all the engine's own estimate.
+ */
+estimated: boolean, 
+/**
+ * The engine's own estimate of the whole request, without any report: stored with the
+ * provider's reported prompt tokens, so a later request counts from that report.
+ */
+estimate: number, } | { "type": "notice", 
 /**
  * What kind.
  */
@@ -607,7 +697,11 @@ parentId: string | null,
  * Its versions (messages of the same role under the same parent, this one included), oldest
  * first; one entry when it has no other version.
  */
-versions: Array<string>, };
+versions: Array<string>, 
+/**
+ * The person pinned it: it is never summarised, always sent verbatim.
+ */
+pinned?: boolean, };
 
 export type MessagePage = { 
 /**
@@ -618,6 +712,53 @@ messages: Array<StoredMessage>,
  * How many of the conversation's messages come before the first of these.
  */
 earlier: number, };
+
+export type StoredCompaction = { 
+/**
+ * Row id (for show and undo).
+ */
+id: string, 
+/**
+ * The answer during which it was made (the head of the path, for "compact now").
+ */
+messageId: string, 
+/**
+ * The last message of the path the summary covers: the conversation shows its boundary
+ * after it. `None`: no summary (stubs only), or the path no longer holds it.
+ */
+throughMessageId?: string, 
+/**
+ * What is sent differently.
+ */
+compaction: Compaction, 
+/**
+ * Estimated tokens of the next request before and after.
+ */
+tokensBefore: number, 
+/**
+ * After.
+ */
+tokensAfter: number, 
+/**
+ * Why it was made.
+ */
+reason: CompactionReason, 
+/**
+ * The model that wrote the summary.
+ */
+summariser?: string, 
+/**
+ * What writing it used.
+ */
+usage?: Usage, 
+/**
+ * Unix millis.
+ */
+createdAt: number, 
+/**
+ * Undone: the full history is sent again.
+ */
+undone: boolean, };
 
 export type SearchHitKind = "title" | "message" | "toolArguments" | "toolResult";
 
@@ -1086,6 +1227,28 @@ chat: string,
  * What its last question was sent with, if it was recorded.
  */
 lastSent: string | null, };
+
+export type ConversationContext = { 
+/**
+ * Tokens the next request sends before the person's new message.
+ */
+usedTokens: number, 
+/**
+ * The model's window (`None`: unknown).
+ */
+window: number | null, 
+/**
+ * Where the tokens go.
+ */
+breakdown: ContextBreakdown, 
+/**
+ * No provider report is part of `used_tokens`.
+ */
+estimated: boolean, 
+/**
+ * The fraction of the window past which the loop compacts.
+ */
+compactAt: number, };
 
 export type TurnStarted = { 
 /**
@@ -1604,7 +1767,11 @@ idleTimeoutSecs: number | null,
  * The longest tool result the model receives whole, characters; a longer one is cut and
  * the model reads the rest with `read_tool_result`.
  */
-toolResultChars: number | null, };
+toolResultChars: number | null, 
+/**
+ * Compact before a request that would fill more than this percent of the model's window.
+ */
+compactAtPercent: number | null, };
 
 export type Retry = { 
 /**
@@ -2396,7 +2563,8 @@ export const ENGINE_DEFAULTS = {
     "maxToolCallsPerRound": 10,
     "toolTimeoutSecs": 60,
     "idleTimeoutSecs": 120,
-    "toolResultChars": 16000
+    "toolResultChars": 16000,
+    "compactAtPercent": 80
   },
   "retry": {
     "maxRetries": 3,
@@ -2407,6 +2575,10 @@ export const ENGINE_DEFAULTS = {
 /** The range of every limit (`settings::LIMIT_BOUNDS`); `update_settings` refuses values outside it. */
 export const LIMIT_BOUNDS = {
   "limits": {
+    "compactAtPercent": {
+      "min": 50,
+      "max": 95
+    },
     "idleTimeoutSecs": {
       "min": 5,
       "max": 3600

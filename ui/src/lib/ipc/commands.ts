@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -23,12 +23,18 @@ export interface Commands {
   rename_conversation: { args: { id: string; title: string }; params: [id: string, title: string]; result: void };
   generate_title: { args: { id: string }; params: [id: string]; result: string };
   chat_instructions: { args: { id: string }; params: [id: string]; result: ChatInstructions };
+  conversation_context: { args: { id: string; provider?: string | null; model?: string | null }; params: [id: string, provider?: string | null, model?: string | null]; result: ConversationContext };
   set_chat_instructions: { args: { id: string; text: string }; params: [id: string, text: string]; result: void };
   set_chat_setup: { args: { id: string; change: ChatSetupChange }; params: [id: string, change: ChatSetupChange]; result: ChatSetup };
   chat_grants: { args: { id: string }; params: [id: string]; result: ChatGrant[] };
   revoke_chat_grant: { args: { id: string; grant: ChatGrant }; params: [id: string, grant: ChatGrant]; result: ChatGrant[] };
   set_conversation_pinned: { args: { id: string; pinned: boolean }; params: [id: string, pinned: boolean]; result: void };
   set_conversation_archived: { args: { id: string; archived: boolean }; params: [id: string, archived: boolean]; result: void };
+  compact_conversation: { args: { id: string }; params: [id: string]; result: StoredCompaction };
+  list_compactions: { args: { id: string }; params: [id: string]; result: StoredCompaction[] };
+  get_compaction: { args: { id: string; compactionId: string }; params: [id: string, compactionId: string]; result: StoredCompaction };
+  set_compaction_undone: { args: { id: string; compactionId: string; undone: boolean }; params: [id: string, compactionId: string, undone: boolean]; result: void };
+  set_message_pinned: { args: { id: string; messageId: string; pinned: boolean }; params: [id: string, messageId: string, pinned: boolean]; result: void };
   delete_conversation: { args: { id: string }; params: [id: string]; result: void };
   switch_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
   delete_version: { args: { conversationId: string; messageId: string }; params: [conversationId: string, messageId: string]; result: ConversationView };
@@ -88,7 +94,11 @@ export interface Commands {
   stop_turn: { args: { messageId: string }; params: [messageId: string]; result: boolean };
   regenerate: { args: { conversationId: string; messageId?: string | null; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, messageId: string | null, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
   edit_message: { args: { conversationId: string; messageId: string; text: string; choices?: TurnChoices | null; onEvent: EventChannel<ChatEvent> }; params: [conversationId: string, messageId: string, text: string, choices: TurnChoices | null, onEvent: EventChannel<ChatEvent>]; result: TurnStarted };
+  resolve_budget: { args: { pauseId: string; choice: BudgetChoice }; params: [pauseId: string, choice: BudgetChoice]; result: void };
   resolve_approval: { args: { callId: string; choice: ApprovalChoice }; params: [callId: string, choice: ApprovalChoice]; result: void };
+  message_usage: { args: { messageId: string }; params: [messageId: string]; result: MessageUsage };
+  conversation_usage: { args: { conversationId: string }; params: [conversationId: string]; result: ConversationUsage };
+  usage_report: { args: { query: UsageQuery }; params: [query: UsageQuery]; result: UsageReport };
 }
 
 export type CommandName = keyof Commands;
@@ -109,12 +119,18 @@ export const COMMANDS = {
   rename_conversation: ['id', 'title'],
   generate_title: ['id'],
   chat_instructions: ['id'],
+  conversation_context: ['id', 'provider', 'model'],
   set_chat_instructions: ['id', 'text'],
   set_chat_setup: ['id', 'change'],
   chat_grants: ['id'],
   revoke_chat_grant: ['id', 'grant'],
   set_conversation_pinned: ['id', 'pinned'],
   set_conversation_archived: ['id', 'archived'],
+  compact_conversation: ['id'],
+  list_compactions: ['id'],
+  get_compaction: ['id', 'compactionId'],
+  set_compaction_undone: ['id', 'compactionId', 'undone'],
+  set_message_pinned: ['id', 'messageId', 'pinned'],
   delete_conversation: ['id'],
   switch_version: ['conversationId', 'messageId'],
   delete_version: ['conversationId', 'messageId'],
@@ -174,7 +190,11 @@ export const COMMANDS = {
   stop_turn: ['messageId'],
   regenerate: ['conversationId', 'messageId', 'choices', 'onEvent'],
   edit_message: ['conversationId', 'messageId', 'text', 'choices', 'onEvent'],
+  resolve_budget: ['pauseId', 'choice'],
   resolve_approval: ['callId', 'choice'],
+  message_usage: ['messageId'],
+  conversation_usage: ['conversationId'],
+  usage_report: ['query'],
 } as const satisfies { [C in CommandName]: readonly (keyof Commands[C]['args'])[] };
 
 /** The argument that carries a turn's events, for the commands that have one. */

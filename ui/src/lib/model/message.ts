@@ -9,6 +9,7 @@ import type {
   MessageStatus,
   NestedEvent,
   Role,
+  StoredCompaction,
   StoredError,
   StoredMessage,
   StoredNotice,
@@ -18,6 +19,7 @@ import type {
   Usage,
 } from '../ipc/bindings';
 import { addSpend, requestFromEvent, runLabel, sumRequests, unclaimed, withRequest, type RequestSpend, type RunDetails, type SpendDetails, type SpendTotal, type UsageEventLike } from './spend';
+import { compactionFromEvent, compactionFromStored, type CompactionModel } from './compaction';
 
 export interface ToolCallModel {
   id: string;
@@ -64,6 +66,10 @@ export interface MessageModel {
   error: StoredError | null;
   notices: StoredNotice[];
   toolCalls: ToolCallModel[];
+  /** The person pinned it: compaction never summarises it. */
+  pinned: boolean;
+  /** The compactions of what is sent that happened in this message's turn or right after it, oldest first. */
+  compactions: CompactionModel[];
 }
 
 export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 });
@@ -85,6 +91,8 @@ export function pendingAssistant(id = ''): MessageModel {
     error: null,
     notices: [],
     toolCalls: [],
+    pinned: false,
+    compactions: [],
   };
 }
 
@@ -93,8 +101,11 @@ export function userMessage(id: string, text: string): MessageModel {
   return { ...pendingAssistant(id), role: 'user', content: text, status: 'complete' };
 }
 
-/** Builds the model of a message read back from the store (`open_conversation`). */
-export function fromStored(m: StoredMessage): MessageModel {
+/**
+ * Builds the model of a message read back from the store (`open_conversation`), with the
+ * compactions made during it (the rows of `list_compactions` whose `messageId` is this message).
+ */
+export function fromStored(m: StoredMessage, compactions: readonly StoredCompaction[] = []): MessageModel {
   return {
     id: m.id,
     role: m.role,
@@ -110,6 +121,8 @@ export function fromStored(m: StoredMessage): MessageModel {
     toolCallsMade: m.toolCallsMade,
     error: m.error ? { ...m.error } : null,
     notices: m.notices.map((n) => ({ ...n })),
+    pinned: m.pinned ?? false,
+    compactions: compactions.filter((c) => c.messageId === m.id).map(compactionFromStored),
     toolCalls: m.toolCalls.map((c) => ({
       id: c.callId,
       name: c.name,
@@ -268,14 +281,15 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
       return m;
     case 'budgetPaused':
     case 'budgetResolved':
-      // The pause is the session's (its card); what stays with the answer are its notices.
-    case 'compacted':
-      // What is sent changed, not the message: the conversation shows the boundary (CTXUI).
+    // The pause is the session's (its card); what stays with the answer are its notices.
+    // eslint-disable-next-line no-fallthrough -- a comment between cases, no statement
     case 'context':
       // The composer's meter shows it (ChatSession.context); the message does not change.
       return m;
     case 'notice':
       return { ...m, notices: [...m.notices, { kind: e.kind, message: e.message }] };
+    case 'compacted':
+      return { ...m, compactions: [...m.compactions, compactionFromEvent(e)] };
     case 'error':
       return { ...m, error: { kind: e.kind, message: e.message, ...(e.detail ? { detail: e.detail } : {}) } };
     case 'done':

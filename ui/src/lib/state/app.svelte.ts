@@ -369,7 +369,8 @@ export class AppState implements SessionHost {
   /** Sends the composer's text with the current choices; forced tools, "no tools" and dry run reset after. */
   send(rawText: string): boolean {
     const s = this.current;
-    if (s.running) return false;
+    // While "Compact now" runs the composer keeps the text: the next request waits for the new history.
+    if (s.running || s.compacting) return false;
     // With no provider the turn could only fail (an empty, interrupted answer); the composer says why instead.
     if (!this.hasProviders) return false;
     const message = this.takeMessage(rawText);

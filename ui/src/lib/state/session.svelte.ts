@@ -4,10 +4,11 @@
  * through the pure reducer, so a fast stream costs one model update and one render per frame.
  */
 import type { Backend, TurnHandlers } from '../ipc/backend';
-import type { BudgetChoice, ChatEvent, ChatSetup, ContextBreakdown, ConversationView, EgressReason, IpcError, SendRequest, StoredMessage, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
+import type { BudgetChoice, ChatEvent, ChatSetup, ContextBreakdown, ConversationView, EgressReason, IpcError, SendRequest, StoredCompaction, StoredMessage, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { generationFor } from './chatParams.svelte';
 import { fromStored, interrupt, nestedApproval, nestedBudget, pendingAssistant, type BudgetPause, reduce, userMessage, type MessageModel } from '../model/message';
+import { compactionFromStored, undoAll } from '../model/compaction';
 import type { Scheduler } from '../util/frame';
 import { uid } from '../util/id';
 import { loadMarkdown } from '../markdown/engine';
@@ -35,11 +36,14 @@ export interface VersionPosition {
 /** Why a message cannot be edited, regenerated or switched now (a tooltip). */
 export const BUSY_REASON = 'Wait until the answer finishes, or stop it.';
 
+/** Why a turn or a tree change waits while "Compact now" runs. */
+export const COMPACTING_REASON = 'Wait until compaction finishes.';
+
 /** A stored message as the session keeps it, under the key it already has on screen (if any). */
-function uiFromStored(m: StoredMessage, keys: ReadonlyMap<string, string> = new Map()): UiMessage {
+function uiFromStored(m: StoredMessage, keys: ReadonlyMap<string, string> = new Map(), compactions: readonly StoredCompaction[] = []): UiMessage {
   // A shell from before the message tree sends no `versions`: the message then has no other.
   const versions = (m as Partial<StoredMessage>).versions ?? [];
-  return { key: keys.get(m.id) ?? (m.id || uid('m')), model: fromStored(m), ...(versions.length > 1 ? { versions } : {}) };
+  return { key: keys.get(m.id) ?? (m.id || uid('m')), model: fromStored(m, compactions), ...(versions.length > 1 ? { versions } : {}) };
 }
 
 /** Where `m` stands among its versions, or null when it has no other. */
@@ -75,7 +79,9 @@ export interface ApprovalRequest {
 export interface SessionHost {
   readonly api: Backend;
   readonly schedule: Scheduler;
-  toast(error: IpcError | string): void;
+  toast(error: IpcError | string, title?: string): void;
+  /** A short confirmation at the bottom of the window ("Compacted: …"). */
+  notify?(text: string): void;
   /** A new chat got its conversation id from `started`. */
   adopted(session: ChatSession, conversationId: string): void;
   /** A turn is starting (send, edit, regenerate, retry): keep the session while it answers. */
@@ -198,9 +204,9 @@ export class ChatSession {
     this.loadError = null;
     try {
       // The Markdown engine loads alongside, so the chat's first paint is its rendered messages.
-      const [view] = await Promise.all([this.host.api.openConversation(id), loadMarkdown().catch(() => undefined)]);
+      const [view, rows] = await Promise.all([this.host.api.openConversation(id), this.readCompactions(id), loadMarkdown().catch(() => undefined)]);
       if (this.running) return; // a turn started meanwhile: its live state wins
-      this.applyView(view);
+      this.applyView(view, rows);
     } catch (e) {
       this.loadError = toIpcError(e);
       this.host.toast(this.loadError);
@@ -209,8 +215,23 @@ export class ChatSession {
     }
   }
 
-  /** Shows `view` (from opening the conversation, or from switching it to another branch). */
-  applyView(view: ConversationView): void {
+  /**
+   * The compaction rows of the conversation's current path. A failure shows the chat without its
+   * boundaries (the messages are all there) rather than not at all.
+   */
+  private async readCompactions(id: string): Promise<StoredCompaction[]> {
+    try {
+      return await this.host.api.listCompactions(id);
+    } catch {
+      return [];
+    }
+  }
+
+  /**
+   * Shows `view` (from opening the conversation, or from switching it to another branch) with the
+   * path's compaction rows (`rows`; absent: read them, and place them once they arrive).
+   */
+  applyView(view: ConversationView, rows?: readonly StoredCompaction[]): void {
     this.title = view.conversation.title;
     this.agent = view.agent ?? null;
     if (view.setup) {
@@ -218,8 +239,22 @@ export class ChatSession {
       this.setupLoaded = true;
       this.host.restoreSetup?.(this, view.setup);
     }
-    this.messages = view.messages.map((m) => uiFromStored(m));
+    this.compactionRows = rows ?? [];
+    this.messages = view.messages.map((m) => uiFromStored(m, undefined, this.compactionRows));
     this.earlier = view.earlier;
+    if (!rows && this.conversationId) void this.refreshCompactions(this.conversationId);
+  }
+
+  /** Reads the path's compaction rows again and shows them on the messages they belong to. */
+  private async refreshCompactions(id: string): Promise<void> {
+    const rows = await this.readCompactions(id);
+    if (this.conversationId !== id || this.running) return;
+    this.compactionRows = rows;
+    this.messages = this.messages.map((m) => {
+      const mine = rows.filter((c) => c.messageId === m.model.id);
+      if (mine.length === 0 && m.model.compactions.length === 0) return m;
+      return { ...m, model: { ...m.model, compactions: mine.map(compactionFromStored) } };
+    });
   }
 
   private older: Promise<number> | null = null;
@@ -242,7 +277,7 @@ export class ChatSession {
       // The conversation may have been reloaded meanwhile: add the page only where it belongs.
       if (this.conversationId !== id || this.messages[0]?.model.id !== first) return 0;
       const have = this.messages.map((m) => m.key);
-      const added = page.messages.filter((m) => !have.includes(m.id)).map((m) => uiFromStored(m));
+      const added = page.messages.filter((m) => !have.includes(m.id)).map((m) => uiFromStored(m, undefined, this.compactionRows));
       this.messages = [...added, ...this.messages];
       this.earlier = page.earlier;
       return added.length;
@@ -288,8 +323,86 @@ export class ChatSession {
 
   /** Why edit, regenerate and version switching are not offered now (a tooltip), or null. */
   get treeBusy(): string | null {
-    return this.running ? BUSY_REASON : null;
+    return this.running ? BUSY_REASON : this.compacting ? COMPACTING_REASON : null;
   }
+
+  /** The compactions of the path as the conversation opened (older pages take theirs from here). */
+  private compactionRows: readonly StoredCompaction[] = [];
+
+  /** "Compact now" runs: the chat menu shows it, the composer and tree changes wait. */
+  compacting = $state(false);
+
+  /** Shows "Compact now"'s compaction where it applies: below the last message. */
+  private placeCompaction(c: StoredCompaction): void {
+    this.compactionRows = [...this.compactionRows, c];
+    this.messages = this.messages.map((m) => (m.model.id === c.messageId ? { ...m, model: { ...m.model, compactions: [...m.model.compactions, compactionFromStored(c)] } } : m));
+  }
+
+  /**
+   * Compacts what this chat sends now (the chat menu's "Compact now"). Resolves with the
+   * compaction, or undefined when it failed: then nothing changed, and the toast says why.
+   */
+  async compactNow(): Promise<StoredCompaction | undefined> {
+    const id = this.conversationId;
+    if (!id || this.running || this.compacting) return undefined;
+    this.compacting = true;
+    try {
+      const c = await this.host.api.compactConversation(id);
+      if (this.conversationId === id) this.placeCompaction(c);
+      return c;
+    } catch (e) {
+      const err = toIpcError(e);
+      // The service's words say the conversation is unchanged; an error that does not is told so.
+      const message = /unchanged/i.test(err.message) ? err.message : `${err.message.replace(/\.?$/, '.')} Nothing changed: the full history is still sent.`;
+      this.host.toast({ ...err, message }, 'Could not compact');
+      return undefined;
+    } finally {
+      this.compacting = false;
+    }
+  }
+
+  /**
+   * Undoes compaction: every compaction in force on this path is marked undone, so the full
+   * history goes with the next request. Nothing is deleted; a row that could not be marked is
+   * said in the toast, and what is shown is read back from the store.
+   */
+  async undoCompaction(): Promise<boolean> {
+    const id = this.conversationId;
+    if (!id || this.treeBusy) return false;
+    try {
+      const rows = await this.host.api.listCompactions(id);
+      for (const c of rows) if (!c.undone) await this.host.api.setCompactionUndone(id, c.id, true);
+    } catch (e) {
+      this.host.toast(toIpcError(e), 'Could not undo the compaction');
+      await this.refreshCompactions(id);
+      return false;
+    }
+    this.compactionRows = this.compactionRows.map((c) => (c.undone ? c : { ...c, undone: true }));
+    this.messages = this.messages.map((m) => {
+      const model = undoAll(m.model);
+      return model === m.model ? m : { ...m, model };
+    });
+    this.host.notify?.('Undone: the full history goes with the next request');
+    return true;
+  }
+
+  /** Pins (never summarised) or unpins the message keyed `key`; shown at once, put back if refused. */
+  async setMessagePinned(key: string, pinned: boolean): Promise<boolean> {
+    const id = this.conversationId;
+    const target = this.messages.find((m) => m.key === key);
+    if (!id || !target || !target.model.id) return false;
+    const set = (v: boolean) => (this.messages = this.messages.map((m) => (m.key === key ? { ...m, model: { ...m.model, pinned: v } } : m)));
+    set(pinned);
+    try {
+      await this.host.api.setMessagePinned(id, target.model.id, pinned);
+      return true;
+    } catch (e) {
+      set(!pinned);
+      this.host.toast(toIpcError(e), pinned ? 'Could not pin the message' : 'Could not unpin the message');
+      return false;
+    }
+  }
+
 
   /**
    * Sends `text` in place of the question keyed `key`: a new version of it, answered on a new
@@ -392,17 +505,19 @@ export class ChatSession {
     const prefix = this.messages.slice(0, at);
     const joins = earlier <= from && (at === 0 || from - earlier === 0 || page[from - earlier - 1]?.id === prefix[at - 1]?.model.id);
     if (joins) {
-      const tail = page.slice(from - earlier).map((m) => uiFromStored(m, keys));
+      const tail = page.slice(from - earlier).map((m) => uiFromStored(m, keys, this.compactionRows));
       // The message shown in the changed one's place keeps its element (and the focus on its buttons).
       const replaced = this.messages[at];
       if (tail[0] && replaced && !tail.some((m) => m.key === replaced.key)) tail[0] = { ...tail[0], key: replaced.key };
       this.messages = [...prefix, ...tail];
     } else {
       // Not the path above it any more (changed elsewhere meanwhile): show the view as it is.
-      this.messages = view.messages.map((m) => uiFromStored(m, keys));
+      this.messages = view.messages.map((m) => uiFromStored(m, keys, this.compactionRows));
       this.earlier = view.earlier;
     }
     this.title = view.conversation.title;
+    // Another branch: its own compactions, read after the messages are shown.
+    void this.refreshCompactions(id);
     return true;
   }
 

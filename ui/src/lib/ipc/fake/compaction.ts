@@ -1,75 +1,127 @@
 /**
- * Compaction in the fake, as the service does it: "compact now" adds a row that summarises the
- * current path before its latest question (older tool results as stubs), list and show read the
- * rows of the current path, undo only marks one, and pins mark a message. Nothing here changes
- * or removes a message.
+ * Compaction in the fake, as the service does it: "Compact now" summarises what comes before the
+ * latest question (pinned messages are kept as written) and shortens its tool results, adding a
+ * compaction row made "during" the path's last message (reason manual); a live turn's `compacted`
+ * event is stored as a row the way the Recorder does; rows are marked undone one by one, as the
+ * service does (the UI marks every one in force); pins are kept per message. The chat's own model
+ * writes the summary; "Compact now" with nothing before the latest question is refused.
+ * Nothing is ever deleted or rewritten: a compaction only adds a record. A chat on a profile whose
+ * server does not answer (the seeded `lmstudio`) cannot be summarised: it fails and changes nothing.
+ * Token counts are the fake's estimate (characters / 4), not the engine's.
  */
 import type { Backend } from '../backend';
-import type { StoredCompaction } from '../bindings';
+import type { ChatEvent, StoredCompaction, StoredMessage } from '../bindings';
 import { conversation } from './conversations';
-import { ipcError, fakeOnlyError } from './errors';
-import type { FakeState } from './state';
-import { pathOf } from './tree';
+import { fakeOnlyError, ipcError } from './errors';
+import { pathCompactions, pathOf, refuseWhileStreaming } from './tree';
+import type { FakeConversation, FakeState } from './state';
 
-/** Results longer than this become stubs (the service's `STUB_MIN_CHARS`). */
-const STUB_MIN_CHARS = 600;
+/** The most recent messages a live compaction keeps as they are (the question and its answer). */
+export const KEEP_RECENT = 2;
 
-export function compactionCommands(
-  st: FakeState,
-): Pick<Backend, 'compactConversation' | 'listCompactions' | 'getCompaction' | 'setCompactionUndone' | 'setMessagePinned'> {
-  const rows = (cid: string): StoredCompaction[] => {
-    const c = conversation(st, cid);
-    c.compactions ??= [];
-    return c.compactions;
+/** The fake's token estimate of a message as sent. */
+function tokensOf(m: StoredMessage): number {
+  const results = m.toolCalls.reduce((n, c) => n + (c.result?.output.length ?? 0) + c.arguments.length, 0);
+  return Math.ceil((m.content.length + results) / 4) + 4;
+}
+
+/** A deterministic summary in the words the summariser prompt asks for (names, numbers, decisions, what tools found). */
+function summarise(messages: readonly StoredMessage[]): string {
+  const lines = messages.map((m) => {
+    const text = m.content.replace(/\s+/g, ' ').trim().slice(0, 100);
+    const tools = m.toolCalls.map((c) => `${c.name} → ${(c.result?.output ?? '').replace(/\s+/g, ' ').slice(0, 60)}`);
+    return `- ${m.role === 'user' ? 'The person asked' : 'The assistant answered'}: ${text || '(no text)'}${tools.length ? ` (tools: ${tools.join('; ')})` : ''}`;
+  });
+  return `Summary of ${messages.length} earlier message${messages.length === 1 ? '' : 's'}:\n${lines.join('\n')}`;
+}
+
+/** The chat's own model writes its summaries: a profile whose server does not answer (the seeded `lmstudio`) fails. */
+export function summariserFails(st: FakeState, c: FakeConversation): string | null {
+  const provider = c.setup?.provider;
+  if (!provider || !st.stale.has(provider)) return null;
+  return `The summariser ${provider}/${c.setup?.model ?? 'its model'} did not answer (connection refused).`;
+}
+
+/**
+ * Compacts `c`'s current path now, as the service does: everything before the latest question is
+ * summarised by the chat's model (pinned messages are quoted, not summarised) and its results are
+ * stubbed; the row belongs to the path's last message. Nothing before the latest question: refused.
+ */
+export function compactPath(st: FakeState, c: FakeConversation): StoredCompaction {
+  const path = pathOf(c);
+  const question = path.map((m) => m.role).lastIndexOf('user');
+  const older = path.slice(0, Math.max(0, question));
+  const summarised = older.filter((m) => !m.pinned);
+  const last = path.at(-1);
+  if (!last || summarised.length === 0) throw fakeOnlyError('config', 'Nothing to compact yet: everything before the latest question is already summarised or short.');
+  const failed = summariserFails(st, c);
+  if (failed) throw fakeOnlyError('network', `${failed} The conversation is unchanged.`, true);
+  const summary = summarise(summarised);
+  const before = path.reduce((n, m) => n + tokensOf(m), 0);
+  const after = Math.ceil(summary.length / 4) + path.slice(older.length).reduce((n, m) => n + tokensOf(m), 0) + older.filter((m) => m.pinned).reduce((n, m) => n + tokensOf(m), 0);
+  const record: StoredCompaction = {
+    id: st.id('k'),
+    messageId: last.id,
+    throughMessageId: older.at(-1)?.id ?? last.id,
+    compaction: {
+      covered: older.length,
+      summary,
+      stubbed: older.flatMap((m) => m.toolCalls.filter((x) => x.result).map((x) => x.callId)),
+    },
+    tokensBefore: before,
+    tokensAfter: after,
+    summariser: `${c.setup?.provider ?? last.provider ?? 'openai'}/${c.setup?.model ?? last.model ?? 'gpt-4o-mini'}`,
+    reason: 'manual',
+    createdAt: Date.now(),
+    undone: false,
   };
-  const find = (cid: string, id: string): StoredCompaction => {
-    const row = rows(cid).find((r) => r.id === id);
-    if (!row) throw ipcError('compactionNotFound', { id });
-    return row;
+  c.compactions = [...(c.compactions ?? []), record];
+  return structuredClone(record);
+}
+
+/** What the Recorder stores for a live `compacted` event of the answer `messageId`. */
+export function recordCompaction(st: FakeState, c: FakeConversation, messageId: string, e: Extract<ChatEvent, { type: 'compacted' }>): void {
+  const row: StoredCompaction = {
+    id: st.id('k'),
+    messageId,
+    compaction: structuredClone(e.compaction),
+    tokensBefore: e.tokensBefore,
+    tokensAfter: e.tokensAfter,
+    reason: e.reason,
+    ...(e.summariser !== undefined ? { summariser: e.summariser } : {}),
+    ...(e.usage ? { usage: { ...e.usage } } : {}),
+    createdAt: Date.now(),
+    undone: false,
   };
+  c.compactions = [...(c.compactions ?? []), row];
+}
+
+export function compactionCommands(st: FakeState): Pick<Backend, 'compactConversation' | 'listCompactions' | 'getCompaction' | 'setCompactionUndone' | 'setMessagePinned'> {
   return {
-    async compactConversation(cid) {
-      const c = conversation(st, cid);
-      if (c.messages.some((m) => m.status === 'streaming')) throw ipcError('compactStreaming');
-      const path = pathOf(c);
-      const last = path.map((m) => m.role).lastIndexOf('user');
-      const head = path.at(-1);
-      if (last < 1 || !head) {
-        throw fakeOnlyError('config', 'Nothing to compact yet: everything before the latest question is already summarised or short.');
-      }
-      const covered = path.slice(0, last);
-      const stubbed = covered.flatMap((m) => m.toolCalls.filter((t) => (t.result?.output.length ?? 0) > STUB_MIN_CHARS).map((t) => t.callId));
-      const summary = covered.map((m) => `- ${m.role === 'user' ? 'The person asked' : 'The assistant answered'}: ${(m.content.split('\n')[0] ?? '').slice(0, 120)}`).join('\n');
-      const chars = covered.reduce((n, m) => n + m.content.length + m.toolCalls.reduce((k, t) => k + (t.result?.output.length ?? 0), 0), 0);
-      const row: StoredCompaction = {
-        id: st.id('k'),
-        messageId: head.id,
-        throughMessageId: covered.at(-1)?.id,
-        compaction: { covered: covered.length, summary, stubbed, quoted: [] },
-        tokensBefore: Math.ceil(chars / 4),
-        tokensAfter: Math.ceil(summary.length / 4),
-        reason: 'manual',
-        summariser: head.model ?? undefined,
-        createdAt: st.clock(),
-        undone: false,
-      };
-      rows(cid).push(row);
+    async compactConversation(id) {
+      const c = conversation(st, id);
+      refuseWhileStreaming(c);
+      // The summariser's request takes a moment (the progress can be seen).
+      await new Promise((resolve) => setTimeout(resolve, st.tick * 40));
+      return compactPath(st, c);
+    },
+    async listCompactions(id) {
+      return pathCompactions(conversation(st, id));
+    },
+    async getCompaction(id, compactionId) {
+      const row = (conversation(st, id).compactions ?? []).find((x) => x.id === compactionId);
+      if (!row) throw fakeOnlyError('config', `compaction '${compactionId}' not found`);
       return structuredClone(row);
     },
-    async listCompactions(cid) {
-      const onPath = new Set(pathOf(conversation(st, cid)).map((m) => m.id));
-      return structuredClone(rows(cid).filter((r) => onPath.has(r.messageId)));
+    async setCompactionUndone(id, compactionId, undone) {
+      const c = conversation(st, id);
+      if (!(c.compactions ?? []).some((x) => x.id === compactionId)) throw fakeOnlyError('config', `compaction '${compactionId}' not found`);
+      c.compactions = (c.compactions ?? []).map((x) => (x.id === compactionId ? { ...x, undone } : x));
     },
-    async getCompaction(cid, id) {
-      return structuredClone(find(cid, id));
-    },
-    async setCompactionUndone(cid, id, undone) {
-      find(cid, id).undone = undone;
-    },
-    async setMessagePinned(cid, messageId, pinned) {
-      const m = conversation(st, cid).messages.find((x) => x.id === messageId);
+    async setMessagePinned(id, messageId, pinned) {
+      const m = conversation(st, id).messages.find((x) => x.id === messageId);
       if (!m) throw ipcError('messageNotFound', { id: messageId });
-      m.pinned = pinned || undefined;
+      m.pinned = pinned;
     },
   };
 }

@@ -63,6 +63,28 @@ export function scriptFor(text: string): ChatEvent[] {
 }
 
 /**
+ * A turn whose context fills up between tool rounds: the plain answer with a compaction after its
+ * call's result, before the second request (that result shortened to a stub, older messages
+ * summarised when there are any), as the loop emits it. With `failed` (the chat's summariser does
+ * not answer) the loop sends the full history instead and says so in a notice. `summary` is the
+ * fake summariser's text of the `covered` older messages.
+ */
+export function compactionScript(summary: string | null, covered: number, failed: string | null): ChatEvent[] {
+  const at = ANSWER.events.findIndex((e) => e.type === 'toolResult') + 1;
+  const call = ANSWER.events.find((e) => e.type === 'toolCall');
+  const event: ChatEvent = failed
+    ? { type: 'notice', kind: 'context', message: `${failed} The full history was sent instead; nothing was summarised.` }
+    : {
+        type: 'compacted',
+        compaction: { covered: summary === null ? 0 : covered, ...(summary === null ? {} : { summary }), stubbed: call ? [call.id] : [] },
+        tokensBefore: 6_620,
+        tokensAfter: 2_140,
+        reason: 'threshold',
+      };
+  return [...ANSWER.events.slice(0, at), event, ...ANSWER.events.slice(at)];
+}
+
+/**
  * An agent's turn: it hands the question to two `Scout` instances at once, whose answers stream
  * into its call's card, then answers with what they found.
  */
@@ -119,6 +141,7 @@ export function toStored(m: MessageModel, createdAt: number, updatedAt: number, 
     toolCallsMade: m.toolCallsMade,
     error: m.error,
     notices: m.notices.map((n) => ({ ...n })),
+    ...(m.pinned ? { pinned: true } : {}),
     providerResponseId: null,
     createdAt,
     updatedAt,

@@ -11,8 +11,8 @@
  */
 import type { Backend } from '../backend';
 import { agentCommands, agentsSeed } from './agents';
-import { conversationCommands, seedConversations } from './conversations';
 import { compactionCommands } from './compaction';
+import { conversationCommands, seedConversations } from './conversations';
 import { dataCommands } from './data';
 import { fakeOnlyError } from './errors';
 import { definedCommands, definedSeed } from './defined';

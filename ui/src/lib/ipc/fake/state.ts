@@ -28,7 +28,7 @@ export interface FakeConversation {
   setup?: ChatSetup;
   /** What was allowed for this chat only. */
   grants?: ChatGrant[];
-  /** Its compactions, oldest first (./compaction.ts). */
+  /** Its compaction rows, every branch's, oldest first (the store's table: ./compaction.ts). */
   compactions?: StoredCompaction[];
 }
 

@@ -10,7 +10,7 @@
  * message of the same conversation (deleting a message deletes everything below it).
  */
 import type { Backend } from '../backend';
-import type { ConversationView, StoredMessage } from '../bindings';
+import type { ConversationView, StoredCompaction, StoredMessage } from '../bindings';
 import { conversation } from './conversations';
 import { errorText, ipcError } from './errors';
 import type { FakeConversation, FakeState } from './state';
@@ -96,6 +96,12 @@ export function viewOf(c: FakeConversation, page: number): ConversationView {
     disabledTools: [...c.disabled],
     ...(c.agent ? { agent: c.agent } : {}),
   };
+}
+
+/** The compaction rows of `path` (made during one of its messages), oldest first, as the store lists them. */
+export function pathCompactions(c: FakeConversation, path: readonly StoredMessage[] = pathOf(c)): StoredCompaction[] {
+  const ids = new Set(path.map((m) => m.id));
+  return structuredClone((c.compactions ?? []).filter((k) => ids.has(k.messageId)));
 }
 
 /** A message as Markdown, in the shape of the service's `message_markdown`: who wrote it, its text, each tool call where it happened. */

@@ -7,7 +7,8 @@ import type { Backend, TurnHandlers } from '../backend';
 import type { ApprovalChoice, BudgetChoice, ChatEvent, NestedEvent, SendRequest, TurnStarted } from '../bindings';
 import { pendingAssistant, reduce, userMessage } from '../../model/message';
 import { ipcError } from './errors';
-import { afterApproval, agentScript, scriptFor, STOPPED_DONE, toStored } from './golden';
+import { afterApproval, agentScript, compactionScript, scriptFor, STOPPED_DONE, toStored } from './golden';
+import { KEEP_RECENT, recordCompaction } from './compaction';
 import { conversation } from './conversations';
 import { modelsOf, providerList } from './providers';
 import { pathOf, refuseWhileStreaming, touchPath } from './tree';
@@ -68,8 +69,16 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
     return made;
   };
   const emit = (golden: ChatEvent) => {
-    const e: ChatEvent = golden.type === 'started' ? { ...golden, ...started, provider, model } : 'id' in golden ? { ...golden, id: fresh(golden.id) } : golden;
+    const e: ChatEvent =
+      golden.type === 'started'
+        ? { ...golden, ...started, provider, model }
+        : golden.type === 'compacted'
+          ? { ...golden, compaction: { ...golden.compaction, stubbed: golden.compaction.stubbed.map(fresh) }, ...(golden.compaction.summary !== undefined ? { summariser: summariserName } : {}) }
+          : 'id' in golden
+            ? { ...golden, id: fresh(golden.id) }
+            : golden;
     state = reduce(state, e);
+    if (e.type === 'compacted') recordCompaction(st, conv, started.messageId, e);
     if (e.type === 'toolProgress' && e.instance && e.event) nested.set(e.id, [...(nested.get(e.id) ?? []), { instance: e.instance, event: e.event }]);
     // Found by id: a message is never removed while it streams (tree changes are refused meanwhile).
     const slot = conv.messages.findIndex((m) => m.id === started.messageId);
@@ -84,9 +93,16 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
   // The model "thinks" before its first event, and a tool takes a while, so both can be seen (and stopped).
   const pause = (e: ChatEvent) => tick * (e.type === 'started' ? 8 : e.type === 'toolStarted' ? 25 : 1);
 
+  // "compact" in the question: the context fills up between the tool rounds (a compaction, or the summariser's failure).
+  const older = pathOf(conv).slice(0, -KEEP_RECENT).filter((m) => !m.pinned);
+  // The chat's own model writes the summary.
+  const summariserName = `${provider}/${model}`;
+  const summary = older.length > 0 ? `Summary of ${older.length} earlier message${older.length === 1 ? '' : 's'}:\n${older.map((m) => `- ${m.role === 'user' ? 'The person asked' : 'The assistant answered'}: ${m.content.replace(/\s+/g, ' ').slice(0, 120)}`).join('\n')}` : null;
+  const compacting = /\bcompact(ion)?\b/i.test(text) && !conv.agent ? compactionScript(summary, older.length, summary !== null && st.stale.has(provider) ? `The summariser ${summariserName} did not answer (connection refused).` : null) : null;
+
   const run = async () => {
     await Promise.resolve();
-    const queue = [...(conv.agent ? agentScript(conv.agent, text) : (unknownModel(st, provider, model) ?? scriptFor(text)))];
+    const queue = [...(conv.agent ? agentScript(conv.agent, text) : (unknownModel(st, provider, model) ?? compacting ?? scriptFor(text)))];
     if (/\bbudget\b/i.test(text)) withBudgetPause(queue, started.messageId);
     let ending = false;
     while (queue.length > 0) {
