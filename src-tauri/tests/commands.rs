@@ -158,7 +158,7 @@ fn tools_can_be_disabled_for_a_chat() {
     assert_eq!(tools[0]["disabledForChat"], false, "other chats are unaffected");
 
     // A whole source at once, and back on.
-    let all = json!(["get_time", "web_search", "web_fetch"]);
+    let all = json!(["get_time", "web_search", "web_fetch", "read_tool_result"]);
     invoke(
         &webview,
         "set_chat_tools_disabled",
