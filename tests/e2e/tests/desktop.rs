@@ -3335,14 +3335,12 @@ async fn ab_compaction_mid_turn_boundary_undo_and_restart() -> Result<()> {
     app.screenshot("2-boundary-live").await?;
     ensure!(wait_assistant_settled(&app, 2, LONG).await? == "complete", "the answer with a compaction failed");
     app.screenshot("3-after-turn").await?;
-    // The meter moved with the requests (up as reports arrived, down after a compaction).
+    // The meter moved with the requests, and compaction kept every request under the threshold
+    // (80% of the 8K window): it never showed more.
     let seen: Vec<String> = serde_json::from_value(app.js("return window.__meter;", vec![]).await?)?;
     let used: Vec<f64> = seen.iter().map(|f| ab_used(f)).collect();
-    ensure!(seen.len() >= 3, "the meter did not move with each request: {seen:?}");
-    ensure!(
-        used.windows(2).any(|w| w[1] > w[0]) && used.windows(2).any(|w| w[1] < w[0]),
-        "the meter never rose and fell: {seen:?}"
-    );
+    ensure!(seen.len() >= 2 && used.windows(2).any(|w| w[1] != w[0]), "the meter did not move: {seen:?}");
+    ensure!(used.iter().all(|&u| u <= 6_400.0), "a request went past the threshold: {seen:?}");
 
     // Mid-turn: inside the second answer, after at least one card and before at least one.
     let places = app
