@@ -2,9 +2,11 @@
 //! and answers; every fifth answer calls a tool whose result is 2,000 characters), counted with
 //! OpenAI's o200k tokenizer (the slowest counter; loaded before timing).
 //!
-//! - `history + request`: `Store::history`, then the turn's first request built from it (the
-//!   machine's start: offer, names, the request, and its count from nothing, every message
-//!   tokenized once). Target: under 10 ms.
+//! - `history + request`: what the service's turn preparation reads (`Store::turn_history`: the
+//!   canonical path, results framed and cut as sent, the compaction in force, pins), then the
+//!   turn's first request built from it (the machine's start: offer, names, the compaction check,
+//!   the request, and its count from nothing, every message tokenized once), in a window that
+//!   holds it (GPT-4.1's million tokens). Median and p95 over `RUNS`. Target: under 10 ms.
 //! - `decision per request`: the count of the next request in a tool loop (one more call and
 //!   result than the last, every earlier message cached), what the machine and compaction decide
 //!   on before each request. Target: under 1 ms.
@@ -16,14 +18,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switchboard_core::machine::{Effect, Estimator, Input, Machine, combine};
 use switchboard_core::{
-    ChatEvent, EngineConfig, EventSink, FinishReason, Message, ProviderRequest, ReportedContext, ToolCall,
-    ToolRegistry, ToolSource, ToolStatus, TurnInput, TurnOptions, Usage,
+    ChatEvent, ContextLimits, EngineConfig, EventSink, FinishReason, Message, ProviderRequest, ReportedContext,
+    ToolCall, ToolRegistry, ToolSource, ToolStatus, TurnInput, TurnOptions, Usage,
 };
 use switchboard_models::tokens;
 use switchboard_store::{Store, TurnRows};
 
 const TURNS: usize = 1_000;
-const RUNS: usize = 30;
+const RUNS: usize = 100;
 
 fn answer(store: &Store, rows: &TurnRows, i: usize) {
     let rec = store.recorder(&rows.message_id);
@@ -54,6 +56,16 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+fn p95(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[(v.len() * 95).div_ceil(100) - 1]
+}
+
+/// What the service's marker says of these calls: `web_fetch` returns untrusted data.
+fn untrusted(call: &switchboard_store::StoredToolCall) -> Option<String> {
+    (call.name == "web_fetch").then(|| call.name.clone())
+}
+
 fn main() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("switchboard.db")).unwrap();
@@ -68,39 +80,54 @@ fn main() {
     counter.count("warm up: load the tokenizer before timing");
     let (config, registry) = (EngineConfig::default(), ToolRegistry::new());
 
-    let mut loads = Vec::new();
-    let mut builds = Vec::new();
+    let limit = config.tool_result_limit;
+    let window = ContextLimits::bounded(Some(1_047_576), Some(32_768), ContextLimits::DEFAULT_COMPACT_AT);
+    let (mut loads, mut builds, mut totals) = (Vec::new(), Vec::new(), Vec::new());
     let mut messages = 0;
     for _ in 0..RUNS {
         let t = Instant::now();
-        let history = store.history(&c).unwrap();
-        loads.push(t.elapsed());
-        messages = history.len();
-        let t = Instant::now();
-        let options = TurnOptions { counter: Some(counter.clone()), ..TurnOptions::default() };
+        let turn = store.turn_history(&c, &untrusted, limit).unwrap();
+        let loaded = t.elapsed();
+        messages = turn.messages.len();
+        // A new counter each run: the turn's first count starts from nothing.
+        let counter = tokens::counter("openai", "gpt-4.1");
+        let options = TurnOptions {
+            counter: Some(counter),
+            context: window,
+            compaction: turn.compaction,
+            pinned: turn.pinned,
+            ..TurnOptions::default()
+        };
         let input = TurnInput {
             conversation_id: c.clone(),
             user_message_id: "u".into(),
             message_id: "m".into(),
             provider_name: "p".into(),
-            model: "gpt-4o".into(),
+            model: "gpt-4.1".into(),
             system_prompt: Some("You are helpful.".into()),
-            history,
+            history: turn.messages,
             options,
         };
         let mut m = Machine::new(&config, &registry, input);
         let mut out = Vec::new();
         m.handle(Input::Start, &mut out);
-        assert!(matches!(out.last(), Some(Effect::StartRequest { .. })));
-        builds.push(t.elapsed());
+        assert!(
+            matches!(out.last(), Some(Effect::StartRequest { .. })),
+            "{:?}",
+            out.last().map(std::mem::discriminant)
+        );
+        let total = t.elapsed();
+        loads.push(loaded);
+        builds.push(total - loaded);
+        totals.push(total);
         black_box(out);
     }
-    let (load, build) = (median(loads), median(builds));
     println!(
-        "history + request counted from nothing ({messages} messages): {:?} + {:?} = {:?} (target < 10 ms)",
-        load,
-        build,
-        load + build
+        "turn history + first request counted from nothing ({messages} messages): median {:?} (store {:?} + request {:?}), p95 {:?} (target < 10 ms)",
+        median(totals.clone()),
+        median(loads),
+        median(builds),
+        p95(totals)
     );
 
     // The same request built with a counter that reads nothing: what building it costs alone.
@@ -115,7 +142,7 @@ fn main() {
     let mut alone = Vec::new();
     for _ in 0..RUNS {
         let t = Instant::now();
-        let options = TurnOptions { counter: Some(Arc::new(Nothing)), ..TurnOptions::default() };
+        let options = TurnOptions { counter: Some(Arc::new(Nothing)), context: window, ..TurnOptions::default() };
         let input = TurnInput {
             conversation_id: c.clone(),
             user_message_id: "u".into(),
