@@ -111,6 +111,15 @@ async fn every_requests_count_is_within_ten_percent_of_the_providers_on_all_four
         let show = env.run(&["conversations", "show", &id]).await;
         assert!(stdout(&show).contains("Context: "), "{}", stdout(&show));
 
+        // OpenAI's tokenizer counts are stored with the chat (the next turn tokenizes only what
+        // is new); the estimates of the other families are not.
+        let stored = |env: &Env| {
+            let store = switchboard_store::Store::open(&env.db_path()).unwrap();
+            store.token_counts(&id, "o200k_base").unwrap().len()
+        };
+        let before = stored(&env);
+        assert_eq!(before > 0, exact, "{kind}: {before} counts stored");
+
         // The next turn's first request counts from the stored report: within 10% at once.
         if kind != "openai-responses" {
             let args =
@@ -121,6 +130,8 @@ async fn every_requests_count_is_within_ten_percent_of_the_providers_on_all_four
             let theirs = env.mock.requests().last().unwrap().counted.unwrap().prompt_tokens;
             eprintln!("{kind} next turn: engine {ours}, mock {theirs}");
             assert!(off(ours, theirs) <= 0.10, "{kind} next turn: {ours} counted, the provider {theirs}");
+            // It stored the counts of what was new to it (the question, its answer).
+            assert_eq!(stored(&env) > before, exact, "{kind}: {before} counts before the turn");
         }
     }
 }

@@ -43,6 +43,7 @@ pub mod names;
 pub mod paging;
 pub mod policy;
 pub mod round;
+pub mod token_memo;
 pub mod tokens;
 pub mod visible;
 
@@ -76,6 +77,7 @@ pub use provider::{
 pub use registry::{RegistryError, ToolRegistry};
 pub use source::{Catalog, CatalogError, OnChange, Source, SourceState, SourceStatus};
 pub use spend::Prices;
+pub use token_memo::{Memo, TextKey};
 pub use tokens::{CharEstimate, TokenCounter};
 pub use tool::{Redact, Secrets, Tool, ToolContext};
 pub use turn::Engine;

@@ -72,6 +72,16 @@ pub fn counter(kind: &str, model: &str) -> Arc<dyn TokenCounter> {
     }
 }
 
+/// OpenAI's tokenizer for `model` served through `kind`, if it is one of OpenAI's models (the
+/// counts worth storing: every other family's estimate costs a pass over the characters).
+pub fn tokenizer(kind: &str, model: &str) -> Option<Tokenizer> {
+    match Family::of(kind, model) {
+        Family::O200k => Some(Tokenizer::O200k),
+        Family::Cl100k => Some(Tokenizer::Cl100k),
+        Family::Claude | Family::Gemini | Family::Open => None,
+    }
+}
+
 /// The counter for `model`, without waiting for a tokenizer to load: until it is loaded (which
 /// this starts on a thread of its own), OpenAI's documented 4 characters per token.
 pub fn counter_now(kind: &str, model: &str) -> Arc<dyn TokenCounter> {
@@ -102,6 +112,14 @@ impl Tokenizer {
         match self {
             Tokenizer::O200k => &O200K,
             Tokenizer::Cl100k => &CL100K,
+        }
+    }
+
+    /// Its name as OpenAI publishes it (`o200k_base`), what stored counts are kept under.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tokenizer::O200k => "o200k_base",
+            Tokenizer::Cl100k => "cl100k_base",
         }
     }
 

@@ -40,6 +40,7 @@ pub mod providers;
 pub mod redact;
 pub mod settings;
 pub mod titles;
+mod token_cache;
 pub mod tools;
 mod turn_setup;
 pub mod turns;

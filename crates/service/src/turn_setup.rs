@@ -105,7 +105,13 @@ impl Service {
             // What each request costs (None: unknown; a local server is free).
             prices: self.model_spec(spec.profile, spec.model).spec.prices,
             context: self.context_limits(spec.profile, spec.model, spec.settings),
-            counter: Some(switchboard_models::tokens::counter(&spec.profile.kind, spec.model)),
+            // Over the conversation's stored counts: the first request tokenizes only what is new.
+            counter: Some(crate::token_cache::turn_counter(
+                &self.inner.store,
+                spec.conversation_id,
+                &spec.profile.kind,
+                spec.model,
+            )),
             reported: self.reported_context(spec.conversation_id, spec.model, spec.asker),
             ..TurnOptions::default()
         };

@@ -320,6 +320,20 @@ pub const MIGRATIONS: &[&str] = &[
         reported_prompt INTEGER
     ) WITHOUT ROWID;
     "#,
+    // 14: each text's token count per tokenizer, per conversation (keyed by the text's length and
+    // FNV-1a hash, `switchboard_core::TextKey`), so a turn's first request counts only what is new
+    // instead of tokenizing the whole history again. A cache: it goes with its conversation, and
+    // losing it only costs counting again.
+    r#"
+    CREATE TABLE token_counts (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        tokenizer       TEXT NOT NULL,
+        text_len        INTEGER NOT NULL,
+        text_hash       INTEGER NOT NULL,
+        tokens          INTEGER NOT NULL,
+        PRIMARY KEY (conversation_id, tokenizer, text_hash, text_len)
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this build creates and understands.

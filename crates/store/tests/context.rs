@@ -42,3 +42,24 @@ fn the_last_request_of_the_latest_answer_is_kept_with_its_report() {
     store.delete(&a.conversation_id).unwrap();
     assert_eq!(store.last_context(&a.conversation_id).unwrap(), None);
 }
+
+#[test]
+fn token_counts_are_kept_per_conversation_and_tokenizer_and_go_with_the_conversation() {
+    use switchboard_core::TextKey;
+    let store = Store::open_in_memory().unwrap();
+    let a = store.begin_turn(None, "q1", "p", "gpt-4o").unwrap();
+    let b = store.begin_turn(None, "q2", "p", "gpt-4o").unwrap();
+    let big = TextKey { len: u64::MAX, hash: u64::MAX - 1 };
+    let counts = [(TextKey::of("hello world"), 2), (big, 7)];
+    store.put_token_counts(&a.conversation_id, "o200k_base", &counts).unwrap();
+    // Stored again: nothing changes.
+    store.put_token_counts(&a.conversation_id, "o200k_base", &counts[..1]).unwrap();
+    let mut read = store.token_counts(&a.conversation_id, "o200k_base").unwrap();
+    read.sort_by_key(|(k, _)| k.len);
+    assert_eq!(read, counts.to_vec());
+    assert!(store.token_counts(&a.conversation_id, "cl100k_base").unwrap().is_empty());
+    assert!(store.token_counts(&b.conversation_id, "o200k_base").unwrap().is_empty());
+    assert!(store.put_token_counts("nope", "o200k_base", &counts).is_err());
+    store.delete(&a.conversation_id).unwrap();
+    assert!(store.token_counts(&a.conversation_id, "o200k_base").unwrap().is_empty());
+}

@@ -297,7 +297,9 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
     // starts from its whole history; both work on it (checked below).
     // 13 (the last context count of each answer) adds a table that starts empty: an old answer
     // has no count until it is asked again.
-    assert_eq!(SCHEMA_VERSION, 13, "extend this test with the new version's rows");
+    // 14 (token counts per text) adds a cache that starts empty: an upgraded conversation's first
+    // turn counts its history once and stores the counts.
+    assert_eq!(SCHEMA_VERSION, 14, "extend this test with the new version's rows");
     for version in 1..=7_usize {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("switchboard.db");

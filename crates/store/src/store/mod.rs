@@ -20,6 +20,7 @@ mod conversations;
 mod search;
 mod settings;
 mod setup;
+mod token_counts;
 mod transfer;
 mod tree;
 mod turns;

@@ -300,7 +300,7 @@ pub(crate) fn canonical_path(
     let mut first = None;
     let mut out = Vec::new();
     let mut ranges = Vec::new();
-    for m in store.messages(conversation_id)? {
+    for m in path_rows(store, conversation_id)? {
         let start = out.len();
         match m.role {
             Role::User => out.push(Message::User { text: m.content }),
@@ -325,12 +325,79 @@ pub(crate) fn canonical_path(
                         result: c.result.map(|r| (r.status, r.output)),
                     })
                     .collect();
-                out.extend(assistant_messages(&m.content, &calls, &m.provider_states, result_limit));
+                // State that cannot be read only costs the next request its continuation data.
+                let states: Vec<(u32, switchboard_core::ProviderState)> =
+                    m.provider_state.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default();
+                out.extend(assistant_messages(&m.content, &calls, &states, result_limit));
             }
         }
         ranges.push((m.id, m.pinned, start..out.len()));
     }
     Ok(CanonicalPath { messages: out, untrusted: first, ranges })
+}
+
+/// What the canonical history needs of one stored message of the path (not how it is drawn:
+/// no versions, notices, usage or errors).
+struct PathRow {
+    id: String,
+    role: Role,
+    content: String,
+    status: MessageStatus,
+    /// The provider states' JSON, parsed only when the message is sent.
+    provider_state: Option<String>,
+    pinned: bool,
+    tool_calls: Vec<StoredToolCall>,
+}
+
+/// The current path's messages with their calls and results, oldest first, read in one
+/// snapshot: two queries, whatever the length of the conversation.
+fn path_rows(store: &Store, conversation_id: &str) -> Result<Vec<PathRow>> {
+    let conn = store.conn();
+    let tx = conn.unchecked_transaction()?;
+    ensure_conversation(&tx, conversation_id)?;
+    let mut rows = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    {
+        let mut stmt = tx.prepare_cached(&format!(
+            "{PATH} SELECT m.id, m.role, m.content, m.status, m.provider_state, m.pinned
+             FROM path p JOIN messages m ON m.id = p.id ORDER BY m.seq"
+        ))?;
+        let mut q = stmt.query([conversation_id])?;
+        while let Some(r) = q.next()? {
+            let role: String = r.get(1)?;
+            let status: String = r.get(3)?;
+            let row = PathRow {
+                id: r.get(0)?,
+                role: Role::parse(&role).ok_or_else(|| bad_value(1, "role", &role))?,
+                content: r.get(2)?,
+                status: MessageStatus::parse(&status).ok_or_else(|| bad_value(3, "message status", &status))?,
+                provider_state: r.get(4)?,
+                pinned: r.get(5)?,
+                tool_calls: Vec::new(),
+            };
+            at.insert(row.id.clone(), rows.len());
+            rows.push(row);
+        }
+    }
+    {
+        let mut stmt = tx.prepare_cached(&format!(
+            "{PATH} SELECT tc.message_id, tc.call_id, tc.name, tc.source, tc.arguments, tc.text_offset,
+                    tc.iteration, tc.idx, tc.status, tr.status, tr.output, tr.duration_ms, tr.images, tc.nested
+             FROM path p
+             JOIN tool_calls tc ON tc.message_id = p.id
+             LEFT JOIN tool_results tr ON tr.tool_call_id = tc.id
+             ORDER BY tc.iteration, tc.idx"
+        ))?;
+        let calls = stmt.query_map([conversation_id], |r| Ok((r.get::<_, String>(0)?, tool_call_from_row(r)?)))?;
+        for call in calls {
+            let (message_id, call) = call?;
+            if let Some(&i) = at.get(&message_id) {
+                rows[i].tool_calls.push(call);
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(rows)
 }
 
 /// The person's message `id` and who answered it last (its newest answer).
