@@ -52,17 +52,11 @@ impl Machine<'_> {
     }
 
     fn estimate_with(&self, compaction: &Compaction) -> u64 {
-        let mut request = self.request();
-        request.messages = self.sent_history_with(compaction);
-        self.estimate(&request).total
+        self.estimate(&self.request_with(compaction)).total
     }
 
-    /// The history as the next request sends it.
-    pub(super) fn sent_history(&self) -> Vec<Message> {
-        self.sent_history_with(&self.compaction)
-    }
-
-    fn sent_history_with(&self, compaction: &Compaction) -> Vec<Message> {
+    /// The history as a request with `compaction` sends it.
+    pub(super) fn sent_history_with(&self, compaction: &Compaction) -> Vec<Message> {
         compaction.apply(&self.history, &self.options.pinned)
     }
 
