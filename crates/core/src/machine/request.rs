@@ -89,6 +89,8 @@ impl Machine<'_> {
             .count();
         self.iteration_no = assistant_turns as u32 + 1;
         self.retries = 0;
+        // Each request may be refused as too long, compacted and sent again once.
+        self.too_long_retried = false;
         // COMPACT: over the threshold, older results become stubs and older messages a summary.
         if self.compact(false, out) == super::compact::Compacted::Waiting {
             return;
