@@ -121,6 +121,10 @@ pub(crate) struct ProfileFlags {
     /// Most tokens one response may produce (default: the API's or model's).
     #[arg(long, value_name = "TOKENS")]
     max_output_tokens: Option<u32>,
+    /// The model's context window in tokens, overriding the catalogue's (compaction keeps what
+    /// is sent under it).
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
+    context_window: Option<u64>,
     /// Reasoning effort for models that reason: low, medium or high.
     #[arg(long, value_parser = ["low", "medium", "high"])]
     reasoning_effort: Option<String>,
@@ -162,6 +166,7 @@ impl ProfileFlags {
                 _ => None,
             },
             store: self.store,
+            context_window: self.context_window,
             ..ProfileOptions::default()
         }
     }

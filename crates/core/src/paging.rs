@@ -55,16 +55,11 @@ pub fn note(call_id: &str, shown: usize, total: usize) -> String {
 /// What every [`note`] says, and nothing else the app writes: how [`needed`] recognises one.
 const NOTE_MARK: &str = concat!("call ", "read_tool_result", " with {\"call_id\": \"");
 
-/// Whether `history` holds a tool result with a [`note`]: then [`TOOL`] is offered.
+/// Whether `history` holds a tool result with a [`note`] (or a compaction's stub, which names
+/// [`TOOL`] the same way): then [`TOOL`] is offered. A compacted history needs it too; the
+/// loop checks that itself (`machine/request.rs`).
 pub fn needed(history: &[Message]) -> bool {
     history.iter().any(|m| matches!(m, Message::Tool { content, .. } if content.contains(NOTE_MARK)))
-}
-
-/// Leaves [`TOOL`] out of `offered` (registry names) unless `history` [`needed`] it.
-pub fn offer_when_needed(offered: &mut Vec<String>, history: &[Message]) {
-    if offered.iter().any(|n| n == TOOL) && !needed(history) {
-        offered.retain(|n| n != TOOL);
-    }
 }
 
 /// `text`, the result of `call_id`, as the model receives it under `limit` characters: whole
@@ -140,15 +135,12 @@ mod tests {
             is_error: false,
             images: Vec::new(),
         };
-        let mut offered = vec!["get_time".to_owned(), TOOL.to_owned()];
         let short = [Message::User { text: "hi".into() }, tool("short".into())];
-        offer_when_needed(&mut offered, &short);
-        assert_eq!(offered, ["get_time"]);
+        assert!(!needed(&short));
         let cut = [tool(cut("c", &"x".repeat(3_000), 1_000).into_owned())];
         assert!(needed(&cut));
-        let mut offered = vec![TOOL.to_owned()];
-        offer_when_needed(&mut offered, &cut);
-        assert_eq!(offered, [TOOL]);
+        let stub = [tool(crate::compaction::stub("c", "web_fetch", &"x".repeat(3_000)))];
+        assert!(needed(&stub));
         assert!(note("c", 1, 2).contains(NOTE_MARK));
     }
 

@@ -223,8 +223,10 @@ async fn too_long_compacts_once_and_asks_again() {
     let ran = h.run(&ScriptedProvider::new(script)).await;
     assert_eq!(ran.finish_reason(), FinishReason::Stop, "{:?}", ran.events);
     let done = compactions(&ran);
-    assert_eq!(done.len(), 1);
     assert_eq!(done[0].1, CompactionReason::TooLong);
+    // The refusal showed the window is smaller than the loop thought: later requests compact
+    // before they reach it.
+    assert!(done[1..].iter().all(|d| d.1 == CompactionReason::Threshold), "{done:?}");
     let retried = ran.requests.iter().filter(|r| !is_summariser(r)).nth(3).unwrap();
     assert!(
         retried

@@ -38,5 +38,5 @@ pub mod signatures;
 mod sse;
 
 pub use count::Counted;
-pub use script::{ErrorCategory, ReasoningField, Reply, Script, Step, StreamOptions};
+pub use script::{ErrorCategory, ReasoningField, Reply, Route, Script, Step, StreamOptions};
 pub use server::{ContextRefusal, MockServer, RecordedRequest};

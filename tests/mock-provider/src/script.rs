@@ -33,6 +33,21 @@ pub struct Script {
     /// Report usage counted from the request (see [`crate::count`]) instead of the scripted
     /// numbers: every [`Step::Usage`] gets the counted prompt, cached and completion tokens.
     pub counted_usage: bool,
+    /// Replies for requests of a second kind (a summariser's, say), recognised by a string in
+    /// their body: a request whose raw body contains a route's `contains` takes its reply from
+    /// that route (the first that matches) instead of `replies`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<Route>,
+}
+
+/// Replies kept apart for the requests whose body contains `contains` ([`Script::with_route`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Route {
+    /// What the raw request body contains (as sent, so JSON-escaped).
+    pub contains: String,
+    /// Replies consumed front to back; when none is left such a request gets no reply (the
+    /// script's "exhausted" error, or the echo).
+    pub replies: Vec<Reply>,
 }
 
 impl Script {
@@ -68,6 +83,14 @@ impl Script {
     #[must_use]
     pub fn with_counted_usage(mut self) -> Self {
         self.counted_usage = true;
+        self
+    }
+
+    /// Answers the requests whose raw body contains `contains` from `replies`, in order, apart
+    /// from the main queue: e.g. a summariser's requests, which come whenever the client decides.
+    #[must_use]
+    pub fn with_route(mut self, contains: impl Into<String>, replies: impl IntoIterator<Item = Reply>) -> Self {
+        self.routes.push(Route { contains: contains.into(), replies: replies.into_iter().collect() });
         self
     }
 }

@@ -224,13 +224,19 @@ impl Counting {
 #[derive(Debug)]
 struct Queue {
     replies: VecDeque<Reply>,
+    /// [`Script::routes`]: what a request's body contains, and its own replies.
+    routes: Vec<(String, VecDeque<Reply>)>,
     requests: Vec<RecordedRequest>,
 }
 
 impl AppState {
     fn new(script: Script) -> Self {
         Self {
-            queue: Mutex::new(Queue { replies: script.replies.into(), requests: Vec::new() }),
+            queue: Mutex::new(Queue {
+                replies: script.replies.into(),
+                routes: script.routes.into_iter().map(|r| (r.contains, r.replies.into())).collect(),
+                requests: Vec::new(),
+            }),
             responses: Arc::default(),
             echo_when_empty: script.echo_when_empty,
             chunk_delay_ms: script.chunk_delay_ms,
@@ -252,12 +258,17 @@ impl AppState {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records `request` and takes the next scripted reply, returning the request's number.
-    fn record(&self, request: RecordedRequest, consume: bool) -> (u64, Option<Reply>) {
+    /// Records `request` and takes the next scripted reply (of the first route whose needle
+    /// `raw` contains, else of the main queue), returning the request's number.
+    fn record(&self, request: RecordedRequest, raw: &str, consume: bool) -> (u64, Option<Reply>) {
         let mut queue = self.lock();
         queue.requests.push(request);
         let number = queue.requests.len() as u64;
-        let reply = if consume { queue.replies.pop_front() } else { None };
+        let reply = match queue.routes.iter_mut().find(|(needle, _)| raw.contains(needle.as_str())) {
+            _ if !consume => None,
+            Some((_, replies)) => replies.pop_front(),
+            None => queue.replies.pop_front(),
+        };
         (number, reply)
     }
 }
@@ -318,7 +329,7 @@ async fn handle_chat<A: WireApi>(
         },
         counted,
     };
-    let (number, reply) = state.record(request, parsed.is_ok());
+    let (number, reply) = state.record(request, &String::from_utf8_lossy(&body), parsed.is_ok());
     tracing::info!(request = number, path = uri.path(), "chat request");
 
     let body = match parsed {

@@ -52,17 +52,11 @@ impl Machine<'_> {
     }
 
     fn estimate_with(&self, compaction: &Compaction) -> u64 {
-        let mut request = self.request();
-        request.messages = self.sent_history_with(compaction);
-        self.estimate(&request).total
+        self.estimate(&self.request_with(compaction)).total
     }
 
-    /// The history as the next request sends it.
-    pub(super) fn sent_history(&self) -> Vec<Message> {
-        self.sent_history_with(&self.compaction)
-    }
-
-    fn sent_history_with(&self, compaction: &Compaction) -> Vec<Message> {
+    /// The history as a request with `compaction` sends it.
+    pub(super) fn sent_history_with(&self, compaction: &Compaction) -> Vec<Message> {
         compaction.apply(&self.history, &self.options.pinned)
     }
 
@@ -190,12 +184,22 @@ impl Machine<'_> {
         self.compaction = next;
     }
 
-    /// The provider refused the request as too long, before any output: the first time the
-    /// history is compacted and the request sent again (`true`); after that the refusal stands,
-    /// worded to say what does not fit.
+    /// The provider refused the request as too long, before any output: the first time for
+    /// this request the history is compacted and the request sent again (`true`); after that the
+    /// refusal stands, worded to say what does not fit. The window is corrected for the rest of
+    /// the turn (the provider's own figure, else below what it just refused), so later requests
+    /// compact before they are refused instead of after.
     pub(super) fn on_too_long(&mut self, error: &mut ProviderError, out: &mut Vec<Effect>) -> bool {
         if !self.too_long_retried {
             self.too_long_retried = true;
+            let refused =
+                error.overflow.and_then(|o| o.prompt_tokens).unwrap_or_else(|| self.estimate(&self.request()).total);
+            let takes = error.overflow.and_then(|o| o.window).unwrap_or(refused.saturating_sub(1));
+            let c = &mut self.options.context;
+            if takes > 0 && (c.window_assumed || c.window.is_none_or(|known| takes < known)) {
+                c.window = Some(takes);
+                c.window_assumed = false;
+            }
             Self::notice(
                 NoticeKind::Context,
                 format!(

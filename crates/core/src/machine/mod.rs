@@ -294,7 +294,7 @@ pub struct Machine<'a> {
     compaction: Compaction,
     /// The summary being written.
     pending: Option<compact::Pending>,
-    /// A "too long" refusal was answered by compacting once this turn.
+    /// A "too long" refusal of this iteration's request was answered by compacting once.
     too_long_retried: bool,
     /// The "window not known" note was shown this turn.
     window_noticed: bool,

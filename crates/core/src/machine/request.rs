@@ -7,6 +7,7 @@
 
 use super::{Effect, Iteration, Machine, Phase};
 use crate::catalogue::FIND_TOOLS;
+use crate::compaction::Compaction;
 use crate::event::NoticeKind;
 use crate::names::NameMap;
 use crate::policy::{self, Forcing, Offer, Selection};
@@ -49,10 +50,9 @@ impl Machine<'_> {
                 settings: &self.config.tool_settings,
                 iteration: self.iteration,
             };
-            let mut offer = policy::offer(self.registry.defs(), &sel);
-            if offer.forcing == Forcing::Auto {
-                crate::paging::offer_when_needed(&mut offer.tools, &self.history);
-            }
+            // The paging tool stays in the offer; `request_with` sends it once a result is cut
+            // or compacted (a compaction made before this iteration's request included).
+            let offer = policy::offer(self.registry.defs(), &sel);
             self.fit_offer(offer, out)
         };
         if self.iteration == 1 {
@@ -89,6 +89,8 @@ impl Machine<'_> {
             .count();
         self.iteration_no = assistant_turns as u32 + 1;
         self.retries = 0;
+        // Each request may be refused as too long, compacted and sent again once.
+        self.too_long_retried = false;
         // COMPACT: over the threshold, older results become stubs and older messages a summary.
         if self.compact(false, out) == super::compact::Compacted::Waiting {
             return;
@@ -109,13 +111,21 @@ impl Machine<'_> {
     }
 
     pub(super) fn request(&self) -> ProviderRequest {
+        self.request_with(&self.compaction)
+    }
+
+    /// The request as sent with `compaction`: its history, and the paging tool only when some
+    /// result is not sent whole (cut with a note, a stub, or under a summary).
+    pub(super) fn request_with(&self, compaction: &Compaction) -> ProviderRequest {
         let names = &self.names;
+        let paging =
+            self.offer.forcing == Forcing::Auto && (crate::paging::needed(&self.history) || !compaction.is_empty());
         let mut system = self.system_prompt.clone().unwrap_or_default();
         let mut tools = Vec::with_capacity(self.offer.tools.len());
         // A prompt several tools share (an MCP server's instructions) is added once.
         let mut prompts: Vec<&str> = Vec::new();
         let find_tools = self.offer.tools.iter().any(|n| n == FIND_TOOLS).then(|| self.find_tools_def());
-        for name in &self.offer.tools {
+        for name in self.offer.tools.iter().filter(|n| paging || n.as_str() != crate::paging::TOOL) {
             let def = match self.registry.get(name) {
                 Some(tool) => tool.def(),
                 None if name == FIND_TOOLS
@@ -147,7 +157,7 @@ impl Machine<'_> {
         ProviderRequest {
             model: self.model.clone(),
             system: (!system.is_empty()).then_some(system),
-            messages: self.sent_history().iter().map(|m| with_safe_names(m, names)).collect(),
+            messages: self.sent_history_with(compaction).iter().map(|m| with_safe_names(m, names)).collect(),
             tools,
             tool_choice,
             options: self.options.generation,

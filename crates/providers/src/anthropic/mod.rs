@@ -10,8 +10,9 @@
 //!   (8192) is sent, except 4096 for the Claude 3 models (Opus, Sonnet, Haiku 3) whose output
 //!   limit is 4096: a larger value is an error there, not a cap.
 //! - Prompt caching: `cache_control: ephemeral` breakpoints on the system prompt, on the last tool
-//!   definition and on the last block of the last message (3 of the API's 4), so each iteration
-//!   of a turn reads the previous one's prefix from the cache. Cache reads are
+//!   definition and on the last block of the last two messages (the API's 4), so each iteration
+//!   of a turn reads the previous one's prefix from the cache, also after a compaction stubbed
+//!   the previous request's last result (the message before it is still a breakpoint). Cache reads are
 //!   [`Usage::cached_tokens`], cache writes [`Usage::cache_write_tokens`]; both are also in
 //!   [`Usage::prompt_tokens`] (which, as with OpenAI, is every input token: uncached, written and
 //!   read).

@@ -176,8 +176,14 @@ pub fn request_body(request: &ProviderRequest, origin: &str) -> Value {
             blocks.sort_by_key(|b| b["type"] != "tool_result");
         }
     }
-    if let Some(last) = messages.last_mut().and_then(|(_, blocks)| blocks.last_mut()) {
-        last["cache_control"] = ephemeral();
+    // The last message, and the one before it: a compaction that shortens the latest whole
+    // result (it becomes a stub once the next one arrives) keeps everything before that result,
+    // so the next request still reads the cache up to the call that asked for it.
+    let n = messages.len();
+    for (_, blocks) in messages.iter_mut().skip(n.saturating_sub(2)) {
+        if let Some(last) = blocks.last_mut() {
+            last["cache_control"] = ephemeral();
+        }
     }
     let mut max_tokens = request.options.max_output_tokens.map_or_else(|| max_tokens_for(&request.model), u64::from);
     let thinking = thinking(request, origin);
@@ -342,6 +348,8 @@ mod tests {
             "consecutive results are one user message"
         );
         assert_eq!(m[3]["role"], "assistant");
+        let before_last = m[3]["content"].as_array().unwrap().last().unwrap();
+        assert_eq!(before_last["cache_control"], json!({"type":"ephemeral"}), "so is the message before it");
         assert_eq!(
             m[4],
             json!({"role":"user","content":[{"type":"text","text":"again","cache_control":{"type":"ephemeral"}}]}),
@@ -354,7 +362,7 @@ mod tests {
         );
         assert_eq!(body["tools"][1]["cache_control"], json!({"type":"ephemeral"}), "the last tool is a breakpoint");
         let breakpoints = body.to_string().matches("cache_control").count();
-        assert_eq!(breakpoints, 3, "at most 4 are allowed");
+        assert_eq!(breakpoints, 4, "at most 4 are allowed");
     }
 
     #[test]
@@ -377,7 +385,10 @@ mod tests {
         let m = body["messages"].as_array().unwrap();
         assert_eq!(m.len(), 3, "{m:#?}");
         assert_eq!(m[0], json!({"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}));
-        assert_eq!(m[1], json!({"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"t","input":{}}]}));
+        assert_eq!(
+            m[1],
+            json!({"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"t","input":{},"cache_control":{"type":"ephemeral"}}]})
+        );
         assert_eq!(
             m[2]["content"][0],
             json!({"type":"tool_result","tool_use_id":"c1"}),
