@@ -20,6 +20,7 @@ const PAUSE: BudgetPause = {
   type: 'budgetPaused',
   id: 'm1/budget-1',
   kind: 'cost',
+  scope: 'turn',
   spent: { steps: 3, elapsedMs: 65_000, costUsd: 0.0412, costUnknown: false },
   limit: 0.05,
   nextCostUsd: 0.012,
@@ -32,7 +33,7 @@ describe('the budget pause card', () => {
   it('shows what was spent and the limit the next request would pass', () => {
     render(BudgetPauseCard, { props: { pause: { ...PAUSE, agent: 'Scout[1]' }, onchoose: () => {} } });
     const card = screen.getByTestId('budget-pause');
-    expect(card.textContent).toContain('the next request would pass the cost budget ($0.0500)');
+    expect(card.textContent).toContain("the next request would pass this turn's cost budget ($0.0500)");
     expect(screen.getByTestId('budget-spent-steps').textContent).toBe('3');
     expect(screen.getByTestId('budget-spent-time').textContent).toBe('1 min 5 s');
     expect(screen.getByTestId('budget-spent-cost').textContent).toBe('$0.0412');
@@ -40,11 +41,25 @@ describe('the budget pause card', () => {
     expect(screen.getByTestId('budget-pause-agent').textContent).toContain('Scout[1]');
   });
 
+  it("says a chat's budget is the chat's, and that continuing raises it for the rest of the chat", async () => {
+    const pause = { ...PAUSE, scope: 'chat' as const, limit: 2, spent: { ...PAUSE.spent, costUsd: 2.1 } };
+    render(BudgetPauseCard, { props: { pause, onchoose: () => {} } });
+    expect(screen.getByTestId('budget-pause').textContent).toContain("the next request would pass this chat's cost budget ($2.00)");
+    expect(screen.getByTestId('budget-raise').textContent).toBe("Continue raises this chat's budget to $4.10 for the rest of the chat.");
+    await fireEvent.input(screen.getByTestId('budget-allowance'), { target: { value: '$0.90' } });
+    expect(screen.getByTestId('budget-raise').textContent).toContain("raises this chat's budget to $3.00");
+  });
+
+  it('says nothing of raising a budget at a turn\'s pause', () => {
+    render(BudgetPauseCard, { props: { pause: PAUSE, onchoose: () => {} } });
+    expect(screen.queryByTestId('budget-raise')).toBeNull();
+  });
+
   it('says "unknown" for a cost no price was known for', () => {
     const pause = { ...PAUSE, kind: 'steps' as const, limit: 3, spent: { ...PAUSE.spent, costUsd: 0, costUnknown: true } };
     render(BudgetPauseCard, { props: { pause, onchoose: () => {} } });
     expect(screen.getByTestId('budget-spent-cost').textContent).toBe('unknown');
-    expect(screen.getByTestId('budget-pause').textContent).toContain('the step budget (3 steps)');
+    expect(screen.getByTestId('budget-pause').textContent).toContain("this turn's step budget (3 steps)");
   });
 
   it('continues with the same amount again, a typed allowance, answers now or stops', async () => {

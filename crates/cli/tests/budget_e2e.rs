@@ -57,7 +57,7 @@ async fn a_step_budget_pauses_before_the_request_that_would_pass_it_and_stop_kee
         let id = common::conversation_id(&events);
         let shown = env.show_json(&id).await;
         let text = shown.to_string();
-        assert!(text.contains("would pass the step budget of 1 step"), "{kind}: the pause is stored: {text}");
+        assert!(text.contains("would pass this turn's step budget of 1 step"), "{kind}: the pause is stored: {text}");
         assert!(text.contains("You chose to stop at the budget"), "{kind}: {text}");
         assert!(text.contains("\"c1\""), "{kind}: the call is stored: {text}");
     }

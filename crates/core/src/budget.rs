@@ -1,7 +1,8 @@
 //! Budgets that pause: the limits a turn runs under ([`Budget`]: steps, wall time, cost), the
 //! meter that counts what a turn and every sub-agent turn inside it spent ([`BudgetMeter`],
 //! shared through an `Arc`), the question the loop asks when the next request would pass a limit
-//! ([`BudgetPause`]) and the person's answer ([`BudgetChoice`]).
+//! ([`BudgetPause`]) and the person's answer ([`BudgetChoice`]). A chat's budget ([`ChatBudget`])
+//! is a running total: the meter starts it from what the chat spent before the turn.
 //!
 //! Invariant: a limit stored or sent is positive (zero, negative, text and absurd values are
 //! refused by [`Budget::check`] with a message saying what to enter); the meter only grows, so
@@ -160,6 +161,29 @@ pub enum BudgetKind {
     StepLimit,
 }
 
+/// Whose limit the next request would pass: the chat's (a running total over all its turns) or
+/// this turn's (this turn and its sub-agents alone).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum BudgetScope {
+    /// The chat's budget: what the chat spent before this turn counts.
+    Chat,
+    /// This turn's budget (and the loop's step limit).
+    #[default]
+    Turn,
+}
+
+/// A chat's budget for a turn: its limits and what the chat spent before the turn began (steps
+/// and cost; `elapsed_ms` is 0: a chat's wall time is counted per turn).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ChatBudget {
+    /// The chat's limits (none: no chat budget).
+    pub limits: Budget,
+    /// What earlier turns of the chat spent.
+    pub before: BudgetSpent,
+}
+
 /// What a turn (and the sub-agent turns inside it) spent so far.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -184,7 +208,9 @@ pub struct BudgetPause {
     pub conversation_id: String,
     /// The limit reached.
     pub kind: BudgetKind,
-    /// What was spent.
+    /// Whose limit: the chat's or this turn's.
+    pub scope: BudgetScope,
+    /// What was spent (for the chat's limit, the chat's total).
     pub spent: BudgetSpent,
     /// The limit of `kind` (steps, seconds or USD).
     pub limit: f64,
@@ -238,6 +264,7 @@ pub struct BudgetMeter {
 #[derive(Debug, Default)]
 struct MeterState {
     limits: Budget,
+    chat: ChatBudget,
     steps: u32,
     cost_usd: f64,
     cost_unknown: bool,
@@ -254,6 +281,30 @@ impl BudgetMeter {
 
     fn state(&self) -> std::sync::MutexGuard<'_, MeterState> {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The same meter, also under a chat's budget (its limits and what the chat spent before).
+    #[must_use]
+    pub fn with_chat(self, chat: ChatBudget) -> Self {
+        self.state().chat = chat;
+        self
+    }
+
+    /// The chat's limits now (a continue at the chat's budget raises them).
+    pub fn chat_limits(&self) -> Budget {
+        self.state().chat.limits
+    }
+
+    /// What the chat spent: before this turn plus this turn, with `elapsed` as the time.
+    pub fn chat_spent(&self, elapsed: Duration) -> BudgetSpent {
+        let before = self.state().chat.before;
+        let now = self.spent(elapsed);
+        BudgetSpent {
+            steps: before.steps.saturating_add(now.steps),
+            elapsed_ms: before.elapsed_ms.saturating_add(now.elapsed_ms),
+            cost_usd: before.cost_usd + now.cost_usd,
+            cost_unknown: before.cost_unknown || now.cost_unknown,
+        }
     }
 
     /// Time since the meter was made (the root turn began). For the driver only.
@@ -297,29 +348,50 @@ impl BudgetMeter {
         self.state().wrap_up
     }
 
-    /// Applies the person's choice: a continue raises the limit of `kind` to what is spent now
-    /// plus the allowance (`None`: the limit's own amount again); "answer now" and "stop" are
-    /// kept for every turn sharing the meter.
-    pub fn resolve(&self, kind: BudgetKind, choice: BudgetChoice, elapsed: Duration) {
-        let mut s = self.state();
-        match choice {
-            BudgetChoice::Continue { allowance } => match kind {
-                BudgetKind::Steps => {
-                    let more = allowance.map_or(s.limits.steps.unwrap_or(1), |a| a as u32).max(1);
-                    s.limits.steps = Some(s.steps.saturating_add(more));
-                }
-                BudgetKind::Time => {
-                    let more = allowance.map_or(s.limits.time_secs.unwrap_or(1), |a| a as u64).max(1);
-                    s.limits.time_secs = Some(elapsed.as_secs().saturating_add(more));
-                }
-                BudgetKind::Cost => {
-                    let more = allowance.or(s.limits.cost_usd).unwrap_or(0.0);
-                    s.limits.cost_usd = Some(s.cost_usd + more);
-                }
-                BudgetKind::StepLimit => {}
-            },
-            BudgetChoice::AnswerNow | BudgetChoice::Stop => s.wrap_up = Some(choice),
+    /// Applies the person's choice: a continue raises the limit of `kind` (in `scope`) to what
+    /// is spent now plus the allowance (`None`: the limit's own amount again); "answer now" and
+    /// "stop" are kept for every turn sharing the meter.
+    pub fn resolve(&self, kind: BudgetKind, scope: BudgetScope, choice: BudgetChoice, elapsed: Duration) {
+        let BudgetChoice::Continue { allowance } = choice else {
+            self.state().wrap_up = Some(choice);
+            return;
+        };
+        match scope {
+            BudgetScope::Turn => {
+                let spent = self.spent(elapsed);
+                let mut s = self.state();
+                s.limits = s.limits.raised(kind, &spent, allowance);
+            }
+            BudgetScope::Chat => {
+                let spent = self.chat_spent(elapsed);
+                let mut s = self.state();
+                s.chat.limits = s.chat.limits.raised(kind, &spent, allowance);
+            }
         }
+    }
+}
+
+impl Budget {
+    /// These limits with `kind`'s raised to what is `spent` plus `allowance` (`None`: the
+    /// limit's own amount again), as a continue at a pause does.
+    #[must_use]
+    pub fn raised(mut self, kind: BudgetKind, spent: &BudgetSpent, allowance: Option<f64>) -> Budget {
+        match kind {
+            BudgetKind::Steps => {
+                let more = allowance.map_or(self.steps.unwrap_or(1), |a| a as u32).max(1);
+                self.steps = Some(spent.steps.saturating_add(more));
+            }
+            BudgetKind::Time => {
+                let more = allowance.map_or(self.time_secs.unwrap_or(1), |a| a as u64).max(1);
+                self.time_secs = Some((spent.elapsed_ms / 1000).saturating_add(more));
+            }
+            BudgetKind::Cost => {
+                let more = allowance.or(self.cost_usd).unwrap_or(0.0);
+                self.cost_usd = Some(spent.cost_usd + more);
+            }
+            BudgetKind::StepLimit => {}
+        }
+        self
     }
 }
 
@@ -363,14 +435,38 @@ mod tests {
         meter.add_step();
         meter.add_cost(Some(0.75));
         meter.add_cost(None);
-        meter.resolve(BudgetKind::Steps, BudgetChoice::Continue { allowance: None }, Duration::ZERO);
+        meter.resolve(BudgetKind::Steps, BudgetScope::Turn, BudgetChoice::Continue { allowance: None }, Duration::ZERO);
         assert_eq!(meter.limits().steps, Some(4));
-        meter.resolve(BudgetKind::Cost, BudgetChoice::Continue { allowance: Some(0.5) }, Duration::ZERO);
+        meter.resolve(
+            BudgetKind::Cost,
+            BudgetScope::Turn,
+            BudgetChoice::Continue { allowance: Some(0.5) },
+            Duration::ZERO,
+        );
         assert_eq!(meter.limits().cost_usd, Some(1.25));
         let spent = meter.spent(Duration::from_secs(3));
         assert_eq!((spent.steps, spent.cost_usd, spent.cost_unknown, spent.elapsed_ms), (2, 0.75, true, 3000));
         assert_eq!(meter.wrap_up(), None);
-        meter.resolve(BudgetKind::Cost, BudgetChoice::Stop, Duration::ZERO);
+        meter.resolve(BudgetKind::Cost, BudgetScope::Turn, BudgetChoice::Stop, Duration::ZERO);
         assert_eq!(meter.wrap_up(), Some(BudgetChoice::Stop));
+    }
+
+    #[test]
+    fn a_chat_budget_counts_what_the_chat_spent_before_and_a_continue_raises_it() {
+        let before = BudgetSpent { steps: 3, cost_usd: 1.5, ..BudgetSpent::default() };
+        let chat = ChatBudget { limits: Budget { cost_usd: Some(2.0), ..Budget::default() }, before };
+        let meter = BudgetMeter::new(Budget { cost_usd: Some(1.0), ..Budget::default() }).with_chat(chat);
+        meter.add_step();
+        meter.add_cost(Some(0.25));
+        let total = meter.chat_spent(Duration::ZERO);
+        assert_eq!((total.steps, total.cost_usd), (4, 1.75));
+        meter.resolve(
+            BudgetKind::Cost,
+            BudgetScope::Chat,
+            BudgetChoice::Continue { allowance: Some(1.0) },
+            Duration::ZERO,
+        );
+        assert_eq!(meter.chat_limits().cost_usd, Some(2.75));
+        assert_eq!(meter.limits().cost_usd, Some(1.0), "the turn's limit is its own");
     }
 }

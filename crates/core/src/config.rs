@@ -88,6 +88,9 @@ pub struct TurnOptions {
     pub prices: Option<crate::spend::Prices>,
     /// The turn's budget (steps, time, cost); the loop pauses before a request that would pass it.
     pub budget: crate::budget::Budget,
+    /// The chat's budget, a running total: its limits and what the chat spent before this turn
+    /// (a person's turn only; a sub-agent counts toward its caller's meter).
+    pub chat_budget: crate::budget::ChatBudget,
     /// The meter of the turn this one runs inside (a sub-agent counts toward its caller's
     /// budget, under the caller's limits); `None`: a meter of its own under `budget`.
     pub meter: Option<std::sync::Arc<crate::budget::BudgetMeter>>,
@@ -165,6 +168,7 @@ impl Default for TurnOptions {
             exposure: Exposure::default(),
             prices: None,
             budget: crate::budget::Budget::default(),
+            chat_budget: crate::budget::ChatBudget::default(),
             meter: None,
             context: ContextLimits::default(),
             counter: None,

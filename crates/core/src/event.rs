@@ -233,7 +233,11 @@ pub enum ChatEvent {
         id: String,
         /// The limit reached.
         kind: crate::budget::BudgetKind,
-        /// What the turn (with its sub-agents) spent so far.
+        /// Whose limit: the chat's (a running total) or this turn's.
+        #[serde(default)]
+        scope: crate::budget::BudgetScope,
+        /// What the turn (with its sub-agents) spent so far; for the chat's limit, the chat's
+        /// total.
         spent: crate::budget::BudgetSpent,
         /// The limit of `kind`: steps, seconds or USD.
         limit: f64,

@@ -62,7 +62,7 @@ pub mod machine;
 pub mod turn;
 
 pub use approval::{ApprovalDecision, ApprovalRequest, Approver};
-pub use budget::{Budget, BudgetChoice, BudgetKind, BudgetMeter, BudgetPause, BudgetSpent};
+pub use budget::{Budget, BudgetChoice, BudgetKind, BudgetMeter, BudgetPause, BudgetScope, BudgetSpent, ChatBudget};
 pub use catalogue::{FIND_TOOLS, ToolLimits};
 pub use coalesce::Coalescing;
 pub use compaction::Compaction;

@@ -84,8 +84,9 @@ impl Engine {
         cancel: CancellationToken,
     ) -> TurnOutcome {
         // A sub-agent's turn counts toward its caller's meter; a person's turn starts its own.
-        let budget = input.options.budget;
-        let meter = Arc::clone(input.options.meter.get_or_insert_with(|| Arc::new(BudgetMeter::new(budget))));
+        let (budget, chat) = (input.options.budget, input.options.chat_budget);
+        let meter =
+            Arc::clone(input.options.meter.get_or_insert_with(|| Arc::new(BudgetMeter::new(budget).with_chat(chat))));
         let span = info_span!("turn", conversation = %input.conversation_id, message = %input.message_id, model = %input.model);
         let driver = Driver {
             engine: self,

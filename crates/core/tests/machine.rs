@@ -8,10 +8,10 @@ use std::time::Duration;
 use switchboard_core::machine::{Effect, Input, Machine, Phase, ToolEnd, ToolFinished, ToolRun};
 use switchboard_core::provider::{StopReason, ToolChoice};
 use switchboard_core::{
-    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Budget, BudgetChoice, BudgetKind, BudgetMeter, ChatEvent,
-    EngineConfig, ErrorKind, FinishReason, GenerationOptions, Message, NoticeKind, ProviderError, ProviderEvent,
-    ProviderState, Tool, ToolCall, ToolContext, ToolDef, ToolError, ToolOutput, ToolRegistry, ToolSource, ToolStatus,
-    TurnInput, TurnOptions, TurnOutcome, Usage, spend::Prices,
+    ApprovalDecision, ApprovalPolicy, ApprovalRequest, Budget, BudgetChoice, BudgetKind, BudgetMeter, BudgetScope,
+    ChatEvent, EngineConfig, ErrorKind, FinishReason, GenerationOptions, Message, NoticeKind, ProviderError,
+    ProviderEvent, ProviderState, Tool, ToolCall, ToolContext, ToolDef, ToolError, ToolOutput, ToolRegistry,
+    ToolSource, ToolStatus, TurnInput, TurnOptions, TurnOutcome, Usage, spend::Prices,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1325,7 +1325,7 @@ fn a_step_budget_pauses_before_the_request_that_would_pass_it() {
     assert_eq!(
         notices(&out, NoticeKind::Budget),
         [
-            "Paused before the next request: it would pass the step budget of 1 step. Spent so far: 1 step with tools, 0 s, cost unknown."
+            "Paused before the next request: it would pass this turn's step budget of 1 step. Spent so far: 1 step with tools, 0 s, cost unknown."
         ]
     );
     assert!(!out.iter().any(|e| matches!(e, Effect::StartRequest { .. })));
@@ -1450,7 +1450,7 @@ fn a_wrap_up_chosen_in_a_shared_meter_applies_without_asking_again() {
     let mut m = started(&config, &registry, options);
     // A child turn sharing the meter: its step counts toward the caller's budget.
     assert_eq!(meter.spent(Duration::ZERO).steps, 1);
-    meter.resolve(BudgetKind::Steps, BudgetChoice::Stop, Duration::ZERO);
+    meter.resolve(BudgetKind::Steps, BudgetScope::Turn, BudgetChoice::Stop, Duration::ZERO);
     let out = echo_round(&mut m, "a");
     assert!(pause(&out).is_none());
     assert_eq!(out[out.len() - 2..], done(FinishReason::Budget, Usage::default(), 1));
@@ -1478,4 +1478,49 @@ fn a_cost_budget_pauses_when_spent_plus_the_next_input_would_reach_it() {
     step(&mut m, Input::Budget(BudgetChoice::Continue { allowance: Some(1.0) }));
     assert!((m.meter().limits().cost_usd.unwrap() - 1.000_015).abs() < 1e-9);
     assert!(pause(&echo_round(&mut m, "b")).is_none());
+}
+
+/// Options with a chat budget of `limits`, the chat having spent `steps` steps before the turn.
+fn chat_budget(turn: Budget, limits: Budget, steps: u32) -> TurnOptions {
+    let before = switchboard_core::BudgetSpent { steps, ..Default::default() };
+    TurnOptions { budget: turn, chat_budget: switchboard_core::ChatBudget { limits, before }, ..TurnOptions::default() }
+}
+
+#[test]
+fn a_chat_budget_counts_what_the_chat_spent_before_and_continue_raises_it() {
+    let (config, registry) = (config(), registry());
+    let chat = Budget { steps: Some(3), ..Budget::default() };
+    let mut m = started(&config, &registry, chat_budget(Budget::default(), chat, 2));
+    let out = echo_round(&mut m, "a");
+    let p = pause(&out).expect("2 steps before + 1 now reach the chat's 3").clone();
+    assert_eq!((p.kind, p.scope, p.limit, p.spent.steps), (BudgetKind::Steps, BudgetScope::Chat, 3.0, 3));
+    assert!(out.iter().any(|e| matches!(e, Effect::Emit(ChatEvent::BudgetPaused { scope: BudgetScope::Chat, .. }))));
+    assert!(notices(&out, NoticeKind::Budget)[0].contains("it would pass this chat's step budget of 3 steps"));
+    let out = step(&mut m, Input::Budget(BudgetChoice::Continue { allowance: Some(2.0) }));
+    assert_eq!(
+        notices(&out, NoticeKind::Budget),
+        ["You chose to continue, with 2 steps more: this chat's budget is now 5 steps."]
+    );
+    assert_eq!((m.meter().chat_limits().steps, m.meter().limits().steps), (Some(5), None));
+    assert!(pause(&echo_round(&mut m, "b")).is_none());
+    assert!(pause(&echo_round(&mut m, "c")).is_some(), "2 before + 3 now = 5");
+}
+
+#[test]
+fn with_both_budgets_whichever_is_passed_first_pauses_and_says_whose() {
+    let (config, registry) = (config(), registry());
+    // The turn's 1 step is passed first; the chat's 10 are far off.
+    let both =
+        chat_budget(Budget { steps: Some(1), ..Budget::default() }, Budget { steps: Some(10), ..Budget::default() }, 0);
+    let mut m = started(&config, &registry, both);
+    let p = pause(&echo_round(&mut m, "a")).expect("the turn's").clone();
+    assert_eq!((p.scope, p.limit, p.spent.steps), (BudgetScope::Turn, 1.0, 1));
+    // The chat's 2 (with 1 spent before) is passed first; the turn's 5 are far off.
+    let both =
+        chat_budget(Budget { steps: Some(5), ..Budget::default() }, Budget { steps: Some(2), ..Budget::default() }, 1);
+    let mut m = started(&config, &registry, both);
+    let out = echo_round(&mut m, "a");
+    let p = pause(&out).expect("the chat's").clone();
+    assert_eq!((p.scope, p.limit, p.spent.steps), (BudgetScope::Chat, 2.0, 2));
+    assert!(notices(&out, NoticeKind::Budget)[0].contains("this chat's step budget of 2 steps"));
 }

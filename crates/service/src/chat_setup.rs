@@ -137,16 +137,18 @@ impl Service {
         Ok(())
     }
 
-    /// The budget a turn runs under: its own limits over its chat's. A new chat starts with the
-    /// default of Settings, kept as its own.
+    /// The budgets a turn runs under: its own (this turn alone) and its chat's, a running total
+    /// started from what the chat spent before (every request of every branch, from the usage
+    /// rows: steps are its requests, cost their priced total; wall time is counted per turn). A
+    /// new chat starts with the default of Settings, kept as its own.
     pub(crate) fn turn_budget(
         &self,
         conversation_id: &str,
         new_chat: bool,
         settings: &crate::settings::Settings,
         turn: Option<switchboard_core::Budget>,
-    ) -> Result<switchboard_core::Budget> {
-        let chat = if new_chat {
+    ) -> Result<(switchboard_core::Budget, switchboard_core::ChatBudget)> {
+        let limits = if new_chat {
             let default = settings.chats.budget;
             if !default.is_empty() {
                 self.inner.store.update_chat_setup(conversation_id, |s| s.budget = Some(default))?;
@@ -155,7 +157,36 @@ impl Service {
         } else {
             self.inner.store.chat_setup(conversation_id)?.budget.unwrap_or_default()
         };
-        Ok(turn.unwrap_or_default().over(chat))
+        let mut chat = switchboard_core::ChatBudget { limits, ..Default::default() };
+        if !limits.is_empty() && !new_chat {
+            let total = self.inner.store.conversation_usage(conversation_id)?.total;
+            chat.before = switchboard_core::BudgetSpent {
+                steps: total.requests,
+                elapsed_ms: 0,
+                cost_usd: total.cost_usd,
+                cost_unknown: total.unpriced_requests > 0,
+            };
+        }
+        Ok((turn.unwrap_or_default(), chat))
+    }
+
+    /// A continue at a chat's budget raises the chat's limit for the rest of the chat: kept in
+    /// its setup, so the next turn does not pause at once.
+    pub(crate) fn raise_chat_budget(
+        &self,
+        pause: &switchboard_core::BudgetPause,
+        choice: switchboard_core::BudgetChoice,
+    ) -> Result<()> {
+        let switchboard_core::BudgetChoice::Continue { allowance } = choice else { return Ok(()) };
+        if pause.scope != switchboard_core::BudgetScope::Chat || choice.check(pause.kind).is_err() {
+            return Ok(());
+        }
+        self.inner.store.update_chat_setup(&pause.conversation_id, |s| {
+            let limits = s.budget.unwrap_or_default();
+            let raised = limits.raised(pause.kind, &pause.spent, allowance);
+            s.budget = (!raised.is_empty() && raised.check().is_ok()).then_some(raised).or(s.budget);
+        })?;
+        Ok(())
     }
 
     /// Keeps what a turn runs with as the chat's setup.

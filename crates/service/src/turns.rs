@@ -155,7 +155,16 @@ impl Approver for Remembering {
     }
 
     fn budget(&self, pause: BudgetPause) -> BoxFuture<'_, BudgetChoice> {
-        self.shell.budget(pause)
+        let pending = self.shell.budget(pause.clone());
+        async move {
+            let choice = pending.await;
+            if let Err(e) = self.service.raise_chat_budget(&pause, choice) {
+                // The new allowance still holds for this turn; only keeping it for the chat failed.
+                tracing::error!("the chat's raised budget could not be saved: {e}");
+            }
+            choice
+        }
+        .boxed()
     }
 }
 
@@ -406,7 +415,8 @@ impl Service {
         })?;
         let mut options = built.options;
         options.unavailable = agent.gone.into_iter().chain(options.unavailable).collect();
-        options.budget = self.turn_budget(&rows.conversation_id, new_chat, &settings, choices.budget)?;
+        (options.budget, options.chat_budget) =
+            self.turn_budget(&rows.conversation_id, new_chat, &settings, choices.budget)?;
         // Earlier turns' untrusted results go back framed as they were sent, and taint this turn;
         // the hosts the person named in the chat are destinations they have used. Judged by every
         // tool the app has, not only those this turn offers: an earlier turn may have used others.

@@ -34,6 +34,7 @@ fn render() -> String {
         core::Budget,
         core::BudgetKind,
         core::BudgetSpent,
+        core::BudgetScope,
         core::BudgetChoice,
         core::ToolSource,
         core::ApprovalPolicy,

@@ -1,11 +1,14 @@
 //! Budgets through the service: a child agent's spend (steps and cost) counts toward its
 //! parent's budget, the child pauses through the parent's approver under the calling tool's
 //! card, the UI's answer reaches it, and a chat's budget (or the default for new chats) applies
-//! to its turns; nothing spent is lost from the stored answer.
+//! to its turns as a running total (a continue raises it for the rest of the chat); nothing spent
+//! is lost from the stored answer.
 
 use std::sync::Arc;
 use std::time::Duration;
-use switchboard_core::{Budget, BudgetChoice, BudgetKind, ChatEvent, EventSink, FinishReason, Prices, ToolStatus};
+use switchboard_core::{
+    Budget, BudgetChoice, BudgetKind, BudgetScope, ChatEvent, EventSink, FinishReason, Prices, ToolStatus,
+};
 use switchboard_mock_provider::{MockServer, Reply, Script, Step};
 use switchboard_secrets::MemoryStore;
 use switchboard_service::Service;
@@ -137,7 +140,7 @@ async fn a_childs_spend_counts_toward_its_parents_budget_and_it_pauses_through_t
     let answer = view.messages.last().unwrap();
     assert_eq!(answer.usage.prompt_tokens, 3020, "{:?}", answer.usage);
     let nested = &answer.tool_calls[0].nested;
-    assert!(nested.iter().any(|n| matches!(n.event, ChatEvent::Notice { ref message, .. } if message.contains("would pass the step budget of 3 steps"))), "{nested:?}");
+    assert!(nested.iter().any(|n| matches!(n.event, ChatEvent::Notice { ref message, .. } if message.contains("would pass this turn's step budget of 3 steps"))), "{nested:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -170,4 +173,46 @@ async fn a_new_chat_starts_with_the_default_budget_and_a_chat_budget_is_checked(
     // Emptied, the chat has no budget.
     let change = switchboard_service::ipc::ChatSetupChange { budget: Some(Budget::default()), ..Default::default() };
     assert_eq!(service.set_chat_setup(&started.conversation_id, change).unwrap().budget, None);
+}
+
+/// A reply of `text` that reports 1,000 + 100 tokens.
+fn answer(text: &str) -> Reply {
+    Reply::stream([Step::text(text), Step::usage(1000, 100), Step::finish("stop")])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_budget_is_a_running_total_and_continue_raises_it_for_the_rest_of_the_chat() {
+    let (_dir, service) = service();
+    let script = Script::new([call("t1", "get_time", "{}"), answer("Late."), answer("Still late.")]);
+    let _mock = profile(&service, "solo", script).await;
+    let mut settings = service.settings().unwrap();
+    settings.chats.budget = Budget { cost_usd: Some(0.002), ..Budget::default() };
+    service.update_settings(&settings).unwrap();
+    // The first turn spends $0.0022 in two requests: each alone stays under the chat's $0.002.
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let first = service.send(SendRequest::text(None, "Time?"), Arc::new(ChannelSink(tx))).unwrap();
+    loop {
+        match next(&mut rx).await {
+            ChatEvent::BudgetPaused { .. } => panic!("the first turn stays under the chat's budget"),
+            ChatEvent::Done { finish_reason, .. } => break assert_eq!(finish_reason, FinishReason::Stop),
+            _ => {}
+        }
+    }
+    // The second turn pauses before its first request: the chat already spent its budget.
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    service
+        .send(SendRequest::text(Some(first.conversation_id.clone()), "And now?"), Arc::new(ChannelSink(tx)))
+        .unwrap();
+    let pause = loop {
+        if let ChatEvent::BudgetPaused { id, kind, scope, spent, limit, .. } = next(&mut rx).await {
+            assert_eq!((kind, scope, limit), (BudgetKind::Cost, BudgetScope::Chat, 0.002));
+            assert!((spent.cost_usd - 0.0022).abs() < 1e-9, "what the first turn spent: {spent:?}");
+            break id;
+        }
+    };
+    service.resolve_budget(&pause, BudgetChoice::Continue { allowance: Some(1.0) }).unwrap();
+    while !matches!(next(&mut rx).await, ChatEvent::Done { finish_reason: FinishReason::Stop, .. }) {}
+    // Raised for the rest of the chat: spent so far plus the allowance.
+    let raised = service.chat_setup(&first.conversation_id).unwrap().budget.unwrap().cost_usd.unwrap();
+    assert!((raised - 1.0022).abs() < 1e-9, "{raised}");
 }

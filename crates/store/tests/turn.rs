@@ -575,6 +575,7 @@ fn a_budget_pause_loses_nothing_spent_stopped_or_killed() {
     let pause = ChatEvent::BudgetPaused {
         id: "m/budget-1".into(),
         kind: switchboard_core::BudgetKind::Cost,
+        scope: switchboard_core::BudgetScope::Turn,
         spent: switchboard_core::BudgetSpent { steps: 1, elapsed_ms: 900, cost_usd: 0.02, cost_unknown: false },
         limit: 0.02,
         next_cost_usd: Some(0.001),

@@ -12,7 +12,7 @@
 //! [`BudgetMeter`]: crate::budget::BudgetMeter
 
 use super::{Effect, Machine, Phase};
-use crate::budget::{BudgetChoice, BudgetKind, BudgetPause};
+use crate::budget::{Budget, BudgetChoice, BudgetKind, BudgetPause, BudgetScope, BudgetSpent};
 use crate::event::{ChatEvent, FinishReason, NoticeKind};
 use crate::types::{Message, Usage};
 use std::time::Duration;
@@ -50,7 +50,7 @@ impl Machine<'_> {
             }
             None => {}
         }
-        let Some((kind, limit)) = self.reached(out) else {
+        let Some((kind, scope, limit)) = self.reached(out) else {
             self.meter.add_step();
             return false;
         };
@@ -60,7 +60,11 @@ impl Machine<'_> {
             id: id.clone(),
             conversation_id: self.conversation_id.clone(),
             kind,
-            spent: self.meter.spent(self.elapsed),
+            scope,
+            spent: match scope {
+                BudgetScope::Chat => self.meter.chat_spent(self.elapsed),
+                BudgetScope::Turn => self.meter.spent(self.elapsed),
+            },
             limit,
             next_cost_usd: self.next_cost(),
         };
@@ -70,6 +74,7 @@ impl Machine<'_> {
         out.push(Effect::Emit(ChatEvent::BudgetPaused {
             id,
             kind,
+            scope,
             spent: pause.spent,
             limit,
             next_cost_usd: pause.next_cost_usd,
@@ -81,25 +86,42 @@ impl Machine<'_> {
         true
     }
 
-    /// The limit the next request would pass, and its amount.
-    fn reached(&mut self, out: &mut Vec<Effect>) -> Option<(BudgetKind, f64)> {
+    /// The limit the next request would pass, whose, and its amount: the loop's step limit,
+    /// then this turn's budget, then the chat's (what the chat spent before plus this turn).
+    fn reached(&mut self, out: &mut Vec<Effect>) -> Option<(BudgetKind, BudgetScope, f64)> {
         if self.iteration + 1 > self.max_iterations {
-            return Some((BudgetKind::StepLimit, f64::from(self.max_iterations)));
+            return Some((BudgetKind::StepLimit, BudgetScope::Turn, f64::from(self.max_iterations)));
         }
-        let limits = self.meter.limits();
-        let spent = self.meter.spent(self.elapsed);
+        let next = self.next_cost();
+        let turn = self.meter.spent(self.elapsed);
+        if let Some((kind, limit)) = self.passes(self.meter.limits(), &turn, next, out) {
+            return Some((kind, BudgetScope::Turn, limit));
+        }
+        let chat = self.meter.chat_spent(self.elapsed);
+        let (kind, limit) = self.passes(self.meter.chat_limits(), &chat, next, out)?;
+        Some((kind, BudgetScope::Chat, limit))
+    }
+
+    /// Which of `limits` the next request (estimated at `next` USD) would pass after `spent`.
+    fn passes(
+        &mut self,
+        limits: Budget,
+        spent: &BudgetSpent,
+        next: Option<f64>,
+        out: &mut Vec<Effect>,
+    ) -> Option<(BudgetKind, f64)> {
         if let Some(steps) = limits.steps
             && spent.steps + 1 > steps
         {
             return Some((BudgetKind::Steps, f64::from(steps)));
         }
         if let Some(secs) = limits.time_secs
-            && self.elapsed >= Duration::from_secs(secs)
+            && spent.elapsed_ms >= secs.saturating_mul(1000)
         {
             return Some((BudgetKind::Time, secs as f64));
         }
         let cost = limits.cost_usd?;
-        match self.next_cost() {
+        match next {
             Some(next) if spent.cost_usd + next >= cost => Some((BudgetKind::Cost, cost)),
             Some(_) => None,
             None => {
@@ -134,13 +156,13 @@ impl Machine<'_> {
                     let more = allowance.map_or(self.max_iterations, |a| a as u32).max(1);
                     self.max_iterations = self.iteration.saturating_add(more);
                 } else {
-                    self.meter.resolve(pause.kind, choice, self.elapsed);
+                    self.meter.resolve(pause.kind, pause.scope, choice, self.elapsed);
                 }
                 Self::notice(NoticeKind::Budget, continued(&pause, allowance), out);
             }
             BudgetChoice::AnswerNow => {
                 if pause.kind != BudgetKind::StepLimit {
-                    self.meter.resolve(pause.kind, choice, self.elapsed);
+                    self.meter.resolve(pause.kind, pause.scope, choice, self.elapsed);
                 }
                 self.answering_now = Some(pause.kind);
                 Self::notice(
@@ -150,7 +172,7 @@ impl Machine<'_> {
                 );
             }
             BudgetChoice::Stop => {
-                self.meter.resolve(pause.kind, choice, self.elapsed);
+                self.meter.resolve(pause.kind, pause.scope, choice, self.elapsed);
                 Self::notice(
                     NoticeKind::Budget,
                     "You chose to stop at the budget; everything so far is kept.".into(),
@@ -234,11 +256,15 @@ fn usd(v: f64) -> String {
 }
 
 fn paused_notice(p: &BudgetPause) -> String {
+    let whose = match p.scope {
+        BudgetScope::Chat => "this chat's",
+        BudgetScope::Turn => "this turn's",
+    };
     let what = match p.kind {
-        BudgetKind::StepLimit => "the step limit",
-        BudgetKind::Steps => "the step budget",
-        BudgetKind::Time => "the time budget",
-        BudgetKind::Cost => "the cost budget",
+        BudgetKind::StepLimit => "the step limit".to_owned(),
+        BudgetKind::Steps => format!("{whose} step budget"),
+        BudgetKind::Time => format!("{whose} time budget"),
+        BudgetKind::Cost => format!("{whose} cost budget"),
     };
     let cost = if p.spent.cost_unknown && p.spent.cost_usd == 0.0 {
         "cost unknown".to_owned()
@@ -257,5 +283,11 @@ fn paused_notice(p: &BudgetPause) -> String {
 
 fn continued(p: &BudgetPause, allowance: Option<f64>) -> String {
     let more = amount(p.kind, allowance.unwrap_or(p.limit));
+    if p.scope == BudgetScope::Chat && p.kind != BudgetKind::StepLimit {
+        let raised = Budget::default().raised(p.kind, &p.spent, Some(allowance.unwrap_or(p.limit)));
+        let to =
+            raised.steps.map(f64::from).or(raised.time_secs.map(|t| t as f64)).or(raised.cost_usd).unwrap_or(p.limit);
+        return format!("You chose to continue, with {more} more: this chat's budget is now {}.", amount(p.kind, to));
+    }
     format!("You chose to continue, with {more} more.")
 }

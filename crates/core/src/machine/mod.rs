@@ -345,7 +345,10 @@ impl<'a> Machine<'a> {
         let max_iterations = options.max_iterations.unwrap_or(config.max_iterations).max(1);
         let approved = std::mem::take(&mut options.approved_tools);
         let exposure = std::mem::take(&mut options.exposure);
-        let meter = options.meter.take().unwrap_or_else(|| Arc::new(BudgetMeter::new(options.budget)));
+        let meter = options
+            .meter
+            .take()
+            .unwrap_or_else(|| Arc::new(BudgetMeter::new(options.budget).with_chat(options.chat_budget)));
         let pause_prefix = message_id.clone();
         let compaction = std::mem::take(&mut options.compaction);
         let counting = context::Counting::new(options.counter.take(), options.reported.take());

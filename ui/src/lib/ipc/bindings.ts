@@ -109,6 +109,8 @@ costUsd: number,
  */
 costUnknown: boolean, };
 
+export type BudgetScope = "chat" | "turn";
+
 export type BudgetChoice = { "choice": "continue", 
 /**
  * The new allowance.
@@ -320,7 +322,12 @@ id: string,
  */
 kind: BudgetKind, 
 /**
- * What the turn (with its sub-agents) spent so far.
+ * Whose limit: the chat's (a running total) or this turn's.
+ */
+scope: BudgetScope, 
+/**
+ * What the turn (with its sub-agents) spent so far; for the chat's limit, the chat's
+ * total.
  */
 spent: BudgetSpent, 
 /**

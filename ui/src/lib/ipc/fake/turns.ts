@@ -242,6 +242,7 @@ function withBudgetPause(queue: ChatEvent[], messageId: string): void {
     type: 'budgetPaused',
     id: `${messageId}/budget-1`,
     kind: 'steps',
+    scope: 'turn',
     spent: { steps: 1, elapsedMs: 4200, costUsd: 0.0123, costUnknown: false },
     limit: 1,
     nextCostUsd: 0.0031,
