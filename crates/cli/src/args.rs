@@ -354,7 +354,8 @@ pub(crate) enum ConversationsCmd {
         id: String,
     },
     /// Compact a conversation now: older tool results become stubs and earlier messages a
-    /// summary written by its model; nothing stored is deleted (undo from the app).
+    /// summary written by its summariser (`conversations summariser`); nothing stored is deleted
+    /// (undo from the app).
     Compact {
         /// Conversation id.
         id: String,
@@ -381,6 +382,21 @@ pub(crate) enum ConversationsCmd {
         #[arg(long, conflicts_with = "clear")]
         set: Option<String>,
         /// Remove its own instructions.
+        #[arg(long)]
+        clear: bool,
+    },
+    /// Show or pick the model that writes a conversation's summaries when it is compacted (by
+    /// default its own model).
+    Summariser {
+        /// Conversation id.
+        id: String,
+        /// The provider profile of the model that writes summaries.
+        #[arg(long, requires = "model", conflicts_with = "clear")]
+        provider: Option<String>,
+        /// The model on that profile.
+        #[arg(long, requires = "provider")]
+        model: Option<String>,
+        /// Summaries are written by the conversation's own model again.
         #[arg(long)]
         clear: bool,
     },

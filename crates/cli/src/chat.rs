@@ -464,6 +464,7 @@ pub fn print_setup(service: &Service, id: &str, json: bool) -> anyhow::Result<()
             "generation": setup.generation,
             "provider": setup.provider,
             "model": setup.model,
+            "summariser": setup.summariser,
             "disabledTools": view.disabled_tools,
         });
         println!("{}", crate::render::json(&serde_json::to_string_pretty(&value)?));
@@ -489,8 +490,18 @@ pub fn print_setup(service: &Service, id: &str, json: bool) -> anyhow::Result<()
         _ => "(the default profile)".into(),
     };
     println!("Profile, model: {model}");
+    println!("{}", summariser_line(&setup));
     println!("Tools off:      {}", list(&view.disabled_tools).unwrap_or_else(|| "(none)".into()));
     Ok(())
+}
+
+/// Who writes a chat's summaries, as `conversations setup` and `conversations summariser` say it.
+pub fn summariser_line(setup: &switchboard_service::ipc::ChatSetup) -> String {
+    let safe = |t: &str| crate::render::safe(t).into_owned();
+    match &setup.summariser {
+        Some(s) => format!("Summaries by:   {} / {}", safe(&s.provider), safe(&s.model)),
+        None => "Summaries by:   (the chat's own model)".into(),
+    }
 }
 
 /// `conversations grants` (and what `revoke` leaves).

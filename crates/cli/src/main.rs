@@ -18,7 +18,7 @@ use std::io::IsTerminal as _;
 use std::io::Write as _;
 use std::process::ExitCode;
 use switchboard_core::ErrorKind;
-use switchboard_service::ipc::{ChatGrant, ProviderProfile};
+use switchboard_service::ipc::{ChatGrant, ChatSetupChange, ProviderProfile, SummariserChange};
 use switchboard_service::{KeychainAccess, ProviderKind, Service};
 
 /// A failure with the kind the shells report (`error[kind]: message` on stderr).
@@ -522,6 +522,18 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
         }
         ConversationsCmd::Rename { id, title } => service.rename(&id, &title)?,
         ConversationsCmd::Delete { id } => service.delete(&id)?,
+        ConversationsCmd::Summariser { id, provider, model, clear } => {
+            let change = match (provider, model) {
+                (Some(provider), Some(model)) => Some(SummariserChange::Pick { provider, model }),
+                _ => clear.then_some(SummariserChange::Chat),
+            };
+            let setup = match change {
+                Some(summariser) => service
+                    .set_chat_setup(&id, ChatSetupChange { summariser: Some(summariser), ..Default::default() })?,
+                None => service.chat_setup(&id)?,
+            };
+            println!("{}", chat::summariser_line(&setup));
+        }
         ConversationsCmd::Setup { id, json } => chat::print_setup(service, &id, json)?,
         ConversationsCmd::Grants { id, json } => chat::print_grants(&service.chat_grants(&id)?, json)?,
         ConversationsCmd::Revoke { id, tool, host } => {

@@ -79,3 +79,23 @@ async fn grants_for_a_chat_are_listed_and_revoked() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("nothing to revoke"), "{}", stderr(&out));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_that_writes_summaries_is_picked_shown_and_cleared() {
+    let env = Env::new(Script::new([Reply::text("hello")])).await;
+    let (out, events) = env.chat_json(&["hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = conversation_id(&events);
+    let shown = ok(&env, &["conversations", "summariser", &id]).await;
+    assert!(shown.contains("(the chat's own model)"), "{shown}");
+    let shown = ok(&env, &["conversations", "summariser", &id, "--provider", "mock", "--model", "small"]).await;
+    assert!(shown.contains("Summaries by:   mock / small"), "{shown}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&env, &["conversations", "setup", &id, "--json"]).await).unwrap();
+    assert_eq!(json["summariser"], serde_json::json!({ "provider": "mock", "model": "small" }));
+    let out = env.run(&["conversations", "summariser", &id, "--provider", "ghost", "--model", "x"]).await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("no provider profile named 'ghost'"), "{}", stderr(&out));
+    let shown = ok(&env, &["conversations", "summariser", &id, "--clear"]).await;
+    assert!(shown.contains("(the chat's own model)"), "{shown}");
+}

@@ -58,6 +58,16 @@ impl Default for EngineConfig {
     }
 }
 
+/// The provider a turn's summaries are written on when it is not the turn's own.
+#[derive(Clone)]
+pub struct SummariserProvider(pub Arc<dyn crate::provider::Provider>);
+
+impl std::fmt::Debug for SummariserProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SummariserProvider").field(&self.0.kind()).finish()
+    }
+}
+
 /// The person's choices for one turn.
 #[derive(Clone, Debug)]
 pub struct TurnOptions {
@@ -101,8 +111,11 @@ pub struct TurnOptions {
     /// Indexes into the history of messages the person pinned: never summarised, always sent
     /// verbatim.
     pub pinned: Vec<usize>,
-    /// The model that writes summaries (on the chat's provider); `None`: the turn's model.
+    /// The model that writes summaries (on `summariser_provider`, else the turn's provider);
+    /// `None`: the turn's model.
     pub summariser: Option<String>,
+    /// The provider `summariser` runs on when it is another profile's; `None`: the turn's.
+    pub summariser_provider: Option<SummariserProvider>,
     /// Counts the tokens of what is sent (the model family's tokenizer or a calibrated
     /// estimate); `None`: [`crate::tokens::CharEstimate`].
     pub counter: Option<Arc<dyn TokenCounter>>,
@@ -176,6 +189,7 @@ impl Default for TurnOptions {
             compaction: Compaction::default(),
             pinned: Vec::new(),
             summariser: None,
+            summariser_provider: None,
         }
     }
 }

@@ -66,7 +66,9 @@ pub use budget::{Budget, BudgetChoice, BudgetKind, BudgetMeter, BudgetPause, Bud
 pub use catalogue::{FIND_TOOLS, ToolLimits};
 pub use coalesce::Coalescing;
 pub use compaction::Compaction;
-pub use config::{ContextLimits, EngineConfig, ReportedContext, TurnInput, TurnOptions, TurnOutcome};
+pub use config::{
+    ContextLimits, EngineConfig, ReportedContext, SummariserProvider, TurnInput, TurnOptions, TurnOutcome,
+};
 pub use egress::{Egress, EgressReason, Exposure};
 pub use error::{ContextOverflow, ErrorKind, ProviderError};
 pub use event::{ChatEvent, CompactionReason, ContextBreakdown, EventSink, FinishReason, NoticeKind, ToolStatus};

@@ -88,9 +88,11 @@ impl Engine {
         let meter =
             Arc::clone(input.options.meter.get_or_insert_with(|| Arc::new(BudgetMeter::new(budget).with_chat(chat))));
         let span = info_span!("turn", conversation = %input.conversation_id, message = %input.message_id, model = %input.model);
+        let summariser = input.options.summariser_provider.take().map(|p| p.0);
         let driver = Driver {
             engine: self,
             provider,
+            summariser,
             sink,
             approver: approver.as_ref(),
             shared_approver: Arc::clone(&approver),
@@ -122,6 +124,8 @@ struct Streaming {
 struct Driver<'a> {
     engine: &'a Engine,
     provider: &'a dyn Provider,
+    /// The provider summaries are written on when it is not the turn's (another profile).
+    summariser: Option<Arc<dyn Provider>>,
     sink: Arc<dyn EventSink>,
     approver: &'a dyn Approver,
     /// The same approver, for tools that ask the person themselves (a sub-agent's own calls).
@@ -252,7 +256,10 @@ impl<'a> Driver<'a> {
 
     /// Streams the summariser's request and collects its text (bounded by the idle timeout).
     fn summarise(&self, request: ProviderRequest) -> BoxFuture<'static, Input> {
-        let mut stream = self.provider.stream(request);
+        let mut stream = match &self.summariser {
+            Some(provider) => provider.stream(request),
+            None => self.provider.stream(request),
+        };
         let idle = self.engine.config.idle_timeout;
         async move {
             let mut summary = Summary { text: String::new(), usage: Usage::default() };

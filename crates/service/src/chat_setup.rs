@@ -12,10 +12,10 @@
 //!   stay the question's, as before).
 //! - A grant revoked is gone before the call returns; the next turn asks again.
 
-use crate::ipc::{ChatSetupChange, TurnChoices};
+use crate::ipc::{ChatSetupChange, SummariserChange, TurnChoices};
 use crate::{Error, Result, Service};
 use switchboard_core::ErrorKind;
-use switchboard_store::{ChatGrant, ChatSetup};
+use switchboard_store::{ChatGrant, ChatSetup, SummariserChoice};
 
 impl Service {
     /// A chat's setup.
@@ -47,7 +47,20 @@ impl Service {
         {
             return Err(Error::new(ErrorKind::NotFound, format!("There is no provider profile named '{p}'.")));
         }
-        let ChatSetupChange { toolsets, generation, provider, model, budget } = change;
+        let summariser = match change.summariser {
+            None => None,
+            Some(SummariserChange::Chat) => Some(None),
+            Some(SummariserChange::Pick { provider, model }) => {
+                if self.inner.store.provider(&provider)?.is_none() {
+                    return Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!("There is no provider profile named '{provider}' to write summaries."),
+                    ));
+                }
+                Some(Some(SummariserChoice { provider, model }))
+            }
+        };
+        let ChatSetupChange { toolsets, generation, provider, model, budget, .. } = change;
         Ok(self.inner.store.update_chat_setup(conversation_id, |s| {
             if let Some(t) = toolsets {
                 s.toolsets = t;
@@ -57,6 +70,9 @@ impl Service {
             }
             if let Some(b) = budget {
                 s.budget = (!b.is_empty()).then_some(b);
+            }
+            if let Some(pick) = summariser {
+                s.summariser = pick;
             }
             if provider.is_some() {
                 s.provider = provider;

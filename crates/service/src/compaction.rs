@@ -1,13 +1,15 @@
 //! Compaction the person asks for ("Compact now", `switchboard conversations compact ID`), undo,
 //! the summary shown, and pins. The loop compacts by itself before a request (see
 //! `switchboard_core::compaction`); this is the same decision taken between turns, with the
-//! chat's own model writing the summary.
+//! summary written by the model the chat picked for it (`crate::summariser`; its own model when
+//! none is picked or the pick is gone).
 //!
 //! Invariant: a compaction is stored only once its summary is complete; a failure, a timeout or
 //! an empty summary stores nothing and says why. Nothing here deletes or rewrites a message.
 
 use crate::{Error, Result, Service};
 use futures::StreamExt;
+use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::compaction::{self, Compaction};
 use switchboard_core::{CompactionReason, ErrorKind, Message, ProviderEvent, ProviderRequest, Usage};
@@ -39,7 +41,7 @@ impl Service {
     }
 
     /// Compacts the conversation now: older results become stubs, and everything before the
-    /// latest question or round is summarised by the chat's model. Answers the stored compaction.
+    /// latest question or round is summarised by the chat's summariser. Answers the stored compaction.
     pub async fn compact_conversation(&self, conversation_id: &str) -> Result<StoredCompaction> {
         let store = &self.inner.store;
         store.ensure_idle(conversation_id)?;
@@ -74,7 +76,12 @@ impl Service {
             }
             return self.store_compaction(conversation_id, &head, &next, before, sent(&next), None);
         };
-        let model = resolved.model.clone();
+        let picked = self.chat_summariser(conversation_id, &resolved.profile, &resolved.model, &keys)?;
+        if let Some(why) = &picked.notice {
+            tracing::warn!("{why}");
+        }
+        let model = picked.model.unwrap_or_else(|| resolved.model.clone());
+        let provider = picked.provider.unwrap_or_else(|| Arc::from(resolved.provider));
         let request = compaction::summariser_request(
             &model,
             next.summary.as_deref(),
@@ -82,7 +89,7 @@ impl Service {
             compaction::summariser_budget(limit),
             Default::default(),
         );
-        let (text, usage) = tokio::time::timeout(TIMEOUT, summarise(&*resolved.provider, request))
+        let (text, usage) = tokio::time::timeout(TIMEOUT, summarise(&*provider, request))
             .await
             .map_err(|_| Error::new(ErrorKind::Timeout, "The summary took too long; the conversation is unchanged."))?
             .map_err(|e| {

@@ -8,7 +8,7 @@ use switchboard_core::{ApprovalPolicy, ErrorKind, GenerationOptions, ToolSource}
 /// Stored types the shells pass through unchanged.
 pub use switchboard_store::{
     ChatGrant, ChatSetup, ConversationSummary, MATCH_END, MATCH_START, MessagePage, ProfileOptions, ProviderProfile,
-    Role, SearchHit, SearchHitKind, StoredCompaction, StoredMessage,
+    Role, SearchHit, SearchHitKind, StoredCompaction, StoredMessage, SummariserChoice,
 };
 /// What requests used and cost (details, totals, reports).
 pub use switchboard_store::{
@@ -266,6 +266,25 @@ pub struct ChatSetupChange {
     /// The chat's budget from now on (every limit empty: none).
     #[cfg_attr(feature = "ts", ts(optional))]
     pub budget: Option<switchboard_core::Budget>,
+    /// Who writes the chat's summaries from now on.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub summariser: Option<SummariserChange>,
+}
+
+/// Who writes a chat's summaries when it is compacted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum SummariserChange {
+    /// The chat's own model.
+    Chat,
+    /// A profile and model picked for it.
+    Pick {
+        /// The provider profile.
+        provider: String,
+        /// The model on it.
+        model: String,
+    },
 }
 
 /// A provider profile as pickers show it (never with its key).

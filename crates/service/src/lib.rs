@@ -39,6 +39,7 @@ mod paging;
 pub mod providers;
 pub mod redact;
 pub mod settings;
+mod summariser;
 pub mod titles;
 mod token_cache;
 pub mod tools;

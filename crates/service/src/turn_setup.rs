@@ -96,12 +96,19 @@ impl Service {
             .into_iter()
             .partition(|t| t.starts_with(CHAT_DESTINATION_PREFIX));
         let known = destinations.iter().map(|d| d[CHAT_DESTINATION_PREFIX.len()..].to_owned()).collect();
+        // The chat's pick writes its summaries (a sub-agent's: its own model).
+        let summariser = match spec.asker {
+            Asker::Person => self.chat_summariser(spec.conversation_id, spec.profile, spec.model, spec.keys)?,
+            Asker::Agent { .. } => Default::default(),
+        };
         let options = TurnOptions {
             approved_tools,
             exposure: Exposure { untrusted: None, known },
             generation: accepted_generation(&spec.profile.options.generation, spec.generation, caps),
             tools_unsupported: (caps.tools == Some(false)).then(|| no_tools(spec.model, spec.profile, spec.asker)),
-            unavailable: setup.unavailable,
+            unavailable: setup.unavailable.into_iter().chain(summariser.notice).collect(),
+            summariser: summariser.model,
+            summariser_provider: summariser.provider.map(switchboard_core::SummariserProvider),
             // What each request costs (None: unknown; a local server is free).
             prices: self.model_spec(spec.profile, spec.model).spec.prices,
             context: self.context_limits(spec.profile, spec.model, spec.settings),

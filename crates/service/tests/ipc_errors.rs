@@ -170,6 +170,11 @@ fn generate() -> Value {
         &[("name", "ghost-set")],
     );
     out.add(
+        "setupSummariserNotFound",
+        s.set_chat_setup(&chat, from(json!({ "summariser": { "kind": "pick", "provider": "ghost-p", "model": "m" } }))),
+        &[("name", "ghost-p")],
+    );
+    out.add(
         "grantNotFound",
         s.revoke_chat_grant(&chat, &from(json!({ "kind": "tool", "name": "ghost-tool" }))),
         &[("name", "ghost-tool")],

@@ -29,7 +29,8 @@ pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 pub use store::{
     ChatGrant, ChatSetup, ConversationRecord, ErrorRecord, ImportOutcome, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS,
     MessageRecord, NewCompaction, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind, Store,
-    StoredCompaction, StoredContext, ToolCallRecord, ToolResultRecord, TurnHistory, check_record, title_from,
+    StoredCompaction, StoredContext, SummariserChoice, ToolCallRecord, ToolResultRecord, TurnHistory, check_record,
+    title_from,
 };
 pub use store::{
     ConversationUsage, MessageSpend, MessageUsage, RequestUsage, ResultResend, RunUsage, UsageGroup, UsageGrouping,

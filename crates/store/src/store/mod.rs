@@ -27,7 +27,7 @@ mod turns;
 mod usage;
 
 pub use compactions::{NewCompaction, StoredCompaction, TurnHistory};
-pub use setup::{ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS};
+pub use setup::{ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS, SummariserChoice};
 pub use transfer::{
     ConversationRecord, ErrorRecord, ImportOutcome, MessageRecord, ToolCallRecord, ToolResultRecord, check_record,
 };

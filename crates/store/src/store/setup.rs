@@ -45,6 +45,22 @@ pub struct ChatSetup {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub budget: Option<Budget>,
+    /// The profile and model that write the chat's summaries when it is compacted (`None`: the
+    /// chat's own model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub summariser: Option<SummariserChoice>,
+}
+
+/// A profile and model picked to write a chat's summaries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct SummariserChoice {
+    /// The provider profile.
+    pub provider: String,
+    /// The model on it.
+    pub model: String,
 }
 
 impl ChatSetup {
@@ -64,7 +80,13 @@ impl ChatSetup {
                 return Err(format!("The toolset '{t}' is listed twice."));
             }
         }
-        let names = self.toolsets.iter().chain(&self.provider).chain(&self.model);
+        if let Some(s) = &self.summariser
+            && (s.provider.trim().is_empty() || s.model.trim().is_empty())
+        {
+            return Err("The model that writes summaries needs both a profile and a model.".into());
+        }
+        let picked = self.summariser.iter().flat_map(|s| [&s.provider, &s.model]);
+        let names = self.toolsets.iter().chain(&self.provider).chain(&self.model).chain(picked);
         if let Some(long) = names.into_iter().find(|n| n.chars().count() > MAX_SETUP_NAME_CHARS) {
             let start: String = long.chars().take(40).collect();
             return Err(format!("The name '{start}…' is longer than {MAX_SETUP_NAME_CHARS} characters."));
@@ -212,6 +234,23 @@ mod tests {
             ..ChatSetup::default()
         };
         assert!(hot.check().unwrap_err().contains("temperature"));
+    }
+
+    #[test]
+    fn a_summariser_needs_a_profile_and_a_model_of_bounded_length() {
+        let pick = |provider: &str, model: &str| ChatSetup {
+            summariser: Some(SummariserChoice { provider: provider.into(), model: model.into() }),
+            ..ChatSetup::default()
+        };
+        assert_eq!(pick("cheap", "small-model").check(), Ok(()));
+        assert!(pick(" ", "small-model").check().unwrap_err().contains("both a profile and a model"));
+        assert!(pick("cheap", "").check().unwrap_err().contains("both a profile and a model"));
+        let long = "m".repeat(MAX_SETUP_NAME_CHARS + 1);
+        assert!(pick("cheap", &long).check().unwrap_err().contains("longer"));
+        assert!(pick(&long, "small").check().unwrap_err().contains("longer"));
+        let json = serde_json::to_string(&pick("cheap", "small")).unwrap();
+        assert!(json.contains(r#""summariser":{"provider":"cheap","model":"small"}"#), "{json}");
+        assert!(!serde_json::to_string(&ChatSetup::default()).unwrap().contains("summariser"));
     }
 
     #[test]

@@ -828,7 +828,22 @@ model?: string,
 /**
  * The chat's budget for each of its turns (steps, time, cost; `None`: none).
  */
-budget?: Budget, };
+budget?: Budget, 
+/**
+ * The profile and model that write the chat's summaries when it is compacted (`None`: the
+ * chat's own model).
+ */
+summariser?: SummariserChoice, };
+
+export type SummariserChoice = { 
+/**
+ * The provider profile.
+ */
+provider: string, 
+/**
+ * The model on it.
+ */
+model: string, };
 
 export type ChatGrant = { "kind": "tool", "name": string } | { "kind": "host", "name": string };
 
@@ -1080,7 +1095,21 @@ model?: string,
 /**
  * The chat's budget from now on (every limit empty: none).
  */
-budget?: Budget, };
+budget?: Budget, 
+/**
+ * Who writes the chat's summaries from now on.
+ */
+summariser?: SummariserChange, };
+
+export type SummariserChange = { "kind": "chat" } | { "kind": "pick", 
+/**
+ * The provider profile.
+ */
+provider: string, 
+/**
+ * The model on it.
+ */
+model: string, };
 
 export type ConversationView = { 
 /**

@@ -217,6 +217,7 @@ export class AppState implements SessionHost {
   restoreSetup(session: ChatSession, setup: ChatSetup): void {
     if (session.conversationId) chatParams.adopt(session.conversationId, setup.generation);
     if (session.conversationId) chatParams.adoptBudget(session.conversationId, setup.budget);
+    if (session.conversationId) chatParams.adoptSummariser(session.conversationId, setup.summariser);
     if (this.current !== session || session.agent || !setup.provider) return;
     if (!this.providers.some((p) => p.name === setup.provider)) return;
     this.choice = { provider: setup.provider, model: setup.model ?? null };

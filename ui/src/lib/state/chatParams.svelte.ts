@@ -7,7 +7,7 @@
  * chat's setup the first time that chat opens, then forgotten here.
  */
 import type { Backend } from '../ipc/backend';
-import type { Budget, GenerationOptions } from '../ipc/bindings';
+import type { Budget, GenerationOptions, SummariserChoice } from '../ipc/bindings';
 
 export const CHAT_PARAMS_KEY = 'switchboard.chatParams';
 
@@ -92,6 +92,26 @@ export class ChatParamsStore {
   async setBudget(conversationId: string, budget: Budget): Promise<void> {
     await this.api?.setChatSetup(conversationId, { budget });
     this.adoptBudget(conversationId, budget);
+  }
+
+  /** Every open chat's pick of the model that writes its summaries, by conversation id; its own model: left out. */
+  summarisers = $state.raw<Record<string, SummariserChoice>>({});
+
+  /** The profile and model that write a chat's summaries (null: the chat's own model). */
+  summariser(conversationId: string): SummariserChoice | null {
+    return this.summarisers[conversationId] ?? null;
+  }
+
+  /** The summariser a chat's stored setup has, as it opens. */
+  adoptSummariser(conversationId: string, pick: SummariserChoice | null | undefined): void {
+    const { [conversationId]: _, ...rest } = this.summarisers;
+    this.summarisers = pick ? { ...rest, [conversationId]: { provider: pick.provider, model: pick.model } } : rest;
+  }
+
+  /** Picks who writes a chat's summaries (null: its own model) and writes it into the chat's setup. */
+  async setSummariser(conversationId: string, pick: SummariserChoice | null): Promise<void> {
+    await this.api?.setChatSetup(conversationId, { summariser: pick ? { kind: 'pick', ...pick } : { kind: 'chat' } });
+    this.adoptSummariser(conversationId, pick);
   }
 
   /** A chat's parameters ({} for none). */

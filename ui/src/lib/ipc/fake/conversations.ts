@@ -178,6 +178,11 @@ export function conversationCommands(
         if (Object.values(change.generation).some((v) => v !== undefined)) next.generation = { ...change.generation };
         else delete next.generation;
       }
+      if (change.summariser?.kind === 'pick') {
+        const { provider, model } = change.summariser;
+        if (!st.profiles.some((p) => p.name === provider)) throw ipcError('setupSummariserNotFound', { name: provider });
+        next.summariser = { provider, model };
+      } else if (change.summariser?.kind === 'chat') delete next.summariser;
       if (change.provider !== undefined) {
         next.provider = change.provider;
         if (change.model !== undefined) next.model = change.model;

@@ -1,0 +1,192 @@
+//! A chat's summaries are written by the profile and model picked for it: the summary request
+//! goes to that profile's server with its model, the chat's own requests to the chat's; "Compact
+//! now" does the same; a pick whose profile is gone falls back to the chat's own model and says
+//! so. Checked by what each mock server received.
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use std::sync::{Arc, Mutex};
+use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
+use switchboard_core::{ChatEvent, EventSink};
+use switchboard_mock_provider::{MockServer, Reply, Script};
+use switchboard_secrets::MemoryStore;
+use switchboard_service::Service;
+use switchboard_service::ipc::{ChatSetupChange, SendRequest, SummariserChange, SummariserChoice};
+use switchboard_store::{ProfileOptions, ProviderProfile, Store};
+
+#[derive(Default)]
+struct Events(Mutex<Vec<ChatEvent>>);
+
+impl EventSink for Events {
+    fn emit(&self, event: ChatEvent) {
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+struct Once;
+
+impl Approver for Once {
+    fn decide(&self, _: ApprovalRequest) -> BoxFuture<'_, ApprovalDecision> {
+        async { ApprovalDecision::Once }.boxed()
+    }
+}
+
+/// A long answer (about 600 tokens) starting with `tag`: two of them pass the chat's small window
+/// (1,000 tokens), and the newer one is more than the recent part a summary leaves as it is.
+fn long_answer(tag: &str) -> String {
+    format!("{tag}: {}", "The harbour ledger lists crates of tea, copper and indigo by date. ".repeat(40))
+}
+
+/// A service with `chat` (the default, model `big`, window 1,000 tokens, on `chat_mock`) and
+/// `cheap` (model `small`, on `cheap_mock`).
+fn service(dir: &std::path::Path, chat_mock: &MockServer, cheap_mock: &MockServer) -> Service {
+    let store = Store::open(&dir.join(switchboard_store::DB_FILE)).unwrap();
+    let service = Service::new(store, Arc::new(MemoryStore::new())).unwrap();
+    let options = ProfileOptions { context_window: Some(1_000), ..ProfileOptions::default() };
+    let chat = ProviderProfile {
+        name: "chat".into(),
+        kind: "openai".into(),
+        base_url: chat_mock.base_url(),
+        model: Some("big".into()),
+        options,
+    };
+    service.add_provider(&chat, true).unwrap();
+    let cheap = ProviderProfile {
+        name: "cheap".into(),
+        kind: "openai".into(),
+        base_url: cheap_mock.base_url(),
+        model: Some("small".into()),
+        options: ProfileOptions::default(),
+    };
+    service.add_provider(&cheap, false).unwrap();
+    service
+}
+
+fn ask(conversation_id: Option<&str>, text: &str) -> SendRequest {
+    SendRequest::text(conversation_id.map(str::to_owned), text)
+}
+
+async fn turn(service: &Service, request: SendRequest) -> (String, Vec<ChatEvent>) {
+    let events = Arc::new(Events::default());
+    let prepared = service.prepare(request).unwrap();
+    let report = service.run(prepared, events.clone(), Arc::new(Once)).await;
+    assert!(report.outcome.error.is_none(), "{:?}", report.outcome.error);
+    let events = std::mem::take(&mut *events.0.lock().unwrap());
+    (report.started.conversation_id, events)
+}
+
+fn pick(provider: &str, model: &str) -> ChatSetupChange {
+    ChatSetupChange {
+        summariser: Some(SummariserChange::Pick { provider: provider.into(), model: model.into() }),
+        ..ChatSetupChange::default()
+    }
+}
+
+fn models(mock: &MockServer) -> Vec<String> {
+    mock.requests().iter().map(|r| r.body["model"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+fn compacted_by(events: &[ChatEvent]) -> Option<String> {
+    events.iter().find_map(|e| match e {
+        ChatEvent::Compacted { summariser, .. } => Some(summariser.clone().unwrap_or_default()),
+        _ => None,
+    })
+}
+
+#[tokio::test]
+async fn the_summary_goes_to_the_picked_profile_and_the_turn_to_the_chats() {
+    let chat_mock = MockServer::start(Script::new([
+        Reply::text(long_answer("First")),
+        Reply::text(long_answer("Second")),
+        Reply::text("Third answer."),
+    ]))
+    .await;
+    let cheap_mock = MockServer::start(Script::new([Reply::text("Cheap summary: tea, copper, indigo.")])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let service = service(dir.path(), &chat_mock, &cheap_mock);
+    let (id, _) = turn(&service, ask(None, "What does the harbour ledger list?")).await;
+    let setup = service.set_chat_setup(&id, pick("cheap", "small")).unwrap();
+    assert_eq!(setup.summariser, Some(SummariserChoice { provider: "cheap".into(), model: "small".into() }));
+    let (_, events) = turn(&service, ask(Some(&id), "And by which dates?")).await;
+    assert_eq!(compacted_by(&events), None, "the newest answer is too long to summarise before");
+
+    let (_, events) = turn(&service, ask(Some(&id), "Which crate came first?")).await;
+
+    assert_eq!(compacted_by(&events).as_deref(), Some("small"), "the picked model wrote the summary");
+    assert_eq!(models(&cheap_mock), ["small"], "one summary request, to the picked profile's server");
+    assert_eq!(models(&chat_mock), ["big", "big", "big"], "the chat's own requests stay on the chat's server");
+    let summarised = cheap_mock.requests()[0].body.to_string();
+    assert!(summarised.contains("First: The harbour") && !summarised.contains("Second:"), "{summarised}");
+    let last = chat_mock.requests().last().unwrap().body.to_string();
+    assert!(last.contains("Cheap summary: tea, copper, indigo."), "the chat's request carries the summary: {last}");
+    assert!(!last.contains("First: The harbour") && last.contains("Second: The harbour"), "{last}");
+}
+
+#[tokio::test]
+async fn a_gone_profile_falls_back_saying_so_and_compact_now_uses_the_pick() {
+    let chat_mock = MockServer::start(Script::new([
+        Reply::text(long_answer("First")),
+        Reply::text(long_answer("Second")),
+        Reply::text("Own summary of the ledger."),
+        Reply::text(long_answer("Third")),
+    ]))
+    .await;
+    let cheap_mock = MockServer::start(Script::new([Reply::text("Cheap summary of the ledger.")])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let service = service(dir.path(), &chat_mock, &cheap_mock);
+    let (id, _) = turn(&service, ask(None, "What does the harbour ledger list?")).await;
+    service.set_chat_setup(&id, pick("cheap", "small")).unwrap();
+    let cheap = service.providers().unwrap().into_iter().find(|p| p.name == "cheap").unwrap();
+    let cheap = ProviderProfile {
+        name: cheap.name,
+        kind: cheap.kind,
+        base_url: cheap.base_url,
+        model: cheap.model,
+        options: ProfileOptions::default(),
+    };
+    service.remove_provider("cheap").unwrap();
+    turn(&service, ask(Some(&id), "And by which dates?")).await;
+
+    // The picked profile is gone: the chat's own model writes the summary, and a notice says so.
+    let (_, events) = turn(&service, ask(Some(&id), "Which crate came first?")).await;
+    let notices: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::Notice { message, .. } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        notices.iter().any(|n| n.contains("'cheap'") && n.contains("no longer exists") && n.contains("(big)")),
+        "{notices:?}"
+    );
+    assert_eq!(compacted_by(&events).as_deref(), Some("big"));
+    assert_eq!(models(&chat_mock), ["big", "big", "big", "big"], "two turns, the summary, the third turn");
+    assert!(cheap_mock.requests().is_empty());
+
+    // The profile is back: "Compact now" has the picked model write the next summary.
+    service.add_provider(&cheap, false).unwrap();
+    let stored = service.compact_conversation(&id).await.unwrap();
+    assert_eq!(stored.summariser.as_deref(), Some("small"));
+    assert_eq!(stored.compaction.summary.as_deref(), Some("Cheap summary of the ledger."));
+    assert_eq!(models(&cheap_mock), ["small"]);
+    assert_eq!(chat_mock.requests().len(), 4, "Compact now sent nothing to the chat's server");
+}
+
+#[tokio::test]
+async fn a_pick_of_a_profile_that_does_not_exist_is_refused_and_clearing_gives_it_back() {
+    let chat_mock = MockServer::start(Script::new([Reply::text("ok")])).await;
+    let cheap_mock = MockServer::start(Script::new([])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let service = service(dir.path(), &chat_mock, &cheap_mock);
+    let (id, _) = turn(&service, ask(None, "Hello")).await;
+    let err = service.set_chat_setup(&id, pick("ghost", "m")).unwrap_err();
+    assert!(err.message.contains("no provider profile named 'ghost'"), "{}", err.message);
+    assert_eq!(service.chat_setup(&id).unwrap().summariser, None, "nothing changed");
+    service.set_chat_setup(&id, pick("cheap", "small")).unwrap();
+    let change = ChatSetupChange { summariser: Some(SummariserChange::Chat), ..ChatSetupChange::default() };
+    assert_eq!(service.set_chat_setup(&id, change).unwrap().summariser, None);
+    let other = ChatSetupChange { toolsets: Some(Vec::new()), ..ChatSetupChange::default() };
+    service.set_chat_setup(&id, pick("cheap", "small")).unwrap();
+    assert!(service.set_chat_setup(&id, other).unwrap().summariser.is_some(), "a change that leaves it out keeps it");
+}
