@@ -21,16 +21,27 @@ impl Machine<'_> {
         let used = self.used_tools();
         let registry = self.registry;
         let search = offer.forcing == Forcing::Auto;
-        let fitted = catalogue::fit(
-            &offer.tools,
-            |name| registry.candidate(name),
-            [&self.options.forced, &self.found, &used],
-            self.limits,
-            search,
-        );
+        let fit = |tools: &[String]| {
+            catalogue::fit(
+                tools,
+                |name| registry.candidate(name),
+                [&self.options.forced, &self.found, &used],
+                self.limits,
+                search,
+            )
+        };
+        let mut fitted = fit(&offer.tools);
         if !fitted.find_tools && fitted.direct.len() == offer.tools.len() {
             self.enabled.clear();
             return offer;
+        }
+        // Over the limit, the paging tool takes a direct place only when this request will send
+        // it (a result is cut or compacted already); otherwise the place goes to another tool and
+        // `find_tools` still reaches it.
+        let paging_now = crate::paging::needed(&self.history) || !self.compaction.is_empty();
+        if !paging_now && fitted.direct.iter().any(|n| n == crate::paging::TOOL) {
+            let others: Vec<String> = offer.tools.iter().filter(|n| *n != crate::paging::TOOL).cloned().collect();
+            fitted = fit(&others);
         }
         if !self.over_limit_noticed {
             self.over_limit_noticed = true;
