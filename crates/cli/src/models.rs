@@ -70,19 +70,6 @@ fn from(source: Option<SpecSource>) -> &'static str {
     }
 }
 
-/// `1048576` as `1,048,576`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// `10` as `$10`, `2.5` as `$2.50`, `0.075` as `$0.075`.
 fn usd(price: f64) -> String {
     if price.fract() == 0.0 {
@@ -106,9 +93,15 @@ fn yes_no(v: Option<bool>) -> &'static str {
 fn show(d: &ModelDetails, info: &CatalogueInfo) -> String {
     let r = &d.resolved;
     let mut out = format!("{} (profile {})\n", render::safe(&d.model), render::safe(&d.provider));
-    let window = r.spec.context_window.map_or_else(|| "unknown".into(), |w| format!("{} tokens", thousands(w)));
+    let window = r
+        .spec
+        .context_window
+        .map_or_else(|| "unknown".into(), |w| format!("{} tokens", switchboard_core::tokens::thousands(w)));
     out += &format!("  Context window  {window}{}\n", from(Some(r.source)));
-    let output = r.spec.max_output.map_or_else(|| "unknown".into(), |w| format!("{} tokens", thousands(w)));
+    let output = r
+        .spec
+        .max_output
+        .map_or_else(|| "unknown".into(), |w| format!("{} tokens", switchboard_core::tokens::thousands(w)));
     out += &format!("  Output limit    {output}{}\n", from(r.max_output_source));
     match (r.free, r.spec.prices) {
         (true, _) => {
@@ -151,6 +144,7 @@ fn prices(p: &Prices, from: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use switchboard_core::tokens::thousands;
 
     #[test]
     fn numbers_read_as_people_write_them() {

@@ -104,6 +104,19 @@ fn decode_base64_prefix(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// A count as a person reads it: `128000` is `128,000`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,7 +55,8 @@ impl ResolvedModel {
     pub fn window_note(&self, model: &str) -> Option<String> {
         (self.source == SpecSource::Default).then(|| {
             format!(
-                "The context window of {model} is unknown; {UNKNOWN_WINDOW} tokens are assumed. Set it in the profile if it is larger."
+                "The context window of {model} is unknown; {} tokens are assumed. Set it in the profile if it is larger.",
+                switchboard_core::tokens::thousands(UNKNOWN_WINDOW)
             )
         })
     }

@@ -226,7 +226,7 @@ impl Machine<'_> {
         let overflow = error.overflow.unwrap_or_default();
         let known = self.options.context.window.filter(|_| !self.options.context.window_assumed);
         let window = overflow.window.or(known);
-        let takes = window.map_or_else(|| "an unknown number of".to_owned(), thousands);
+        let takes = window.map_or_else(|| "an unknown number of".to_owned(), crate::tokens::thousands);
         let last = self.history.iter().rev().find_map(|m| match m {
             Message::User { text } => Some(text.len()),
             _ => None,
@@ -236,13 +236,13 @@ impl Machine<'_> {
         if window.is_some_and(|w| message * 10 > w * 9) {
             format!(
                 "Your message alone is about {} tokens; {} takes {takes} tokens. Shorten it or send it in parts (or attach less), or pick a model with a larger context window.",
-                thousands(message),
+                crate::tokens::thousands(message),
                 self.model
             )
         } else {
             format!(
                 "Even compacted, the conversation is about {} tokens and {} refused it as too long (it takes {takes} tokens). Compact it from the chat menu, start a new chat, or pick a model with a larger context window.",
-                thousands(total),
+                crate::tokens::thousands(total),
                 self.model
             )
         }
@@ -255,19 +255,6 @@ impl Machine<'_> {
     }
 }
 
-/// 128000 -> "128,000".
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// Whether `error` is a provider's "too long" refusal.
 pub(super) fn is_too_long(error: &ProviderError) -> bool {
     error.kind == ErrorKind::ContextLength
@@ -277,8 +264,9 @@ pub(super) fn is_too_long(error: &ProviderError) -> bool {
 mod tests {
     #[test]
     fn thousands_are_grouped() {
-        assert_eq!(super::thousands(128_000), "128,000");
-        assert_eq!(super::thousands(999), "999");
-        assert_eq!(super::thousands(1_234_567), "1,234,567");
+        use crate::tokens::thousands;
+        assert_eq!(thousands(128_000), "128,000");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

@@ -47,7 +47,7 @@ export function describe(profile: ProviderProfile, model: string): ModelDetails 
       free,
     },
     capabilities: { tools: known.tools ?? null, images: known.images ?? null, reasoning: null, sampling: null },
-    note: source === 'default' ? `The context window of ${model} is unknown; ${UNKNOWN_WINDOW} tokens are assumed. Set it in the profile if it is larger.` : null,
+    note: source === 'default' ? `The context window of ${model} is unknown; ${UNKNOWN_WINDOW.toLocaleString('en-US')} tokens are assumed. Set it in the profile if it is larger.` : null,
   };
 }
 
