@@ -28,6 +28,12 @@ if [ "${runner[1]}" = nextest ]; then
   cargo test --workspace --locked --doc
 fi
 
+if [ -n "${CI:-}" ]; then
+  # The test executables (a few GiB) are not run again; CI's disk is not ours to fill.
+  find "${CARGO_TARGET_DIR:-target}/debug/deps" -maxdepth 1 -type f -perm -u+x ! -name '*.so' -delete
+  df -h "${CARGO_TARGET_DIR:-target}" | tail -n 1
+fi
+
 echo "== The installer: a release .deb, unpacked; the desktop end-to-end suite runs the app it ships"
 # The suite (one app at a time) drives the production build: embedded UI, its CSP, stripped binary.
 npm run tauri build -- --bundles deb --ci
