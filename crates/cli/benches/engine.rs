@@ -166,7 +166,7 @@ fn history(state_api: &str) -> Vec<Message> {
     let mut out = Vec::new();
     for i in 0..40 {
         let id = format!("call_{i}");
-        out.push(Message::User { text: format!("Question {i}: what time is it in Paris?") });
+        out.push(Message::user(format!("Question {i}: what time is it in Paris?")));
         out.push(Message::Assistant {
             text: "Checking. ".into(),
             tool_calls: vec![ToolCall {
@@ -189,7 +189,7 @@ fn history(state_api: &str) -> Vec<Message> {
             state: Some(state.clone()),
         });
     }
-    out.push(Message::User { text: "what time is it in Paris?".into() });
+    out.push(Message::user("what time is it in Paris?"));
     out
 }
 
@@ -268,7 +268,7 @@ fn main() {
     println!(
         "start of request 2: dedup, validation, get_time, SQL writes), {runs} turns of {TOKENS} tokens + 1 tool round, medians:"
     );
-    let fresh = vec![Message::User { text: "what time is it in Paris?".into() }];
+    let fresh = vec![Message::user("what time is it in Paris?")];
     for (api, wires) in APIS.iter().zip(&recorded) {
         let (cpu, gap) = measure(&runtime, &store, &engine, api, wires, &fresh, runs);
         println!(

@@ -103,14 +103,14 @@ impl Compaction {
             }
             match history.get(covered) {
                 // Two user messages in a row: some APIs refuse them; one message says both.
-                Some(Message::User { text: next }) => {
+                Some(Message::User { text: next, parts }) => {
                     text.push_str("\n\n---\n\n");
                     text.push_str(next);
-                    out.push(Message::User { text });
+                    out.push(Message::User { text, parts: parts.clone() });
                     out.extend(history[covered + 1..].iter().map(|m| self.stub_of(m)));
                     return unchained(out);
                 }
-                _ => out.push(Message::User { text }),
+                _ => out.push(Message::user(text)),
             }
         }
         out.extend(history[covered..].iter().map(|m| self.stub_of(m)));
@@ -157,7 +157,7 @@ pub fn summary_message(summary: &str) -> String {
 /// A pinned message, quoted verbatim for the summary message.
 fn quote(message: &Message) -> Option<String> {
     match message {
-        Message::User { text } => Some(format!("[A message from the person, verbatim:]\n{text}")),
+        Message::User { text, .. } => Some(format!("[A message from the person, verbatim:]\n{text}")),
         Message::Assistant { text, .. } if !text.is_empty() => {
             Some(format!("[A message from the assistant, verbatim:]\n{text}"))
         }
@@ -194,11 +194,21 @@ pub fn estimate(request: &ProviderRequest) -> u64 {
 /// Chars a message sends (text, arguments, results).
 pub fn message_chars(m: &Message) -> usize {
     match m {
-        Message::User { text } => text.len(),
+        Message::User { text, parts } => text.len() + parts.iter().map(part_chars).sum::<usize>(),
         Message::Assistant { text, tool_calls, .. } => {
             text.len() + tool_calls.iter().map(|c| c.name.len() + c.arguments.len() + 16).sum::<usize>()
         }
         Message::Tool { content, .. } => content.len() + 16,
+    }
+}
+
+/// Chars an attached file counts as, four to a token: its text; an image as the APIs price
+/// images; a PDF at about 1,500 tokens per 60 KB page.
+fn part_chars(part: &crate::Part) -> usize {
+    match part {
+        crate::Part::Image { image, .. } => crate::tokens::image_tokens(crate::tokens::image_size(image)) as usize * 4,
+        crate::Part::Pdf { data, .. } => data.len() * 3 / 4 / 10,
+        crate::Part::Text { name, text, note, .. } => name.len() + text.len() + note.as_ref().map_or(0, String::len),
     }
 }
 
@@ -280,7 +290,7 @@ pub fn summariser_request(
     let share = budget.saturating_sub(fixed + text.len()).max(results * 400) / results;
     for m in history {
         match m {
-            Message::User { text: t } => {
+            Message::User { text: t, .. } => {
                 text.push_str("\nPERSON: ");
                 text.push_str(t);
             }
@@ -301,7 +311,7 @@ pub fn summariser_request(
     ProviderRequest {
         model: model.to_owned(),
         system: Some(SUMMARY_PROMPT.to_owned()),
-        messages: vec![Message::User { text }],
+        messages: vec![Message::user(text)],
         tools: Vec::new(),
         tool_choice: ToolChoice::None,
         options: GenerationOptions {
@@ -341,7 +351,7 @@ mod tests {
     }
 
     fn history(rounds: usize) -> Vec<Message> {
-        let mut h = vec![Message::User { text: "question".into() }];
+        let mut h = vec![Message::user("question")];
         for i in 0..rounds {
             h.extend(round(&format!("c{i}"), &format!("fact {i}\n{}", "x".repeat(2000))));
         }
@@ -369,7 +379,7 @@ mod tests {
         assert!(matches!(h[to], Message::Assistant { .. }), "cuts before a round, never between a call and its result");
         let c = Compaction { covered: to as u32, summary: Some("S".into()), ..Compaction::default() };
         let sent = c.apply(&h, &[0]);
-        let Message::User { text } = &sent[0] else { panic!() };
+        let Message::User { text, .. } = &sent[0] else { panic!() };
         assert!(text.ends_with("S\n\n[A message from the person, verbatim:]\nquestion"));
         assert_eq!(sent.len(), h.len() - to + 1);
         assert_eq!(c.apply(&h, &[0]), sent, "deterministic: the start of what is sent is stable");
@@ -389,18 +399,18 @@ mod tests {
     fn a_summary_before_a_question_is_one_user_message() {
         let mut h = history(1);
         h.push(Message::assistant("answer", vec![]));
-        h.push(Message::User { text: "next".into() });
+        h.push(Message::user("next"));
         let c = Compaction { covered: 4, summary: Some("S".into()), ..Compaction::default() };
         let sent = c.apply(&h, &[]);
         assert_eq!(sent.len(), 1);
-        assert!(matches!(&sent[0], Message::User { text } if text.ends_with("S\n\n---\n\nnext")));
+        assert!(matches!(&sent[0], Message::User { text, .. } if text.ends_with("S\n\n---\n\nnext")));
     }
 
     #[test]
     fn the_summariser_request_is_bounded_and_keeps_each_results_beginning() {
         let h = history(30);
         let r = summariser_request("m", Some("before"), &h, 20_000, GenerationOptions::default());
-        let Message::User { text } = &r.messages[0] else { panic!() };
+        let Message::User { text, .. } = &r.messages[0] else { panic!() };
         assert!(text.len() < 40_000, "{}", text.len());
         assert!(text.contains("fact 2\n") && text.contains("Summary of what came before:\nbefore"));
         assert!(r.tools.is_empty() && r.tool_choice == ToolChoice::None);

@@ -83,7 +83,7 @@ pub use token_memo::{Memo, TextKey};
 pub use tokens::{CharEstimate, TokenCounter};
 pub use tool::{Redact, Secrets, Tool, ToolContext};
 pub use turn::Engine;
-pub use types::{Message, ProviderState, ToolCall, Usage};
+pub use types::{Attachment, AttachmentKind, Message, Part, ProviderState, ToolCall, Usage};
 pub use visible::visible;
 pub use vocab::{ApprovalPolicy, ToolDef, ToolError, ToolImage, ToolOutput, ToolSource};
 

@@ -135,7 +135,7 @@ mod tests {
             is_error: false,
             images: Vec::new(),
         };
-        let short = [Message::User { text: "hi".into() }, tool("short".into())];
+        let short = [Message::user("hi"), tool("short".into())];
         assert!(!needed(&short));
         let cut = [tool(cut("c", &"x".repeat(3_000), 1_000).into_owned())];
         assert!(needed(&cut));

@@ -18,10 +18,14 @@ pub struct ToolCall {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum Message {
-    /// What the person typed.
+    /// What the person sent: the text they typed, then what they attached, in order.
     User {
         /// The message text.
         text: String,
+        /// Attached files (images, PDFs, text files, an MCP resource), ready to send: after
+        /// the text, in the order attached. Each API writes them as its own content parts.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<Part>,
     },
     /// One model response (one loop iteration): text, then the tool calls it made.
     Assistant {
@@ -53,6 +57,11 @@ pub enum Message {
 }
 
 impl Message {
+    /// A person's message of text only.
+    pub fn user(text: impl Into<String>) -> Message {
+        Message::User { text: text.into(), parts: Vec::new() }
+    }
+
     /// An assistant message without provider state.
     pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Message {
         Message::Assistant { text: text.into(), tool_calls, state: None }
@@ -127,4 +136,94 @@ impl Usage {
 /// Length of `text` in Unicode scalar values: the unit of every `text_offset`.
 pub fn char_len(text: &str) -> usize {
     text.chars().count()
+}
+
+/// One attached file as a request carries it: the bytes an API reads (an image already fitted
+/// to that API's limits) or the text a model reads. Built by the service from a stored
+/// [`Attachment`] for the API a request goes to; providers only write it in their own form.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Part {
+    /// An image (the same image type a tool result carries).
+    Image {
+        /// The file's name, as attached.
+        name: String,
+        /// Its bytes, base64, in a type every API takes.
+        image: crate::vocab::ToolImage,
+    },
+    /// A PDF, for an API and model that read PDFs (the rest get a [`Part::Text`] of its text).
+    Pdf {
+        /// The file's name, as attached.
+        name: String,
+        /// The PDF's bytes, base64 (standard alphabet).
+        data: String,
+    },
+    /// A text or code file, or text extracted from a file (a PDF's for a model that reads
+    /// none): sent as text under its name.
+    Text {
+        /// The file's name, as attached (or an MCP resource's URI).
+        name: String,
+        /// Its media type (`text/plain`, `text/x-rust`, `application/json`, `application/pdf`).
+        mime_type: String,
+        /// The text.
+        text: String,
+        /// What the model should know about where the text came from ("text extracted from a
+        /// 12-page PDF"); `None` for a text file.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+}
+
+impl Part {
+    /// The file's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Part::Image { name, .. } | Part::Pdf { name, .. } | Part::Text { name, .. } => name,
+        }
+    }
+}
+
+/// What kind of file an attachment is, which decides how it is sent.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum AttachmentKind {
+    /// PNG, JPEG, GIF or WebP.
+    Image,
+    /// A PDF.
+    Pdf,
+    /// UTF-8 text: plain text, source code, Markdown, JSON, CSV.
+    Text,
+}
+
+/// A file attached to a person's message, as stored and shown. The bytes live once in the data
+/// directory under their SHA-256 (however many messages or branches use them); the message
+/// keeps this reference.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attachment {
+    /// The SHA-256 of the original bytes, lower-case hex: the content address.
+    pub id: String,
+    /// The file's name as attached (never a path), or a resource's URI.
+    pub name: String,
+    /// The media type, as sniffed from the bytes.
+    pub mime_type: String,
+    /// How it is sent.
+    pub kind: AttachmentKind,
+    /// Bytes of the original.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub size: u64,
+    /// An image's width in pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub width: Option<u32>,
+    /// An image's height in pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub height: Option<u32>,
+    /// A PDF's page count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub pages: Option<u32>,
 }

@@ -49,7 +49,7 @@ fn input(options: TurnOptions) -> TurnInput {
         provider_name: "p".into(),
         model: "model".into(),
         system_prompt: None,
-        history: vec![Message::User { text: "Weather in Oslo?".into() }],
+        history: vec![Message::user("Weather in Oslo?")],
         options,
     }
 }

@@ -103,7 +103,7 @@ async fn a_long_tool_loop_compacts_between_rounds_and_every_request_fits() {
     let kit = Kit::new([big()]);
     let h = harness(&kit, Some(4000));
     let provider = ScriptedProvider::new(model(20, |r: &ProviderRequest| {
-        let Message::User { text } = &r.messages[0] else { panic!() };
+        let Message::User { text, .. } = &r.messages[0] else { panic!() };
         assert!(text.contains("fact 1 is 1001"), "the summariser reads what each tool found");
         vec![delta("Round 2 found: fact 1 is 1001."), Ok(ProviderEvent::Usage(USAGE)), finish(StopReason::Stop)]
     }));
@@ -121,7 +121,7 @@ async fn a_long_tool_loop_compacts_between_rounds_and_every_request_fits() {
     assert!(with_summary.quoted.contains(&0), "the turn's question stays verbatim");
     // Every later request starts with the summary, the question quoted after it.
     let last = ran.requests.iter().rfind(|r| !is_summariser(r)).unwrap();
-    let Message::User { text } = &last.messages[0] else { panic!() };
+    let Message::User { text, .. } = &last.messages[0] else { panic!() };
     assert!(text.contains("fact 1 is 1001") && text.ends_with(USER_TEXT), "{text}");
     // Stubs name the tool that reads the whole result back.
     assert!(
@@ -169,7 +169,7 @@ async fn a_summariser_that_fails_or_says_nothing_leaves_the_history_whole_and_sa
         let notices = ran.notices(NoticeKind::Context);
         assert!(notices.iter().any(|n| n.starts_with("Summarising the earlier messages failed")), "{notices:?}");
         let last = ran.requests.iter().rfind(|r| !is_summariser(r)).unwrap();
-        assert_eq!(last.messages[0], Message::User { text: USER_TEXT.into() }, "the original history is sent");
+        assert_eq!(last.messages[0], Message::user(USER_TEXT), "the original history is sent");
         assert_eq!(last.messages.iter().filter(|m| matches!(m, Message::Tool { .. })).count(), 12);
     }
 }
@@ -240,7 +240,7 @@ async fn too_long_compacts_once_and_asks_again() {
 async fn a_message_larger_than_the_window_is_refused_saying_what_does_not_fit() {
     let kit = Kit::new([big()]);
     let mut h = harness(&kit, Some(128_000));
-    h.history = vec![Message::User { text: "word ".repeat(300_000) }];
+    h.history = vec![Message::user("word ".repeat(300_000))];
     let provider = ScriptedProvider::new([
         fail(ProviderError::new(ErrorKind::ContextLength, "too long")),
         fail(ProviderError::new(ErrorKind::ContextLength, "too long")),

@@ -60,7 +60,7 @@ fn input(options: TurnOptions) -> TurnInput {
         provider_name: "profile".into(),
         model: "model".into(),
         system_prompt: Some("Be brief.".into()),
-        history: vec![Message::User { text: "Hi".into() }],
+        history: vec![Message::user("Hi")],
         options,
     }
 }
@@ -194,19 +194,19 @@ fn a_message_is_counted_once_however_many_requests_send_it() {
     let mut request = ProviderRequest {
         model: "m".into(),
         system: Some("system".into()),
-        messages: (0..2_000).map(|i| Message::User { text: format!("message {i}") }).collect(),
+        messages: (0..2_000).map(|i| Message::user(format!("message {i}"))).collect(),
         tools: Vec::new(),
         tool_choice: Default::default(),
         options: Default::default(),
     };
     let first = estimator.breakdown(&request);
     let read = counter.0.load(std::sync::atomic::Ordering::Relaxed);
-    request.messages.push(Message::User { text: "one more".into() });
+    request.messages.push(Message::user("one more"));
     let second = estimator.breakdown(&request);
     assert_eq!(counter.0.load(std::sync::atomic::Ordering::Relaxed), read + 8, "only the new message was read");
     assert_eq!(second.total(), first.total() + 8 + 3);
     // A message changed in place (a result shortened) is counted again.
-    request.messages[5] = Message::User { text: "short".into() };
+    request.messages[5] = Message::user("short");
     let third = estimator.breakdown(&request);
     assert_eq!(third.total() + "message 5".len() as u64, second.total() + 5);
 }

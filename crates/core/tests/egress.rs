@@ -63,7 +63,7 @@ fn input(person: &str, options: TurnOptions) -> TurnInput {
         provider_name: "profile".into(),
         model: "model".into(),
         system_prompt: None,
-        history: vec![Message::User { text: person.into() }],
+        history: vec![Message::user(person)],
         options,
     }
 }

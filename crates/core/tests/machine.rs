@@ -75,7 +75,7 @@ fn input(options: TurnOptions) -> TurnInput {
         provider_name: "profile".into(),
         model: "model".into(),
         system_prompt: None,
-        history: vec![Message::User { text: "Hi".into() }],
+        history: vec![Message::user("Hi")],
         options,
     }
 }
@@ -276,7 +276,7 @@ fn start_emits_started_then_the_first_request_with_the_offered_tools() {
     let names: Vec<&str> = req.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["ask", "echo", "research", "slow"]);
     assert_eq!(req.tool_choice, ToolChoice::Auto);
-    assert_eq!(req.messages, [Message::User { text: "Hi".into() }]);
+    assert_eq!(req.messages, [Message::user("Hi")]);
     assert_eq!(m.phase(), Phase::Streaming);
 }
 

@@ -60,7 +60,7 @@ async fn plain_text_turn_emits_started_deltas_usage_and_done_stop() {
     assert_eq!(ran.outcome.error, None);
     assert_eq!(ran.requests.len(), 1);
     assert_eq!(ran.requests[0].model, MODEL);
-    assert_eq!(ran.requests[0].messages, vec![Message::User { text: USER_TEXT.into() }]);
+    assert_eq!(ran.requests[0].messages, vec![Message::user(USER_TEXT)]);
     assert_eq!(kit.total(), 0);
 }
 
@@ -112,7 +112,7 @@ async fn tool_call_offsets_count_chars_of_the_whole_turn_and_history_carries_cal
     assert!(text_pos < call_pos);
 
     assert_eq!(ran.requests.len(), 3);
-    let user = Message::User { text: USER_TEXT.into() };
+    let user = Message::user(USER_TEXT);
     assert_eq!(
         ran.requests[1].messages,
         vec![
@@ -1355,7 +1355,7 @@ async fn tool_names_in_earlier_history_are_sent_provider_safe_even_when_not_offe
     let kit = Kit::new([echo()]);
     let mut h = Harness::new(&kit);
     h.history = vec![
-        Message::User { text: "before".into() },
+        Message::user("before"),
         Message::Assistant {
             text: "Using it.".into(),
             tool_calls: vec![call("old", "gone tool.v1", "{}")],
@@ -1369,7 +1369,7 @@ async fn tool_names_in_earlier_history_are_sent_provider_safe_even_when_not_offe
             is_error: false,
         },
         Message::Assistant { text: "Done before.".into(), tool_calls: vec![], state: None },
-        Message::User { text: USER_TEXT.into() },
+        Message::user(USER_TEXT),
     ];
     for use_tools in [true, false] {
         h.options.use_tools = use_tools;

@@ -30,7 +30,7 @@ fn request(messages: Vec<Message>) -> ProviderRequest {
 }
 
 fn question() -> Vec<Message> {
-    vec![Message::User { text: "what time is it in Tokyo?".into() }]
+    vec![Message::user("what time is it in Tokyo?")]
 }
 
 fn anthropic(server: &MockServer) -> Anthropic {
@@ -45,7 +45,7 @@ async fn run_anthropic(server: &MockServer, req: ProviderRequest) -> Vec<Result<
 async fn the_request_carries_the_key_version_and_a_body_the_strict_mock_accepts() {
     let server = MockServer::start(Script::new([Reply::text("ok")])).await;
     let history = vec![
-        Message::User { text: "q".into() },
+        Message::user("q"),
         Message::Assistant {
             text: String::new(),
             tool_calls: vec![ToolCall { id: "toolu_1".into(), name: "get_time".into(), arguments: "{".into() }],
@@ -59,7 +59,7 @@ async fn the_request_carries_the_key_version_and_a_body_the_strict_mock_accepts(
             is_error: true,
         },
         Message::Assistant { text: " ".into(), tool_calls: vec![], state: None },
-        Message::User { text: "again".into() },
+        Message::user("again"),
     ];
     let items = run_anthropic(&server, request(history)).await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");

@@ -111,7 +111,7 @@ async fn a_tool_round_streams_offsets_in_chars_and_sends_the_call_back_signed() 
     ]))
     .await;
     let p = provider(&server);
-    let user = Message::User { text: "time in Tokyo?".into() };
+    let user = Message::user("time in Tokyo?");
     let events = run(&p, request(vec![user.clone()])).await;
     let events: Vec<ProviderEvent> = events.into_iter().map(|e| e.unwrap()).collect();
     let text: String = events
@@ -204,7 +204,7 @@ async fn every_step_of_a_turn_goes_back_signed_and_an_unsigned_call_is_refused()
     ]))
     .await;
     let p = provider(&server);
-    let mut history = vec![Message::User { text: "times?".into() }];
+    let mut history = vec![Message::user("times?")];
     for _ in 0..2 {
         let (message, calls) = assistant(&run(&p, request(history.clone())).await);
         history.push(message);
@@ -255,7 +255,7 @@ async fn a_text_signature_goes_back_on_the_text_in_a_later_turn() {
     ]))
     .await;
     let p = provider(&server);
-    let user = Message::User { text: "hi".into() };
+    let user = Message::user("hi");
     let events = run(&p, request(vec![user.clone()])).await;
     assert!(events.contains(&Ok(ProviderEvent::ReasoningDelta("Weighing it.".into()))), "{events:?}");
     let (message, _) = assistant(&events);
@@ -263,7 +263,7 @@ async fn a_text_signature_goes_back_on_the_text_in_a_later_turn() {
     assert_eq!(text, "Hello there.", "thoughts are not text");
     let signature = text_signature("Hello there.");
     assert_eq!(state.as_ref().map(|s| &s.data), Some(&json!({"text": signature})));
-    let events = run(&p, request(vec![user, message, Message::User { text: "more".into() }])).await;
+    let events = run(&p, request(vec![user, message, Message::user("more")])).await;
     assert!(matches!(events.last(), Some(Ok(ProviderEvent::Finish { .. }))), "{events:?}");
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "the strict mock accepted the signed text");
@@ -287,11 +287,11 @@ async fn state_from_another_api_or_endpoint_sends_no_signature() {
     ] {
         let state = ProviderState { api: api.into(), origin: origin.clone(), data: data.clone() };
         let history = vec![
-            Message::User { text: "time?".into() },
+            Message::user("time?"),
             Message::Assistant { text: String::new(), tool_calls: vec![call.clone()], state: Some(state.clone()) },
             result(&call, "12:00"),
             Message::Assistant { text: "Noon.".into(), tool_calls: vec![], state: Some(state) },
-            Message::User { text: "thanks".into() },
+            Message::user("thanks"),
         ];
         let events = run(&p, request(history)).await;
         assert!(matches!(events.last(), Some(Ok(ProviderEvent::Finish { .. }))), "{api} at {origin}: {events:?}");
@@ -331,7 +331,7 @@ async fn options_become_the_generation_config_the_strict_mock_accepts() {
         ),
     ];
     for (options, _) in &cases {
-        let mut req = request(vec![Message::User { text: "hi".into() }]);
+        let mut req = request(vec![Message::user("hi")]);
         req.options = *options;
         let events = run(&p, req).await;
         assert!(events.iter().all(Result::is_ok), "{options:?}: {events:?}");
@@ -347,7 +347,7 @@ async fn options_become_the_generation_config_the_strict_mock_accepts() {
 async fn forcing_one_of_two_tools_is_any_with_the_allowed_names() {
     let server = MockServer::start(Script::new([Reply::tool_call("x", "get_time", "{}")])).await;
     let p = provider(&server);
-    let mut req = request(vec![Message::User { text: "hi".into() }]);
+    let mut req = request(vec![Message::user("hi")]);
     req.tool_choice = ToolChoice::OneOf(vec!["get_time".into(), "fs__edit_file".into()]);
     let events = run(&p, req).await;
     assert!(events.iter().all(Result::is_ok), "{events:?}");
@@ -374,7 +374,7 @@ async fn errors_in_googles_shape_say_what_to_do() {
     ]))
     .await;
     let p = provider(&server);
-    let req = || request(vec![Message::User { text: "hi".into() }]);
+    let req = || request(vec![Message::user("hi")]);
     let e = run(&p, req()).await.pop().unwrap().unwrap_err();
     assert_eq!(e.kind, ErrorKind::Auth);
     assert!(e.message.contains("GEMINI_API_KEY") && !e.message.contains(KEY), "{}", e.message);

@@ -102,11 +102,8 @@ async fn an_answer_redirected_to_another_origin_goes_there_without_the_key() {
     let provider =
         Anthropic::new(AnthropicConfig { base_url: format!("{base}/v1"), api_key: Some(SecretValue::new(KEY)) })
             .unwrap();
-    let request = ProviderRequest {
-        model: "m".into(),
-        messages: vec![Message::User { text: "hi".into() }],
-        ..ProviderRequest::default()
-    };
+    let request =
+        ProviderRequest { model: "m".into(), messages: vec![Message::user("hi")], ..ProviderRequest::default() };
     let items: Vec<_> = provider.stream(request).collect().await;
     assert!(items.iter().any(Result::is_err), "{items:?}");
     assert!(seen.recv().unwrap().contains(&format!("x-api-key: {}", KEY.to_ascii_lowercase())));

@@ -32,7 +32,7 @@ fn request(messages: Vec<Message>) -> ProviderRequest {
 }
 
 fn question() -> Vec<Message> {
-    vec![Message::User { text: "what time is it in Tokyo?".into() }]
+    vec![Message::user("what time is it in Tokyo?")]
 }
 
 fn responses(server: &MockServer) -> OpenAiResponses {
@@ -91,7 +91,7 @@ async fn a_length_finish_is_length_on_both_apis_and_the_response_id_is_kept() {
 async fn the_request_carries_the_key_and_a_body_the_strict_mock_accepts() {
     let server = MockServer::start(Script::new([Reply::text("ok")])).await;
     let history = vec![
-        Message::User { text: "q".into() },
+        Message::user("q"),
         Message::Assistant {
             text: String::new(),
             tool_calls: vec![ToolCall { id: "call_1".into(), name: "get_time".into(), arguments: "{".into() }],
@@ -105,7 +105,7 @@ async fn the_request_carries_the_key_and_a_body_the_strict_mock_accepts() {
             is_error: true,
         },
         Message::Assistant { text: " ".into(), tool_calls: vec![], state: None },
-        Message::User { text: "again".into() },
+        Message::user("again"),
     ];
     let items = run_responses(&server, request(history)).await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
@@ -322,7 +322,7 @@ async fn a_tool_round_chains_onto_the_calling_response_and_the_next_turn_onto_th
     assert_eq!(state_of(&second).data["responseId"], "resp_mock_2");
 
     // The next turn: only the new message, chained onto the answer.
-    history.extend([second, Message::User { text: "thanks".into() }]);
+    history.extend([second, Message::user("thanks")]);
     let items = provider.stream(request(history)).collect().await;
     assert_finished(&items, "You're welcome.");
 
@@ -355,7 +355,7 @@ async fn without_this_endpoints_state_on_the_last_answer_the_whole_history_goes_
         first,
         tool_result("call_1", "12:00"),
         Message::assistant("It is noon.", vec![]),
-        Message::User { text: "thanks".into() },
+        Message::user("thanks"),
     ]);
     assert_finished(&provider.stream(request(history.clone())).collect().await, "a");
 
@@ -496,7 +496,7 @@ async fn store_true_is_sent_and_chains() {
     let provider = responses(&server).with_store(Some(true));
     let mut history = question();
     history.push(answer(&provider.stream(request(question())).collect().await));
-    history.push(Message::User { text: "bye".into() });
+    history.push(Message::user("bye"));
     assert_finished(&provider.stream(request(history)).collect().await, "Bye.");
     let requests = server.requests();
     assert_eq!((&requests[0].body["store"], &requests[1].body["store"]), (&json!(true), &json!(true)));

@@ -78,7 +78,7 @@ fn request() -> ProviderRequest {
     ProviderRequest {
         model: "mock-model".into(),
         system: Some("Be brief.".into()),
-        messages: vec![Message::User { text: "what time is it in Tokyo?".into() }],
+        messages: vec![Message::user("what time is it in Tokyo?")],
         tools: vec![ToolSpec {
             name: "get_time".into(),
             description: "The time.".into(),

@@ -12,7 +12,7 @@ fn request() -> ProviderRequest {
     ProviderRequest {
         model: "mock-model".into(),
         system: None,
-        messages: vec![Message::User { text: "hi".into() }],
+        messages: vec![Message::user("hi")],
         tools: Vec::new(),
         tool_choice: ToolChoice::Auto,
         options: Default::default(),

@@ -197,7 +197,7 @@ pub(crate) async fn test(
     let mut request = ProviderRequest {
         model: model.clone(),
         system: None,
-        messages: vec![Message::User { text: "Reply with the word OK.".into() }],
+        messages: vec![Message::user("Reply with the word OK.")],
         tools: vec![ToolSpec {
             name: "connection_check".into(),
             description: "Returns OK. Only here to check that tools are accepted; do not call it.".into(),

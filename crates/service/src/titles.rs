@@ -78,7 +78,7 @@ impl Service {
         let request = ProviderRequest {
             model: resolved.model.clone(),
             system: Some(INSTRUCTIONS.into()),
-            messages: vec![Message::User { text }],
+            messages: vec![Message::user(text)],
             tools: Vec::new(),
             tool_choice: ToolChoice::None,
             options: GenerationOptions {

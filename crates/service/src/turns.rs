@@ -431,7 +431,7 @@ impl Service {
         options.compaction = turn.compaction;
         options.pinned = turn.pinned;
         for message in &history {
-            if let switchboard_core::Message::User { text } = message {
+            if let switchboard_core::Message::User { text, .. } = message {
                 options.exposure.learn_from_person(text);
             }
         }

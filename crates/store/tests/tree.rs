@@ -73,7 +73,7 @@ fn editing_a_question_starts_a_branch_and_keeps_the_old_one() {
     assert_eq!(contents(&store, &c), ["q1", "a1", "q2 edited", ""]);
     let history = store.history(&c).unwrap();
     assert_eq!(history.len(), 3, "{history:?}");
-    assert_eq!(history[2], Message::User { text: "q2 edited".into() });
+    assert_eq!(history[2], Message::user("q2 edited"));
     assert!(!format!("{history:?}").contains("secret"), "the other branch is not sent: {history:?}");
     let shown = store.messages(&c).unwrap();
     assert_eq!(shown[2].versions, [b.user_message_id.clone(), edited.user_message_id.clone()]);

@@ -146,7 +146,7 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
     assert_eq!(
         store.history(&rows.conversation_id).unwrap(),
         vec![
-            Message::User { text: "What time is it in Paris?\nThanks".into() },
+            Message::user("What time is it in Paris?\nThanks"),
             Message::Assistant {
                 text: "Hé 👋 世".into(),
                 tool_calls: vec![ToolCall {
@@ -172,7 +172,7 @@ fn a_full_turn_survives_reopening_with_exact_text_offsets_and_results() {
     assert_eq!(next.conversation_id, rows.conversation_id);
     let h = store.history(&rows.conversation_id).unwrap();
     assert_eq!(h.len(), 5, "the new streaming assistant row is not history yet");
-    assert_eq!(h.last(), Some(&Message::User { text: "And in Tokyo?".into() }));
+    assert_eq!(h.last(), Some(&Message::user("And in Tokyo?")));
 
     // The CLI prints these as JSON: camelCase keys.
     let json = serde_json::to_value(a).unwrap();
@@ -444,10 +444,7 @@ fn empty_assistant_messages_are_left_out_of_history() {
     });
     rec.emit(ChatEvent::Done { finish_reason: FinishReason::Error, usage: Usage::default(), tool_calls_made: 0 });
     store.begin_turn(Some(&rows.conversation_id), "second", "mock", "m").unwrap();
-    assert_eq!(
-        store.history(&rows.conversation_id).unwrap(),
-        vec![Message::User { text: "first".into() }, Message::User { text: "second".into() }]
-    );
+    assert_eq!(store.history(&rows.conversation_id).unwrap(), vec![Message::user("first"), Message::user("second")]);
 }
 
 #[test]
@@ -705,7 +702,7 @@ fn a_compaction_is_a_row_the_next_turn_applies_and_undo_leaves_out() {
     assert_eq!(turn.messages, store.history(&next.conversation_id).unwrap(), "the history itself is whole");
     let sent = turn.compaction.apply(&turn.messages, &turn.pinned);
     assert!(
-        matches!(&sent[0], Message::User { text } if text.contains("c1 found x") && text.ends_with("Find the facts"))
+        matches!(&sent[0], Message::User { text, .. } if text.contains("c1 found x") && text.ends_with("Find the facts"))
     );
 
     let listed = store.compactions(&next.conversation_id).unwrap();

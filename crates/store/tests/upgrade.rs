@@ -157,7 +157,7 @@ fn old_history(messages: &[Shown]) -> Vec<Message> {
     let mut out = Vec::new();
     for m in messages {
         if m.role == "user" {
-            out.push(Message::User { text: m.content.clone() });
+            out.push(Message::user(m.content.clone()));
             continue;
         }
         if m.status == "streaming" || (m.content.is_empty() && m.calls.is_empty()) {

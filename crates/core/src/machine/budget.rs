@@ -229,7 +229,7 @@ fn estimate_input_tokens(history: &[Message], system: Option<&str>) -> u64 {
     let mut chars = system.map_or(0, str::len);
     for m in history {
         chars += match m {
-            Message::User { text } => text.len(),
+            Message::User { text, .. } => text.len(),
             Message::Assistant { text, tool_calls, .. } => {
                 text.len() + tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>()
             }

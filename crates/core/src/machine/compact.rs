@@ -228,7 +228,7 @@ impl Machine<'_> {
         let window = overflow.window.or(known);
         let takes = window.map_or_else(|| "an unknown number of".to_owned(), crate::tokens::thousands);
         let last = self.history.iter().rev().find_map(|m| match m {
-            Message::User { text } => Some(text.len()),
+            Message::User { text, .. } => Some(text.len()),
             _ => None,
         });
         let message = last.map_or(0, |chars| (chars as u64).div_ceil(4));

@@ -18,7 +18,7 @@ use crate::config::ReportedContext;
 use crate::event::{ChatEvent, ContextBreakdown};
 use crate::provider::{ProviderRequest, ToolSpec};
 use crate::tokens::{CharEstimate, TokenCounter, image_size};
-use crate::types::{Message, Usage};
+use crate::types::{Message, Part, Usage};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -134,7 +134,10 @@ impl Estimator {
         let c = &self.counter;
         let mut part = ContextBreakdown::default();
         match message {
-            Message::User { text } => part.history = PER_MESSAGE + c.count(text),
+            Message::User { text, parts } => {
+                part.history = PER_MESSAGE + c.count(text);
+                part.attachments = parts.iter().map(|p| self.part(p)).sum();
+            }
             Message::Assistant { text, tool_calls, .. } => {
                 part.history = PER_MESSAGE + c.count(text);
                 for call in tool_calls {
@@ -148,7 +151,26 @@ impl Estimator {
         }
         part
     }
+
+    /// An attached file: an image as the API prices images, a PDF as its pages of text and
+    /// images (about 1,500 tokens a page, Anthropic's and Google's guidance), text as text.
+    fn part(&self, part: &Part) -> u64 {
+        match part {
+            Part::Image { image, .. } => self.counter.image(image_size(image)),
+            Part::Pdf { data, .. } => PER_MESSAGE + (data.len() as u64 * 3 / 4).div_ceil(PDF_BYTES_PER_TOKEN),
+            Part::Text { name, text, note, .. } => {
+                PER_MESSAGE
+                    + self.counter.count(name)
+                    + self.counter.count(text)
+                    + note.as_deref().map_or(0, |n| self.counter.count(n))
+            }
+        }
+    }
 }
+
+/// Bytes of a PDF per token sent, for a PDF whose pages are not yet counted: a typical page is
+/// about 60 KB and costs about 1,500 tokens.
+const PDF_BYTES_PER_TOKEN: u64 = 40;
 
 /// The estimate of a request (its raw `breakdown`, whose total the engine compares with the
 /// report) on top of `reported`, if any: what was reported plus the difference of the two
@@ -190,7 +212,7 @@ fn scaled(b: ContextBreakdown, total: u64) -> ContextBreakdown {
 
 fn message_fingerprint(m: &Message) -> Fingerprint {
     match m {
-        Message::User { text } => fingerprint(2, &[text]),
+        Message::User { text, .. } => fingerprint(2, &[text]),
         Message::Assistant { text, tool_calls, .. } => {
             let mut fp = fingerprint(3, &[text]);
             for call in tool_calls {

@@ -30,7 +30,7 @@ pub fn request_chars(request: &ProviderRequest) -> usize {
         .messages
         .iter()
         .map(|m| match m {
-            Message::User { text } => text.len(),
+            Message::User { text, .. } => text.len(),
             Message::Assistant { text, tool_calls, .. } => {
                 text.len() + tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>()
             }

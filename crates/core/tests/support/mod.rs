@@ -419,7 +419,7 @@ impl Harness {
             registry: Arc::clone(&kit.registry),
             options: TurnOptions::default(),
             system_prompt: None,
-            history: vec![Message::User { text: USER_TEXT.into() }],
+            history: vec![Message::user(USER_TEXT)],
             approver: Arc::new(FixedApprover(ApprovalDecision::Deny)),
             cancel: CancellationToken::new(),
         }

@@ -106,7 +106,7 @@ pub fn request_body(request: &ProviderRequest, origin: &str) -> Value {
     let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::with_capacity(request.messages.len());
     for m in &request.messages {
         match m {
-            Message::User { text } => {
+            Message::User { text, .. } => {
                 if !blank(text) {
                     push_block(&mut messages, "user", json!({"type": "text", "text": text}));
                 }
@@ -310,7 +310,7 @@ mod tests {
     fn history_maps_to_alternating_blocks_with_grouped_tool_results() {
         let req = request(
             vec![
-                Message::User { text: "hi".into() },
+                Message::user("hi"),
                 Message::Assistant {
                     text: "Checking.".into(),
                     tool_calls: vec![call("toolu_1", "a", r#"{"x":1}"#), call("toolu_2", "b", "")],
@@ -319,7 +319,7 @@ mod tests {
                 result("toolu_1", "one", false),
                 result("toolu_2", "boom", true),
                 Message::Assistant { text: "Done.".into(), tool_calls: vec![], state: None },
-                Message::User { text: "again".into() },
+                Message::user("again"),
             ],
             vec![tool("a"), tool("b")],
             ToolChoice::Auto,
@@ -369,14 +369,14 @@ mod tests {
     fn same_role_messages_merge_and_blank_text_is_never_sent() {
         let req = request(
             vec![
-                Message::User { text: "a".into() },
-                Message::User { text: "  ".into() },
+                Message::user("a"),
+                Message::user("  "),
                 Message::Assistant { text: String::new(), tool_calls: vec![], state: None },
-                Message::User { text: "b".into() },
+                Message::user("b"),
                 Message::Assistant { text: " \n".into(), tool_calls: vec![call("c1", "t", "{}")], state: None },
                 result("c1", "", false),
                 // A question asked after an interrupted round joins the results, after them.
-                Message::User { text: "next".into() },
+                Message::user("next"),
             ],
             vec![tool("t")],
             ToolChoice::Auto,
@@ -431,7 +431,7 @@ mod tests {
         let req = request(
             vec![
                 Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "t", "{}")], state: None },
-                Message::User { text: "hm".into() },
+                Message::user("hm"),
                 result("c1", "r", false),
             ],
             vec![tool("t")],
@@ -446,7 +446,7 @@ mod tests {
     fn arguments_that_are_not_an_object_are_sent_as_empty_input_and_quoted_in_the_result() {
         let req = request(
             vec![
-                Message::User { text: "go".into() },
+                Message::user("go"),
                 Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![call("c1", "t", "[1, 2"), call("c2", "t", "[3]")],
@@ -500,7 +500,7 @@ mod tests {
 
     #[test]
     fn tool_choice_maps_to_the_apis_forcing() {
-        let mut req = request(vec![Message::User { text: "q".into() }], vec![tool("a"), tool("b")], ToolChoice::Auto);
+        let mut req = request(vec![Message::user("q")], vec![tool("a"), tool("b")], ToolChoice::Auto);
         for (choice, wire) in [
             (ToolChoice::Auto, json!({"type":"auto"})),
             (ToolChoice::None, json!({"type":"none"})),
@@ -522,7 +522,7 @@ mod tests {
     fn a_history_with_calls_and_no_tools_offered_declares_the_used_tools_unusable() {
         let req = request(
             vec![
-                Message::User { text: "q".into() },
+                Message::user("q"),
                 Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "get_time", "{}")], state: None },
                 result("c1", "noon", false),
             ],
@@ -540,7 +540,7 @@ mod tests {
         let mut t = tool("a");
         t.parameters = json!({"properties":{"x":{"type":"string"}}});
         t.description = String::new();
-        let mut req = request(vec![Message::User { text: "q".into() }], vec![t], ToolChoice::Auto);
+        let mut req = request(vec![Message::user("q")], vec![t], ToolChoice::Auto);
         req.system = Some("   ".into());
         let body = request_body(&req, ORIGIN);
         assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
@@ -570,7 +570,7 @@ mod tests {
     fn kept_thinking_goes_back_first_and_only_to_its_own_endpoint() {
         let round = |origin: &str| {
             vec![
-                Message::User { text: "go".into() },
+                Message::user("go"),
                 Message::Assistant {
                     text: "Let me check.".into(),
                     tool_calls: vec![call("toolu_1", "t", "{}")],
@@ -596,7 +596,7 @@ mod tests {
 
     #[test]
     fn thinking_is_off_when_a_tool_is_forced_and_follows_the_profiles_limits() {
-        let first = vec![Message::User { text: "go".into() }];
+        let first = vec![Message::user("go")];
         let body = request_body(&thinking_request(first.clone(), ToolChoice::Named("t".into())), ORIGIN);
         assert!(body.get("thinking").is_none(), "the API refuses thinking with a forced tool");
         let body = request_body(&thinking_request(first.clone(), ToolChoice::OneOf(vec!["t".into()])), ORIGIN);

@@ -23,7 +23,7 @@ pub fn request_body(request: &ProviderRequest, origin: &str) -> Value {
     let mut messages = request.messages.iter().peekable();
     while let Some(m) = messages.next() {
         match m {
-            Message::User { text } => push("user", text_part(text).into_iter().collect()),
+            Message::User { text, .. } => push("user", text_part(text).into_iter().collect()),
             Message::Assistant { text, tool_calls, state } => {
                 let signed = ProviderState::for_endpoint(state.as_ref(), API, origin).unwrap_or(&Value::Null);
                 let signature = |part: &mut Value, sig: &Value| {
@@ -228,7 +228,7 @@ mod tests {
             model: "m".into(),
             system: None,
             messages: vec![
-                Message::User { text: "draw".into() },
+                Message::user("draw"),
                 Message::Assistant { text: String::new(), tool_calls: vec![call("c1", "snap", "{}")], state: None },
                 Message::Tool {
                     call_id: "c1".into(),
@@ -254,7 +254,7 @@ mod tests {
             model: "m".into(),
             system: Some("sys".into()),
             messages: vec![
-                Message::User { text: "hi".into() },
+                Message::user("hi"),
                 Message::Assistant {
                     text: "Checking".into(),
                     tool_calls: vec![
@@ -267,7 +267,7 @@ mod tests {
                 // Results arrive out of order; one call has none.
                 tool("srv-7", "b", "B failed", true),
                 tool("gemini-call-x-0", "a", "A", false),
-                Message::User { text: "and?".into() },
+                Message::user("and?"),
                 // A text signature without text has no part to go on.
                 Message::Assistant {
                     text: String::new(),
@@ -313,7 +313,7 @@ mod tests {
         let mut req = ProviderRequest {
             model: "m".into(),
             system: None,
-            messages: vec![Message::User { text: "hi".into() }],
+            messages: vec![Message::user("hi")],
             tools: vec![
                 ToolSpec {
                     name: "get_time".into(),
@@ -359,7 +359,7 @@ mod tests {
         let body = |options: GenerationOptions| {
             let req = ProviderRequest {
                 model: "m".into(),
-                messages: vec![Message::User { text: "hi".into() }],
+                messages: vec![Message::user("hi")],
                 options,
                 ..Default::default()
             };

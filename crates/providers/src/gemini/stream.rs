@@ -629,7 +629,7 @@ mod tests {
     }
 
     fn history_request(assistant: Message) -> ProviderRequest {
-        let mut messages = vec![Message::User { text: "go".into() }];
+        let mut messages = vec![Message::user("go")];
         if let Message::Assistant { tool_calls, .. } = &assistant {
             let results: Vec<Message> = tool_calls.iter().map(|c| tool(&c.id, &c.name, "ok", false)).collect();
             messages.push(assistant);

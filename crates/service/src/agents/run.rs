@@ -64,7 +64,7 @@ impl AgentTool {
             provider_name: resolved.profile.name.clone(),
             model: resolved.model.clone(),
             system_prompt: Instructions::SubAgent { agent: &config.instructions }.system_prompt(),
-            history: vec![Message::User { text: question(&args) }],
+            history: vec![Message::user(question(&args))],
             options,
         };
         let sink = Arc::new(Nesting {

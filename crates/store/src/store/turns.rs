@@ -303,7 +303,7 @@ pub(crate) fn canonical_path(
     for m in path_rows(store, conversation_id)? {
         let start = out.len();
         match m.role {
-            Role::User => out.push(Message::User { text: m.content }),
+            Role::User => out.push(Message::user(m.content)),
             Role::Assistant => {
                 if m.status == MessageStatus::Streaming || (m.content.is_empty() && m.tool_calls.is_empty()) {
                     ranges.push((m.id, m.pinned, start..start));

@@ -18,7 +18,7 @@ pub fn request_body(request: &ProviderRequest) -> Value {
     }
     for m in &request.messages {
         messages.push(match m {
-            Message::User { text } => json!({"role": "user", "content": text}),
+            Message::User { text, .. } => json!({"role": "user", "content": text}),
             Message::Assistant { text, tool_calls, .. } if tool_calls.is_empty() => {
                 json!({"role": "assistant", "content": text})
             }
@@ -84,7 +84,7 @@ mod tests {
             model: "m".into(),
             system: Some("sys".into()),
             messages: vec![
-                Message::User { text: "hi".into() },
+                Message::user("hi"),
                 Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![ToolCall { id: "c1".into(), name: "t".into(), arguments: String::new() }],

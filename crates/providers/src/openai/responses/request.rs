@@ -50,7 +50,7 @@ pub fn chain(request: &ProviderRequest, target: &Target) -> Option<Chain> {
     }
     let rest = &request.messages[at + 1..];
     let sends_something = rest.iter().any(|m| match m {
-        Message::User { text } => !blank(text),
+        Message::User { text, .. } => !blank(text),
         _ => true,
     });
     sends_something.then(|| Chain { previous_response_id: id.to_owned(), from: at + 1 })
@@ -116,7 +116,7 @@ pub fn request_body(request: &ProviderRequest, target: &Target, chain: Option<&C
     let mut input = Vec::with_capacity(request.messages.len() - from);
     for m in &request.messages[from..] {
         match m {
-            Message::User { text } => {
+            Message::User { text, .. } => {
                 if !blank(text) {
                     input.push(json!({"role": "user", "content": [{"type": "input_text", "text": text}]}));
                 }
@@ -281,7 +281,7 @@ mod tests {
             model: "gpt-5".into(),
             system: Some("Be brief.".into()),
             messages: vec![
-                Message::User { text: "What time is it?".into() },
+                Message::user("What time is it?"),
                 Message::Assistant {
                     text: "Checking.".into(),
                     tool_calls: vec![
@@ -306,8 +306,8 @@ mod tests {
                 },
                 Message::Assistant { text: "".into(), tool_calls: vec![], state: None },
                 Message::Assistant { text: "It is noon.".into(), tool_calls: vec![], state: None },
-                Message::User { text: "  ".into() },
-                Message::User { text: "Thanks".into() },
+                Message::user("  "),
+                Message::user("Thanks"),
             ],
             tools: vec![],
             tool_choice: ToolChoice::Auto,
@@ -345,7 +345,7 @@ mod tests {
         let mut request = ProviderRequest {
             model: "m".into(),
             system: None,
-            messages: vec![Message::User { text: "hi".into() }],
+            messages: vec![Message::user("hi")],
             tools: vec![tool("a", closed.clone()), tool("b", open.clone())],
             tool_choice: ToolChoice::Auto,
             options: Default::default(),
@@ -377,7 +377,7 @@ mod tests {
     }
 
     fn user(text: &str) -> Message {
-        Message::User { text: text.into() }
+        Message::user(text)
     }
 
     fn result(call_id: &str, content: &str) -> Message {
