@@ -38,6 +38,9 @@ pub fn run() {
     // Before anything starts a process: what the app starts ends with it (see
     // `switchboard_process::tree`).
     switchboard_process::install();
+    // Started from a desktop menu, the app has the session's bare PATH: read the person's login
+    // shell's (bounded) while the window comes up, so `npx` and `uvx` servers are found.
+    switchboard_process::login_env::start();
     platform::gl::spare_software_gl_without_gpu();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(

@@ -16,6 +16,7 @@
 //! - The system opener runs in a session of its own, untracked: what it starts (the person's
 //!   browser) is never ended with the app.
 
+pub mod login_env;
 pub mod signals;
 pub mod tree;
 
@@ -110,9 +111,32 @@ pub fn minimal_env_of(vars: impl IntoIterator<Item = (OsString, OsString)>) -> V
         .collect()
 }
 
-/// The variables of this process a child inherits: see [`minimal_env_of`].
+/// The variables of this process a child inherits ([`minimal_env_of`]), with the login shell's
+/// PATH and tool homes put in when the app read them ([`login_env`]).
 pub fn minimal_env() -> Vec<(OsString, OsString)> {
-    minimal_env_of(std::env::vars_os())
+    let login = login_env::resolved();
+    let mut env = minimal_env_of(login_env::merged(std::env::vars_os().collect(), login.as_ref()));
+    env.extend(login_env::tool_homes(login.as_ref()));
+    env
+}
+
+/// What to tell the person when `program` was not found: the PATH a child gets (which, for an
+/// app started from the desktop, is the login shell's when it could be read, else why not) and
+/// what to do about it.
+pub fn not_found(program: &str) -> String {
+    let path = minimal_env()
+        .into_iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut text = format!("'{program}' was not found on the PATH programs get ({path}).");
+    if let Some(login_env::LoginEnv::Failed(why)) = login_env::resolved() {
+        text.push_str(&format!(" Your login shell's PATH was not used: {why}."));
+    }
+    text.push_str(&format!(
+        " Install it, or give its full path instead (in a terminal, `command -v {program}` prints it)."
+    ));
+    text
 }
 
 /// A command for `program` with the minimal environment and nothing else: add what the entry

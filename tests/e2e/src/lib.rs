@@ -196,13 +196,15 @@ pub struct DataDir {
     dir: tempfile::TempDir,
     /// Whether the app sees a (fake) `OPENAI_API_KEY` in its environment.
     env_key: bool,
+    /// More variables for the app (a scenario's own PATH, HOME, SHELL).
+    extra_env: Vec<(&'static str, OsString)>,
 }
 
 impl DataDir {
     /// Creates it with a provider profile at `base_url` (a `MockServer::base_url()`).
     pub fn new(base_url: &str) -> Result<DataDir> {
         let dir = tempfile::Builder::new().prefix("switchboard-e2e-").tempdir().context("temp data dir")?;
-        let this = DataDir { dir, env_key: true };
+        let this = DataDir { dir, env_key: true, extra_env: Vec::new() };
         this.add_provider(PROVIDER, base_url, MODEL)?;
         let store = this.open_store()?;
         store.set_setting("defaultProvider", PROVIDER)?;
@@ -216,7 +218,7 @@ impl DataDir {
     /// first meets it.
     pub fn empty() -> Result<DataDir> {
         let dir = tempfile::Builder::new().prefix("switchboard-e2e-").tempdir().context("temp data dir")?;
-        let this = DataDir { dir, env_key: false };
+        let this = DataDir { dir, env_key: false, extra_env: Vec::new() };
         this.open_store()?;
         Ok(this)
     }
@@ -275,7 +277,13 @@ impl DataDir {
             // Tests never touch the internet and never see a real key.
             env.push(("OPENAI_API_KEY", "sk-e2e-test".into()));
         }
+        env.extend(self.extra_env.iter().cloned());
         env
+    }
+
+    /// The app (and tauri-driver, which starts it) gets `name=value` too, over the test's own.
+    pub fn set_env(&mut self, name: &'static str, value: impl Into<OsString>) {
+        self.extra_env.push((name, value.into()));
     }
 
     /// Variables the app must not inherit from the machine running the tests.

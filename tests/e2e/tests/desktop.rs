@@ -3422,3 +3422,85 @@ async fn ab_compaction_mid_turn_boundary_undo_and_restart() -> Result<()> {
     app.close().await?;
     Ok(())
 }
+
+// ----- ae. started from the desktop: servers are found on the login shell's PATH --------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ae_login_shell_path_finds_servers() -> Result<()> {
+    let Some(pre) = Prereqs::require("ae_login_shell") else { return Ok(()) };
+    let mock = MockServer::start(Script::new(vec![Reply::text("unused")])).await;
+    let mut data = DataDir::new(&mock.base_url())?;
+    // A person's home whose profile puts a folder of their own tools on PATH, and prints a
+    // greeting (which must not be taken for the environment).
+    let home = data.path().join("home");
+    let tools = home.join("tools");
+    std::fs::create_dir_all(&tools)?;
+    std::fs::write(home.join(".bash_profile"), "echo 'Welcome back!'\nexport PATH=\"$HOME/tools:$PATH\"\n")?;
+    let everything = switchboard_e2e::repo_root().join("node_modules/.bin/mcp-server-everything");
+    ensure!(everything.exists(), "{} is missing: run scripts/setup.sh", everything.display());
+    let wrapper = tools.join("sb-everything");
+    std::fs::write(&wrapper, format!("#!/bin/sh\nexec '{}' \"$@\"\n", everything.display()))?;
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    // As a desktop launcher starts it: the session's bare PATH, the person's shell and home.
+    let node_dir = which_dir("node")?;
+    data.set_env("PATH", format!("{node_dir}:/usr/bin:/bin"));
+    data.set_env("SHELL", "/bin/bash");
+    data.set_env("HOME", home.as_os_str());
+    let marker = data.path().display().to_string();
+    for (name, command) in [("every", "sb-everything"), ("missing", "sb-not-installed")] {
+        data.add_mcp_server(
+            name,
+            switchboard_mcp::ServerConfig {
+                command: Some(command.into()),
+                args: vec!["stdio".into(), marker.clone()],
+                ..Default::default()
+            },
+        )?;
+    }
+    let driver = Driver::start(&pre, &data).await?;
+    let rig = Rig { driver, data, mock };
+    let app = rig.driver.launch("ae").await?;
+
+    app.click(&tid("open-settings")).await?;
+    app.wait_and_click(&tid("settings-nav-mcp"), LONG).await?;
+    // The server only the login shell's PATH has is found and ready.
+    app.wait_for(
+        "the server on the login shell's PATH to be ready",
+        &format!(
+            "return !!document.querySelector('{}[data-name=\"every\"][data-state=\"ready\"]');",
+            tid("mcp-server")
+        ),
+        LONG,
+    )
+    .await?;
+    // The one that is nowhere says which PATH was searched (the login shell's, first) and what
+    // to do.
+    let reason = app
+        .wait_for(
+            "the missing server's reason",
+            &format!(
+                "const r = document.querySelector('{}[data-name=\"missing\"][data-state=\"failed\"] {}'); return r ? r.textContent : null;",
+                tid("mcp-server"),
+                tid("mcp-reason")
+            ),
+            LONG,
+        )
+        .await?;
+    let reason = reason.as_str().unwrap_or_default();
+    ensure!(reason.contains("'sb-not-installed' was not found on the PATH programs get ("), "reason: {reason}");
+    ensure!(reason.contains(&format!("({}:", tools.display())), "the login shell's PATH comes first: {reason}");
+    ensure!(reason.contains("command -v sb-not-installed"), "says what to do: {reason}");
+    app.screenshot("1-login-shell-path").await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}
+
+/// The folder `program` is in on this test's PATH.
+fn which_dir(program: &str) -> Result<String> {
+    let path = std::env::var_os("PATH").context("no PATH")?;
+    std::env::split_paths(&path)
+        .find(|d| d.join(program).is_file())
+        .map(|d| d.display().to_string())
+        .with_context(|| format!("{program} is not on PATH"))
+}

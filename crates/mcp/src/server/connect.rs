@@ -182,9 +182,7 @@ pub(super) fn plain(error: &str) -> String {
 
 fn spawn_error(command: &str, e: &std::io::Error) -> String {
     match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            format!("the command '{command}' was not found (is it installed and on PATH?)")
-        }
+        std::io::ErrorKind::NotFound => switchboard_process::not_found(command),
         std::io::ErrorKind::PermissionDenied => format!("the command '{command}' may not be run (permission denied)"),
         _ => format!("the command '{command}' could not be started: {e}"),
     }
@@ -204,7 +202,8 @@ mod tests {
         assert_eq!(plain(other), "connection refused");
         assert_eq!(plain("timed out"), "timed out");
         assert!(
-            spawn_error("nope", &std::io::Error::from(std::io::ErrorKind::NotFound)).contains("'nope' was not found")
+            spawn_error("nope", &std::io::Error::from(std::io::ErrorKind::NotFound))
+                .contains("'nope' was not found on the PATH")
         );
     }
 }

@@ -80,7 +80,12 @@ pub(super) fn find_program(program: &str, path: Option<&OsStr>, cwd: &Path) -> R
             }
         }
     }
-    Err(format!("it was not found on the PATH commands get ({}), so give its full path", path.to_string_lossy()))
+    let mut text =
+        format!("it was not found on the PATH commands get ({}), so give its full path", path.to_string_lossy());
+    if let Some(switchboard_process::login_env::LoginEnv::Failed(why)) = switchboard_process::login_env::resolved() {
+        text.push_str(&format!(" (your login shell's PATH was not used: {why})"));
+    }
+    Err(text)
 }
 
 #[cfg(unix)]
