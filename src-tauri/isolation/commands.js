@@ -68,6 +68,8 @@ const SWITCHBOARD_COMMANDS = {
   mcp_import_sources: [],
   mcp_import_preview: ['app'],
   mcp_import: ['app'],
+  mcp_paste_preview: ['text'],
+  mcp_paste: ['text'],
   list_providers: [],
   list_models: ['provider'],
   describe_models: ['provider', 'models'],

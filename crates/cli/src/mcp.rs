@@ -84,9 +84,11 @@ pub enum McpCmd {
         /// The server.
         name: String,
     },
-    /// Import the servers of Claude Desktop's or Cursor's config file.
+    /// Import the servers of Claude Desktop's or Cursor's config file, or of the JSON a
+    /// server's README shows (`-`: read from stdin; a whole `mcpServers` file, one server's
+    /// entry or only its object).
     Import {
-        /// The file (`claude_desktop_config.json`, `~/.cursor/mcp.json`).
+        /// The file (`claude_desktop_config.json`, `~/.cursor/mcp.json`), or `-` for stdin.
         file: PathBuf,
         /// Confirm running the commands shown.
         #[arg(long)]
@@ -289,7 +291,14 @@ pub fn run(service: &Service, cmd: McpCmd) -> anyhow::Result<ExitCode> {
             println!("Removed the MCP server '{name}'.");
         }
         McpCmd::Import { file, yes } => {
-            let preview = rt.block_on(service.mcp_import(&file, &Yes(yes)))?;
+            let preview = if file.as_os_str() == "-" {
+                // Bounded: the service refuses more than a config's size with a message.
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut std::io::Read::take(std::io::stdin(), 1024 * 1024), &mut text)?;
+                rt.block_on(service.mcp_paste(&text, &Yes(yes)))?
+            } else {
+                rt.block_on(service.mcp_import(&file, &Yes(yes)))?
+            };
             for s in &preview.servers {
                 let what = if s.exists { "kept as it is (a server of that name exists)" } else { "added" };
                 println!("{:<16} {what}: {}", render::safe(&s.name), render::safe(&s.target));

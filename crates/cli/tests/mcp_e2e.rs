@@ -209,3 +209,34 @@ async fn mcp_edit_changes_what_was_given_asks_before_a_new_command_runs_and_refu
     assert!(!out.status.success());
     assert!(stderr(&out).contains("no MCP server named 'ghost'"), "{}", stderr(&out));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_readme_snippet_pasted_on_stdin_adds_its_server_and_asks_before_running() {
+    let env = Env::new(Script::default()).await;
+    let paste = |text: String, yes: bool| {
+        let mut cmd = env.command(if yes { &["mcp", "import", "-", "--yes"] } else { &["mcp", "import", "-"] });
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        async move {
+            use tokio::io::AsyncWriteExt;
+            let mut child = cmd.spawn().unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(text.as_bytes()).await.unwrap();
+            drop(stdin);
+            child.wait_with_output().await.unwrap()
+        }
+    };
+    // The entry alone, as READMEs show it (no braces around it), with a comment in it.
+    let snippet = format!("\"time\": {{\n  // the time server\n  \"command\": {:?}\n}}", time_server());
+    let out = paste(snippet.clone(), false).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("time             added"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("Nothing was run"), "{}", stderr(&out));
+    let out = env.run(&["mcp", "list"]).await;
+    assert!(stdout(&out).contains("needs approval"), "{}", stdout(&out));
+    // Not a server: said, nothing added.
+    let out = paste("{\"name\": \"x\"}".into(), true).await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("No MCP server in the pasted JSON"), "{}", stderr(&out));
+}

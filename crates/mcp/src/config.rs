@@ -352,6 +352,11 @@ impl McpConfig {
     /// knows; names are made valid. Returns the servers and, per server, the fields left behind.
     pub fn import(text: &str) -> Result<(McpConfig, Vec<String>), String> {
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        McpConfig::import_value(&value)
+    }
+
+    /// [`McpConfig::import`] of parsed JSON.
+    pub fn import_value(value: &serde_json::Value) -> Result<(McpConfig, Vec<String>), String> {
         let servers = value
             .get("mcpServers")
             .or_else(|| value.get("servers"))

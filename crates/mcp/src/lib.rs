@@ -25,6 +25,7 @@ pub mod config;
 pub mod convert;
 pub mod net;
 pub mod oauth;
+pub mod paste;
 pub mod server;
 
 pub use config::{ConfigError, McpConfig, ServerConfig};

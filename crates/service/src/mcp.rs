@@ -557,6 +557,29 @@ impl Service {
     /// `confirm` together; those it agrees to start, the rest wait for approval.
     pub async fn mcp_import(&self, path: &Path, confirm: &dyn Confirm) -> Result<ImportPreview> {
         let (imported, notes) = self.read_import(path)?;
+        self.add_imported(path, imported, notes, confirm).await
+    }
+
+    /// What adding the servers in pasted JSON would add (a README's `mcpServers` snippet, one
+    /// server's entry or only its object: `switchboard_mcp::paste`).
+    pub fn mcp_paste_preview(&self, text: &str) -> Result<ImportPreview> {
+        let (imported, notes) = switchboard_mcp::paste::import_pasted(text).map_err(Error::config)?;
+        Ok(import_preview(Path::new(PASTED), &imported, notes, &self.mcp_config()?))
+    }
+
+    /// Adds the servers in pasted JSON that do not exist here yet, asking as an import does.
+    pub async fn mcp_paste(&self, text: &str, confirm: &dyn Confirm) -> Result<ImportPreview> {
+        let (imported, notes) = switchboard_mcp::paste::import_pasted(text).map_err(Error::config)?;
+        self.add_imported(Path::new(PASTED), imported, notes, confirm).await
+    }
+
+    async fn add_imported(
+        &self,
+        path: &Path,
+        imported: McpConfig,
+        notes: Vec<String>,
+        confirm: &dyn Confirm,
+    ) -> Result<ImportPreview> {
         let mut file = self.mcp_config()?;
         let preview = import_preview(path, &imported, notes, &file);
         let mut added = Vec::new();
@@ -594,6 +617,9 @@ impl Service {
         Ok(preview)
     }
 }
+
+/// Where pasted servers came from, in a preview.
+const PASTED: &str = "pasted JSON";
 
 /// What the person is asked before a stdio server's command runs: the command line and every
 /// key its environment takes from the key store.

@@ -385,6 +385,9 @@ fn generate() -> Value {
     let ghost = "ghost-server";
     out.add("mcpRestartNotFound", rt.block_on(s.mcp_restart(ghost)), &[("name", ghost)]);
     out.add("mcpRemoveNotFound", rt.block_on(s.mcp_remove(ghost)), &[("name", ghost)]);
+    out.add("mcpPasteNotJson", s.mcp_paste_preview("not json"), &[]);
+    out.add("mcpPasteNoServer", s.mcp_paste_preview(r#"{"name": "x"}"#), &[]);
+    out.add("mcpPasteEmpty", s.mcp_paste_preview("  "), &[]);
     out.add("mcpSetEnabledNotFound", rt.block_on(s.mcp_set_enabled(ghost, true, &Refuse)), &[("name", ghost)]);
     out.add("mcpApproveNotFound", rt.block_on(s.mcp_approve(ghost, &Refuse)), &[("name", ghost)]);
     out.add("mcpApproveToolsNotFound", s.mcp_approve_tools(ghost, &Refuse), &[("name", ghost)]);

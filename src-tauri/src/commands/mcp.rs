@@ -159,6 +159,26 @@ pub async fn mcp_import(
     .await
 }
 
+/// What adding the servers in pasted JSON would add.
+#[tauri::command]
+pub async fn mcp_paste_preview(service: State<'_, Service>, text: String) -> Result<ImportPreview> {
+    logged("mcp_paste_preview", async move { service.mcp_paste_preview(&text).map_err(ipc) }).await
+}
+
+/// Adds the servers in pasted JSON; their command lines are shown together in a native dialog.
+#[tauri::command]
+pub async fn mcp_paste(
+    service: State<'_, Service>,
+    confirmer: State<'_, Confirmer>,
+    text: String,
+) -> Result<ImportPreview> {
+    logged("mcp_paste", async move {
+        let (s, confirm) = (service.inner().clone(), confirmer.inner().clone());
+        asking(move || async move { s.mcp_paste(&text, confirm.0.as_ref()).await }).await
+    })
+    .await
+}
+
 /// The path of the config another app keeps, as the service found it; `NotFound` for an app it
 /// did not find.
 fn import_path(service: &Service, app: &str) -> Result<std::path::PathBuf> {

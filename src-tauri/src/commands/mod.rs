@@ -120,6 +120,8 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         mcp::mcp_import_sources,
         mcp::mcp_import_preview,
         mcp::mcp_import,
+        mcp::mcp_paste_preview,
+        mcp::mcp_paste,
         defined_tools::defined_tools,
         defined_tools::defined_tool_config,
         defined_tools::add_http_tool,

@@ -74,6 +74,8 @@ export interface Commands {
   mcp_import_sources: { args: Record<string, never>; params: []; result: ImportSource[] };
   mcp_import_preview: { args: { app: string }; params: [app: string]; result: ImportPreview };
   mcp_import: { args: { app: string }; params: [app: string]; result: ImportPreview };
+  mcp_paste_preview: { args: { text: string }; params: [text: string]; result: ImportPreview };
+  mcp_paste: { args: { text: string }; params: [text: string]; result: ImportPreview };
   list_providers: { args: Record<string, never>; params: []; result: ProviderInfo[] };
   list_models: { args: { provider?: string | null }; params: [provider?: string | null]; result: string[] };
   describe_models: { args: { provider: string; models: string[] }; params: [provider: string, models: string[]]; result: ModelDetails[] };
@@ -170,6 +172,8 @@ export const COMMANDS = {
   mcp_import_sources: [],
   mcp_import_preview: ['app'],
   mcp_import: ['app'],
+  mcp_paste_preview: ['text'],
+  mcp_paste: ['text'],
   list_providers: [],
   list_models: ['provider'],
   describe_models: ['provider', 'models'],

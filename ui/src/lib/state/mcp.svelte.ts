@@ -171,6 +171,17 @@ export class McpModel {
     return this.api.mcpImportPreview(app);
   }
 
+  pastePreview(text: string): Promise<ImportPreview> {
+    return this.api.mcpPastePreview(text);
+  }
+
+  async paste(text: string): Promise<ImportPreview> {
+    const done = await this.api.mcpPaste(text);
+    await this.refresh();
+    await this.toolsChanged();
+    return done;
+  }
+
   async import(app: string): Promise<ImportPreview> {
     const done = await this.api.mcpImport(app);
     await this.refresh();

@@ -94,6 +94,8 @@ export function mcpCommands(st: FakeState): Pick<
   | 'mcpImportSources'
   | 'mcpImportPreview'
   | 'mcpImport'
+  | 'mcpPastePreview'
+  | 'mcpPaste'
 > {
   const { mcp, imported } = st;
 
@@ -141,7 +143,51 @@ export function mcpCommands(st: FakeState): Pick<
     };
   }
 
+  /** The service's reading of pasted JSON (crates/mcp/src/paste.rs), for the shapes READMEs show. */
+  function pastePreview(text: string): ImportPreview {
+    if (!text.trim()) throw ipcError('mcpPasteEmpty', {});
+    let value: unknown;
+    try {
+      value = JSON.parse(text.trim().startsWith('"') ? `{${text}}` : text);
+    } catch {
+      throw ipcError('mcpPasteNotJson', {});
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw ipcError('mcpPasteNoServer', {});
+    const obj = value as Record<string, unknown>;
+    const isServer = (v: unknown) => typeof v === 'object' && v !== null && ['command', 'url'].some((k) => typeof (v as Record<string, unknown>)[k] === 'string');
+    const notes: string[] = [];
+    let servers: Record<string, unknown>;
+    if (typeof obj.mcpServers === 'object' && obj.mcpServers !== null) servers = obj.mcpServers as Record<string, unknown>;
+    else if (typeof obj.servers === 'object' && obj.servers !== null) servers = obj.servers as Record<string, unknown>;
+    else if (isServer(obj)) {
+      servers = { server: obj };
+      notes.push("the pasted server had no name: it is called 'server' (rename it after adding)");
+    } else if (Object.keys(obj).length > 0 && Object.values(obj).every(isServer)) servers = obj;
+    else throw ipcError('mcpPasteNoServer', {});
+    return {
+      path: 'pasted JSON',
+      servers: Object.entries(servers).map(([name, v]) => {
+        const c = v as { command?: string; args?: string[]; url?: string };
+        return { name, target: c.command ? [c.command, ...(c.args ?? [])].join(' ') : (c.url ?? ''), secrets: [], exists: mcp.some((s) => s.name === name) };
+      }),
+      notes,
+    };
+  }
+
   return {
+    async mcpPastePreview(text) {
+      return pastePreview(text);
+    },
+    async mcpPaste(text) {
+      const preview = pastePreview(text);
+      for (const x of preview.servers) {
+        if (x.exists) continue;
+        const [command = '', ...args] = x.target.split(' ');
+        const config: ServerConfig = x.target.startsWith('http') ? { type: 'http', url: x.target } : { type: 'stdio', command, args };
+        mcp.push(mcpServer(x.name, config, { state: 'needsApproval', reason: 'This command has not been approved to run on this computer.' }));
+      }
+      return preview;
+    },
     async mcpServers() {
       return mcpOverview();
     },
