@@ -254,12 +254,15 @@ impl DataDir {
     /// in `mcp.json` (the config directory is the data directory the tests choose) and its
     /// command line's fingerprint among the approvals in the database.
     pub fn add_mcp_server(&self, name: &str, config: switchboard_mcp::ServerConfig) -> Result<()> {
-        let mut file = switchboard_mcp::McpConfig::default();
+        let path = self.path().join(switchboard_mcp::config::CONFIG_FILE);
+        let mut file = switchboard_mcp::McpConfig::load(&path)?;
         let fingerprint = config.command_fingerprint();
         file.mcp_servers.insert(name.to_owned(), config);
-        file.save(&self.path().join(switchboard_mcp::config::CONFIG_FILE))?;
-        let trust = json!({ name: { "command": fingerprint, "tools": {} } });
-        self.open_store()?.set_setting("mcp.trust", &trust)?;
+        file.save(&path)?;
+        let store = self.open_store()?;
+        let mut trust: Value = store.setting("mcp.trust")?.unwrap_or_else(|| json!({}));
+        trust[name] = json!({ "command": fingerprint, "tools": {} });
+        store.set_setting("mcp.trust", &trust)?;
         Ok(())
     }
 
