@@ -208,8 +208,9 @@ impl Blobs {
             let Ok(files) = std::fs::read_dir(folder.path()) else { continue };
             for file in files.flatten() {
                 let name = file.file_name().to_string_lossy().into_owned();
-                let older_than =
-                    |when: SystemTime| file.metadata().and_then(|m| m.modified()).is_ok_and(|modified| modified < when);
+                let older_than = |when: SystemTime| {
+                    file.metadata().and_then(|m| m.modified()).is_ok_and(|modified| modified <= when)
+                };
                 let stray = if name.starts_with(TEMP_PREFIX) {
                     older_than(temp_cutoff)
                 } else {
