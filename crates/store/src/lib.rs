@@ -1,5 +1,6 @@
 //! Switchboard's SQLite persistence: conversations, messages with their tool calls and results,
-//! settings and provider profiles.
+//! attached files (content-addressed blobs beside the database, see `blobs`), settings and
+//! provider profiles.
 //!
 //! Architecture invariant: this crate knows SQLite and `switchboard-core`'s types, nothing about
 //! Tauri, HTTP or any provider's wire format. Secrets never reach it.
