@@ -139,6 +139,42 @@ mimeType: string,
  */
 data: string, };
 
+export type AttachmentKind = "image" | "pdf" | "text";
+
+export type Attachment = { 
+/**
+ * The SHA-256 of the original bytes, lower-case hex: the content address.
+ */
+id: string, 
+/**
+ * The file's name as attached (never a path), or a resource's URI.
+ */
+name: string, 
+/**
+ * The media type, as sniffed from the bytes.
+ */
+mimeType: string, 
+/**
+ * How it is sent.
+ */
+kind: AttachmentKind, 
+/**
+ * Bytes of the original.
+ */
+size: number, 
+/**
+ * An image's width in pixels.
+ */
+width?: number, 
+/**
+ * An image's height in pixels.
+ */
+height?: number, 
+/**
+ * A PDF's page count.
+ */
+pages?: number, };
+
 export type FindingKind = "hiddenInstructions" | "padding" | "invisibleCharacters" | "namesOtherTools" | "asksForSecrets";
 
 export type Finding = { 
@@ -708,7 +744,12 @@ versions: Array<string>,
 /**
  * The person pinned it: it is never summarised, always sent verbatim.
  */
-pinned?: boolean, };
+pinned?: boolean, 
+/**
+ * The files attached to it (the person's messages), in order, each under the name it was
+ * attached with: references only, the bytes are read on demand.
+ */
+attachments?: Array<Attachment>, };
 
 export type MessagePage = { 
 /**
@@ -767,7 +808,7 @@ createdAt: number,
  */
 undone: boolean, };
 
-export type SearchHitKind = "title" | "message" | "toolArguments" | "toolResult";
+export type SearchHitKind = "title" | "message" | "toolArguments" | "toolResult" | "attachment";
 
 export type SearchHit = { 
 /**
@@ -786,6 +827,10 @@ messageId?: string,
  * The tool call that matched (its `callId` within the message), for tool hits.
  */
 toolCallId?: string, 
+/**
+ * The attached file that matched (its name), for attachment hits.
+ */
+attachment?: string, 
 /**
  * Where the match is.
  */
