@@ -304,6 +304,9 @@ pub(crate) fn refusal(body: &Value) -> Option<String> {
             }
         }
     }
+    if let Some(problem) = crate::parts::gemini_refusal(body) {
+        return Some(problem);
+    }
     if let Some(problem) = unmatched_responses(contents).or_else(|| signature_refusal(contents)) {
         return Some(problem);
     }
