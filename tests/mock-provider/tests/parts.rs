@@ -173,7 +173,7 @@ async fn anthropic_takes_image_and_document_blocks_and_refuses_malformed_ones() 
             (document(json!({"type": "base64", "data": PDF})), "document.source.base64.media_type: Field required"),
             (
                 image(json!({"type": "base64", "media_type": "image/png", "data": "A".repeat(7 * 1024 * 1024)})),
-                "image exceeds 5 MB maximum: 5505024 bytes > 5242880 bytes",
+                "image exceeds 5 MB maximum: 7340032 bytes > 5242880 bytes",
             ),
         ],
     )
