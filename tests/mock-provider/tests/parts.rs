@@ -240,3 +240,17 @@ async fn a_model_without_vision_refuses_an_image_as_its_api_does() {
     server.set_text_only_models(Vec::<String>::new());
     assert_eq!(send(&server, CHAT, &chat(json!([image]))).await.0, 200);
 }
+
+#[tokio::test]
+async fn on_gemini_files_sent_alone_start_a_new_turn_so_earlier_calls_need_no_signature() {
+    let server = MockServer::start(Script::new([Reply::text("ok")])).await;
+    let body = json!({"contents": [
+        {"role": "user", "parts": [{"text": "Time?"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "get_time", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "get_time", "response": {"content": "noon"}}}]},
+        {"role": "model", "parts": [{"text": "Noon."}]},
+        {"role": "user", "parts": [{"inlineData": {"mimeType": "image/png", "data": PNG}}]},
+    ]});
+    let (status, answer) = send(&server, GEMINI, &body).await;
+    assert_eq!(status, 200, "{answer}");
+}
