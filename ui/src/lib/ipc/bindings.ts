@@ -1661,6 +1661,11 @@ tools: boolean | null,
  */
 images: boolean | null, 
 /**
+ * Takes PDF documents as such (a document block, a file part); a model that does not gets
+ * the PDF's extracted text instead.
+ */
+pdf: boolean | null, 
+/**
  * Takes reasoning controls (effort, thinking budget).
  */
 reasoning: boolean | null, 
@@ -1737,7 +1742,8 @@ model: string,
  */
 resolved: ResolvedModel, 
 /**
- * What it can do: the profile's override, else the listing, else the capability table.
+ * What it can do: the profile's override, else the listing, else the catalogue (images and
+ * PDFs), else the capability table.
  */
 capabilities: ModelCapabilities, 
 /**
