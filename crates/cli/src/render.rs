@@ -30,6 +30,10 @@ pub fn search_hit(out: &mut impl Write, hit: &SearchHit, bold: bool) -> std::io:
         (SearchHitKind::Message, _) => "assistant".to_owned(),
         (SearchHitKind::ToolArguments, _) => "tool call".to_owned(),
         (SearchHitKind::ToolResult, _) => "tool result".to_owned(),
+        (SearchHitKind::Attachment, _) => match &hit.attachment {
+            Some(name) => format!("attached file {}", safe(name)),
+            None => "attached file".to_owned(),
+        },
     };
     let branch = if hit.on_current_path { "" } else { " (another version)" };
     let message = hit.message_id.as_deref().map(|m| format!("  message {m}")).unwrap_or_default();
@@ -360,6 +364,27 @@ pub fn context_line(c: &switchboard_service::context::ConversationContext) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hit_in_an_attached_file_names_the_file_made_harmless() {
+        let hit = SearchHit {
+            conversation_id: "c".into(),
+            title: "chat".into(),
+            message_id: Some("m".into()),
+            tool_call_id: None,
+            attachment: Some("q3\u{1b}[2J.pdf".into()),
+            kind: SearchHitKind::Attachment,
+            role: Some(Role::User),
+            snippet: format!("revenue {MATCH_START}grew{MATCH_END}"),
+            on_current_path: true,
+            created_at: 0,
+        };
+        let mut out = Vec::new();
+        search_hit(&mut out, &hit, false).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("c  chat  [attached file q3␛[2J.pdf]  message m\n"), "{text}");
+        assert!(text.contains("revenue [grew]"), "{text}");
+    }
 
     #[test]
     fn terminal_control_sequences_are_shown_not_sent() {
