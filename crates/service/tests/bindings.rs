@@ -94,8 +94,6 @@ fn render() -> String {
         ipc::KeyPurpose,
         ipc::KeyInfo,
         ipc::DataInfo,
-        core::AttachmentKind,
-        core::Attachment,
         switchboard_service::attachments::AttachmentPreview,
         store::ProfileOptions,
         switchboard_store::ProviderProfile,
