@@ -225,14 +225,19 @@ impl Service {
     /// Adds a chunk (base64, at most [`UPLOAD_CHUNK_MAX`] bytes decoded) to the upload `id`;
     /// returns the bytes received so far. A chunk past the declared size ends the upload.
     pub fn upload_chunk(&self, id: &str, data: &str) -> Result<u64> {
+        let too_large = || bad(format!("An upload chunk is larger than {}.", size_text(UPLOAD_CHUNK_MAX as u64)));
         if data.len() > UPLOAD_CHUNK_MAX.div_ceil(3) * 4 {
             self.upload_cancel(id);
-            return Err(bad(format!("An upload chunk is larger than {}.", size_text(UPLOAD_CHUNK_MAX as u64))));
+            return Err(too_large());
         }
         let chunk = BASE64.decode(data).map_err(|e| {
             self.upload_cancel(id);
             bad(format!("An upload chunk is not base64: {e}."))
         })?;
+        if chunk.len() > UPLOAD_CHUNK_MAX {
+            self.upload_cancel(id);
+            return Err(too_large());
+        }
         let mut open = self.inner.uploads.open();
         let upload = open.get_mut(id).ok_or_else(|| unknown_upload(id))?;
         if upload.bytes.len() as u64 + chunk.len() as u64 > upload.size {
