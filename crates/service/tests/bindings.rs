@@ -94,6 +94,7 @@ fn render() -> String {
         ipc::KeyPurpose,
         ipc::KeyInfo,
         ipc::DataInfo,
+        switchboard_service::attachments::AttachmentPreview,
         store::ProfileOptions,
         switchboard_store::ProviderProfile,
         ipc::ConnectionReport,

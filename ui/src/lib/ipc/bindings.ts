@@ -1484,6 +1484,25 @@ dataDir: string | null,
  */
 database: string | null, };
 
+export type AttachmentPreview = { 
+/**
+ * The attachment.
+ */
+attachment: Attachment, 
+/**
+ * A text file's text, or a PDF's extracted text (at most 1 MiB); `null` for an image or a
+ * PDF without a text layer.
+ */
+text: string | null, 
+/**
+ * Whether `text` was cut at 1 MiB.
+ */
+truncated: boolean, 
+/**
+ * An image as a `data:` URL, at most 2048 pixels a side.
+ */
+image: string | null, };
+
 export type ProfileOptions = { 
 /**
  * Output limit and reasoning controls sent with every request.
