@@ -323,6 +323,32 @@ mod tests {
     }
 
     #[test]
+    fn earlier_tool_images_are_left_out_for_a_model_that_cannot_see_as_the_live_turn_leaves_them() {
+        let service = Service::in_memory().unwrap();
+        let image = ToolImage { mime_type: "image/png".into(), data: "iVBORw0KGgo=".into() };
+        let tool = Message::Tool {
+            call_id: "c".into(),
+            name: "snap".into(),
+            content: "A picture.".into(),
+            is_error: false,
+            images: vec![image],
+        };
+        let mut history = vec![Message::user("snap it"), tool.clone(), Message::user("and?")];
+        let caps = ModelCapabilities { images: Some(false), ..Default::default() };
+        let blind = Target { kind: "openai".into(), model: "gpt-3.5-turbo".into(), caps };
+        let notices = service.make_parts(&mut history, &PendingParts { attached: vec![], target: blind }, Some(2));
+        assert!(notices.is_empty());
+        let expected = format!("A picture.\n\n{}", tool_images_left_out("gpt-3.5-turbo"));
+        assert!(
+            matches!(&history[1], Message::Tool { images, content, .. } if images.is_empty() && *content == expected)
+        );
+        let mut seen = vec![tool.clone()];
+        let sees = Target { kind: "anthropic".into(), model: "claude".into(), caps: ModelCapabilities::default() };
+        service.make_parts(&mut seen, &PendingParts { attached: vec![], target: sees }, None);
+        assert_eq!(seen, [tool], "a model that may see gets them");
+    }
+
+    #[test]
     fn the_cache_of_fitted_images_stays_within_its_bound() {
         let fitted = Fitted::default();
         let big = ToolImage { mime_type: "image/png".into(), data: "A".repeat(FITTED_CACHE_BYTES / 5) };
