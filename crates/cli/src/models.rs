@@ -113,11 +113,11 @@ fn show(d: &ModelDetails, info: &CatalogueInfo) -> String {
     }
     let c = &d.capabilities;
     out += &format!(
-        "  Capabilities    tools {}, images {}, reasoning {}, PDF {}  (the profile, else the listing, else the capability table; PDF: the catalogue)\n",
+        "  Capabilities    tools {}, images {}, reasoning {}, PDF {}  (the profile, else the listing, else the catalogue, else the capability table)\n",
         yes_no(c.tools),
         yes_no(c.images.or(r.spec.images)),
         yes_no(c.reasoning),
-        yes_no(r.spec.pdf),
+        yes_no(c.pdf.or(r.spec.pdf)),
     );
     if let Some(note) = &d.note {
         out += &format!("  Note: {note}\n");

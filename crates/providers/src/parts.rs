@@ -19,7 +19,7 @@
 use switchboard_core::Part;
 
 /// `data:<mime>;base64,<data>`, the form both OpenAI APIs take inline files and images in
-/// (<https://platform.openai.com/docs/guides/images-vision>, <https://platform.openai.com/docs/guides/pdf-files>).
+/// (<https://developers.openai.com/api/docs/guides/images-vision>, <https://developers.openai.com/api/docs/guides/pdf-files>).
 pub fn data_url(mime_type: &str, base64: &str) -> String {
     format!("data:{mime_type};base64,{base64}")
 }

@@ -227,7 +227,9 @@ fn refusal(headers: &axum::http::HeaderMap, body: &Value) -> Option<String> {
             return Some(format!("messages.{i}: text content blocks must contain non-whitespace text"));
         }
     }
-    signature_refusal(&messages).or_else(|| thinking_refusal(body, &messages))
+    signature_refusal(&messages)
+        .or_else(|| thinking_refusal(body, &messages))
+        .or_else(|| crate::parts::anthropic_refusal(body))
 }
 
 /// Thinking blocks must come back exactly as issued: a `thinking` block with the signature the

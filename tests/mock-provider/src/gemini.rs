@@ -304,6 +304,9 @@ pub(crate) fn refusal(body: &Value) -> Option<String> {
             }
         }
     }
+    if let Some(problem) = crate::parts::gemini_refusal(body) {
+        return Some(problem);
+    }
     if let Some(problem) = unmatched_responses(contents).or_else(|| signature_refusal(contents)) {
         return Some(problem);
     }
@@ -378,14 +381,19 @@ fn unmatched_responses(contents: &[Value]) -> Option<String> {
 /// Thought signatures must come back exactly where and as the mock issued them (see
 /// [`crate::signatures`]): on the first call of a model turn, signing that call, or on the last
 /// text part of a model turn with thoughts and no call, signing its whole text. The turns of the
-/// current tool loop (after the last user content with text) must carry their calls' signatures;
-/// earlier model turns may come without any.
+/// current tool loop (after the last user content with text, or with inline data and no function
+/// response) must carry their calls' signatures; earlier model turns may come without any.
 fn signature_refusal(contents: &[Value]) -> Option<String> {
     const CORRUPTED: &str = "Corrupted thought signature.";
     let loop_start = contents
         .iter()
         .rposition(|c| {
-            c["role"] == "user" && c["parts"].as_array().is_some_and(|p| p.iter().any(|p| p["text"].is_string()))
+            // A person's turn: text, or files (inline data) that answer no call.
+            let parts = c["parts"].as_array().map_or(&[][..], Vec::as_slice);
+            let text = parts.iter().any(|p| p["text"].is_string());
+            let files = parts.iter().any(|p| p.get("inlineData").or_else(|| p.get("inline_data")).is_some());
+            let answers = parts.iter().any(|p| p.get("functionResponse").is_some());
+            c["role"] == "user" && (text || (files && !answers))
         })
         .map_or(0, |i| i + 1);
     for (i, c) in contents.iter().enumerate() {

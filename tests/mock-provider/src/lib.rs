@@ -30,6 +30,7 @@ mod echo;
 mod gemini;
 mod openai_chat;
 mod openai_responses;
+mod parts;
 mod prompt;
 mod resolve;
 mod script;
@@ -38,5 +39,6 @@ pub mod signatures;
 mod sse;
 
 pub use count::Counted;
+pub use parts::SentPart;
 pub use script::{ErrorCategory, ReasoningField, Reply, Route, Script, Step, StreamOptions};
 pub use server::{ContextRefusal, MockServer, RecordedRequest};

@@ -7,7 +7,7 @@
 //! `minimal`, `low`, `medium` or `high`, a `max_tokens` or `max_completion_tokens` that is not a
 //! positive integer, or both of them at once, or more than [`crate::api::OPENAI_MAX_TOOLS`]
 //! tools, is a 400 in OpenAI's error shape (with `param`), before the request is recorded or
-//! consumes a reply.
+//! consumes a reply; so are malformed content parts of a user message ([`crate::parts`]).
 
 use axum::extract::Request;
 use axum::middleware::Next;
@@ -174,7 +174,8 @@ pub(crate) fn strict<S: Clone + Send + Sync + 'static>(route: MethodRouter<S>) -
 
 async fn refuse(request: Request, next: Next) -> Response {
     crate::api::refuse_with(request, next, |_, json| {
-        let (message, param, code) = refusal(json)?;
+        let (message, param, code) =
+            refusal(json).map(|(m, p, c)| (m, p.to_owned(), c)).or_else(|| crate::parts::chat_refusal(json))?;
         Some(json!({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}))
     })
     .await

@@ -420,7 +420,10 @@ pub(crate) fn strict<S: Clone + Send + Sync + 'static>(
 
 async fn refuse(State(store): State<Arc<ResponseStore>>, request: Request, next: Next) -> Response {
     crate::api::refuse_with(request, next, |_, json| {
-        let Refusal { message, param, code } = refusal(json, &store)?;
+        let Refusal { message, param, code } = refusal(json, &store).or_else(|| {
+            let (message, param, code) = crate::parts::responses_refusal(json)?;
+            Some(Refusal { message, param: Some(param), code })
+        })?;
         let mut body = Responses::error_body(ErrorKind::InvalidRequest, &message, code);
         body["error"]["param"] = json!(param);
         Some(body)

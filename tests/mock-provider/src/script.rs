@@ -38,6 +38,11 @@ pub struct Script {
     /// that route (the first that matches) instead of `replies`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<Route>,
+    /// Models that see no images (`gpt-3.5-turbo`, say): a request naming one whose person's
+    /// message carries an image is refused as the real API refuses it (see the README), before
+    /// it is recorded or consumes a reply.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub text_only_models: Vec<String>,
 }
 
 /// Replies kept apart for the requests whose body contains `contains` ([`Script::with_route`]).
@@ -83,6 +88,13 @@ impl Script {
     #[must_use]
     pub fn with_counted_usage(mut self) -> Self {
         self.counted_usage = true;
+        self
+    }
+
+    /// Makes `models` models without vision ([`Script::text_only_models`]).
+    #[must_use]
+    pub fn with_text_only_models(mut self, models: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.text_only_models.extend(models.into_iter().map(Into::into));
         self
     }
 

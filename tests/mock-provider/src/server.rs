@@ -24,6 +24,7 @@ use crate::count::{Counted, Prompt, Units};
 use crate::echo;
 use crate::openai_chat::OpenAiChat;
 use crate::openai_responses::ResponseStore;
+use crate::parts::SentPart;
 use crate::script::{Reply, Script, Step, StreamOptions};
 use crate::sse::{self, Pacing};
 
@@ -117,6 +118,11 @@ impl MockServer {
         self.state.counting().counted_usage = on;
     }
 
+    /// Sets the models that see no images ([`Script::text_only_models`]), from the next request on.
+    pub fn set_text_only_models(&self, models: impl IntoIterator<Item = impl Into<String>>) {
+        *self.state.text_only() = models.into_iter().map(Into::into).collect();
+    }
+
     /// Every request refused for exceeding the context window, in arrival order.
     pub fn refusals(&self) -> Vec<ContextRefusal> {
         self.state.counting().refusals.clone()
@@ -185,6 +191,18 @@ impl RecordedRequest {
         self.body.get("input").and_then(Value::as_array).map_or(&[], Vec::as_slice)
     }
 
+    /// The parts of each of the person's messages, one list per user message in order (a
+    /// message whose content is a string is one text part), read from whichever API's shape the
+    /// request has: text, images and PDFs as [`SentPart`]s.
+    pub fn user_parts(&self) -> Vec<Vec<SentPart>> {
+        crate::parts::user_parts(&self.path, &self.body)
+    }
+
+    /// The parts of the last user message ([`RecordedRequest::user_parts`]), empty if none.
+    pub fn last_user_parts(&self) -> Vec<SentPart> {
+        self.user_parts().pop().unwrap_or_default()
+    }
+
     /// The Responses API's `previous_response_id`, if the request chains onto a response.
     pub fn previous_response_id(&self) -> Option<&str> {
         self.body.get("previous_response_id").and_then(Value::as_str)
@@ -200,6 +218,8 @@ struct AppState {
     chunk_delay_ms: u64,
     shutdown: CancellationToken,
     counting: Mutex<Counting>,
+    /// [`Script::text_only_models`].
+    text_only: Mutex<Vec<String>>,
 }
 
 /// The context window, counted usage and prompt cache of one server.
@@ -246,7 +266,12 @@ impl AppState {
                 counted_usage: script.counted_usage,
                 ..Counting::default()
             }),
+            text_only: Mutex::new(script.text_only_models),
         }
+    }
+
+    fn text_only(&self) -> MutexGuard<'_, Vec<String>> {
+        self.text_only.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn counting(&self) -> MutexGuard<'_, Counting> {
@@ -301,6 +326,14 @@ async fn handle_chat<A: WireApi>(
     body: Bytes,
 ) -> Response {
     let parsed = serde_json::from_slice::<Value>(&body);
+    if let Ok(json) = &parsed
+        && let Some(model) = crate::parts::model_of(uri.path(), json)
+        && state.text_only().iter().any(|m| m == model)
+        && let Some((status, refusal)) = crate::parts::vision_refusal(uri.path(), json, model)
+    {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+        return (status, axum::Json(refusal)).into_response();
+    }
     let prompt = parsed.as_ref().ok().map(|body| {
         let own = A::prompt(body);
         let earlier = A::continues(body).and_then(|number| state.counting().contexts.get(&number).cloned());

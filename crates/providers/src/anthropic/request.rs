@@ -63,9 +63,9 @@ fn call_input(arguments: &str) -> Option<Map<String, Value>> {
 
 /// One attached file as a content block (see [`crate::parts`]), placed before the person's
 /// text as the guides advise: an image as an `image` block with a base64 source
-/// (<https://docs.anthropic.com/en/docs/build-with-claude/vision>), a PDF as a `document` block
+/// (<https://platform.claude.com/docs/en/build-with-claude/vision>), a PDF as a `document` block
 /// with a base64 `application/pdf` source and its name as `title`
-/// (<https://docs.anthropic.com/en/docs/build-with-claude/pdf-support>), a text file as a `text`
+/// (<https://platform.claude.com/docs/en/build-with-claude/pdf-support>), a text file as a `text`
 /// block.
 fn part_block(part: &Part) -> Value {
     match part {

@@ -76,8 +76,8 @@ pub fn request_body(request: &ProviderRequest) -> Value {
 
 /// A person's message with attached files as content parts: the text, then each file
 /// (see [`crate::parts`]). Images are `image_url` parts with a data URL
-/// (<https://platform.openai.com/docs/guides/images-vision>), PDFs `file` parts with `filename`
-/// and `file_data` as a data URL (<https://platform.openai.com/docs/guides/pdf-files>: "Chat
+/// (<https://developers.openai.com/api/docs/guides/images-vision>), PDFs `file` parts with `filename`
+/// and `file_data` as a data URL (<https://developers.openai.com/api/docs/guides/pdf-files>: "Chat
 /// Completions accepts only PDF files as file content parts"), text files text parts. A blank
 /// text is left out (the API refuses an empty text part).
 fn user_content(text: &str, parts: &[Part]) -> Vec<Value> {

@@ -196,8 +196,8 @@ pub fn request_body(request: &ProviderRequest, target: &Target, chain: Option<&C
 
 /// A person's message as `input_text`, then each attached file (see [`crate::parts`]): images
 /// as `input_image` with a data URL and `detail: auto`
-/// (<https://platform.openai.com/docs/guides/images-vision>), PDFs as `input_file` with
-/// `filename` and `file_data` as a data URL (<https://platform.openai.com/docs/guides/pdf-files>),
+/// (<https://developers.openai.com/api/docs/guides/images-vision>), PDFs as `input_file` with
+/// `filename` and `file_data` as a data URL (<https://developers.openai.com/api/docs/guides/pdf-files>),
 /// text files as `input_text`. A blank text is left out (the API refuses an empty one).
 fn user_content(text: &str, parts: &[Part]) -> Vec<Value> {
     let mut content = Vec::with_capacity(parts.len() + 1);
