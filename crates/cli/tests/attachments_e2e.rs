@@ -129,7 +129,7 @@ async fn a_file_that_cannot_go_ends_the_command_before_anything_is_sent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_cannot_see_is_refused_before_sending() {
-    let env = Env::new(Script::new([Reply::text("never")])).await;
+    let env = Env::new(Script::new([Reply::text("never")]).with_text_only_models(["gpt-3.5-turbo"])).await;
     let photo = fixture("photo.png");
     let out = env.run(&["chat", "--model", "gpt-3.5-turbo", "--attach", &photo, "What is this?"]).await;
     assert_eq!(out.status.code(), Some(1));

@@ -38,7 +38,9 @@ struct Setup {
 async fn setup(replies: impl IntoIterator<Item = Reply>) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("switchboard.db")).unwrap();
-    let mock = MockServer::start(Script::new(replies)).await;
+    // The mock refuses gpt-3.5-turbo an image as OpenAI does: a test that sees no request
+    // knows the app refused first.
+    let mock = MockServer::start(Script::new(replies).with_text_only_models(["gpt-3.5-turbo"])).await;
     let service = Service::new(store, Arc::new(MemoryStore::new())).unwrap();
     for (kind, model) in [
         ("openai", "gpt-4o"),
