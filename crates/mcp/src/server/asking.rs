@@ -55,9 +55,21 @@ impl Progress {
         self.calls.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(super) fn insert(&self, key: String, ctx: ToolContext, tool: String) {
+    /// Registers a call about to be sent, under a key of its own until it has its progress
+    /// token ([`Progress::rename`]).
+    pub(super) fn starting(&self, ctx: ToolContext, tool: String) -> String {
         let seq = self.next.fetch_add(1, Ordering::Relaxed);
-        self.lock().insert(key, Call { ctx, tool, seq });
+        let key = format!("starting:{seq}");
+        self.lock().insert(key.clone(), Call { ctx, tool, seq });
+        key
+    }
+
+    /// Files a registered call under its progress token.
+    pub(super) fn rename(&self, from: &str, to: String) {
+        let mut calls = self.lock();
+        if let Some(call) = calls.remove(from) {
+            calls.insert(to, call);
+        }
     }
 
     pub(super) fn remove(&self, key: &str) {
@@ -136,7 +148,7 @@ impl Asking {
                 elicit: Bucket::new(ELICITATION_BURST, Duration::from_secs(1)),
                 sample: Bucket::new(SAMPLING_BURST, Duration::from_secs(1)),
                 waiting: 0,
-                notes: Bucket::new(5, Duration::from_secs(10)),
+                notes: Bucket::new(5, Duration::from_secs(1)),
                 dropped: 0,
             }),
             next: AtomicU64::new(1),
