@@ -23,7 +23,7 @@ use switchboard_core::tool::SecretValue;
 use switchboard_core::{ErrorKind, Secrets, Source, SourceStatus, ToolSource};
 use switchboard_mcp::config::{CONFIG_FILE, check_name};
 use switchboard_mcp::{Approvals, McpConfig, McpServer, Options, TokenVault};
-pub use switchboard_mcp::{Browser, HeldTool, OfferedTool, ServerConfig, ServerDetail};
+pub use switchboard_mcp::{Browser, HeldTool, OfferedTool, SamplingModel, ServerConfig, ServerDetail};
 
 /// The database key of what the person approved.
 const TRUST: &str = "mcp.trust";
