@@ -196,3 +196,82 @@ impl Service {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use switchboard_core::{ElicitationMode, FieldKind, FormField, SamplingRole};
+
+    fn request(id: &str, mode: ElicitationMode, url: Option<&str>) -> ElicitationRequest {
+        let name = FormField {
+            name: "name".into(),
+            title: "Name".into(),
+            description: None,
+            required: true,
+            kind: FieldKind::Text { format: None, min_length: None, max_length: None, default: None },
+        };
+        let size = FormField {
+            name: "size".into(),
+            title: "Size".into(),
+            description: None,
+            required: false,
+            kind: FieldKind::Number { integer: true, minimum: None, maximum: None, default: Some(3.0) },
+        };
+        ElicitationRequest {
+            conversation_id: "c".into(),
+            call_id: "call".into(),
+            request_id: id.into(),
+            server: "s".into(),
+            tool: "t".into(),
+            message: "Who?".into(),
+            mode,
+            form: ElicitationForm { fields: vec![name, size] },
+            url: url.map(str::to_owned),
+            refused: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_does_not_fit_the_form_is_refused_and_the_card_keeps_waiting() {
+        let service = Service::in_memory().unwrap();
+        let approver = UiApprover { inner: Arc::clone(&service.inner) };
+        let waiting = approver.elicit(request("q1", ElicitationMode::Form, None));
+        let bad = json!({"size": 2}).as_object().cloned();
+        let e = service.answer_elicitation("q1", ElicitationAction::Accept, bad).unwrap_err();
+        assert!(e.message.contains("'Name' is required"), "{}", e.message);
+        let good = json!({"name": "Ann"}).as_object().cloned();
+        assert_eq!(service.answer_elicitation("q1", ElicitationAction::Accept, good).unwrap(), None);
+        let answer = waiting.await;
+        assert_eq!(answer.action, ElicitationAction::Accept);
+        assert_eq!(json!(answer.content.unwrap()), json!({"name": "Ann", "size": 3}), "the default filled in");
+        assert!(service.answer_elicitation("q1", ElicitationAction::Decline, None).is_err(), "answered once");
+    }
+
+    #[tokio::test]
+    async fn a_page_is_handed_to_the_shell_checked_and_a_stopped_call_forgets_its_question() {
+        let service = Service::in_memory().unwrap();
+        let approver = UiApprover { inner: Arc::clone(&service.inner) };
+        let waiting = approver.elicit(request("q2", ElicitationMode::Url, Some("https://example.com/a")));
+        let open = service.answer_elicitation("q2", ElicitationAction::Accept, None).unwrap();
+        assert_eq!(open.as_deref(), Some("https://example.com/a"));
+        assert_eq!(waiting.await.action, ElicitationAction::Accept);
+
+        let dropped = approver.sample(SamplingRequest {
+            conversation_id: "c".into(),
+            call_id: "call".into(),
+            request_id: "q3".into(),
+            server: "s".into(),
+            tool: "t".into(),
+            messages: vec![SamplingMessage { role: SamplingRole::User, text: "Hi".into(), images: Vec::new() }],
+            system_prompt: None,
+            max_tokens: 10,
+            requested_max_tokens: None,
+            model_preferences: None,
+            temperature: None,
+        });
+        assert!(service.answer_sampling("q3", true, Some(Vec::new())).is_err(), "an empty edit is refused");
+        drop(dropped);
+        assert!(service.answer_sampling("q3", true, None).is_err(), "the call ended: nothing waits");
+    }
+}
