@@ -431,3 +431,43 @@ async fn a_server_not_yet_approved_never_runs() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!marker.exists(), "nothing ran");
 }
+
+/// Roots changed while the server runs reach it (`notifications/roots/list_changed`, then it
+/// asks `roots/list` again), with no restart; without the service answering, none is declared
+/// and the server offers no roots tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_everything_server_hears_of_changed_roots_without_a_restart() {
+    let first = std::env::temp_dir().join("switchboard-root-one");
+    let second = std::env::temp_dir().join("switchboard-root-two");
+    let config = ServerConfig { roots: vec![first.clone()], ..stdio(&everything_bin(), &["stdio"]) };
+    let server = server_with("every", config, Options { asks: true, ..options() }, Arc::default());
+    server.start(Arc::new(|| {})).await;
+    assert_eq!(server.status(), SourceStatus::Ready, "{:?}", server.stderr());
+    let listed = |text: &str, root: &PathBuf| text.contains(&format!("file://{}", root.display()));
+    let mut text = String::new();
+    // The server asks for the roots once it is initialized; give it a moment.
+    for _ in 0..50 {
+        text = call(&server, "every__get-roots-list", json!({})).await.unwrap();
+        if listed(&text, &first) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(listed(&text, &first), "{text}");
+    let pid = server.pid();
+    server.set_roots(vec![second.clone()]);
+    for _ in 0..50 {
+        text = call(&server, "every__get-roots-list", json!({})).await.unwrap();
+        if listed(&text, &second) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(listed(&text, &second) && !listed(&text, &first), "{text}");
+    assert_eq!(server.pid(), pid, "no restart");
+    server.stop().await;
+
+    let plain = started("plain", stdio(&everything_bin(), &["stdio"])).await;
+    assert!(!names(&plain).iter().any(|n| n.contains("roots") || n.contains("sampling")), "{:?}", names(&plain));
+    plain.stop().await;
+}

@@ -61,13 +61,16 @@ impl Tool for McpTool {
             };
             let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            // Registered before it is sent: a server may ask something the moment it reads it.
+            let starting = conn.progress.starting(ctx.clone(), self.remote.clone());
+            let mut forget = Forget(&conn.progress, starting.clone());
             let handle =
                 conn.peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await.map_err(|e| {
                     ToolError::Failed(format!("the MCP server '{}' could not be reached: {e}", server.name))
                 })?;
             let key = Progress::key(&handle.progress_token);
-            conn.progress.lock().insert(key.clone(), ctx.clone());
-            let _forget = Forget(&conn.progress, key);
+            conn.progress.rename(&starting, key.clone());
+            forget.1 = key;
             // Until the answer arrives, ending this call any way (the stop button, the loop's
             // timeout dropping it) tells the server to stop working on it.
             let mut abandon = Abandon { peer: Some(handle.peer.clone()), id: handle.id.clone() };
@@ -142,6 +145,6 @@ struct Forget<'a>(&'a Progress, String);
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
-        self.0.lock().remove(&self.1);
+        self.0.remove(&self.1);
     }
 }

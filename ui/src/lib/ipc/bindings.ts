@@ -348,6 +348,103 @@ id: string,
 /**
  * Whether the call may run.
  */
+approved: boolean, } | { "type": "elicitationRequested", 
+/**
+ * The call it came during.
+ */
+callId: string, 
+/**
+ * The request's id, for `answer_elicitation`.
+ */
+requestId: string, 
+/**
+ * The server asking.
+ */
+server: string, 
+/**
+ * The server's tool being called.
+ */
+tool: string, 
+/**
+ * What the server says it needs.
+ */
+message: string, 
+/**
+ * A form, or a page to open.
+ */
+mode: ElicitationMode, 
+/**
+ * The form's fields, in order (form mode; only the types the MCP specification allows).
+ */
+fields: Array<FormField>, 
+/**
+ * The page to open after the person agrees (URL mode).
+ */
+url?: string, 
+/**
+ * Why it was declined without asking (a type the specification does not allow, a URL
+ * that is not https).
+ */
+refused?: string, } | { "type": "elicitationResolved", 
+/**
+ * The call it came during.
+ */
+callId: string, 
+/**
+ * The request's id.
+ */
+requestId: string, 
+/**
+ * What went back to the server.
+ */
+action: ElicitationAction, } | { "type": "samplingRequested", 
+/**
+ * The call it came during.
+ */
+callId: string, 
+/**
+ * The request's id, for `answer_sampling`.
+ */
+requestId: string, 
+/**
+ * The server asking.
+ */
+server: string, 
+/**
+ * The server's tool being called.
+ */
+tool: string, 
+/**
+ * The messages to complete (images and audio named in words).
+ */
+messages: Array<SamplingMessage>, 
+/**
+ * The system prompt it asks for.
+ */
+systemPrompt?: string, 
+/**
+ * The most output tokens the completion may use (capped).
+ */
+maxTokens: number, 
+/**
+ * What the server asked for, when it was more than the cap.
+ */
+requestedMaxTokens?: number, 
+/**
+ * The server's model preferences in words (shown, not obeyed).
+ */
+modelPreferences?: string, } | { "type": "samplingResolved", 
+/**
+ * The call it came during.
+ */
+callId: string, 
+/**
+ * The request's id.
+ */
+requestId: string, 
+/**
+ * Whether the completion runs.
+ */
 approved: boolean, } | { "type": "budgetPaused", 
 /**
  * The pause's id, for the answer.
@@ -520,6 +617,112 @@ retryable: boolean,
  * The technical detail behind the message, for "Details".
  */
 detail?: string, };
+
+export type ElicitationMode = "form" | "url";
+
+export type ElicitationAction = "accept" | "decline" | "cancel";
+
+export type FieldChoice = { 
+/**
+ * The value sent back.
+ */
+value: string, 
+/**
+ * What the person reads; the value when the server gave no title.
+ */
+title: string, };
+
+export type FieldKind = { "type": "text", 
+/**
+ * The text's format, when the schema names one.
+ */
+format?: string, 
+/**
+ * The fewest characters.
+ */
+minLength?: number, 
+/**
+ * The most characters.
+ */
+maxLength?: number, 
+/**
+ * The value the form starts with.
+ */
+default?: string, } | { "type": "number", 
+/**
+ * Whole numbers only.
+ */
+integer: boolean, 
+/**
+ * The smallest value.
+ */
+minimum?: number, 
+/**
+ * The largest value.
+ */
+maximum?: number, 
+/**
+ * The value the form starts with.
+ */
+default?: number, } | { "type": "boolean", 
+/**
+ * The value the form starts with.
+ */
+default?: boolean, } | { "type": "choice", 
+/**
+ * The choices, in the server's order.
+ */
+choices: Array<FieldChoice>, 
+/**
+ * Several may be chosen (the value is an array).
+ */
+multiple: boolean, 
+/**
+ * The fewest choices (multiple only).
+ */
+minItems?: number, 
+/**
+ * The most choices (multiple only).
+ */
+maxItems?: number, 
+/**
+ * The choices the form starts with (one at most when not `multiple`).
+ */
+default: Array<string>, };
+
+export type FormField = { 
+/**
+ * The property name sent back.
+ */
+name: string, 
+/**
+ * The label; the name when the server gave no title.
+ */
+title: string, 
+/**
+ * The server's description of the field.
+ */
+description?: string, 
+/**
+ * It must be filled in to accept.
+ */
+required: boolean, 
+/**
+ * What it takes.
+ */
+kind: FieldKind, };
+
+export type SamplingRole = "user" | "assistant";
+
+export type SamplingMessage = { 
+/**
+ * Who wrote it.
+ */
+role: SamplingRole, 
+/**
+ * Its text (an image: `[image: image/png, 12 KB]`).
+ */
+text: string, };
 
 export type ReasoningEffort = "low" | "medium" | "high";
 
@@ -2038,7 +2241,26 @@ disabled?: boolean,
 /**
  * Seconds a tool call may take before it is cancelled (default: the app's tool timeout).
  */
-timeout?: number | null, };
+timeout?: number | null, 
+/**
+ * Folders this server is told of (`roots/list`), after the ones for every server.
+ */
+roots?: Array<string>, 
+/**
+ * The profile (and model) that answers this server's requests for a completion; none: the
+ * calling chat's.
+ */
+sampling?: SamplingModel | null, };
+
+export type SamplingModel = { 
+/**
+ * The provider profile's name.
+ */
+profile: string, 
+/**
+ * The model; none: the profile's default.
+ */
+model?: string | null, };
 
 export type OfferedTool = { 
 /**
