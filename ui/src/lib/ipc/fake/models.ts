@@ -17,6 +17,7 @@ const CATALOGUE: Record<string, ModelSpec> = {
   'gpt-4o-mini': { contextWindow: 128000, maxOutput: 16384, prices: { input: 0.15, output: 0.6, cachedRead: 0.075 }, tools: true, images: true },
   'claude-sonnet-4-5': { contextWindow: 200000, maxOutput: 64000, prices: { input: 3, output: 15, cachedRead: 0.3, cacheWrite: 3.75 }, tools: true, images: true },
   'gemini-2.5-flash': { contextWindow: 1048576, maxOutput: 65535, prices: { input: 0.3, output: 2.5 }, tools: true, images: true },
+  'gpt-3.5-turbo': { contextWindow: 16385, maxOutput: 4096, prices: { input: 0.5, output: 1.5 }, tools: true, images: false },
 };
 
 function isLocal(baseUrl: string): boolean {
