@@ -186,8 +186,11 @@ describe('attaching in the composer', () => {
     const backend = createFakeBackend({ tickMs: 0, empty: true });
     const sendSpy = vi.spyOn(backend, 'sendMessage');
     const { app } = await start(backend);
-    await waitFor(() => expect(app.modelSpecs.openai?.['gpt-3.5-turbo']).toBeDefined());
-    app.choose({ provider: 'openai', model: 'gpt-3.5-turbo' });
+    // A model the server lists whose capabilities say it cannot see images.
+    await waitFor(() => expect(app.modelSpecs.openai).toBeDefined());
+    const [old] = await backend.describeModels('openai', ['gpt-3.5-turbo']);
+    app.modelSpecs = { ...app.modelSpecs, openai: { ...app.modelSpecs.openai, 'gpt-3.5-turbo': old! } };
+    app.choose({ provider: 'openai', model: 'gpt-3.5-turbo', typed: true });
     await type('Describe it');
     await paste([file(PNG, 'shot.png', 'image/png')]);
     await settled(1);
@@ -202,7 +205,7 @@ describe('attaching in the composer', () => {
     // Another model: the warning goes.
     app.choose({ provider: 'openai', model: 'gpt-4o' });
     await waitFor(() => expect(screen.queryByTestId('attachment-warning')).toBeNull());
-    app.choose({ provider: 'openai', model: 'gpt-3.5-turbo' });
+    app.choose({ provider: 'openai', model: 'gpt-3.5-turbo', typed: true });
     await screen.findByTestId('attachment-warning');
     // Or the image removed.
     await fireEvent.click(within(items()[0]!).getByTestId('attachment-remove'));

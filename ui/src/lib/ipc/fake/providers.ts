@@ -19,7 +19,7 @@ const PROVIDERS: ProviderProfile[] = [
 ];
 
 const MODELS: Record<string, string[]> = {
-  openai: ['gpt-4o-mini', 'gpt-4o', 'o3-mini', 'gpt-3.5-turbo'],
+  openai: ['gpt-4o-mini', 'gpt-4o', 'o3-mini'],
   ollama: ['llama3.2', 'qwen2.5-coder:7b'],
 };
 
