@@ -300,3 +300,32 @@ describe('attachments in sent messages', () => {
     expect(within(user).getByTestId('attachment-meta').textContent).toMatch(/^PDF · 1 page · \d+ B$/);
   });
 });
+
+describe('editing a question with attachments', () => {
+  it('the editor shows its files, and the new version keeps them', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const edit = vi.spyOn(backend, 'editMessage');
+    const { app } = await start(backend);
+    await type('Summarise');
+    await drop([file(PDF, 'report.pdf', 'application/pdf')]);
+    await settled(1);
+    await fireEvent.click(sendButton());
+    await waitFor(() => expect(app.current.running).toBe(false));
+    const user = () => screen.getAllByTestId('message').find((m) => m.dataset.role === 'user')!;
+    await fireEvent.click(within(user()).getByTestId('edit-message'));
+    expect(within(await screen.findByTestId('edit-attachments')).getAllByTestId('attachment').map((a) => a.dataset.name)).toEqual(['report.pdf']);
+    const box = screen.getByTestId('edit-input') as HTMLTextAreaElement;
+    box.value = 'Summarise in one line';
+    await fireEvent.input(box);
+    await fireEvent.click(screen.getByTestId('edit-save'));
+    await waitFor(() => expect(edit).toHaveBeenCalledTimes(1));
+    await waitFor(() => expect(app.current.running).toBe(false));
+    expect(within(user()).getAllByTestId('attachment').map((a) => a.dataset.name)).toEqual(['report.pdf']);
+    // Stored with the new version too.
+    const id = app.current.conversationId!;
+    app.newChat();
+    await app.open(id);
+    await waitFor(() => expect(within(user()).getAllByTestId('attachment').map((a) => a.dataset.name)).toEqual(['report.pdf']));
+    expect(within(user()).getByTestId('message-text').textContent).toBe('Summarise in one line');
+  });
+});

@@ -413,7 +413,7 @@ export class ChatSession {
     const id = this.conversationId;
     const at = this.messages.findIndex((m) => m.key === key);
     const m = this.messages[at];
-    if (!id || this.running || !m || m.model.role !== 'user' || !m.model.id || !text.trim()) return Promise.resolve(false);
+    if (!id || this.running || !m || m.model.role !== 'user' || !m.model.id || (!text.trim() && !m.model.attachments?.length)) return Promise.resolve(false);
     const messageId = m.model.id;
     const place: TurnPlace = { restore: this.messages, userVersions: m.versions ?? [messageId] };
     this.messages = this.messages.slice(0, at);
