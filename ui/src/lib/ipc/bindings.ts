@@ -631,48 +631,6 @@ kind: NoticeKind,
  */
 message: string, };
 
-export type AttachmentKind = "image" | "pdf" | "text";
-
-export type Attachment = { 
-/**
- * The SHA-256 of the original bytes, lower-case hex: the content address.
- */
-id: string, 
-/**
- * The file's name as attached (never a path), or a resource's URI.
- */
-name: string, 
-/**
- * The media type, as sniffed from the bytes.
- */
-mimeType: string, 
-/**
- * How it is sent.
- */
-kind: AttachmentKind, 
-/**
- * Bytes of the original.
- */
-size: number, 
-/**
- * An image's width in pixels.
- */
-width?: number, 
-/**
- * An image's height in pixels.
- */
-height?: number, 
-/**
- * A PDF's page count.
- */
-pages?: number, };
-
-export type AttachmentPreview = { attachment: Attachment, text: string | null, truncated: boolean, image: string | null, };
-
-export type AttachRefusal = { name: string, message: string, };
-
-export type PickedAttachments = { attached: Array<Attachment>, refused: Array<AttachRefusal>, };
-
 export type StoredMessage = { 
 /**
  * Message id.
@@ -752,7 +710,8 @@ versions: Array<string>,
  */
 pinned?: boolean, 
 /**
- * The files attached to a person's message, in order.
+ * The files attached to it (the person's messages), in order, each under the name it was
+ * attached with: references only, the bytes are read on demand.
  */
 attachments?: Array<Attachment>, };
 
@@ -813,7 +772,7 @@ createdAt: number,
  */
 undone: boolean, };
 
-export type SearchHitKind = "title" | "message" | "toolArguments" | "toolResult";
+export type SearchHitKind = "title" | "message" | "toolArguments" | "toolResult" | "attachment";
 
 export type SearchHit = { 
 /**
@@ -832,6 +791,10 @@ messageId?: string,
  * The tool call that matched (its `callId` within the message), for tool hits.
  */
 toolCallId?: string, 
+/**
+ * The attached file that matched (its name), for attachment hits.
+ */
+attachment?: string, 
 /**
  * Where the match is.
  */
@@ -1190,10 +1153,6 @@ export type SendRequest = {
  */
 conversationId: string | null, 
 /**
- * The attachments (ids from upload_finish / attach_pick), in order.
- */
-attachments?: Array<string>, 
-/**
  * What the person typed.
  */
 text: string, 
@@ -1489,6 +1448,61 @@ dataDir: string | null,
  */
 database: string | null, };
 
+export type AttachmentKind = "image" | "pdf" | "text";
+
+export type Attachment = { 
+/**
+ * The SHA-256 of the original bytes, lower-case hex: the content address.
+ */
+id: string, 
+/**
+ * The file's name as attached (never a path), or a resource's URI.
+ */
+name: string, 
+/**
+ * The media type, as sniffed from the bytes.
+ */
+mimeType: string, 
+/**
+ * How it is sent.
+ */
+kind: AttachmentKind, 
+/**
+ * Bytes of the original.
+ */
+size: number, 
+/**
+ * An image's width in pixels.
+ */
+width?: number, 
+/**
+ * An image's height in pixels.
+ */
+height?: number, 
+/**
+ * A PDF's page count.
+ */
+pages?: number, };
+
+export type AttachmentPreview = { 
+/**
+ * The attachment.
+ */
+attachment: Attachment, 
+/**
+ * A text file's text, or a PDF's extracted text (at most 1 MiB); `null` for an image or a
+ * PDF without a text layer.
+ */
+text: string | null, 
+/**
+ * Whether `text` was cut at 1 MiB.
+ */
+truncated: boolean, 
+/**
+ * An image as a `data:` URL, at most 2048 pixels a side.
+ */
+image: string | null, };
+
 export type ProfileOptions = { 
 /**
  * Output limit and reasoning controls sent with every request.
@@ -1665,10 +1679,6 @@ tools: boolean | null,
  * Takes images in messages.
  */
 images: boolean | null, 
-/**
- * Takes PDF documents.
- */
-pdf?: boolean | null, 
 /**
  * Takes reasoning controls (effort, thinking budget).
  */
