@@ -27,7 +27,7 @@ fn store_modules_import_each_other_in_one_direction() {
 /// `openapi_docs`; each provider API's folder below nothing of another's).
 #[test]
 fn the_other_engine_crates_import_each_other_in_one_direction() {
-    for name in ["providers", "secrets", "process", "tools", "mcp", "service", "cli"] {
+    for name in ["providers", "secrets", "process", "tools", "mcp", "media", "service", "cli"] {
         let src = crate_src(name);
         if module_graph(&src).len() > 2 {
             assert_no_circle(&format!("switchboard-{name}"), &src);

@@ -108,13 +108,11 @@ pub enum MediaError {
         what: String,
     },
     /// Looks like an image but does not decode.
-    #[error(
-        "{name} doesn't decode as an image ({reason}); it may be damaged: open and save it again in an image editor."
-    )]
+    #[error("{name} doesn't decode as an image: {reason}. Open it in an image editor and save it again.")]
     BadImage {
         /// The file's name.
         name: String,
-        /// The decoder's complaint.
+        /// What is wrong, in plain words.
         reason: String,
     },
     /// More pixels than [`MAX_PIXELS`] or [`MAX_EDGE`] (a decompression bomb among them).

@@ -20,6 +20,8 @@ pub const TIME_LIMIT: Duration = Duration::from_secs(30);
 const EXTRACT_LIMIT: Duration = Duration::from_secs(20);
 /// The most one stream of the PDF may decompress to.
 const MAX_STREAM: usize = 64 * 1024 * 1024;
+/// The parser thread's stack: room for the nesting depth the parser allows.
+const PARSER_STACK: usize = 32 * 1024 * 1024;
 /// Parser threads that overran and still run; while this many do, PDFs are refused.
 const MAX_OVERRUN: usize = 2;
 
@@ -48,7 +50,7 @@ pub(crate) fn inspect(name: &str, bytes: &[u8]) -> Result<Inspected> {
     // an overrun is counted exactly when no one will take the thread's answer.
     let abandoned = Arc::new(Mutex::new(false));
     let gave_up = Arc::clone(&abandoned);
-    let spawned = std::thread::Builder::new().name("pdf-read".into()).spawn(move || {
+    let spawned = std::thread::Builder::new().name("pdf-read".into()).stack_size(PARSER_STACK).spawn(move || {
         let outcome = catch_unwind(AssertUnwindSafe(|| read(&owned)))
             .unwrap_or_else(|_| Err(Failure::Damaged("the PDF reader failed on it".into())));
         drop(owned);

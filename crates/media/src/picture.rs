@@ -83,7 +83,17 @@ fn image_error(name: &str, bytes: &[u8], format: ImageFormat, e: image::ImageErr
             let (width, height) = claimed_size(bytes, format).unwrap_or((0, 0));
             MediaError::ImageTooBig { name: name.to_owned(), width, height }
         }
-        other => MediaError::BadImage { name: name.to_owned(), reason: other.to_string() },
+        other => MediaError::BadImage { name: name.to_owned(), reason: plain_reason(&other).to_owned() },
+    }
+}
+
+/// What went wrong, for a person (the decoder's own words name its internals).
+fn plain_reason(e: &image::ImageError) -> &'static str {
+    match e {
+        image::ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => "it is cut short",
+        image::ImageError::IoError(_) => "it could not be read",
+        image::ImageError::Unsupported(_) => "it uses a variant of its format that isn't supported",
+        _ => "its data is damaged or cut short",
     }
 }
 

@@ -192,7 +192,10 @@ fn an_image_that_does_not_decode_says_so() {
     bytes.extend_from_slice(b"this is no PNG at all");
     let err = inspect("broken.png", &bytes).unwrap_err();
     assert!(matches!(err, MediaError::BadImage { .. }), "{err:?}");
-    assert!(err.to_string().starts_with("broken.png doesn't decode as an image"), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "broken.png doesn't decode as an image: its data is damaged or cut short. Open it in an image editor and save it again."
+    );
 
     let mut truncated = jpeg_with_exif(&photo(64, 64), None);
     truncated.truncate(truncated.len() / 3);
@@ -294,4 +297,32 @@ fn text_is_utf8_without_nul_and_the_extension_names_its_language() {
     // Latin-1 and NUL-bearing files are not text.
     assert!(matches!(inspect("old.txt", b"caf\xe9 cr\xe8me").unwrap_err(), MediaError::Unsupported { .. }));
     assert!(matches!(inspect("nul.txt", b"a\0b").unwrap_err(), MediaError::Unsupported { .. }));
+}
+
+#[test]
+fn hostile_pdfs_neither_crash_nor_hang_the_caller() {
+    let valid = save(pdf_document(&["Hello page one", "Second page", "Third"]));
+    // Bytes flipped at many places: each read ends in a result, never a panic or a hang.
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..300 {
+        let mut bytes = valid.clone();
+        for _ in 0..4 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let at = (state as usize) % bytes.len();
+            bytes[at] = (state >> 32) as u8;
+        }
+        let _ = inspect("fuzzed.pdf", &bytes);
+    }
+    // Nesting far deeper than any real file, in an object and in a page's content.
+    let deep = format!("%PDF-1.4\n1 0 obj\n{}\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF", "[".repeat(200_000));
+    assert!(matches!(inspect("deep.pdf", deep.as_bytes()), Err(MediaError::DamagedPdf { .. })));
+    let mut doc = pdf_document(&["x"]);
+    let page = *doc.get_pages().values().next().unwrap();
+    let content = format!("BT /F1 12 Tf {} ET", "[".repeat(200_000)).into_bytes();
+    let id = doc.add_object(Stream::new(dictionary! {}, content));
+    doc.get_object_mut(page).unwrap().as_dict_mut().unwrap().set("Contents", id);
+    let got = inspect("deep-content.pdf", &save(doc));
+    assert!(matches!(got, Ok(_) | Err(MediaError::DamagedPdf { .. })), "{got:?}");
 }

@@ -277,6 +277,7 @@ impl Service {
 
     /// The thumbnail of the attachment `id` as a `data:` URL (`None`: it has none).
     pub fn attachment_thumbnail(&self, id: &str) -> Result<Option<String>> {
+        stored(&self.inner.store, id)?;
         let thumbnail = self.inner.store.attachment_thumbnail(id)?;
         Ok(thumbnail.map(|t| data_url(image_mime(&t).unwrap_or("image/png"), &t)))
     }
@@ -291,10 +292,16 @@ fn unknown_upload(id: &str) -> Error {
     )
 }
 
+/// The stored attachment `id`, or an error the person can act on.
+fn stored(store: &Store, id: &str) -> Result<Attachment> {
+    store.attachment(id)?.ok_or_else(|| {
+        Error::new(ErrorKind::NotFound, format!("The attached file {id} is no longer stored: attach it again."))
+    })
+}
+
 /// See [`Service::attachment_preview`]. Blocking.
 fn preview(store: &Store, id: &str) -> Result<AttachmentPreview> {
-    let attachment =
-        store.attachment(id)?.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("No attached file {id}.")))?;
+    let attachment = stored(store, id)?;
     let (mut text, mut truncated, mut image) = (None, false, None);
     match attachment.kind {
         AttachmentKind::Image => {

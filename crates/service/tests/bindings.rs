@@ -39,6 +39,8 @@ fn render() -> String {
         core::ToolSource,
         core::ApprovalPolicy,
         core::ToolImage,
+        core::AttachmentKind,
+        core::Attachment,
         core::FindingKind,
         core::Finding,
         core::EgressReason,

@@ -105,6 +105,24 @@ fn generate() -> Value {
     out.add("noProviderChosen", s.send(SendRequest::text(None, "Hello"), Arc::new(Discard)), &[]);
     out.add("noProfiles", rt.block_on(s.models(Some("ghost-profile"))), &[("name", "ghost-profile")]);
 
+    // ---- attachments ------------------------------------------------------------------------------
+    let name = ("name", "thing.bin");
+    out.add("attachUnsupported", rt.block_on(s.attach_bytes("thing.bin", vec![0, 1, 0xFE, 0x80])), &[name]);
+    out.add("attachSvg", rt.block_on(s.attach_bytes("thing.bin", b"<svg/>".to_vec())), &[name]);
+    let broken = b"\x89PNG\r\n\x1a\nnot an image".to_vec();
+    out.add("attachBadImage", rt.block_on(s.attach_bytes("thing.bin", broken)), &[name]);
+    out.add("attachTooLarge", s.upload_begin("thing.bin", 500 * 1024 * 1024), &[name, ("size", "500.0 MB")]);
+    out.add("attachEmpty", s.upload_begin("thing.bin", 0), &[name]);
+    out.add("uploadNotFound", s.upload_chunk("upload-ghost", "AAAA"), &[("id", "upload-ghost")]);
+    let upload = s.upload_begin("thing.bin", 4).unwrap();
+    out.add("uploadChunkTooLarge", s.upload_chunk(&upload, &"A".repeat(2 * 1024 * 1024)), &[]);
+    let upload = s.upload_begin("thing.bin", 4).unwrap();
+    out.add("uploadOverSize", s.upload_chunk(&upload, "AAAAAAAA"), &[name]);
+    let upload = s.upload_begin("thing.bin", 4).unwrap();
+    out.add("uploadIncomplete", rt.block_on(s.upload_finish(&upload)), &[name]);
+    out.add("attachmentNotFound", rt.block_on(s.attachment_preview("ghost-file")), &[("id", "ghost-file")]);
+    out.same_as("attachmentNotFound", s.attachment_thumbnail("ghost-file"), &[("id", "ghost-file")]);
+
     // ---- conversations ------------------------------------------------------------------------
     let chat = store.begin_turn(None, "Hello", "alpha", "gpt-test").unwrap().conversation_id;
     out.add("titleEmpty", s.rename(&chat, "   "), &[]);

@@ -322,7 +322,7 @@ fn bad_files_get_a_clear_message_and_store_nothing() {
     let mut changes = store.total_changes();
 
     let mut newer = rich_document();
-    newer["version"] = json!(2);
+    newer["version"] = json!(3);
     let mut missing_parent = rich_document();
     missing_parent["conversations"][0]["id"] = json!("other");
     missing_parent["conversations"][0]["messages"][1]["parentId"] = json!("nope");
@@ -370,7 +370,7 @@ fn bad_files_get_a_clear_message_and_store_nothing() {
         (
             "newer.json",
             newer.to_string().into_bytes(),
-            "exported by a newer Switchboard (format version 2; this one reads up to 1)",
+            "exported by a newer Switchboard (format version 3; this one reads up to 2)",
         ),
         ("parent.json", missing_parent.to_string().into_bytes(), "follows 'nope', which is not one of its messages"),
         ("later.json", later_parent.to_string().into_bytes(), "which comes after it (a cycle)"),
@@ -414,6 +414,113 @@ fn bad_files_get_a_clear_message_and_store_nothing() {
     std::fs::File::create(&big).unwrap().set_len(513 * 1024 * 1024).unwrap();
     let e = service.import_conversations(&big).unwrap_err();
     assert!(e.message.contains("an import reads at most 512 MB"), "{}", e.message);
+}
+
+/// A finished turn whose question carries `files`.
+fn turn_with_files(store: &Store, files: &[switchboard_core::Attachment]) -> String {
+    use switchboard_core::EventSink;
+    let rows = store.begin_turn_with(None, "what are these?", "mock", "m", None, files).unwrap();
+    let rec = store.recorder(&rows.message_id);
+    rec.emit(switchboard_core::ChatEvent::TextDelta { text: "A photo and a report.".into() });
+    rec.emit(switchboard_core::ChatEvent::Done {
+        finish_reason: switchboard_core::FinishReason::Stop,
+        usage: Default::default(),
+        tool_calls_made: 0,
+    });
+    rows.conversation_id
+}
+
+fn file_service(dir: &Path) -> (Service, Store) {
+    let store = Store::open(&dir.join("switchboard.db")).unwrap();
+    (service_with(store.clone()), store)
+}
+
+fn stored_files(dir: &Path) -> usize {
+    let Ok(folders) = std::fs::read_dir(dir.join(switchboard_store::ATTACHMENTS_DIR)) else { return 0 };
+    folders.flatten().map(|f| std::fs::read_dir(f.path()).map_or(0, |files| files.count())).sum()
+}
+
+#[test]
+fn attached_files_travel_in_the_document_checked_on_import_and_markdown_names_them() {
+    use switchboard_core::AttachmentKind;
+    use switchboard_store::NewAttachment;
+    let dir = tempfile::tempdir().unwrap();
+    let (source, store) = file_service(&dir.path().join("source"));
+    let photo = store
+        .put_attachment(NewAttachment {
+            bytes: b"\x89PNG a tiny photo",
+            name: "photo.png",
+            mime_type: "image/png",
+            kind: AttachmentKind::Image,
+            width: Some(2),
+            height: Some(2),
+            pages: None,
+            text: None,
+            thumbnail: Some(b"thumb".to_vec()),
+        })
+        .unwrap();
+    let pdf = store
+        .put_attachment(NewAttachment {
+            bytes: b"%PDF-1.7 quarterly",
+            name: "q3.pdf",
+            mime_type: "application/pdf",
+            kind: AttachmentKind::Pdf,
+            width: None,
+            height: None,
+            pages: Some(3),
+            text: Some("Revenue grew.".into()),
+            thumbnail: None,
+        })
+        .unwrap();
+    let id = turn_with_files(&store, &[photo.clone(), pdf.clone()]);
+    let md = source.export_conversation(&id, ExportFormat::Markdown).unwrap();
+    assert!(
+        md.contains("Attached:\n\n- `photo.png` (image/png, 2×2, 17 B)\n- `q3.pdf` (PDF, 3 pages, 18 B)\n"),
+        "{md}"
+    );
+
+    let text = source.export_document(None).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["version"], 2, "a document with files is version 2");
+    let files = doc["conversations"][0]["attachments"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    let exported_pdf = files.iter().find(|f| f["name"] == "q3.pdf").unwrap();
+    assert_eq!((exported_pdf["size"].as_u64(), exported_pdf["pages"].as_u64()), (Some(18), Some(3)));
+    assert_eq!(exported_pdf["text"], "Revenue grew.");
+    assert_eq!(doc["conversations"][0]["messages"][0]["attachments"][1], json!({"id": pdf.id, "name": "q3.pdf"}));
+    assert!(doc["conversations"][0]["messages"][1].get("attachments").is_none());
+
+    // Into an empty store: the same files, byte for byte, and the same document out again.
+    let file = write(dir.path(), "with-files.json", &text);
+    let (target, target_store) = file_service(&dir.path().join("target"));
+    assert_eq!(target.import_conversations(&file).unwrap().imported, std::slice::from_ref(&id));
+    assert_eq!(target_store.attachment_bytes(&photo.id).unwrap(), b"\x89PNG a tiny photo");
+    assert_eq!(target_store.attachment_thumbnail(&photo.id).unwrap().unwrap(), b"thumb");
+    assert_eq!(target.export_document(None).unwrap(), text, "export → import → export is identical");
+    assert_eq!(target.open_all(&id).unwrap().messages[0].attachments, [photo, pdf]);
+    assert_eq!(stored_files(&dir.path().join("target")), 2);
+
+    // A file changed in the document, or cut short: refused by name, nothing stored.
+    let mut changed = doc.clone();
+    changed["conversations"][0]["attachments"][0]["data"] = json!("b3RoZXI="); // "other"
+    changed["conversations"][0]["attachments"][0]["size"] = json!(5);
+    let mut cut = doc.clone();
+    cut["conversations"][0]["attachments"][0]["size"] = json!(999);
+    let mut dangling = doc.clone();
+    dangling["conversations"][0]["messages"][0]["attachments"][0]["id"] = json!("0".repeat(64));
+    let (empty_service, empty_store) = file_service(&dir.path().join("empty"));
+    for (name, bad, expected) in [
+        ("changed.json", changed, "does not match its SHA-256: the export was changed or damaged"),
+        ("cut.json", cut, "says it has 999 bytes but its data holds 1"),
+        ("dangling.json", dangling, "which the export does not hold"),
+    ] {
+        let path = write(dir.path(), name, &bad.to_string());
+        let e = empty_service.import_conversations(&path).unwrap_err();
+        assert!(e.message.starts_with("Nothing was imported") && e.message.contains(expected), "{name}: {}", e.message);
+        assert!(e.message.contains("attached file") || e.message.contains("refers to the file"), "{}", e.message);
+    }
+    assert!(empty_store.conversations().unwrap().is_empty());
+    assert_eq!(stored_files(&dir.path().join("empty")), 0, "no file written for a refused import");
 }
 
 #[test]

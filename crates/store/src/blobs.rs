@@ -81,8 +81,10 @@ impl Blobs {
         }
     }
 
-    /// Where the blob `id` lives (`None` in memory). `id` must be a SHA-256 hex name.
+    /// Where the blob `id` lives (`None` in memory). `id` must be a SHA-256 hex name (callers
+    /// check; another name gets a path that holds no blob, never one outside the folder).
     pub fn path(&self, id: &str) -> Option<PathBuf> {
+        let id = if is_sha256_hex(id) { id } else { "00-not-a-blob" };
         match self {
             Blobs::Dir(dir) => Some(dir.join(&id[..2]).join(id)),
             Blobs::Memory(_) => None,
@@ -141,6 +143,10 @@ impl Blobs {
             path: path.unwrap_or_default(),
         };
         let damaged = |detail: String| Error::AttachmentDamaged { id: id.to_owned(), name: name.to_owned(), detail };
+        if !is_sha256_hex(id) {
+            // Only a database edited by something else holds such a row; never a path from it.
+            return Err(damaged("its id is not a SHA-256".to_owned()));
+        }
         let bytes = match self {
             Blobs::Memory(map) => Self::memory(map).get(id).map(|b| b.to_vec()).ok_or_else(|| missing(None))?,
             Blobs::Dir(_) => {
@@ -208,8 +214,9 @@ impl Blobs {
             let Ok(files) = std::fs::read_dir(folder.path()) else { continue };
             for file in files.flatten() {
                 let name = file.file_name().to_string_lossy().into_owned();
-                let older_than =
-                    |when: SystemTime| file.metadata().and_then(|m| m.modified()).is_ok_and(|modified| modified < when);
+                let older_than = |when: SystemTime| {
+                    file.metadata().and_then(|m| m.modified()).is_ok_and(|modified| modified <= when)
+                };
                 let stray = if name.starts_with(TEMP_PREFIX) {
                     older_than(temp_cutoff)
                 } else {

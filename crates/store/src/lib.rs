@@ -29,6 +29,7 @@ pub use model::{
 pub use recorder::{CHECKPOINT_INTERVAL, Recorder};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 pub use store::{ATTACHMENT_GRACE, MAX_ATTACHMENTS_PER_MESSAGE, NAME_MAX_BYTES, NewAttachment, THUMBNAIL_MAX_BYTES};
+pub use store::{AttachmentRecord, MessageAttachmentRecord};
 pub use store::{
     ChatGrant, ChatSetup, ConversationRecord, ErrorRecord, ImportOutcome, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS,
     MessageRecord, NewCompaction, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind, Store,

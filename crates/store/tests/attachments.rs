@@ -277,3 +277,35 @@ fn an_in_memory_store_keeps_files_in_memory() {
     assert_eq!(store.collect_attachments(Duration::ZERO).unwrap(), 1);
     assert!(matches!(store.attachment_bytes(&a.id), Err(Error::NotFound { .. })));
 }
+
+#[test]
+fn records_carry_the_files_and_an_import_checks_them_before_writing_anything() {
+    let (_dir, store) = open();
+    let pdf = put(&store, b"%PDF transfer", "t.pdf", AttachmentKind::Pdf);
+    let rows = store.begin_turn_with(None, "read", "p", "m", None, &[pdf.clone(), pdf.clone()]).unwrap();
+    answer(&store, &rows, "read");
+    let records = store.conversation_records(std::slice::from_ref(&rows.conversation_id)).unwrap();
+    assert_eq!(records[0].attachments.len(), 1, "one file, used twice");
+    assert_eq!(records[0].messages[0].attachments.len(), 2);
+    assert!(records[0].messages[1].attachments.is_empty());
+
+    let (_other_dir, other) = open();
+    let outcome = other.import_records(&records).unwrap();
+    assert_eq!(outcome.imported, std::slice::from_ref(&rows.conversation_id));
+    assert_eq!(other.attachment_bytes(&pdf.id).unwrap(), b"%PDF transfer");
+    assert_eq!(other.conversation_records(std::slice::from_ref(&rows.conversation_id)).unwrap(), records);
+    assert_eq!(other.search_messages("t.pdf", 5).unwrap().len(), 1, "imported files are searchable");
+
+    let (_third_dir, third) = open();
+    let mut changed = records.clone();
+    changed[0].attachments[0].data = "b3RoZXI=".into();
+    changed[0].attachments[0].size = 5;
+    let e = third.import_records(&changed).unwrap_err();
+    assert!(e.to_string().contains("'t.pdf' does not match its SHA-256"), "{e}");
+    let mut answer_with_file = records.clone();
+    answer_with_file[0].messages[1].attachments = answer_with_file[0].messages[0].attachments.clone();
+    let e = third.import_records(&answer_with_file).unwrap_err();
+    assert!(e.to_string().contains("is an answer but carries attached files"), "{e}");
+    assert!(third.conversations().unwrap().is_empty());
+    assert_eq!(third.attachment(&pdf.id).unwrap(), None);
+}

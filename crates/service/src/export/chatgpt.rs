@@ -340,6 +340,7 @@ impl Turn {
             created_at: created,
             updated_at: self.updated.unwrap_or(created),
             tool_calls: self.calls,
+            attachments: Vec::new(),
         }
     }
 }
@@ -461,6 +462,7 @@ fn one(c: Conversation) -> Result<Option<ConversationRecord>, String> {
                 created_at: at,
                 updated_at: millis(m.update_time).unwrap_or(at),
                 tool_calls: Vec::new(),
+                attachments: Vec::new(),
             });
             shown_by.insert(node_id, mid.clone());
             for child in tree.visible_children(Some(node_id), &roots).into_iter().rev() {
@@ -519,6 +521,7 @@ fn one(c: Conversation) -> Result<Option<ConversationRecord>, String> {
         head_id: Some(head.clone()),
         setup: None,
         messages,
+        attachments: Vec::new(),
     };
     mark_path(&mut record, &head, updated.max(1));
     Ok(Some(record))

@@ -3,8 +3,12 @@
 //! branch with its parent links and current message, tool calls at their offsets with arguments,
 //! results, images and nested runs, notices, errors, usage, provider state, turn options,
 //! instructions, agent, the chat's setup (optional: left out when none is stored), title,
-//! pinned/archived, times). Ids are kept, so an import into an empty
-//! store exports again identical.
+//! pinned/archived, times, and the files its messages carry: each once per conversation with its
+//! metadata, extracted text, thumbnail and bytes in base64, checked by size and SHA-256 on
+//! import). Ids are kept, so an import into an empty store exports again identical.
+//!
+//! Versions: 2 added attached files. A document without any is written as version 1, so a build
+//! that predates attachments still imports it.
 //!
 //! Invariant: a reader refuses a document of a newer version than [`VERSION`] rather than
 //! guessing at it.
@@ -18,8 +22,11 @@ use switchboard_store::ConversationRecord;
 /// The `format` field of the document.
 pub const FORMAT: &str = "switchboard.conversations";
 
-/// The version this build writes and the newest it reads.
-pub const VERSION: u64 = 1;
+/// The newest version this build reads, and the one it writes when a conversation carries files.
+pub const VERSION: u64 = 2;
+
+/// The version written when no conversation carries files (what builds before attachments read).
+const VERSION_WITHOUT_FILES: u64 = 1;
 
 /// The document.
 #[derive(Debug, Serialize, Deserialize)]
@@ -63,8 +70,10 @@ impl Service {
             Some(ids) => ids.to_vec(),
             None => store.conversations()?.into_iter().map(|c| c.id).collect(),
         };
-        let doc =
-            Document { format: FORMAT.to_owned(), version: VERSION, conversations: store.conversation_records(&ids)? };
+        let conversations = store.conversation_records(&ids)?;
+        let version =
+            if conversations.iter().any(|c| !c.attachments.is_empty()) { VERSION } else { VERSION_WITHOUT_FILES };
+        let doc = Document { format: FORMAT.to_owned(), version, conversations };
         serde_json::to_string_pretty(&doc).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
     }
 }

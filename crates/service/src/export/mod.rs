@@ -63,6 +63,9 @@ pub fn message_markdown(m: &StoredMessage) -> String {
     match m.role {
         Role::User => {
             let _ = writeln!(out, "## You\n\n{}\n", m.content);
+            if !m.attachments.is_empty() {
+                out.push_str(&attachments_markdown(&m.attachments));
+            }
         }
         Role::Assistant => {
             let who = match (m.provider.as_deref(), m.model.as_deref()) {
@@ -108,6 +111,36 @@ pub fn message_markdown(m: &StoredMessage) -> String {
         }
     }
     out
+}
+
+/// The files attached to a question, by name (the bytes are in the JSON export, not here).
+fn attachments_markdown(attachments: &[switchboard_core::Attachment]) -> String {
+    use switchboard_core::AttachmentKind;
+    let mut out = String::from("Attached:\n\n");
+    for a in attachments {
+        let what = match (a.kind, a.pages, a.width, a.height) {
+            (AttachmentKind::Pdf, Some(pages), ..) => {
+                format!("PDF, {} page{}", pages, if pages == 1 { "" } else { "s" })
+            }
+            (AttachmentKind::Image, _, Some(w), Some(h)) => format!("{}, {w}×{h}", a.mime_type),
+            _ => a.mime_type.clone(),
+        };
+        // The name in a code span: a file name is never read as Markdown.
+        let f = if a.name.contains('`') { "`` " } else { "`" };
+        let close = if a.name.contains('`') { " ``" } else { "`" };
+        let _ = writeln!(out, "- {f}{}{close} ({what}, {})", a.name.replace('\n', " "), size_label(a.size));
+    }
+    out.push('\n');
+    out
+}
+
+/// A size for people: bytes, KB or MB (1024-based, one decimal).
+fn size_label(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
+    }
 }
 
 /// A file name made of a conversation's title: letters, digits, `-` and `_`, at most 48 chars.
@@ -200,6 +233,29 @@ fn write(path: &Path, text: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::{fence, file_stem};
+
+    #[test]
+    fn attached_files_are_listed_by_name_with_what_they_are() {
+        use switchboard_core::{Attachment, AttachmentKind};
+        let file = |name: &str, kind, size, pages, dims: Option<(u32, u32)>| Attachment {
+            id: "0".repeat(64),
+            name: name.into(),
+            mime_type: if kind == AttachmentKind::Pdf { "application/pdf" } else { "image/png" }.into(),
+            kind,
+            size,
+            width: dims.map(|d| d.0),
+            height: dims.map(|d| d.1),
+            pages,
+        };
+        let md = super::attachments_markdown(&[
+            file("report.pdf", AttachmentKind::Pdf, 2_500_000, Some(12), None),
+            file("a`b.png", AttachmentKind::Image, 2048, None, Some((640, 480))),
+        ]);
+        assert_eq!(
+            md,
+            "Attached:\n\n- `report.pdf` (PDF, 12 pages, 2.4 MB)\n- `` a`b.png `` (image/png, 640×480, 2.0 KB)\n\n"
+        );
+    }
 
     #[test]
     fn a_fence_is_longer_than_any_run_of_backticks_inside() {

@@ -204,7 +204,7 @@ impl Store {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let unused: Vec<String> = {
             let mut stmt = tx.prepare_cached(
-                "DELETE FROM attachments WHERE created_at < ?1
+                "DELETE FROM attachments WHERE created_at <= ?1
                    AND NOT EXISTS (SELECT 1 FROM message_attachments ma WHERE ma.attachment_id = attachments.id)
                  RETURNING id",
             )?;

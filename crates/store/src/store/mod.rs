@@ -34,7 +34,8 @@ pub use attachments::{
 pub use compactions::{NewCompaction, StoredCompaction, TurnHistory};
 pub use setup::{ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS, SummariserChoice};
 pub use transfer::{
-    ConversationRecord, ErrorRecord, ImportOutcome, MessageRecord, ToolCallRecord, ToolResultRecord, check_record,
+    AttachmentRecord, ConversationRecord, ErrorRecord, ImportOutcome, MessageAttachmentRecord, MessageRecord,
+    ToolCallRecord, ToolResultRecord, check_record,
 };
 
 use crate::blobs::Blobs;

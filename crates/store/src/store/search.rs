@@ -136,10 +136,18 @@ impl Store {
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
         let mut hits = Vec::with_capacity(limit.min(scored.len()));
         let mut paths = Paths::default();
-        for (_, _, rowid) in scored.into_iter().take(limit) {
-            if let Some(hit) = hit(&conn, rowid, &query, &mut paths)? {
-                hits.push(hit);
+        // A file attached twice to one message is one hit.
+        let mut files = HashSet::new();
+        for (_, _, rowid) in scored {
+            if hits.len() == limit {
+                break;
             }
+            let Some(hit) = hit(&conn, rowid, &query, &mut paths)? else { continue };
+            if hit.kind == SearchHitKind::Attachment && !files.insert((hit.message_id.clone(), hit.attachment.clone()))
+            {
+                continue;
+            }
+            hits.push(hit);
         }
         Ok(hits)
     }

@@ -53,5 +53,6 @@ export function searchTargets(groups: readonly HitGroup[], expanded: ReadonlySet
 export function hitPlace(hit: SearchHit): string | null {
   if (hit.kind === 'toolArguments') return 'tool arguments';
   if (hit.kind === 'toolResult') return 'tool result';
+  if (hit.kind === 'attachment') return hit.attachment ? `attached file ${hit.attachment}` : 'attached file';
   return null;
 }

@@ -1,13 +1,18 @@
 //! Whole conversations as plain records, read out and written back in one transaction: what the
 //! service's export and import carry. A record holds every row of a conversation (every branch,
-//! tool calls with their results and nested runs, provider state, the chat's settings and setup) with the
-//! stored values unchanged, so a record written back reads out identical.
+//! tool calls with their results and nested runs, provider state, the chat's settings and setup,
+//! the files its messages carry with their bytes: `attachments.rs`) with the stored values
+//! unchanged, so a record written back reads out identical.
 //!
 //! Invariant: an import writes all of its conversations or none; it never changes a conversation
 //! that already exists (one whose id is taken is skipped, reported as such), and a record whose
 //! rows do not hang together (a parent that is not an earlier message of the same conversation, a
 //! head that is not one of its messages, an id used twice) or whose setup fails
 //! [`ChatSetup::check`] is refused before anything is written.
+
+mod attachments;
+
+pub use attachments::{AttachmentRecord, MessageAttachmentRecord};
 
 use super::{ChatSetup, Store, from_json, to_json};
 use crate::error::{Error, Result};
@@ -56,6 +61,10 @@ pub struct ConversationRecord {
     pub setup: Option<ChatSetup>,
     /// Every message of every branch, in insertion order (`seq`).
     pub messages: Vec<MessageRecord>,
+    /// The files its messages carry, each once (ordered by id); left out of the document when
+    /// none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<AttachmentRecord>,
 }
 
 /// One message row.
@@ -119,6 +128,9 @@ pub struct MessageRecord {
     /// Its tool calls, by (iteration, index).
     #[serde(default)]
     pub tool_calls: Vec<ToolCallRecord>,
+    /// The files attached to it (the person's messages), in order; left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<MessageAttachmentRecord>,
 }
 
 /// A message's error.
@@ -195,12 +207,18 @@ pub struct ImportOutcome {
 }
 
 impl Store {
-    /// The records of the conversations `ids`, read in one transaction.
+    /// The records of the conversations `ids`, read in one transaction (the attached files'
+    /// bytes after it, without holding the database). A file whose stored copy is missing or
+    /// damaged fails it ([`Error::AttachmentMissing`], [`Error::AttachmentDamaged`]).
     pub fn conversation_records(&self, ids: &[String]) -> Result<Vec<ConversationRecord>> {
-        let conn = self.conn();
-        let tx = conn.unchecked_transaction()?;
-        let records = ids.iter().map(|id| read_record(&tx, id)).collect::<Result<Vec<_>>>()?;
-        tx.commit()?;
+        let mut records = {
+            let conn = self.conn();
+            let tx = conn.unchecked_transaction()?;
+            let records = ids.iter().map(|id| read_record(&tx, id)).collect::<Result<Vec<_>>>()?;
+            tx.commit()?;
+            records
+        };
+        attachments::fill_data(&self.inner.blobs, &mut records)?;
         Ok(records)
     }
 
@@ -229,6 +247,9 @@ impl Store {
             }
             check_record(r).map_err(|e| Error::Invalid(format!("conversation '{}' ({}): {e}", r.id, r.title)))?;
         }
+        // Files are written before the database is held; those of a conversation that is
+        // skipped, or of an import that fails, are removed when `staged` drops.
+        let mut staged = attachments::stage(&self.inner.blobs, records)?;
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut outcome = ImportOutcome::default();
@@ -239,6 +260,7 @@ impl Store {
                 outcome.skipped.push(r.id.clone());
                 continue;
             }
+            attachments::write_files(&tx, &self.inner.blobs, &mut staged, r)?;
             write_record(&tx, r)?;
             outcome.imported.push(r.id.clone());
         }
@@ -249,7 +271,8 @@ impl Store {
 
 /// Whether a record's rows hang together: unique message, seq and tool-call ids; every parent an
 /// earlier message of the same conversation (so there is no cycle); known stored names; a setup
-/// the store keeps ([`ChatSetup::check`]).
+/// the store keeps ([`ChatSetup::check`]); attached files whose bytes have the size and SHA-256
+/// they claim, each message referring only to the record's own files.
 pub fn check_record(r: &ConversationRecord) -> std::result::Result<(), String> {
     if let Some(setup) = &r.setup {
         setup.check().map_err(|e| format!("its chat setup is not valid: {e}"))?;
@@ -308,7 +331,7 @@ pub fn check_record(r: &ConversationRecord) -> std::result::Result<(), String> {
             }
         }
     }
-    Ok(())
+    attachments::check(r)
 }
 
 fn known<T: serde::de::DeserializeOwned>(name: &str, what: &str) -> std::result::Result<T, String> {
@@ -347,6 +370,7 @@ fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
                 head_id: r.get(9)?,
                 setup: None,
                 messages: Vec::new(),
+                attachments: Vec::new(),
             };
             Ok((record, r.get(7)?, r.get(8)?, r.get(10)?))
         })
@@ -399,6 +423,7 @@ fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
             calls.entry(message_id).or_default().push(call);
         }
     }
+    let (mut refs, files) = attachments::read(conn, id)?;
     let mut messages = Vec::new();
     {
         let mut stmt = conn.prepare_cached(
@@ -441,11 +466,13 @@ fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
                 created_at: r.get(22)?,
                 updated_at: r.get(23)?,
                 tool_calls: Vec::new(),
+                attachments: Vec::new(),
             })
         })?;
         for row in rows {
             let mut m: MessageRecord = row?;
             m.tool_calls = calls.remove(&m.id).unwrap_or_default();
+            m.attachments = refs.remove(&m.id).unwrap_or_default();
             messages.push(m);
         }
     }
@@ -453,6 +480,7 @@ fn read_record(conn: &Connection, id: &str) -> Result<ConversationRecord> {
     record.approved_tools = from_json(&approved, || format!("approved tools of conversation '{id}'"))?;
     record.setup = setup.map(|json| from_json(&json, || format!("setup of conversation '{id}'"))).transpose()?;
     record.messages = messages;
+    record.attachments = files;
     Ok(record)
 }
 
@@ -527,6 +555,7 @@ fn write_record(tx: &Connection, r: &ConversationRecord) -> Result<()> {
             m.chosen_at,
         ])?;
         write_calls(tx, &r.id, m)?;
+        attachments::write_refs(tx, m)?;
     }
     // Written once its messages exist.
     tx.execute("UPDATE conversations SET head_id = ?2 WHERE id = ?1", (&r.id, &r.head_id))?;
