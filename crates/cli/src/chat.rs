@@ -96,11 +96,16 @@ pub struct ChatArgs {
     /// a terminal the model answers now.
     #[arg(long, value_name = "CHOICE")]
     on_budget: Option<OnBudget>,
+    /// Attach a file to the message: an image, a PDF, a text or code file (repeatable, in
+    /// order; `-` reads one from standard input).
+    #[arg(long = "attach", value_name = "FILE")]
+    attach: Vec<std::path::PathBuf>,
     /// Print one ChatEvent per line (exactly what the desktop UI receives).
     #[arg(long)]
     pub json: bool,
-    /// The message.
-    prompt: String,
+    /// The message (may be left out when files are attached).
+    #[arg(required_unless_present = "attach")]
+    prompt: Option<String>,
 }
 
 /// `--on-budget`.
@@ -380,9 +385,11 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
     let budget =
         switchboard_core::Budget { steps: args.budget_steps, time_secs: args.budget_time, cost_usd: args.budget_cost };
     let budget = (!budget.is_empty()).then_some(budget);
+    // Read and checked before anything is sent: a file that cannot go ends here, exit 1.
+    let attachments = crate::attach::attach_all(service, &args.attach)?;
     let request = SendRequest {
         conversation_id: conversation,
-        text: args.prompt,
+        text: args.prompt.unwrap_or_default(),
         provider: args.provider,
         model: args.model,
         forced: args.force,
@@ -395,6 +402,7 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
         agent: args.agent,
         toolsets: (!args.toolsets.is_empty() || args.no_toolsets).then_some(args.toolsets),
         budget,
+        attachments,
     };
     let turn = service.prepare(request)?;
     stream(service, turn, args.json, TerminalApprover::new(args.approve_all, args.allow_egress, args.on_budget))
@@ -425,6 +433,13 @@ pub struct EditArgs {
     message: String,
     /// The new text.
     text: String,
+    /// Files the new version carries instead of the message's own (repeatable; `-` reads
+    /// standard input). Without it, the message's files stay.
+    #[arg(long = "attach", value_name = "FILE")]
+    attach: Vec<std::path::PathBuf>,
+    /// The new version carries no files.
+    #[arg(long, conflicts_with = "attach")]
+    no_attachments: bool,
     /// Use this provider profile instead of the one it was asked with.
     #[arg(long)]
     provider: Option<String>,
@@ -449,7 +464,17 @@ pub fn edit(service: &Service, args: EditArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let turn = service.prepare_edit(&args.conversation, &args.message, &args.text, choices)?;
+    let attachments = match (args.attach.is_empty(), args.no_attachments) {
+        (true, false) => None,
+        _ => Some(crate::attach::attach_all(service, &args.attach)?),
+    };
+    let turn = service.prepare_edit_request(switchboard_service::ipc::EditRequest {
+        conversation_id: args.conversation,
+        message_id: args.message,
+        text: args.text,
+        attachments,
+        choices,
+    })?;
     stream(service, turn, args.json, TerminalApprover::new(args.approve_all, args.allow_egress, None))
 }
 

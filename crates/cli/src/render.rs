@@ -30,6 +30,9 @@ pub fn search_hit(out: &mut impl Write, hit: &SearchHit, bold: bool) -> std::io:
         (SearchHitKind::Message, _) => "assistant".to_owned(),
         (SearchHitKind::ToolArguments, _) => "tool call".to_owned(),
         (SearchHitKind::ToolResult, _) => "tool result".to_owned(),
+        (SearchHitKind::Attachment, _) => {
+            format!("attached file {}", safe(hit.attachment.as_deref().unwrap_or_default()))
+        }
     };
     let branch = if hit.on_current_path { "" } else { " (another version)" };
     let message = hit.message_id.as_deref().map(|m| format!("  message {m}")).unwrap_or_default();
@@ -298,10 +301,47 @@ fn assistant<W: Write>(out: W, m: &StoredMessage) -> io::Result<()> {
     cursor.end()
 }
 
+/// One attached file in a line: "attached: report.pdf (PDF, 12 pages, 1.4 MB)".
+pub fn attachment_line(a: &switchboard_core::Attachment) -> String {
+    use switchboard_core::AttachmentKind;
+    let mut about = vec![match a.kind {
+        AttachmentKind::Image => "image".to_owned(),
+        AttachmentKind::Pdf => "PDF".to_owned(),
+        AttachmentKind::Text => safe(&a.mime_type).into_owned(),
+    }];
+    if let (Some(w), Some(h)) = (a.width, a.height) {
+        about.push(format!("{w}×{h}"));
+    }
+    if let Some(p) = a.pages {
+        about.push(format!("{p} page{}", if p == 1 { "" } else { "s" }));
+    }
+    about.push(size(a.size));
+    format!("attached: {} ({})", safe(&a.name), about.join(", "))
+}
+
+/// Bytes for people: "812 bytes", "14.2 KB", "3.4 MB".
+fn size(bytes: u64) -> String {
+    const KB: f64 = 1024.0;
+    let b = bytes as f64;
+    if b < KB {
+        format!("{bytes} bytes")
+    } else if b < KB * KB {
+        format!("{:.1} KB", b / KB)
+    } else {
+        format!("{:.1} MB", b / (KB * KB))
+    }
+}
+
 /// Prints one stored message for `conversations show`.
 pub fn stored_message<W: Write>(mut out: W, m: &StoredMessage) -> io::Result<()> {
     match m.role {
-        Role::User => writeln!(out, "> {}\n", safe(&m.content).replace('\n', "\n> ")),
+        Role::User => {
+            writeln!(out, "> {}", safe(&m.content).replace('\n', "\n> "))?;
+            for a in &m.attachments {
+                writeln!(out, "> {}", attachment_line(a))?;
+            }
+            writeln!(out)
+        }
         Role::Assistant => {
             assistant(&mut out, m)?;
             for n in &m.notices {

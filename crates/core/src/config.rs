@@ -87,6 +87,12 @@ pub struct TurnOptions {
     pub generation: GenerationOptions,
     /// Set when the model is known to take no tools: none are offered, and this is said once.
     pub tools_unsupported: Option<String>,
+    /// Set when the model is known to see no images: the images tools return are shown to the
+    /// person but not sent to the model, and this note is added to each such result's text.
+    pub tool_images_left_out: Option<String>,
+    /// What the turn says, right after `started`, about the question's attachments (a PDF sent
+    /// as its text), each once ([`crate::NoticeKind::Attachment`]).
+    pub attachment_notices: Vec<String>,
     /// Tools the turn was meant to have but does not (a toolset names one that no longer
     /// exists): each is said once, right after `started`, and the turn goes on without them.
     pub unavailable: Vec<String>,
@@ -177,6 +183,8 @@ impl Default for TurnOptions {
             approved_tools: HashSet::new(),
             generation: GenerationOptions::default(),
             tools_unsupported: None,
+            tool_images_left_out: None,
+            attachment_notices: Vec::new(),
             unavailable: Vec::new(),
             exposure: Exposure::default(),
             prices: None,

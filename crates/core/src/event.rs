@@ -119,6 +119,9 @@ pub enum NoticeKind {
     /// Something about the context window: compaction failed or could not help, the window is
     /// not known.
     Context,
+    /// An attached file goes to the model in another form than attached (a PDF as its
+    /// extracted text for a model that reads no PDFs) or not at all.
+    Attachment,
 }
 
 /// Why the loop compacted.

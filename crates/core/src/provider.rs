@@ -225,6 +225,9 @@ pub struct ModelCapabilities {
     pub tools: Option<bool>,
     /// Takes images in messages.
     pub images: Option<bool>,
+    /// Takes PDF documents as such (a document block, a file part); a model that does not gets
+    /// the PDF's extracted text instead.
+    pub pdf: Option<bool>,
     /// Takes reasoning controls (effort, thinking budget).
     pub reasoning: Option<bool>,
     /// Takes sampling settings (temperature, top-p); OpenAI's reasoning models refuse them.
@@ -238,6 +241,7 @@ impl ModelCapabilities {
         ModelCapabilities {
             tools: self.tools.or(fallback.tools),
             images: self.images.or(fallback.images),
+            pdf: self.pdf.or(fallback.pdf),
             reasoning: self.reasoning.or(fallback.reasoning),
             sampling: self.sampling.or(fallback.sampling),
         }

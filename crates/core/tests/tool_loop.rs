@@ -439,6 +439,40 @@ async fn images_a_tool_returns_reach_its_result_event_and_the_next_request() {
     assert_eq!(sent, Some(vec![png]));
 }
 
+#[tokio::test]
+async fn a_model_that_cannot_see_gets_a_note_instead_of_a_tools_images_and_the_person_still_sees_them() {
+    use switchboard_core::{NoticeKind, ToolDef, ToolImage, ToolOutput};
+    let png = ToolImage::checked("image/png", "iVBORw0KGgo=").unwrap();
+    let image = png.clone();
+    let def = ToolDef::new("snap", "Takes a picture.", serde_json::json!({"type": "object"}));
+    let kit = Kit::new([TestTool::new(def, move |_, _| {
+        let image = image.clone();
+        async move { Ok(ToolOutput::text("A picture.").with_images(vec![image])) }
+    })]);
+    let mut h = Harness::new(&kit);
+    h.options.tool_images_left_out = Some("(Images left out: m can't see images.)".into());
+    h.options.attachment_notices = vec!["m reads no PDFs, so 'a.pdf' was sent as its text.".into()];
+    let provider = ScriptedProvider::new([calls("", &[("s", "snap", "{}")]), text("Noted.")]);
+    let ran = h.run(&provider).await;
+    assert!(
+        ran.events.iter().any(|e| matches!(e, ChatEvent::ToolResult { images: Some(i), .. } if *i == [png.clone()]))
+    );
+    let sent = ran.requests[1].messages.iter().find_map(|m| match m {
+        Message::Tool { images, content, .. } => Some((images.clone(), content.clone())),
+        _ => None,
+    });
+    assert_eq!(sent, Some((vec![], "A picture.\n\n(Images left out: m can't see images.)".to_owned())));
+    let notices: Vec<_> = ran
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::Notice { kind: NoticeKind::Attachment, message } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices, ["m reads no PDFs, so 'a.pdf' was sent as its text."]);
+}
+
 // 5. ------------------------------------------------------------------------------------------
 
 #[tokio::test]

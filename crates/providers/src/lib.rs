@@ -27,6 +27,7 @@ pub mod gemini;
 pub mod kinds;
 pub mod models;
 pub mod openai;
+pub mod parts;
 pub mod presets;
 pub mod retry_hint;
 pub mod sse;

@@ -64,6 +64,34 @@ pub struct SendRequest {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub budget: Option<switchboard_core::Budget>,
+    /// The files attached to the message, in order: ids of attachments the service stored
+    /// (`attach_file`, an upload). Only ids: what they are comes from the store, never from the
+    /// page. An id the store does not have (any more) refuses the message, storing nothing.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<Vec<String>>"))]
+    pub attachments: Vec<String>,
+}
+
+/// An edited question: a new version of the person's message, answered on a new branch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct EditRequest {
+    /// The conversation.
+    pub conversation_id: String,
+    /// The person's message to edit.
+    pub message_id: String,
+    /// The new text.
+    pub text: String,
+    /// The files the new version carries (ids, in order); left out: the ones the edited message
+    /// has. An empty list removes them.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub attachments: Option<Vec<String>>,
+    /// The choices to ask with; left out: the ones the message was asked with.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub choices: Option<TurnChoices>,
 }
 
 impl SendRequest {
@@ -84,6 +112,7 @@ impl SendRequest {
             agent: None,
             toolsets: None,
             budget: None,
+            attachments: Vec::new(),
         }
     }
 

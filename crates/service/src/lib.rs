@@ -44,6 +44,7 @@ mod summariser;
 pub mod titles;
 mod token_cache;
 pub mod tools;
+pub mod turn_parts;
 mod turn_setup;
 pub mod turns;
 mod untrusted;
@@ -149,6 +150,8 @@ pub(crate) struct Inner {
     pub(crate) catalogues: catalogue::Catalogues,
     /// Files the page is uploading in chunks.
     pub(crate) uploads: attachments::Uploads,
+    /// Attached images fitted to an API's limits, kept between turns.
+    pub(crate) fitted: turn_parts::Fitted,
 }
 
 /// The engine, the store and the keys, for one person's data directory.
@@ -224,6 +227,7 @@ impl Service {
                 listed: Mutex::default(),
                 catalogues: catalogue::Catalogues::new(data_dir),
                 uploads: attachments::Uploads::default(),
+                fitted: turn_parts::Fitted::default(),
             }),
         };
         service.load_mcp();

@@ -85,6 +85,8 @@ pub(crate) struct ListedCapabilities {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     images: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pdf: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     reasoning: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     sampling: Option<bool>,
@@ -93,7 +95,7 @@ pub(crate) struct ListedCapabilities {
 impl Listed {
     pub(crate) fn capabilities(&self) -> ModelCapabilities {
         let c = self.capabilities;
-        ModelCapabilities { tools: c.tools, images: c.images, reasoning: c.reasoning, sampling: c.sampling }
+        ModelCapabilities { tools: c.tools, images: c.images, pdf: c.pdf, reasoning: c.reasoning, sampling: c.sampling }
     }
 }
 
@@ -105,6 +107,7 @@ impl From<&ModelInfo> for Listed {
             capabilities: ListedCapabilities {
                 tools: c.tools,
                 images: c.images,
+                pdf: c.pdf,
                 reasoning: c.reasoning,
                 sampling: c.sampling,
             },
@@ -250,7 +253,8 @@ pub struct ModelDetails {
     pub model: String,
     /// Window, output limit, prices and where each came from.
     pub resolved: ResolvedModel,
-    /// What it can do: the profile's override, else the listing, else the capability table.
+    /// What it can do: the profile's override, else the listing, else the catalogue (images and
+    /// PDFs), else the capability table.
     pub capabilities: ModelCapabilities,
     /// "The context window of … is unknown; … assumed", when it is.
     pub note: Option<String>,

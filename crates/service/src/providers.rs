@@ -261,11 +261,15 @@ impl Service {
     }
 
     /// What `model` of `profile` can do: the profile's override, else what its API's listing
-    /// said (when it was listed in this session), else the capability table.
+    /// said (when it was listed in this session), else, for images and PDFs, what the model
+    /// catalogue says of this very model (`supports_vision`, `supports_pdf_input`), else the
+    /// capability table (families).
     pub fn model_capabilities(&self, profile: &ProviderProfile, model: &str) -> ModelCapabilities {
         let listed = self.listed(profile, model).map(|m| m.capabilities()).unwrap_or_default();
         let set = ModelCapabilities { tools: profile.options.tools, ..Default::default() };
-        set.or(listed).or(switchboard_providers::model_capabilities(&profile.kind, model))
+        let known = self.catalogue_spec(&profile.kind, &profile.base_url, model).unwrap_or_default();
+        let catalogue = ModelCapabilities { images: known.images, pdf: known.pdf, ..Default::default() };
+        set.or(listed).or(catalogue).or(switchboard_providers::model_capabilities(&profile.kind, model))
     }
 
     /// Makes one tiny request with the profile (and lists its models) and says in one line what

@@ -12,6 +12,8 @@
 //! - **Approvals**: the tools approved for the chat, and the destinations the person allowed
 //!   in it through the egress question. A store that cannot say which is an error of the turn,
 //!   never taken for "none approved".
+//! - **Images**: a model known to see none is sent none of a tool's images; the result says
+//!   they were left out (the history's parts are made in `turn_parts`, by the same rule).
 //! - **No tools**: a model known to take none is offered none, and the turn says so once, in
 //!   words for whoever reads it ([`Asker`]).
 //!
@@ -106,6 +108,10 @@ impl Service {
             exposure: Exposure { untrusted: None, known },
             generation: accepted_generation(&spec.profile.options.generation, spec.generation, caps),
             tools_unsupported: (caps.tools == Some(false)).then(|| no_tools(spec.model, spec.profile, spec.asker)),
+            // Nothing is sent to a model that cannot take it: a tool's images, for one that
+            // cannot see (the person's attachments are refused before sending, `turn_parts`).
+            tool_images_left_out: (caps.images == Some(false))
+                .then(|| crate::turn_parts::tool_images_left_out(spec.model)),
             unavailable: setup.unavailable.into_iter().chain(summariser.notice).collect(),
             summariser: summariser.model,
             summariser_provider: summariser.provider.map(switchboard_core::SummariserProvider),

@@ -5,11 +5,14 @@
 //! stopping, and approvals — remembered here ("for this chat", "always") for every shell alike.
 //! A turn's keys (`TurnKeys`) are made when it is prepared: its provider key, its redactor and
 //! every agent call inside it read each key once.
+//! A question's files are checked when it is prepared (known to the store, takeable by the
+//! model: `turn_parts`), stored with it in the same transaction, and made into the API's parts
+//! when the turn runs, off the async runtime.
 
-use crate::agents::AgentsFile;
+use crate::agents::TurnAgent;
 use crate::asking::PendingApproval;
 use crate::chat_setup::check_setup_choices;
-use crate::ipc::{ApprovalChoice, SendRequest, TurnChoices, TurnStarted};
+use crate::ipc::{ApprovalChoice, EditRequest, SendRequest, TurnChoices, TurnStarted};
 use crate::keys::TurnKeys;
 use crate::providers::ResolvedProvider;
 use crate::redact::Redactor;
@@ -55,6 +58,8 @@ pub struct PreparedTurn {
     cancel: CancellationToken,
     profile: ProviderProfile,
     redactor: Redactor,
+    /// The history's attachments, made into parts when the turn runs.
+    parts: crate::turn_parts::PendingParts,
 }
 
 impl std::fmt::Debug for PreparedTurn {
@@ -172,7 +177,7 @@ impl Service {
     /// Creates the turn's rows and everything it needs. Fails before any row is written when the
     /// provider, model or key is missing.
     pub fn prepare(&self, request: SendRequest) -> Result<PreparedTurn> {
-        if request.text.trim().is_empty() {
+        if request.text.trim().is_empty() && request.attachments.is_empty() {
             return Err(Error::config("The message is empty."));
         }
         let mut choices = request.choices();
@@ -186,9 +191,10 @@ impl Service {
         agent.gone = agent.gone.into_iter().chain(profile_gone).reduce(|a, b| format!("{a} {b}"));
         let keys = self.turn_keys();
         let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
+        let attachments = self.checked_attachments(&request.attachments, &resolved)?;
         self.begin(
             Placement::Next(request.conversation_id.as_deref()),
-            &request.text,
+            (&request.text, &attachments),
             &request.disable_for_chat,
             choices,
             (resolved, keys),
@@ -209,12 +215,13 @@ impl Service {
     ) -> Result<PreparedTurn> {
         let question = self.question(conversation_id, message_id)?;
         let place = Placement::Answer { conversation_id, question: &question.id };
-        self.prepare_again(place, &question, &question.text, choices)
+        self.prepare_again(place, &question, (&question.text, None), choices)
     }
 
     /// Prepares an edited question: a new version of the person's message `message_id` with
-    /// `text`, and its answer, on a new branch (the old one is kept). With `choices` when given,
-    /// else the ones the message was asked with. Refused while an answer streams.
+    /// `text` (and the files it has), and its answer, on a new branch (the old one is kept).
+    /// With `choices` when given, else the ones the message was asked with. Refused while an
+    /// answer streams.
     pub fn prepare_edit(
         &self,
         conversation_id: &str,
@@ -222,25 +229,31 @@ impl Service {
         text: &str,
         choices: Option<TurnChoices>,
     ) -> Result<PreparedTurn> {
-        if text.trim().is_empty() {
-            return Err(Error::config("The message is empty."));
-        }
+        let (conversation_id, message_id, text) = (conversation_id.into(), message_id.into(), text.into());
+        self.prepare_edit_request(EditRequest { conversation_id, message_id, text, attachments: None, choices })
+    }
+
+    /// [`Service::prepare_edit`] with the files the new version carries when the request names
+    /// them (else the edited message's).
+    pub fn prepare_edit_request(&self, request: EditRequest) -> Result<PreparedTurn> {
+        let EditRequest { conversation_id, message_id, text, attachments, choices } = &request;
         let question = self.inner.store.question(conversation_id, message_id)?;
-        if question.id != message_id {
+        if question.id != *message_id {
             return Err(Error::config("Only your own messages can be edited; regenerate an answer instead."));
         }
         let place = Placement::Edit { conversation_id, question: message_id };
-        self.prepare_again(place, &question, text, choices)
+        self.prepare_again(place, &question, (text, attachments.as_deref()), choices.clone())
     }
 
     /// An edited question or another answer, asked with `choices` when given, else the ones
-    /// `question` was asked with, over the chat's setup. Everything is checked before anything
-    /// is written; refused while an answer streams in the conversation.
+    /// `question` was asked with, over the chat's setup; with the attachments `ids` name, else
+    /// the question's. Everything is checked before anything is written; refused while an
+    /// answer streams in the conversation.
     fn prepare_again(
         &self,
         place: Placement<'_>,
         question: &switchboard_store::Question,
-        text: &str,
+        (text, ids): (&str, Option<&[String]>),
         choices: Option<TurnChoices>,
     ) -> Result<PreparedTurn> {
         let conversation_id = place.conversation_id().unwrap_or_default();
@@ -252,7 +265,14 @@ impl Service {
         let agent = self.turn_agent(Some(conversation_id), &mut choices)?;
         let keys = self.turn_keys();
         let resolved = self.provider_factory().resolve_with(&choices, &keys)?;
-        self.begin(place, text, &[], choices, (resolved, keys), agent)
+        let attachments = match ids {
+            Some(ids) => self.checked_attachments(ids, &resolved)?,
+            None => self.checked_for(question.attachments.clone(), &resolved)?,
+        };
+        if text.trim().is_empty() && attachments.is_empty() {
+            return Err(Error::config("The message is empty."));
+        }
+        self.begin(place, (text, &attachments), &[], choices, (resolved, keys), agent)
     }
 
     /// The choices the last question on the conversation's current path was asked with.
@@ -276,41 +296,6 @@ impl Service {
         })
     }
 
-    /// The agent a turn runs: the one chosen for a new chat, else the chat's. Its profile and
-    /// model fill the choices the person left open. An agent that no longer exists leaves a
-    /// plain chat, said at the start of the turn.
-    fn turn_agent(&self, conversation_id: Option<&str>, choices: &mut TurnChoices) -> Result<TurnAgent> {
-        if choices.agent.is_none()
-            && let Some(id) = conversation_id
-        {
-            choices.agent = self.inner.store.agent(id)?;
-        }
-        let Some(name) = choices.agent.clone() else {
-            // The agents file is read only when the turn needs it.
-            let file = if choices.toolsets.is_empty() { AgentsFile::default() } else { self.agents_file()? };
-            return Ok(TurnAgent { file, config: None, gone: None });
-        };
-        let file = self.agents_file()?;
-        let Some(config) = file.agent(&name).cloned() else {
-            if conversation_id.is_none() {
-                return Err(Error::new(
-                    switchboard_core::ErrorKind::NotFound,
-                    format!("There is no agent named '{name}'."),
-                ));
-            }
-            choices.agent = None;
-            let gone = format!("The agent '{name}' this chat ran no longer exists; the chat goes on without it.");
-            return Ok(TurnAgent { file, config: None, gone: Some(gone) });
-        };
-        if choices.provider.is_none() {
-            choices.provider.clone_from(&config.profile);
-            if choices.model.is_none() {
-                choices.model.clone_from(&config.model);
-            }
-        }
-        Ok(TurnAgent { file, config: Some(config), gone: None })
-    }
-
     /// Writes the turn's rows and builds it ([`Service::build_turn`]); `resolved` came from
     /// `keys`, the turn's. A failure once the rows are written ends the new answer as an error
     /// with the failure's message ([`Service::abandon`]): the question stays, and nothing is left
@@ -318,7 +303,7 @@ impl Service {
     fn begin(
         &self,
         place: Placement<'_>,
-        text: &str,
+        (text, attachments): (&str, &[switchboard_core::Attachment]),
         disable_for_chat: &[String],
         choices: TurnChoices,
         (resolved, keys): (ResolvedProvider, Arc<TurnKeys>),
@@ -356,9 +341,9 @@ impl Service {
             .map_err(|e| Error::new(switchboard_core::ErrorKind::Internal, e.to_string()))?;
         let answering = (profile.name.as_str(), model.as_str());
         let rows = match place {
-            Placement::Next(id) => store.begin_turn_with(id, text, &profile.name, model, Some(&stored), &[])?,
+            Placement::Next(id) => store.begin_turn_with(id, text, &profile.name, model, Some(&stored), attachments)?,
             Placement::Edit { conversation_id, question } => {
-                store.begin_edit(conversation_id, question, text, answering, Some(&stored), &[])?
+                store.begin_edit(conversation_id, question, text, answering, Some(&stored), attachments)?
             }
             Placement::Answer { conversation_id, question } => {
                 store.begin_answer(conversation_id, question, answering, Some(&stored))?
@@ -425,6 +410,9 @@ impl Service {
         let marker = crate::untrusted::Marker::new(&registry);
         let limit = settings.engine_config().tool_result_limit;
         let turn = store.turn_history(&rows.conversation_id, &|call| marker.mark(call), limit)?;
+        let caps = self.model_capabilities(&profile, &model);
+        let target = crate::turn_parts::Target { kind: profile.kind.clone(), model: model.clone(), caps };
+        let parts = crate::turn_parts::PendingParts { attached: turn.attachments, target };
         let history = turn.messages;
         options.exposure.untrusted = turn.untrusted;
         // The history is sent as the latest compaction on this path says, pins verbatim.
@@ -467,6 +455,7 @@ impl Service {
             cancel,
             profile,
             redactor: keys.redactor().clone(),
+            parts,
         })
     }
 
@@ -495,7 +484,8 @@ impl Service {
     /// `approver` is asked about `ask` tools, and what it answers for the chat or for always is
     /// remembered.
     pub async fn run(&self, turn: PreparedTurn, sink: Arc<dyn EventSink>, approver: Arc<dyn Approver>) -> TurnReport {
-        let PreparedTurn { started, input, provider, engine, recorder, cancel, profile, redactor } = turn;
+        let PreparedTurn { started, input, provider, engine, recorder, cancel, profile, redactor, parts } = turn;
+        let input = self.with_parts(input, parts).await;
         let fanout = Arc::new(Fanout {
             redactor: redactor.clone(),
             recorder,
@@ -546,6 +536,12 @@ impl Service {
         sink: Arc<dyn EventSink>,
     ) -> Result<TurnStarted> {
         let turn = self.prepare_regenerate(conversation_id, message_id, choices)?;
+        Ok(self.spawn(turn, sink))
+    }
+
+    /// Sends an edited question in the background (see [`Service::prepare_edit_request`]).
+    pub fn edit(&self, request: EditRequest, sink: Arc<dyn EventSink>) -> Result<TurnStarted> {
+        let turn = self.prepare_edit_request(request)?;
         Ok(self.spawn(turn, sink))
     }
 
@@ -681,12 +677,4 @@ struct Begun<'a> {
     settings: crate::settings::Settings,
     agent: TurnAgent,
     system_prompt: Option<String>,
-}
-
-/// The agent a turn runs, and the agents file it came from.
-struct TurnAgent {
-    file: crate::agents::AgentsFile,
-    config: Option<crate::agents::AgentConfig>,
-    /// Why the chat's agent is not there any more.
-    gone: Option<String>,
 }

@@ -81,6 +81,7 @@ fn render() -> String {
         ipc::SummariserChange,
         ipc::ConversationView,
         ipc::SendRequest,
+        ipc::EditRequest,
         ipc::TurnChoices,
         ipc::ChatInstructions,
         switchboard_service::context::ConversationContext,

@@ -249,6 +249,16 @@ fn generate() -> Value {
     let mut to_agent = SendRequest::text(None, "Hello");
     to_agent.agent = Some("ghost-agent".into());
     out.add("sendAgentNotFound", s.send(to_agent, Arc::new(Discard)), &[("name", "ghost-agent")]);
+    let gone = SendRequest { attachments: vec!["0".repeat(64)], ..SendRequest::text(None, "Look") };
+    out.add("sendAttachmentGone", s.send(gone, Arc::new(Discard)), &[]);
+    let photo = include_bytes!("fixtures/attachments/photo.png").to_vec();
+    let photo = rt.block_on(s.attach_bytes("photo.png", photo)).unwrap();
+    let blind = SendRequest {
+        model: Some("gpt-3.5-turbo".into()),
+        attachments: vec![photo.id],
+        ..SendRequest::text(None, "What is this?")
+    };
+    out.add("sendModelCannotSee", s.send(blind, Arc::new(Discard)), &[("model", "gpt-3.5-turbo")]);
 
     // ---- settings ----------------------------------------------------------------------------
     let mut settings = s.settings().unwrap();

@@ -83,3 +83,23 @@ fn overrides_that_make_no_sense_are_refused_when_saved() {
     }
     assert!(service.providers().unwrap().is_empty(), "nothing was saved");
 }
+
+#[test]
+fn images_and_pdfs_come_from_the_catalogue_then_the_table() {
+    let service = service();
+    let openai = profile("openai", "https://api.openai.com/v1", ProfileOptions::default());
+    let caps = |p: &ProviderProfile, m: &str| {
+        let c = service.model_capabilities(p, m);
+        (c.images, c.pdf)
+    };
+    assert_eq!(caps(&openai, "gpt-4o"), (Some(true), Some(true)), "the catalogue's supports_vision/pdf_input");
+    assert_eq!(caps(&openai, "gpt-3.5-turbo"), (Some(false), Some(false)), "the table knows it reads neither");
+    assert_eq!(caps(&openai, "o3-mini"), (Some(false), Some(false)));
+    let anthropic = profile("anthropic", "https://api.anthropic.com", ProfileOptions::default());
+    assert_eq!(caps(&anthropic, "claude-sonnet-4-5"), (Some(true), Some(true)));
+    let gemini = profile("gemini", "https://generativelanguage.googleapis.com", ProfileOptions::default());
+    assert_eq!(caps(&gemini, "gemini-2.5-flash"), (Some(true), Some(true)));
+    let local = profile("openai", "http://localhost:11434/v1", ProfileOptions::default());
+    assert_eq!(caps(&local, "qwen2.5:7b"), (None, None), "unknown stays unknown");
+    assert_eq!(caps(&local, "llama2:13b"), (Some(false), Some(false)));
+}

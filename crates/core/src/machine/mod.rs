@@ -481,6 +481,9 @@ impl<'a> Machine<'a> {
         for why in std::mem::take(&mut self.options.unavailable) {
             Self::notice(NoticeKind::ToolUnavailable, why, out);
         }
+        for what in std::mem::take(&mut self.options.attachment_notices) {
+            Self::notice(NoticeKind::Attachment, what, out);
+        }
         self.begin_iteration(out);
     }
 

@@ -137,7 +137,8 @@ impl Machine<'_> {
         // A control-taking tool that failed hands the turn back to the model, which sees the error.
         let took_control = control_call.is_some_and(|i| matches!(results[i], Some((ToolStatus::Ok, _, _))));
         for ((call, result), source) in calls.into_iter().zip(results).zip(untrusted) {
-            let (status, mut content, images) = result.unwrap_or((ToolStatus::Cancelled, String::new(), Vec::new()));
+            let (status, mut content, mut images) =
+                result.unwrap_or((ToolStatus::Cancelled, String::new(), Vec::new()));
             if let std::borrow::Cow::Owned(cut) = crate::paging::cut(&call.id, &content, self.config.tool_result_limit)
             {
                 content = cut;
@@ -145,6 +146,12 @@ impl Machine<'_> {
             if let Some(source) = source {
                 content = crate::egress::frame(&source, &content);
                 self.exposure.untrusted.get_or_insert(source);
+            }
+            if let Some(note) = self.options.tool_images_left_out.as_deref().filter(|_| !images.is_empty()) {
+                // The person sees the images (the result event has them); the model only the
+                // loop's note, outside any untrusted frame.
+                images.clear();
+                content = format!("{content}\n\n{note}");
             }
             self.history.push(Message::Tool {
                 call_id: call.id,

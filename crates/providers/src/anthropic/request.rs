@@ -5,7 +5,7 @@
 use super::API;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-use switchboard_core::{Message, ProviderRequest, ProviderState, ToolChoice};
+use switchboard_core::{Message, Part, ProviderRequest, ProviderState, ToolChoice};
 
 /// The smallest thinking budget the API takes.
 pub const MIN_THINKING_BUDGET: u32 = 1024;
@@ -61,6 +61,26 @@ fn call_input(arguments: &str) -> Option<Map<String, Value>> {
     }
 }
 
+/// One attached file as a content block (see [`crate::parts`]), placed before the person's
+/// text as the guides advise: an image as an `image` block with a base64 source
+/// (<https://docs.anthropic.com/en/docs/build-with-claude/vision>), a PDF as a `document` block
+/// with a base64 `application/pdf` source and its name as `title`
+/// (<https://docs.anthropic.com/en/docs/build-with-claude/pdf-support>), a text file as a `text`
+/// block.
+fn part_block(part: &Part) -> Value {
+    match part {
+        Part::Image { image, .. } => {
+            json!({"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}})
+        }
+        Part::Pdf { name, data } => json!({
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": data},
+            "title": crate::parts::pdf_name(name),
+        }),
+        Part::Text { .. } => json!({"type": "text", "text": crate::parts::part_text(part)}),
+    }
+}
+
 /// Appends `block` to the last message when it has `role`, else starts a message.
 fn push_block(messages: &mut Vec<(&'static str, Vec<Value>)>, role: &'static str, block: Value) {
     match messages.last_mut() {
@@ -106,7 +126,10 @@ pub fn request_body(request: &ProviderRequest, origin: &str) -> Value {
     let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::with_capacity(request.messages.len());
     for m in &request.messages {
         match m {
-            Message::User { text, .. } => {
+            Message::User { text, parts } => {
+                for part in parts {
+                    push_block(&mut messages, "user", part_block(part));
+                }
                 if !blank(text) {
                     push_block(&mut messages, "user", json!({"type": "text", "text": text}));
                 }
@@ -304,6 +327,35 @@ mod tests {
             content: content.into(),
             is_error,
         }
+    }
+
+    #[test]
+    fn attached_files_are_blocks_before_the_text() {
+        let image = switchboard_core::ToolImage { mime_type: "image/webp".into(), data: "UklGR".into() };
+        let parts = vec![
+            Part::Image { name: "a.webp".into(), image },
+            Part::Pdf { name: "spec.pdf".into(), data: "JVBERi0x".into() },
+            Part::Text {
+                name: "r.pdf".into(),
+                mime_type: "application/pdf".into(),
+                text: "Words".into(),
+                note: Some("text extracted from a 1-page PDF".into()),
+            },
+        ];
+        let body = request_body(
+            &request(vec![Message::User { text: "Compare".into(), parts }], vec![], ToolChoice::Auto),
+            ORIGIN,
+        );
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([
+                {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": "UklGR"}},
+                {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"},
+                    "title": "spec.pdf"},
+                {"type": "text", "text": "File r.pdf (application/pdf; text extracted from a 1-page PDF):\n```\nWords\n```"},
+                {"type": "text", "text": "Compare", "cache_control": {"type": "ephemeral"}},
+            ])
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use super::{API, GENERATED_ID_PREFIX, THINKING_BUDGET_RANGE};
 use serde_json::{Value, json};
 use switchboard_core::provider::GenerationOptions;
-use switchboard_core::{Message, ProviderRequest, ProviderState, ToolChoice};
+use switchboard_core::{Message, Part, ProviderRequest, ProviderState, ToolChoice};
 
 /// The JSON body of a `streamGenerateContent` request to the endpoint at `origin` (whose own
 /// thought signatures, and only those, go back on their parts).
@@ -23,7 +23,9 @@ pub fn request_body(request: &ProviderRequest, origin: &str) -> Value {
     let mut messages = request.messages.iter().peekable();
     while let Some(m) = messages.next() {
         match m {
-            Message::User { text, .. } => push("user", text_part(text).into_iter().collect()),
+            Message::User { text, parts } => {
+                push("user", parts.iter().map(user_part).chain(text_part(text)).collect());
+            }
             Message::Assistant { text, tool_calls, state } => {
                 let signed = ProviderState::for_endpoint(state.as_ref(), API, origin).unwrap_or(&Value::Null);
                 let signature = |part: &mut Value, sig: &Value| {
@@ -181,6 +183,18 @@ fn args_object(arguments: &str) -> Value {
     }
 }
 
+/// One attached file as a part (see [`crate::parts`]), placed before the person's text as the
+/// guide advises: images and PDFs as `inlineData` with their media type
+/// (<https://ai.google.dev/gemini-api/docs/image-understanding>,
+/// <https://ai.google.dev/gemini-api/docs/document-processing>), a text file as a text part.
+fn user_part(part: &Part) -> Value {
+    match part {
+        Part::Image { image, .. } => inline_data(image),
+        Part::Pdf { data, .. } => json!({"inlineData": {"mimeType": "application/pdf", "data": data}}),
+        Part::Text { .. } => json!({"text": crate::parts::part_text(part)}),
+    }
+}
+
 /// An image as an inline-data part.
 fn inline_data(image: &switchboard_core::ToolImage) -> Value {
     json!({"inlineData": {"mimeType": image.mime_type, "data": image.data}})
@@ -219,6 +233,31 @@ mod tests {
             content: content.into(),
             is_error,
         }
+    }
+
+    #[test]
+    fn attached_files_are_inline_data_and_text_before_the_text() {
+        let image = switchboard_core::ToolImage { mime_type: "image/png".into(), data: "iVBORw0K".into() };
+        let parts = vec![
+            Part::Image { name: "a.png".into(), image },
+            Part::Pdf { name: "spec.pdf".into(), data: "JVBERi0x".into() },
+            Part::Text { name: "c.csv".into(), mime_type: "text/csv".into(), text: "a,b\n".into(), note: None },
+        ];
+        let request = ProviderRequest {
+            messages: vec![Message::User { text: "Sum it".into(), parts: parts.clone() }],
+            ..Default::default()
+        };
+        assert_eq!(
+            request_body(&request, ORIGIN)["contents"],
+            json!([{"role": "user", "parts": [
+                {"inlineData": {"mimeType": "image/png", "data": "iVBORw0K"}},
+                {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0x"}},
+                {"text": "File c.csv (text/csv):\n```\na,b\n```"},
+                {"text": "Sum it"},
+            ]}])
+        );
+        let alone = ProviderRequest { messages: vec![Message::User { text: "".into(), parts }], ..request };
+        assert_eq!(request_body(&alone, ORIGIN)["contents"][0]["parts"].as_array().unwrap().len(), 3);
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub(crate) async fn list_models(endpoint: &Endpoint) -> Result<Vec<String>, Prov
 
 /// What one entry of an OpenAI-style listing says a model can do. OpenAI says nothing;
 /// OpenRouter lists `supported_parameters` (`tools`, `reasoning`) and
-/// `architecture.input_modalities` (`image`).
+/// `architecture.input_modalities` (`image`, `file`).
 fn listed_capabilities(entry: &Value) -> ModelCapabilities {
     let params: Option<Vec<&str>> =
         entry["supported_parameters"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect());
@@ -25,6 +25,7 @@ fn listed_capabilities(entry: &Value) -> ModelCapabilities {
     ModelCapabilities {
         tools: params.as_ref().map(|p| p.contains(&"tools")),
         images: inputs.as_ref().map(|i| i.contains(&"image")),
+        pdf: inputs.as_ref().map(|i| i.contains(&"file")),
         reasoning: params.as_ref().map(|p| p.contains(&"reasoning") || p.contains(&"include_reasoning")),
         sampling: params.as_ref().map(|p| p.contains(&"temperature")),
     }
@@ -117,7 +118,13 @@ mod tests {
         });
         assert_eq!(
             listed_capabilities(&openrouter),
-            ModelCapabilities { tools: Some(false), images: Some(false), reasoning: Some(false), sampling: Some(true) }
+            ModelCapabilities {
+                tools: Some(false),
+                images: Some(false),
+                pdf: Some(false),
+                reasoning: Some(false),
+                sampling: Some(true)
+            }
         );
         let tools = json!({"id": "x", "supported_parameters": ["tools", "reasoning"]});
         assert_eq!(listed_capabilities(&tools).tools, Some(true));

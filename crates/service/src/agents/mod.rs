@@ -22,6 +22,7 @@
 //! child's turn, built by the same `turn_setup` as a person's chat. This module keeps the file
 //! as Settings edits it.
 
+mod chat_agent;
 mod run;
 mod tool;
 mod toolsets;
@@ -32,6 +33,7 @@ pub use crate::agents_file::{
 };
 
 use crate::{Error, Result, Service};
+pub(crate) use chat_agent::TurnAgent;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::{ErrorKind, ToolRegistry};

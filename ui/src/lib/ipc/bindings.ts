@@ -7,7 +7,7 @@ export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "skipped" | "ca
 
 export type FinishReason = "stop" | "length" | "contentFilter" | "maxIterations" | "toolTookControl" | "cancelled" | "budget" | "error";
 
-export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered" | "tooManyTools" | "budget" | "context";
+export type NoticeKind = "maxIterations" | "retrying" | "toolUnavailable" | "dryRun" | "filtered" | "tooManyTools" | "budget" | "context" | "attachment";
 
 export type Usage = { 
 /**
@@ -1242,7 +1242,36 @@ toolsets?: Array<string>,
 /**
  * This turn's budget (steps, time, cost), over the chat's limit by limit.
  */
-budget?: Budget, };
+budget?: Budget, 
+/**
+ * The files attached to the message, in order: ids of attachments the service stored
+ * (`attach_file`, an upload). Only ids: what they are comes from the store, never from the
+ * page. An id the store does not have (any more) refuses the message, storing nothing.
+ */
+attachments?: Array<string>, };
+
+export type EditRequest = { 
+/**
+ * The conversation.
+ */
+conversationId: string, 
+/**
+ * The person's message to edit.
+ */
+messageId: string, 
+/**
+ * The new text.
+ */
+text: string, 
+/**
+ * The files the new version carries (ids, in order); left out: the ones the edited message
+ * has. An empty list removes them.
+ */
+attachments?: Array<string>, 
+/**
+ * The choices to ask with; left out: the ones the message was asked with.
+ */
+choices?: TurnChoices, };
 
 export type TurnChoices = { 
 /**
@@ -1716,6 +1745,11 @@ tools: boolean | null,
  */
 images: boolean | null, 
 /**
+ * Takes PDF documents as such (a document block, a file part); a model that does not gets
+ * the PDF's extracted text instead.
+ */
+pdf: boolean | null, 
+/**
  * Takes reasoning controls (effort, thinking budget).
  */
 reasoning: boolean | null, 
@@ -1792,7 +1826,8 @@ model: string,
  */
 resolved: ResolvedModel, 
 /**
- * What it can do: the profile's override, else the listing, else the capability table.
+ * What it can do: the profile's override, else the listing, else the catalogue (images and
+ * PDFs), else the capability table.
  */
 capabilities: ModelCapabilities, 
 /**

@@ -1,7 +1,8 @@
 //! The body of a streamed Chat Completions request.
 
+use crate::parts;
 use serde_json::{Value, json};
-use switchboard_core::{Message, ProviderRequest, ToolChoice};
+use switchboard_core::{Message, Part, ProviderRequest, ToolChoice};
 
 /// Whether `base_url` is OpenAI's own API (not a compatible server).
 pub(super) fn is_openai(base_url: &str) -> bool {
@@ -18,7 +19,8 @@ pub fn request_body(request: &ProviderRequest) -> Value {
     }
     for m in &request.messages {
         messages.push(match m {
-            Message::User { text, .. } => json!({"role": "user", "content": text}),
+            Message::User { text, parts } if parts.is_empty() => json!({"role": "user", "content": text}),
+            Message::User { text, parts } => json!({"role": "user", "content": user_content(text, parts)}),
             Message::Assistant { text, tool_calls, .. } if tool_calls.is_empty() => {
                 json!({"role": "assistant", "content": text})
             }
@@ -72,6 +74,31 @@ pub fn request_body(request: &ProviderRequest) -> Value {
     body
 }
 
+/// A person's message with attached files as content parts: the text, then each file
+/// (see [`crate::parts`]). Images are `image_url` parts with a data URL
+/// (<https://platform.openai.com/docs/guides/images-vision>), PDFs `file` parts with `filename`
+/// and `file_data` as a data URL (<https://platform.openai.com/docs/guides/pdf-files>: "Chat
+/// Completions accepts only PDF files as file content parts"), text files text parts. A blank
+/// text is left out (the API refuses an empty text part).
+fn user_content(text: &str, parts: &[Part]) -> Vec<Value> {
+    let mut content = Vec::with_capacity(parts.len() + 1);
+    if !text.trim().is_empty() {
+        content.push(json!({"type": "text", "text": text}));
+    }
+    content.extend(parts.iter().map(|part| match part {
+        Part::Image { image, .. } => json!({
+            "type": "image_url",
+            "image_url": {"url": parts::data_url(&image.mime_type, &image.data), "detail": "auto"},
+        }),
+        Part::Pdf { name, data } => json!({
+            "type": "file",
+            "file": {"filename": parts::pdf_name(name), "file_data": parts::data_url("application/pdf", data)},
+        }),
+        Part::Text { .. } => json!({"type": "text", "text": parts::part_text(part)}),
+    }));
+    content
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,6 +147,40 @@ mod tests {
         }
         req.tools.clear();
         assert!(request_body(&req).get("tools").is_none(), "no tools, no tool_choice");
+    }
+
+    #[test]
+    fn attached_files_are_content_parts_after_the_text() {
+        let image = switchboard_core::ToolImage { mime_type: "image/png".into(), data: "iVBORw0K".into() };
+        let parts = vec![
+            Part::Image { name: "shot.png".into(), image },
+            Part::Pdf { name: "spec.pdf".into(), data: "JVBERi0x".into() },
+            Part::Text {
+                name: "main.rs".into(),
+                mime_type: "text/x-rust".into(),
+                text: "fn main() {}".into(),
+                note: None,
+            },
+        ];
+        let req = ProviderRequest {
+            model: "gpt-4o".into(),
+            messages: vec![Message::User { text: "Look".into(), parts: parts.clone() }, Message::user("plain")],
+            ..Default::default()
+        };
+        let body = request_body(&req);
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([
+                {"type": "text", "text": "Look"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K", "detail": "auto"}},
+                {"type": "file", "file": {"filename": "spec.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"}},
+                {"type": "text", "text": "File main.rs (text/x-rust):\n```\nfn main() {}\n```"},
+            ])
+        );
+        assert_eq!(body["messages"][1], json!({"role": "user", "content": "plain"}), "no parts: a string, as before");
+        // Files alone: no empty text part.
+        let req = ProviderRequest { messages: vec![Message::User { text: " ".into(), parts }], ..req };
+        assert_eq!(request_body(&req)["messages"][0]["content"][0]["type"], "image_url");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! [`super`]).
 
 use super::KIND;
+use crate::parts;
 use serde_json::{Value, json};
-use switchboard_core::{Message, ProviderRequest, ProviderState, ToolCall, ToolChoice};
+use switchboard_core::{Message, Part, ProviderRequest, ProviderState, ToolCall, ToolChoice};
 
 /// What a request's body depends on besides the request: the endpoint's origin (whose provider
 /// state it may send back) and `store` as the profile sets it.
@@ -50,7 +51,7 @@ pub fn chain(request: &ProviderRequest, target: &Target) -> Option<Chain> {
     }
     let rest = &request.messages[at + 1..];
     let sends_something = rest.iter().any(|m| match m {
-        Message::User { text, .. } => !blank(text),
+        Message::User { text, parts } => !blank(text) || !parts.is_empty(),
         _ => true,
     });
     sends_something.then(|| Chain { previous_response_id: id.to_owned(), from: at + 1 })
@@ -116,9 +117,10 @@ pub fn request_body(request: &ProviderRequest, target: &Target, chain: Option<&C
     let mut input = Vec::with_capacity(request.messages.len() - from);
     for m in &request.messages[from..] {
         match m {
-            Message::User { text, .. } => {
-                if !blank(text) {
-                    input.push(json!({"role": "user", "content": [{"type": "input_text", "text": text}]}));
+            Message::User { text, parts } => {
+                let content = user_content(text, parts);
+                if !content.is_empty() {
+                    input.push(json!({"role": "user", "content": content}));
                 }
             }
             Message::Assistant { text, tool_calls, state } => {
@@ -190,6 +192,32 @@ pub fn request_body(request: &ProviderRequest, target: &Target, chain: Option<&C
         body["parallel_tool_calls"] = json!(true);
     }
     body
+}
+
+/// A person's message as `input_text`, then each attached file (see [`crate::parts`]): images
+/// as `input_image` with a data URL and `detail: auto`
+/// (<https://platform.openai.com/docs/guides/images-vision>), PDFs as `input_file` with
+/// `filename` and `file_data` as a data URL (<https://platform.openai.com/docs/guides/pdf-files>),
+/// text files as `input_text`. A blank text is left out (the API refuses an empty one).
+fn user_content(text: &str, parts: &[Part]) -> Vec<Value> {
+    let mut content = Vec::with_capacity(parts.len() + 1);
+    if !blank(text) {
+        content.push(json!({"type": "input_text", "text": text}));
+    }
+    content.extend(parts.iter().map(|part| match part {
+        Part::Image { image, .. } => json!({
+            "type": "input_image",
+            "image_url": parts::data_url(&image.mime_type, &image.data),
+            "detail": "auto",
+        }),
+        Part::Pdf { name, data } => json!({
+            "type": "input_file",
+            "filename": parts::pdf_name(name),
+            "file_data": parts::data_url("application/pdf", data),
+        }),
+        Part::Text { .. } => json!({"type": "input_text", "text": parts::part_text(part)}),
+    }));
+    content
 }
 
 /// One assistant message's items. With its response's state, the reasoning items the API can
@@ -611,6 +639,35 @@ mod tests {
         let mut request = conversation(state(resp_1_state()));
         request.messages.truncate(2);
         assert_eq!(chain(&request, &target(None)), None);
+    }
+
+    #[test]
+    fn attached_files_are_input_parts_after_the_text_and_count_for_a_chain() {
+        let image = switchboard_core::ToolImage { mime_type: "image/jpeg".into(), data: "/9j/4AAQ".into() };
+        let parts = vec![
+            Part::Image { name: "a.jpg".into(), image },
+            Part::Pdf { name: "".into(), data: "JVBERi0x".into() },
+            Part::Text { name: "n.txt".into(), mime_type: "text/plain".into(), text: "hi".into(), note: None },
+        ];
+        let mut request = conversation(state(resp_1_state()));
+        request.messages.push(Message::Assistant {
+            text: "It is noon.".into(),
+            tool_calls: vec![],
+            state: state(json!({"responseId":"resp_2","stored":true,"items":[]})),
+        });
+        request.messages.push(Message::User { text: "".into(), parts: parts.clone() });
+        let c = chain(&request, &target(None)).expect("files alone are something to send");
+        let body = request_body(&request, &target(None), Some(&c));
+        assert_eq!(
+            body["input"],
+            json!([{"role": "user", "content": [
+                {"type": "input_image", "image_url": "data:image/jpeg;base64,/9j/4AAQ", "detail": "auto"},
+                {"type": "input_file", "filename": "document.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"},
+                {"type": "input_text", "text": "File n.txt (text/plain):\n```\nhi\n```"},
+            ]}])
+        );
+        let with_text = ProviderRequest { messages: vec![Message::User { text: "See".into(), parts }], ..request };
+        assert_eq!(whole(&with_text)["input"][0]["content"][0], json!({"type": "input_text", "text": "See"}));
     }
 
     #[test]

@@ -13,10 +13,10 @@ import type { FakeState } from './state';
 const UNKNOWN_WINDOW = 32768;
 
 const CATALOGUE: Record<string, ModelSpec> = {
-  'gpt-4o': { contextWindow: 128000, maxOutput: 16384, prices: { input: 2.5, output: 10, cachedRead: 1.25 }, tools: true, images: true },
-  'gpt-4o-mini': { contextWindow: 128000, maxOutput: 16384, prices: { input: 0.15, output: 0.6, cachedRead: 0.075 }, tools: true, images: true },
-  'claude-sonnet-4-5': { contextWindow: 200000, maxOutput: 64000, prices: { input: 3, output: 15, cachedRead: 0.3, cacheWrite: 3.75 }, tools: true, images: true },
-  'gemini-2.5-flash': { contextWindow: 1048576, maxOutput: 65535, prices: { input: 0.3, output: 2.5 }, tools: true, images: true },
+  'gpt-4o': { contextWindow: 128000, maxOutput: 16384, prices: { input: 2.5, output: 10, cachedRead: 1.25 }, tools: true, images: true, pdf: true },
+  'gpt-4o-mini': { contextWindow: 128000, maxOutput: 16384, prices: { input: 0.15, output: 0.6, cachedRead: 0.075 }, tools: true, images: true, pdf: true },
+  'claude-sonnet-4-5': { contextWindow: 200000, maxOutput: 64000, prices: { input: 3, output: 15, cachedRead: 0.3, cacheWrite: 3.75 }, tools: true, images: true, pdf: true },
+  'gemini-2.5-flash': { contextWindow: 1048576, maxOutput: 65535, prices: { input: 0.3, output: 2.5 }, tools: true, images: true, pdf: true },
 };
 
 /** The capability table's "no images" rows the fake knows (switchboard_providers::models). */
@@ -49,7 +49,7 @@ export function describe(profile: ProviderProfile, model: string): ModelDetails 
       pricesSource: free ? null : set.prices ? 'profile' : known.prices ? 'catalogue' : null,
       free,
     },
-    capabilities: { tools: known.tools ?? null, images: NO_IMAGES.some((p) => model.toLowerCase().startsWith(p)) ? false : (known.images ?? null), reasoning: null, sampling: null },
+    capabilities: { tools: known.tools ?? null, images: NO_IMAGES.some((p) => model.toLowerCase().startsWith(p)) ? false : (known.images ?? null), pdf: known.pdf ?? null, reasoning: null, sampling: null },
     note: source === 'default' ? `The context window of ${model} is unknown; ${UNKNOWN_WINDOW.toLocaleString('en-US')} tokens are assumed. Set it in the profile if it is larger.` : null,
   };
 }
