@@ -138,9 +138,9 @@ describe('attaching in the composer', () => {
     await settled(4);
     const errors = items().filter((i) => i.dataset.status === 'error');
     expect(errors.map((e) => within(e).getByTestId('attachment-error').textContent)).toEqual([
-      "'secret.pdf' is encrypted (password-protected); save a copy without a password and attach that.",
-      "'logo.svg' is an SVG image, which cannot be attached (it can carry script); export it as PNG.",
-      "'broken.png' cannot be decoded as PNG: the file is damaged.",
+      'encrypted PDF: secret.pdf needs a password to open; save a copy without the password and attach that.',
+      'logo.svg is an SVG image, which can carry scripts and is not sent: export it as PNG and attach that.',
+      "broken.png doesn't decode as an image: its data is damaged or cut short. Open it in an image editor and save it again.",
     ]);
     expect(input().value).toBe('Keep this text');
     // Only what was attached goes; the refused ones stay to be read and removed.
@@ -232,7 +232,7 @@ describe('attaching in the composer', () => {
       ['notes.md', 'ready'],
       ['archive.zip', 'error'],
     ]);
-    expect(within(items()[2]!).getByTestId('attachment-error').textContent).toContain('only images (PNG, JPEG, GIF, WebP), PDFs and text files can');
+    expect(within(items()[2]!).getByTestId('attachment-error').textContent).toBe("archive.zip is an unknown binary file, which can't be sent to a model: attach an image (PNG, JPEG, GIF, WebP), a PDF or a text file.");
   });
 
   it('a click opens the preview: an image full size, a text file as code, a PDF as its text', async () => {

@@ -1513,42 +1513,6 @@ dataDir: string | null,
  */
 database: string | null, };
 
-export type AttachmentKind = "image" | "pdf" | "text";
-
-export type Attachment = { 
-/**
- * The SHA-256 of the original bytes, lower-case hex: the content address.
- */
-id: string, 
-/**
- * The file's name as attached (never a path), or a resource's URI.
- */
-name: string, 
-/**
- * The media type, as sniffed from the bytes.
- */
-mimeType: string, 
-/**
- * How it is sent.
- */
-kind: AttachmentKind, 
-/**
- * Bytes of the original.
- */
-size: number, 
-/**
- * An image's width in pixels.
- */
-width?: number, 
-/**
- * An image's height in pixels.
- */
-height?: number, 
-/**
- * A PDF's page count.
- */
-pages?: number, };
-
 export type AttachmentPreview = { 
 /**
  * The attachment.
@@ -1567,6 +1531,26 @@ truncated: boolean,
  * An image as a `data:` URL, at most 2048 pixels a side.
  */
 image: string | null, };
+
+export type PickedAttachments = { 
+/**
+ * The attached files.
+ */
+attached: Array<Attachment>, 
+/**
+ * The files refused, each with why.
+ */
+refused: Array<AttachRefusal>, };
+
+export type AttachRefusal = { 
+/**
+ * The file's name (never its path).
+ */
+name: string, 
+/**
+ * Why, in the service's words.
+ */
+message: string, };
 
 export type ProfileOptions = { 
 /**

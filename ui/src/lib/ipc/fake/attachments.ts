@@ -2,6 +2,8 @@
  * Attachments in the fake: chunked uploads, the native picker, previews and thumbnails, over one
  * content-addressed blob map (`FakeState.blobs`, by SHA-256 like the store).
  *
+ * Its errors are the service's (errors.generated.json) where the generator can make them; the
+ * rest (per-kind sizes, bombs, encrypted or damaged PDFs) are written in switchboard_media's words.
  * It checks what the shell checks, in the same order and with the same kinds: a chunk bigger than
  * the isolation hook lets through, more bytes than announced, the size limit per kind, the type
  * sniffed from the bytes (PNG, JPEG, GIF, WebP, PDF, UTF-8 text; SVG and other binaries refused),
@@ -12,7 +14,7 @@
 import type { Backend } from '../backend';
 import type { Attachment, AttachmentKind } from '../bindings';
 import { fromBase64, toBase64 } from '../../util/attachments';
-import { fakeOnlyError } from './errors';
+import { fakeOnlyError, ipcError } from './errors';
 import type { FakeState } from './state';
 
 /** A stored file: its reference, bytes and extracted text. */
@@ -32,14 +34,15 @@ interface Upload {
 /** The most characters one chunk may carry (the isolation hook's bound for a string). */
 const MAX_CHUNK_CHARS = 1 << 20;
 const MB = 1024 * 1024;
-/** What may be attached, per kind (and any file before its kind is known). */
-export const FAKE_LIMITS: Record<AttachmentKind | 'any', number> = { image: 20 * MB, pdf: 50 * MB, text: 2 * MB, any: 50 * MB };
+/** What may be attached, per kind (and any file before its kind is known): switchboard_media's limits. */
+export const FAKE_LIMITS: Record<AttachmentKind | 'any', number> = { image: 30 * MB, pdf: 50 * MB, text: 10 * MB, any: 50 * MB };
 /** An image claiming more pixels than this is refused as a decompression bomb. */
-const MAX_PIXELS = 100_000_000;
+const MAX_PIXELS = 50_000_000;
 /** A preview's text at most (the rest is cut, `truncated`). */
 const PREVIEW_CHARS = 1 << 20;
 
-const mbText = (n: number) => `${Math.round(n / MB)} MB`;
+/** Sizes as the service writes them (`size_text`): "812 bytes", "1.5 MB". */
+const sizeText = (n: number) => (n < 1024 ? `${n} bytes` : n < MB ? `${(n / 1024).toFixed(1)} KB` : `${(n / MB).toFixed(1)} MB`);
 
 function refuse(message: string) {
   return fakeOnlyError('badRequest', message);
@@ -103,32 +106,32 @@ function scanPdf(b: Uint8Array): { pages: number; text: string | null; encrypted
 
 /** What the shell's inspection makes of `bytes` named `name`: the reference and extracted text, or its refusal. */
 async function inspect(name: string, bytes: Uint8Array): Promise<FakeBlob> {
-  if (bytes.length === 0) throw refuse(`'${name}' is empty: there is nothing to attach.`);
+  if (bytes.length === 0) throw ipcError('attachEmpty', { name });
   const id = await sha256(bytes);
   const image = imageHeader(bytes);
   if (image) {
-    if (bytes.length > FAKE_LIMITS.image) throw refuse(`'${name}' is ${mbText(bytes.length)}; images can be at most ${mbText(FAKE_LIMITS.image)}.`);
-    if (!image.size || image.size[0] === 0 || image.size[1] === 0) throw refuse(`'${name}' cannot be decoded as ${image.mime.slice(6).toUpperCase()}: the file is damaged.`);
+    if (bytes.length > FAKE_LIMITS.image) throw refuse(`${name} is too large to attach (${sizeText(bytes.length)}): an image can be at most ${sizeText(FAKE_LIMITS.image)}.`);
+    if (!image.size || image.size[0] === 0 || image.size[1] === 0) throw ipcError('attachBadImage', { name });
     const [width, height] = image.size;
-    if (width * height > MAX_PIXELS) throw refuse(`'${name}' claims ${width} × ${height} pixels, more than an image may have (${MAX_PIXELS / 1_000_000} megapixels).`);
+    if (width * height > MAX_PIXELS) throw refuse(`${name} says it is ${width} × ${height} pixels, more than Switchboard opens (${MAX_PIXELS / 1_000_000} megapixels, 20000 pixels a side): scale it down and attach it again.`);
     return { attachment: { id, name, mimeType: image.mime, kind: 'image', size: bytes.length, width, height }, bytes, text: null };
   }
   if (ascii(bytes, 0, 5) === '%PDF-') {
-    if (bytes.length > FAKE_LIMITS.pdf) throw refuse(`'${name}' is ${mbText(bytes.length)}; PDFs can be at most ${mbText(FAKE_LIMITS.pdf)}.`);
+    if (bytes.length > FAKE_LIMITS.pdf) throw ipcError('attachTooLarge', { name, size: sizeText(bytes.length) });
     const pdf = scanPdf(bytes);
-    if (pdf.encrypted) throw refuse(`'${name}' is encrypted (password-protected); save a copy without a password and attach that.`);
-    if (pdf.damaged) throw refuse(`'${name}' is not a readable PDF: the file is damaged.`);
+    if (pdf.encrypted) throw refuse(`encrypted PDF: ${name} needs a password to open; save a copy without the password and attach that.`);
+    if (pdf.damaged) throw refuse(`damaged PDF: ${name} can't be read (no pages); open it in a PDF viewer and save or print it to a new PDF.`);
     return { attachment: { id, name, mimeType: 'application/pdf', kind: 'pdf', size: bytes.length, pages: pdf.pages }, bytes, text: pdf.text };
   }
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw refuse(`'${name}' cannot be attached: only images (PNG, JPEG, GIF, WebP), PDFs and text files can.`);
+    throw ipcError('attachUnsupported', { name });
   }
-  if (text.includes('\u0000')) throw refuse(`'${name}' cannot be attached: only images (PNG, JPEG, GIF, WebP), PDFs and text files can.`);
-  if (/^\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(text)) throw refuse(`'${name}' is an SVG image, which cannot be attached (it can carry script); export it as PNG.`);
-  if (bytes.length > FAKE_LIMITS.text) throw refuse(`'${name}' is ${mbText(bytes.length)}; text files can be at most ${mbText(FAKE_LIMITS.text)}.`);
+  if (text.includes('\u0000')) throw ipcError('attachUnsupported', { name });
+  if (/^\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(text)) throw ipcError('attachSvg', { name });
+  if (bytes.length > FAKE_LIMITS.text) throw refuse(`${name} is too large to attach (${sizeText(bytes.length)}): a text file can be at most ${sizeText(FAKE_LIMITS.text)}.`);
   const mime = /\.md$/i.test(name) ? 'text/markdown' : /\.json$/i.test(name) ? 'application/json' : /\.csv$/i.test(name) ? 'text/csv' : 'text/plain';
   return { attachment: { id, name, mimeType: mime, kind: 'text', size: bytes.length }, bytes, text };
 }
@@ -155,7 +158,7 @@ export async function putBlob(st: FakeState, name: string, bytes: Uint8Array): P
 /** The attachment `id`, or the service's notFound. */
 export function blobOf(st: FakeState, id: string): FakeBlob {
   const b = st.blobs.get(id);
-  if (!b) throw fakeOnlyError('notFound', `There is no attachment '${id}'.`);
+  if (!b) throw ipcError('attachmentNotFound', { id });
   return b;
 }
 
@@ -165,7 +168,7 @@ export function attachmentCommands(st: FakeState): Pick<Backend, AttachmentComma
   const uploads = new Map<string, Upload>();
   const upload = (id: string) => {
     const u = uploads.get(id);
-    if (!u) throw fakeOnlyError('notFound', `There is no upload '${id}' (it finished, was cancelled, or the app restarted).`);
+    if (!u) throw ipcError('uploadNotFound', { id });
     return u;
   };
   return {
@@ -182,24 +185,29 @@ export function attachmentCommands(st: FakeState): Pick<Backend, AttachmentComma
       return { attached, refused };
     },
     async uploadBegin(name, size) {
-      if (!Number.isSafeInteger(size) || size < 0) throw refuse(`The size of '${name}' is not a number of bytes.`);
-      if (size > FAKE_LIMITS.any) throw refuse(`'${name}' is ${mbText(size)}; files can be at most ${mbText(FAKE_LIMITS.any)}.`);
+      if (!Number.isSafeInteger(size) || size < 0) throw refuse(`The size of ${name} is not a number of bytes.`);
+      if (size === 0) throw ipcError('attachEmpty', { name });
+      if (size > FAKE_LIMITS.any) throw ipcError('attachTooLarge', { name, size: sizeText(size) });
       const id = st.id('up');
       uploads.set(id, { name, size, chunks: [], received: 0 });
       return id;
     },
     async uploadChunk(id, data) {
+      if (data.length > MAX_CHUNK_CHARS) {
+        uploads.delete(id);
+        throw ipcError('uploadChunkTooLarge');
+      }
       const u = upload(id);
-      if (data.length > MAX_CHUNK_CHARS) throw refuse(`A chunk can carry at most ${MAX_CHUNK_CHARS} characters of base64.`);
       let bytes: Uint8Array;
       try {
         bytes = fromBase64(data);
       } catch {
-        throw refuse('A chunk is not base64.');
+        uploads.delete(id);
+        throw refuse('An upload chunk is not base64.');
       }
       if (u.received + bytes.length > u.size) {
         uploads.delete(id);
-        throw refuse(`'${u.name}' is longer than the ${u.size} bytes announced; attach it again.`);
+        throw ipcError('uploadOverSize', { name: u.name });
       }
       u.chunks.push(bytes);
       u.received += bytes.length;
@@ -207,7 +215,7 @@ export function attachmentCommands(st: FakeState): Pick<Backend, AttachmentComma
     async uploadFinish(id) {
       const u = upload(id);
       uploads.delete(id);
-      if (u.received !== u.size) throw refuse(`'${u.name}' arrived with ${u.received} of its ${u.size} bytes; attach it again.`);
+      if (u.received !== u.size) throw refuse(`${u.name} arrived incomplete (${sizeText(u.received)} of ${sizeText(u.size)}): attach it again.`);
       const all = new Uint8Array(u.size);
       let at = 0;
       for (const c of u.chunks) {

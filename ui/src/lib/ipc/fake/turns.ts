@@ -6,8 +6,7 @@
 import type { Backend, TurnHandlers } from '../backend';
 import type { ApprovalChoice, Attachment, BudgetChoice, ChatEvent, NestedEvent, SendRequest, TurnStarted } from '../bindings';
 import { pendingAssistant, reduce, userMessage } from '../../model/message';
-import { fakeOnlyError, ipcError } from './errors';
-import { blobOf } from './attachments';
+import { ipcError } from './errors';
 import { describe } from './models';
 import { afterApproval, agentScript, compactionScript, scriptFor, STOPPED_DONE, toStored } from './golden';
 import { KEEP_RECENT, recordCompaction } from './compaction';
@@ -160,7 +159,11 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
   const { conversations, running, profiles, agentsFile, id } = st;
   return {
     async sendMessage(request, handlers) {
-      const attachments = (request.attachments ?? []).map((a) => blobOf(st, a).attachment);
+      const attachments = (request.attachments ?? []).map((a) => {
+        const blob = st.blobs.get(a);
+        if (!blob) throw ipcError('sendAttachmentGone');
+        return blob.attachment;
+      });
       if (!request.text.trim() && attachments.length === 0) throw ipcError('sendEmpty');
       if (profiles.length === 0) throw ipcError('noProviderChosen');
       let conv = request.conversationId ? conversations.get(request.conversationId) : undefined;
@@ -246,7 +249,7 @@ function refuseImagesFor(st: FakeState, attachments: readonly Attachment[], prov
   const profile = st.profiles.find((p) => p.name === provider) ?? st.profiles.find((p) => p.name === providerList(st).find((x) => x.isDefault)?.name);
   const name = model ?? profile?.model ?? null;
   if (!profile || !name) return;
-  if (describe(profile, name).capabilities.images === false) throw fakeOnlyError('badRequest', `${name} can't see images — remove them or pick another model`);
+  if (describe(profile, name).capabilities.images === false) throw ipcError('sendModelCannotSee', { model: name });
 }
 
 /**
