@@ -329,3 +329,11 @@ describe('editing a question with attachments', () => {
     expect(within(user()).getByTestId('message-text').textContent).toBe('Summarise in one line');
   });
 });
+
+describe('search hits in attached files', () => {
+  it('say which file matched', async () => {
+    const { hitPlace } = await import('../src/lib/search/groups');
+    const hit = { conversationId: 'c', title: 't', messageId: 'm', role: 'user', kind: 'attachment', snippet: 'revenue', attachment: 'report.pdf' } as unknown as Parameters<typeof hitPlace>[0];
+    expect(hitPlace(hit)).toBe('attached file report.pdf');
+  });
+});
