@@ -22,8 +22,8 @@ struct Person {
     asked: Mutex<Vec<String>>,
     /// What the system opener was handed.
     opened: Mutex<Vec<String>>,
-    /// The file they choose in the native file dialog (`None`: they cancel it).
-    chooses: Mutex<Option<std::path::PathBuf>>,
+    /// The files they choose in the native file dialog (none: they cancel it).
+    chooses: Mutex<Vec<std::path::PathBuf>>,
 }
 
 impl Confirm for Person {
@@ -591,7 +591,7 @@ fn an_openapi_document_is_previewed_then_imported_and_its_key_waits_for_the_pers
     let path = dir.path().join("pets.json");
     std::fs::write(&path, doc.to_string()).unwrap();
     // The person chooses the file in the native dialog: the page gets its name and a pick, never its path.
-    *person.chooses.lock().unwrap() = Some(path.clone());
+    *person.chooses.lock().unwrap() = vec![path.clone()];
     let choose = json!({"name": "pets", "source": {"kind": "chooseFile"}, "server": null, "keys": {}, "include": null, "allowLocalAddresses": false});
 
     let answer = invoke(&webview, "preview_openapi", json!({"request": choose})).unwrap();
@@ -695,7 +695,7 @@ fn exports_are_saved_where_the_person_chooses_and_imports_read_only_the_file_the
     // The page never names the file: a pick it did not get from the dialog is refused.
     let err = invoke(&webview, "import_conversations", json!({"pick": "pick-1"})).unwrap_err();
     assert!(err["message"].as_str().unwrap().contains("no longer known"), "{err}");
-    *person.chooses.lock().unwrap() = Some(import.clone());
+    *person.chooses.lock().unwrap() = vec![import.clone()];
     let preview = invoke(&webview, "preview_conversation_import", json!({})).unwrap();
     assert_eq!(preview["file"]["name"], "conversations.json");
     assert_eq!(preview["preview"]["summary"], "ChatGPT export: 3 conversations");
@@ -708,14 +708,75 @@ fn exports_are_saved_where_the_person_chooses_and_imports_read_only_the_file_the
     let list = invoke(&webview, "list_conversations", json!({})).unwrap();
     let id = list[0]["id"].as_str().unwrap().to_owned();
     let target = dir.path().join("chosen.md");
-    *person.chooses.lock().unwrap() = Some(target.clone());
+    *person.chooses.lock().unwrap() = vec![target.clone()];
     let saved = invoke(&webview, "export_conversation", json!({"id": id, "format": "markdown"})).unwrap();
     assert_eq!(saved, target.display().to_string());
     assert!(std::fs::read_to_string(&target).unwrap().starts_with("# "));
     // A folder that cannot be written: a clear message, nothing written.
     let nowhere = dir.path().join("missing-folder").join("all.json");
-    *person.chooses.lock().unwrap() = Some(nowhere.clone());
+    *person.chooses.lock().unwrap() = vec![nowhere.clone()];
     let err = invoke(&webview, "export_all", json!({})).unwrap_err();
     assert!(err["message"].as_str().unwrap().contains("Choose a folder you can write to"), "{err}");
     assert!(!nowhere.exists());
+}
+
+/// Standard base64 with padding (as the page's `btoa`).
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in bytes.chunks(3) {
+        let n =
+            (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            out.push(if i <= c.len() { char::from(ABC[(n >> (18 - 6 * i)) as usize & 63]) } else { '=' });
+        }
+    }
+    out
+}
+
+/// A 2×2 PNG.
+const PNG_2X2: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00,
+    0x02, 0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0xfd, 0xd4, 0x9a, 0x73, 0x00, 0x00, 0x00, 0x12, 0x49,
+    0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x38, 0x61, 0x63, 0x63, 0x53, 0x71, 0x87, 0x01, 0x42, 0x01, 0x00, 0x26, 0x56,
+    0x05, 0xa1, 0xda, 0x9a, 0xa0, 0x1c, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+#[test]
+fn attachments_come_from_the_native_picker_or_the_pages_chunks_never_a_path() {
+    let (_app, webview, person, dir) = app_with_config_dir(true);
+    let png = dir.path().join("shot.png");
+    std::fs::write(&png, PNG_2X2).unwrap();
+    let svg = dir.path().join("logo.svg");
+    std::fs::write(&svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>").unwrap();
+    // A cancelled dialog attaches nothing and is no error.
+    let none = invoke(&webview, "attach_pick", json!({})).unwrap();
+    assert_eq!(none, json!({"attached": [], "refused": []}));
+    *person.chooses.lock().unwrap() = vec![png.clone(), svg.clone()];
+    let picked = invoke(&webview, "attach_pick", json!({})).unwrap();
+    assert_eq!(picked["attached"][0]["name"], "shot.png", "{picked}");
+    assert_eq!(picked["attached"][0]["kind"], "image");
+    assert_eq!(picked["refused"][0]["name"], "logo.svg", "{picked}");
+    assert!(picked["refused"][0]["message"].as_str().unwrap().contains("SVG"), "{picked}");
+    assert!(!picked.to_string().contains(&dir.path().display().to_string()), "a path reached the page: {picked}");
+
+    // What the person pasted: in chunks, then the same attachment (by its bytes).
+    let (head, tail) = PNG_2X2.split_at(40);
+    let id = invoke(&webview, "upload_begin", json!({"name": "pasted.png", "size": PNG_2X2.len()})).unwrap();
+    for chunk in [head, tail] {
+        let data = base64(chunk);
+        invoke(&webview, "upload_chunk", json!({"id": id, "data": data})).unwrap();
+    }
+    let pasted = invoke(&webview, "upload_finish", json!({"id": id})).unwrap();
+    assert_eq!(pasted["id"], picked["attached"][0]["id"]);
+    assert_eq!((pasted["width"].clone(), pasted["height"].clone()), (json!(2), json!(2)));
+    let thumb = invoke(&webview, "attachment_thumbnail", json!({"id": pasted["id"]})).unwrap();
+    assert!(thumb.as_str().unwrap().starts_with("data:image/"), "{thumb}");
+    let preview = invoke(&webview, "attachment_preview", json!({"id": pasted["id"]})).unwrap();
+    assert!(preview["image"].as_str().unwrap().starts_with("data:image/"), "{preview}");
+    // A finished upload is gone; a cancelled one too.
+    assert!(invoke(&webview, "upload_chunk", json!({"id": id, "data": "AA=="})).is_err());
+    let other = invoke(&webview, "upload_begin", json!({"name": "x.txt", "size": 3})).unwrap();
+    invoke(&webview, "upload_cancel", json!({"id": other})).unwrap();
+    assert!(invoke(&webview, "upload_finish", json!({"id": other})).is_err());
 }

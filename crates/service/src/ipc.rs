@@ -459,3 +459,26 @@ pub struct DataInfo {
     /// The SQLite database file.
     pub database: Option<String>,
 }
+
+/// What the native attachment picker gave: the files attached, in the order chosen, and each one
+/// that could not be attached with the reason (too big, a type that cannot be sent, damaged…).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct PickedAttachments {
+    /// The attached files.
+    pub attached: Vec<switchboard_core::Attachment>,
+    /// The files refused, each with why.
+    pub refused: Vec<AttachRefusal>,
+}
+
+/// A file the picker chose that could not be attached.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct AttachRefusal {
+    /// The file's name (never its path).
+    pub name: String,
+    /// Why, in the service's words.
+    pub message: String,
+}

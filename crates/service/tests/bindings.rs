@@ -103,6 +103,8 @@ fn render() -> String {
         ipc::KeyInfo,
         ipc::DataInfo,
         switchboard_service::attachments::AttachmentPreview,
+        ipc::PickedAttachments,
+        ipc::AttachRefusal,
         store::ProfileOptions,
         switchboard_store::ProviderProfile,
         ipc::ConnectionReport,

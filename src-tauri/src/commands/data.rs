@@ -72,7 +72,7 @@ pub async fn export_conversation(
 /// Asks the person where to save, in the native dialog.
 async fn save_to(picker: &FilePicker, dialog: FileDialog) -> Result<std::path::PathBuf> {
     let pick = picker.clone();
-    blocking(move || Ok((pick.0)(&dialog))).await?.ok_or_else(|| {
+    blocking(move || Ok(pick.pick(&dialog))).await?.ok_or_else(|| {
         ipc(switchboard_service::Error::new(ErrorKind::Cancelled, "Nothing was exported: no file was chosen."))
     })
 }
@@ -87,7 +87,7 @@ pub async fn preview_conversation_import(
 ) -> Result<ConversationImportFile> {
     logged("preview_conversation_import", async move {
         let pick = picker.inner().clone();
-        let chosen = blocking(move || Ok((pick.0)(&FileDialog::ConversationsImport))).await?;
+        let chosen = blocking(move || Ok(pick.pick(&FileDialog::ConversationsImport))).await?;
         let Some(path) = chosen else {
             return Err(ipc(switchboard_service::Error::new(ErrorKind::Cancelled, "No file was chosen.")));
         };

@@ -140,7 +140,7 @@ async fn choose_file(
 ) -> Result<OpenApiWindowRequest> {
     if request.source == OpenApiSource::ChooseFile {
         let pick = picker.clone();
-        let chosen = blocking(move || Ok((pick.0)(&FileDialog::OpenApiDocument))).await?;
+        let chosen = blocking(move || Ok(pick.pick(&FileDialog::OpenApiDocument))).await?;
         let Some(path) = chosen else {
             return Err(ipc(switchboard_service::Error::new(ErrorKind::Cancelled, "No file was chosen.")));
         };

@@ -11,6 +11,7 @@ use switchboard_core::ErrorKind;
 use switchboard_service::ipc::IpcError;
 
 mod agents;
+mod attachments;
 mod conversations;
 mod data;
 mod defined_tools;
@@ -82,6 +83,13 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         usage::conversation_usage,
         usage::usage_report,
         turns::send_message,
+        attachments::attach_pick,
+        attachments::upload_begin,
+        attachments::upload_chunk,
+        attachments::upload_finish,
+        attachments::upload_cancel,
+        attachments::attachment_preview,
+        attachments::attachment_thumbnail,
         turns::stop_turn,
         turns::regenerate,
         turns::edit_message,

@@ -49,9 +49,9 @@ impl Confirm for NativeDialog {
 #[derive(Clone)]
 pub struct FilePicker(pub Arc<PickFn>);
 
-/// Asks the person to choose a file for `FileDialog`; `None` when they cancel. Blocks until they
-/// answer: only ever called on a blocking thread.
-pub type PickFn = dyn Fn(&FileDialog) -> Option<std::path::PathBuf> + Send + Sync;
+/// Asks the person to choose files for `FileDialog` (one, except for a dialog that takes several);
+/// empty when they cancel. Blocks until they answer: only ever called on a blocking thread.
+pub type PickFn = dyn Fn(&FileDialog) -> Vec<std::path::PathBuf> + Send + Sync;
 
 /// Which file dialog to show.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,6 +60,8 @@ pub enum FileDialog {
     OpenApiDocument,
     /// Open a conversations export (the app's own JSON or ChatGPT's `conversations.json`).
     ConversationsImport,
+    /// Open files to attach to a message: several at once, images, PDFs and text files.
+    Attachments,
     /// Save an export: the name suggested, the folder it starts in, and the file type.
     SaveExport {
         /// The suggested file name.
@@ -71,7 +73,26 @@ pub enum FileDialog {
     },
 }
 
+/// The extensions the attachment dialog offers (the shell decides from the bytes, not the name).
+pub const ATTACHMENT_IMAGES: &[&str] = &["png", "jpg", "jpeg", "gif", "webp"];
+/// Text and code files the attachment dialog offers.
+pub const ATTACHMENT_TEXT: &[&str] = &[
+    "txt", "md", "markdown", "csv", "tsv", "json", "jsonl", "yaml", "yml", "toml", "xml", "html", "css", "log", "rs",
+    "py", "js", "ts", "tsx", "jsx", "svelte", "go", "java", "kt", "c", "h", "cpp", "hpp", "cs", "rb", "php", "swift",
+    "sh", "sql", "ini", "cfg",
+];
+
 impl FilePicker {
+    /// The file the person chose (the first, for a dialog that takes one); `None` when they cancel.
+    pub fn pick(&self, which: &FileDialog) -> Option<std::path::PathBuf> {
+        (self.0)(which).into_iter().next()
+    }
+
+    /// Every file the person chose; empty when they cancel.
+    pub fn pick_all(&self, which: &FileDialog) -> Vec<std::path::PathBuf> {
+        (self.0)(which)
+    }
+
     /// The native file dialogs, which the page can neither draw nor fill in.
     pub fn native(app: tauri::AppHandle) -> Self {
         FilePicker(Arc::new(move |which: &FileDialog| {
@@ -80,17 +101,32 @@ impl FilePicker {
             if let Some(window) = app.get_webview_window("main") {
                 dialog = dialog.set_parent(&window);
             }
+            let one =
+                |f: Option<tauri_plugin_dialog::FilePath>| f.and_then(|f| f.into_path().ok()).into_iter().collect();
             match which {
-                FileDialog::OpenApiDocument => dialog
+                FileDialog::OpenApiDocument => one(dialog
                     .set_title("Choose an OpenAPI document")
                     .add_filter("OpenAPI document", &["json", "yaml", "yml"])
-                    .blocking_pick_file()
-                    .and_then(|f| f.into_path().ok()),
-                FileDialog::ConversationsImport => dialog
+                    .blocking_pick_file()),
+                FileDialog::ConversationsImport => one(dialog
                     .set_title("Import conversations (a Switchboard export or ChatGPT's conversations.json)")
                     .add_filter("Conversations export", &["json"])
-                    .blocking_pick_file()
-                    .and_then(|f| f.into_path().ok()),
+                    .blocking_pick_file()),
+                FileDialog::Attachments => {
+                    let all: Vec<&str> =
+                        ATTACHMENT_IMAGES.iter().chain(["pdf"].iter()).chain(ATTACHMENT_TEXT).copied().collect();
+                    dialog
+                        .set_title("Attach images, PDFs or text files")
+                        .add_filter("Images, PDFs and text files", &all)
+                        .add_filter("Images", ATTACHMENT_IMAGES)
+                        .add_filter("PDF documents", &["pdf"])
+                        .add_filter("Text and code files", ATTACHMENT_TEXT)
+                        .blocking_pick_files()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter_map(|f| f.into_path().ok())
+                        .collect()
+                }
                 FileDialog::SaveExport { file_name, folder, extension } => {
                     let (label, title) = match *extension {
                         "md" => ("Markdown", "Export the chat as Markdown"),
@@ -100,7 +136,7 @@ impl FilePicker {
                     if let Some(folder) = folder {
                         dialog = dialog.set_directory(folder);
                     }
-                    dialog.blocking_save_file().and_then(|f| f.into_path().ok())
+                    one(dialog.blocking_save_file())
                 }
             }
         }))

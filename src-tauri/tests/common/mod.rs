@@ -18,7 +18,7 @@ pub fn plain_app(service: Service) -> (App<MockRuntime>, WebviewWindow<MockRunti
         .manage(service)
         .manage(switchboard_desktop::Confirmer(Arc::new(switchboard_service::Refuse)))
         .manage(switchboard_desktop::Opener(Arc::new(|_| Err("not in this test".into()))))
-        .manage(switchboard_desktop::FilePicker(Arc::new(|_| None)))
+        .manage(switchboard_desktop::FilePicker(Arc::new(|_| Vec::new())))
         .build(switchboard_desktop::context())
         .unwrap();
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();

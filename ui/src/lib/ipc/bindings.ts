@@ -1735,6 +1735,26 @@ truncated: boolean,
  */
 image: string | null, };
 
+export type PickedAttachments = { 
+/**
+ * The attached files.
+ */
+attached: Array<Attachment>, 
+/**
+ * The files refused, each with why.
+ */
+refused: Array<AttachRefusal>, };
+
+export type AttachRefusal = { 
+/**
+ * The file's name (never its path).
+ */
+name: string, 
+/**
+ * Why, in the service's words.
+ */
+message: string, };
+
 export type ProfileOptions = { 
 /**
  * Output limit and reasoning controls sent with every request.

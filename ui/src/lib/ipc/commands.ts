@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, Attachment, AttachmentPreview, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, PickedAttachments, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -15,6 +15,13 @@ export interface Commands {
   remove_agent: { args: { name: string }; params: [name: string]; result: AgentsOverview };
   put_toolset: { args: { toolset: Toolset }; params: [toolset: Toolset]; result: AgentsOverview };
   remove_toolset: { args: { name: string }; params: [name: string]; result: AgentsOverview };
+  attach_pick: { args: Record<string, never>; params: []; result: PickedAttachments };
+  upload_begin: { args: { name: string; size: number }; params: [name: string, size: number]; result: string };
+  upload_chunk: { args: { id: string; data: string }; params: [id: string, data: string]; result: void };
+  upload_finish: { args: { id: string }; params: [id: string]; result: Attachment };
+  upload_cancel: { args: { id: string }; params: [id: string]; result: void };
+  attachment_preview: { args: { id: string }; params: [id: string]; result: AttachmentPreview };
+  attachment_thumbnail: { args: { id: string }; params: [id: string]; result: string | null };
   list_conversations: { args: Record<string, never>; params: []; result: ConversationSummary[] };
   search_conversations: { args: { query: string }; params: [query: string]; result: ConversationSummary[] };
   search_messages: { args: { query: string; limit?: number | null }; params: [query: string, limit?: number | null]; result: SearchHit[] };
@@ -113,6 +120,13 @@ export const COMMANDS = {
   remove_agent: ['name'],
   put_toolset: ['toolset'],
   remove_toolset: ['name'],
+  attach_pick: [],
+  upload_begin: ['name', 'size'],
+  upload_chunk: ['id', 'data'],
+  upload_finish: ['id'],
+  upload_cancel: ['id'],
+  attachment_preview: ['id'],
+  attachment_thumbnail: ['id'],
   list_conversations: [],
   search_conversations: ['query'],
   search_messages: ['query', 'limit'],

@@ -4,6 +4,7 @@
  * object, as the shell's commands share one service.
  */
 import type { AgentConfig, ApprovalChoice, BudgetChoice, ChatGrant, ChatSetup, ConversationSummary, KeychainStatus, KeyMode, ProviderProfile, Settings, StoredCompaction, StoredMessage, Toolset } from '../bindings';
+import type { FakeBlob } from './attachments';
 import type { FakeDefined } from './defined';
 import type { FakeMcp } from './mcp';
 import type { FakeOpenApi, FakePicks } from './openapi';
@@ -72,4 +73,6 @@ export interface FakeState {
   /** The stores hold values; nothing in the fake ever returns one. */
   readonly stores: Record<KeyMode, Map<string, string>>;
   keychain: KeychainStatus;
+  /** Attached files by id (SHA-256), as the store keeps them (./attachments.ts). */
+  readonly blobs: Map<string, FakeBlob>;
 }
