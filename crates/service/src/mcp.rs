@@ -7,8 +7,10 @@
 //! is not approved as it is now (new, edited here, or edited in the file while the app was
 //! closed) waits in `needsApproval` and runs only after a [`Confirm`] the page cannot answer.
 
+mod context;
 mod edit;
 
+pub use context::*;
 pub use edit::{McpEdited, edited_notice};
 
 use crate::confirm::{Confirm, Widening};

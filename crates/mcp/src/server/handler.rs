@@ -1,13 +1,17 @@
 //! The client side of one connection: the rmcp handler (progress to the calling tool card,
-//! `tools/list_changed` to the supervisor) and [`Conn`], the live connection calls go through,
+//! `tools/list_changed` to the supervisor; prompt and resource list changes, resource updates and
+//! log notifications to the server's context) and [`Conn`], the live connection calls go through,
 //! with the calls waiting for progress ([`Progress`]).
 
+#[allow(deprecated)] // MCP's logging, which servers in the field use.
+use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     ClientCapabilities, Implementation, InitializeRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use switchboard_core::ToolContext;
 
 /// One live connection.
@@ -34,6 +38,16 @@ pub(super) struct Handler {
     pub(super) progress: Progress,
     pub(super) list_changed: Arc<tokio::sync::Notify>,
     pub(super) server: String,
+    /// The server's state, for notifications about its context.
+    pub(super) shared: Weak<super::shared::Shared>,
+}
+
+impl Handler {
+    fn notice(&self, notice: super::context::Notice) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.context_notice(notice);
+        }
+    }
 }
 
 impl rmcp::ClientHandler for Handler {
@@ -65,5 +79,33 @@ impl rmcp::ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _ctx: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.server, "tools/list_changed");
         self.list_changed.notify_one();
+    }
+
+    async fn on_prompt_list_changed(&self, _ctx: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.server, "prompts/list_changed");
+        self.notice(super::context::Notice::PromptsChanged);
+    }
+
+    async fn on_resource_list_changed(&self, _ctx: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.server, "resources/list_changed");
+        self.notice(super::context::Notice::ResourcesChanged);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _ctx: NotificationContext<RoleClient>,
+    ) {
+        self.notice(super::context::Notice::Updated(params.uri));
+    }
+
+    #[allow(deprecated)] // MCP's logging, which servers in the field use.
+    async fn on_logging_message(&self, params: LoggingMessageNotificationParam, _ctx: NotificationContext<RoleClient>) {
+        let level = serde_json::to_value(params.level).ok().and_then(|v| v.as_str().map(str::to_owned));
+        self.notice(super::context::Notice::Log {
+            level: level.unwrap_or_else(|| "info".into()),
+            logger: params.logger,
+            data: params.data,
+        });
     }
 }
