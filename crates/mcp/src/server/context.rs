@@ -404,9 +404,15 @@ impl McpServer {
                 )));
             }
         }
-        self.shared.request(&peer, "resources/subscribe", json!({"uri": uri})).await?;
+        // Subscribed before asking: an update the server sends right after its answer counts.
         self.shared.lock().context.subscribed.insert(uri.to_owned());
-        Ok(())
+        let asked = self.shared.request(&peer, "resources/subscribe", json!({"uri": uri})).await;
+        if asked.is_err() {
+            let mut state = self.shared.lock();
+            state.context.subscribed.remove(uri);
+            state.context.updated.remove(uri);
+        }
+        asked.map(drop)
     }
 
     /// Ends the subscription to `uri` (and forgets its updates).
