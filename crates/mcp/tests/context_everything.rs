@@ -140,7 +140,7 @@ async fn subscribed_resources_report_updates_until_read_and_log_notifications_re
     let server = everything().await;
     let uri = server.resources().await.unwrap().items[0].uri.clone();
     server.subscribe(&uri).await.unwrap();
-    assert_eq!(server.subscriptions(), [uri.clone()]);
+    assert_eq!(server.subscriptions(), std::slice::from_ref(&uri));
     server.set_log_level(LogLevel::Debug).await.unwrap();
     assert_eq!(server.log_level(), Some(LogLevel::Debug));
     assert_eq!(server.detail().log_level, Some(LogLevel::Debug));
