@@ -8,6 +8,7 @@ mod args;
 mod chat;
 mod defined;
 mod mcp;
+mod mcp_context;
 mod models;
 mod render;
 mod usage;
