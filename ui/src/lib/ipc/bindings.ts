@@ -744,7 +744,12 @@ versions: Array<string>,
 /**
  * The person pinned it: it is never summarised, always sent verbatim.
  */
-pinned?: boolean, };
+pinned?: boolean, 
+/**
+ * The files attached to it (the person's messages), in order, each under the name it was
+ * attached with: references only, the bytes are read on demand.
+ */
+attachments?: Array<Attachment>, };
 
 export type MessagePage = { 
 /**
@@ -803,7 +808,7 @@ createdAt: number,
  */
 undone: boolean, };
 
-export type SearchHitKind = "title" | "message" | "toolArguments" | "toolResult";
+export type SearchHitKind = "title" | "message" | "toolArguments" | "toolResult" | "attachment";
 
 export type SearchHit = { 
 /**
@@ -822,6 +827,10 @@ messageId?: string,
  * The tool call that matched (its `callId` within the message), for tool hits.
  */
 toolCallId?: string, 
+/**
+ * The attached file that matched (its name), for attachment hits.
+ */
+attachment?: string, 
 /**
  * Where the match is.
  */
@@ -1474,6 +1483,61 @@ dataDir: string | null,
  * The SQLite database file.
  */
 database: string | null, };
+
+export type AttachmentKind = "image" | "pdf" | "text";
+
+export type Attachment = { 
+/**
+ * The SHA-256 of the original bytes, lower-case hex: the content address.
+ */
+id: string, 
+/**
+ * The file's name as attached (never a path), or a resource's URI.
+ */
+name: string, 
+/**
+ * The media type, as sniffed from the bytes.
+ */
+mimeType: string, 
+/**
+ * How it is sent.
+ */
+kind: AttachmentKind, 
+/**
+ * Bytes of the original.
+ */
+size: number, 
+/**
+ * An image's width in pixels.
+ */
+width?: number, 
+/**
+ * An image's height in pixels.
+ */
+height?: number, 
+/**
+ * A PDF's page count.
+ */
+pages?: number, };
+
+export type AttachmentPreview = { 
+/**
+ * The attachment.
+ */
+attachment: Attachment, 
+/**
+ * A text file's text, or a PDF's extracted text (at most 1 MiB); `null` for an image or a
+ * PDF without a text layer.
+ */
+text: string | null, 
+/**
+ * Whether `text` was cut at 1 MiB.
+ */
+truncated: boolean, 
+/**
+ * An image as a `data:` URL, at most 2048 pixels a side.
+ */
+image: string | null, };
 
 export type ProfileOptions = { 
 /**
