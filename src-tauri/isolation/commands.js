@@ -74,6 +74,7 @@ const SWITCHBOARD_COMMANDS = {
   mcp_resource_templates: ['server'],
   mcp_expand_template: ['uriTemplate', 'values'],
   mcp_complete: ['server', 'reference', 'argument', 'value', 'context'],
+  mcp_attach_resource: ['server', 'uri'],
   mcp_resource_updates: [],
   mcp_set_log_level: ['server', 'level'],
   list_providers: [],

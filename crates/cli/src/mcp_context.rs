@@ -69,11 +69,29 @@ pub(crate) fn prompt_text(service: &Service, which: &str, args: &[String]) -> an
         .into());
     };
     let args = crate::mcp::pairs(args, "--arg")?;
-    let got = crate::runtime().block_on(service.mcp_get_prompt(server, prompt, &args))?;
+    let rt = crate::runtime();
+    let got = rt.block_on(service.mcp_get_prompt(server, prompt, &args))?;
     for note in &got.notes {
         eprintln!("note: {}", render::safe(note));
     }
-    Ok(got.text)
+    // The prompt's files go in the text here: a text file framed with its name, anything else
+    // named and left out.
+    let mut text = got.text;
+    for a in &got.attachments {
+        let marker = format!("[attached: {}]", a.name);
+        let preview = rt.block_on(service.attachment_preview(&a.id))?;
+        let inline = match (a.kind, preview.text) {
+            (switchboard_core::AttachmentKind::Text, Some(body)) => {
+                format!("[resource {} ({})]\n{body}", a.name, a.mime_type)
+            }
+            _ => {
+                eprintln!("note: {} ({}) is not sent from the command line", render::safe(&a.name), a.mime_type);
+                format!("[{} ({}) left out]", a.name, a.mime_type)
+            }
+        };
+        text = text.replacen(&marker, &inline, 1);
+    }
+    Ok(text)
 }
 
 /// The text of one `chat --resource URI` (or `SERVER:URI` when several servers could have it),

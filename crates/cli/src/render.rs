@@ -30,6 +30,7 @@ pub fn search_hit(out: &mut impl Write, hit: &SearchHit, bold: bool) -> std::io:
         (SearchHitKind::Message, _) => "assistant".to_owned(),
         (SearchHitKind::ToolArguments, _) => "tool call".to_owned(),
         (SearchHitKind::ToolResult, _) => "tool result".to_owned(),
+        (SearchHitKind::Attachment, _) => "attached file".to_owned(),
     };
     let branch = if hit.on_current_path { "" } else { " (another version)" };
     let message = hit.message_id.as_deref().map(|m| format!("  message {m}")).unwrap_or_default();

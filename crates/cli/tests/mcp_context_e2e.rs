@@ -54,7 +54,8 @@ async fn prompts_and_resources_are_listed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_with_arguments_and_a_resource_become_the_message() {
-    let env = with_everything(Script::new([Reply::text("Sunny."), Reply::text("Read it.")])).await;
+    let env =
+        with_everything(Script::new([Reply::text("Sunny."), Reply::text("Read it."), Reply::text("Seen.")])).await;
     let (out, _) =
         env.chat_json(&["--prompt", "every/args-prompt", "--arg", "city=Paris", "--arg", "state=Texas"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
@@ -68,6 +69,17 @@ async fn a_prompt_with_arguments_and_a_resource_become_the_message() {
     assert!(text.starts_with("This is a simple prompt without arguments.\n\nAlso this:\n\n"), "{text}");
     assert!(
         text.contains("[resource demo://resource/dynamic/text/7 (text/plain)]\nResource 7: This is a plaintext"),
+        "{text}"
+    );
+    // A prompt's embedded resource is stored as an attachment and its text goes in the message.
+    let (out, _) = env
+        .chat_json(&["--prompt", "every/resource-prompt", "--arg", "resourceType=Text", "--arg", "resourceId=2"])
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = asked(&env);
+    assert!(text.starts_with("This prompt includes the Text resource with id: 2."), "{text}");
+    assert!(
+        text.contains("[resource demo://resource/dynamic/text/2 (text/plain)]\nResource 2: This is a plaintext"),
         "{text}"
     );
 }

@@ -48,8 +48,6 @@ fn render() -> String {
         core::ChatEvent,
         core::ReasoningEffort,
         core::GenerationOptions,
-        core::AttachmentKind,
-        core::Attachment,
         store::ConversationSummary,
         store::Role,
         store::MessageStatus,

@@ -6,6 +6,7 @@
 
 use super::{Result, ipc, logged};
 use std::collections::BTreeMap as Map;
+use switchboard_core::Attachment;
 use switchboard_service::Service;
 use switchboard_service::mcp::{
     Completion, CompletionRef, LogLevel, McpPrompts, McpResourceUpdate, McpResources, McpServerInfo, PromptMessages,
@@ -62,6 +63,12 @@ pub async fn mcp_complete(
         service.mcp_complete(&server, &reference, &argument, &value, &context).await.map_err(ipc)
     })
     .await
+}
+
+/// Reads a resource and stores it as an attachment (named by its URI); its updates are followed.
+#[tauri::command]
+pub async fn mcp_attach_resource(service: State<'_, Service>, server: String, uri: String) -> Result<Attachment> {
+    logged("mcp_attach_resource", async move { service.mcp_attach_resource(&server, &uri).await.map_err(ipc) }).await
 }
 
 /// Subscribed resources the servers updated since they were last read (attached).

@@ -127,6 +127,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         mcp_context::mcp_resource_templates,
         mcp_context::mcp_expand_template,
         mcp_context::mcp_complete,
+        mcp_context::mcp_attach_resource,
         mcp_context::mcp_resource_updates,
         mcp_context::mcp_set_log_level,
         defined_tools::defined_tools,

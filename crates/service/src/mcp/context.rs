@@ -10,12 +10,13 @@
 use crate::{Error, Result, Service};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use switchboard_core::Attachment;
 use switchboard_core::ErrorKind;
 use switchboard_mcp::ContextError;
 pub use switchboard_mcp::context::{
     Completion, CompletionRef, LogLevel, PromptArgument, PromptInfo, PromptRole, ResourceTemplateInfo,
 };
-use switchboard_mcp::context::{PromptContent, ResourceContents};
+use switchboard_mcp::context::{PromptContent, ResourceBody, ResourceContents};
 pub use switchboard_mcp::{Offers, ResourceUpdate};
 
 /// A server's prompts.
@@ -190,27 +191,38 @@ impl Service {
     ) -> Result<PromptMessages> {
         let got = self.context_server(server)?.get_prompt(name, args).await.map_err(context_error)?;
         let mut messages = Vec::with_capacity(got.messages.len());
+        let mut attachments = Vec::new();
         let mut notes = Vec::new();
         for m in got.messages {
-            let text = match m.content {
-                PromptContent::Text(text) => text,
-                PromptContent::Resource(c) => match content_text(&c) {
-                    Ok(text) => framed(&c, text),
-                    Err(why) => {
-                        notes.push(why.clone());
-                        format!("[{why}]")
+            // Images and embedded resources become attachments; what cannot be one is said in
+            // the text and in a note.
+            let stored = match &m.content {
+                PromptContent::Image { mime_type, bytes } => {
+                    let file = format!("{name}-image-{}.{}", attachments.len() + 1, extension(mime_type));
+                    Some((file, bytes.clone()))
+                }
+                PromptContent::Resource(c) => Some((c.uri.clone(), self.content_bytes(c))),
+                _ => None,
+            };
+            let text = match (stored, m.content) {
+                (Some((file, bytes)), _) => match self.store_attachment(&file, bytes).await {
+                    Ok(a) => {
+                        let shown = format!("[attached: {}]", a.name);
+                        attachments.push(a);
+                        shown
+                    }
+                    Err(e) => {
+                        notes.push(e.message.clone());
+                        format!("[{} was left out: {}]", file, e.message)
                     }
                 },
-                PromptContent::Image { mime_type, bytes } => {
-                    let why = format!("an image ({mime_type}, {} bytes) was left out", bytes.len());
-                    notes.push(why.clone());
-                    format!("[{why}]")
-                }
-                PromptContent::Link { uri, name, .. } => format!("[link: {name} {uri}]"),
-                PromptContent::Other(text) => {
+                (None, PromptContent::Text(text)) => text,
+                (None, PromptContent::Link { uri, name, .. }) => format!("[link: {name} {uri}]"),
+                (None, PromptContent::Other(text)) => {
                     notes.push(text.clone());
                     text
                 }
+                (None, _) => String::new(),
             };
             messages.push(PromptMessageText { role: m.role, text: self.masked(&text) });
         }
@@ -228,7 +240,7 @@ impl Service {
             description: got.description.map(|d| self.masked(&d)),
             text,
             messages,
-            attachments: Vec::new(),
+            attachments,
             notes,
         })
     }
@@ -305,6 +317,56 @@ impl Service {
         })
     }
 
+    /// Reads a resource and stores it as an attachment, named by its URI (text as text, an image
+    /// or PDF as such; a binary of another type is refused with what it is). The resource is
+    /// subscribed when the server offers it: its updates show in [`Service::mcp_resource_updates`]
+    /// until it is attached again, and what a sent message carried is never rewritten.
+    pub async fn mcp_attach_resource(&self, server: &str, uri: &str) -> Result<Attachment> {
+        let mcp = self.context_server(server)?;
+        let read = mcp.read_resource(uri).await.map_err(context_error)?;
+        let bytes = match read.as_slice() {
+            [one] => self.content_bytes(one),
+            [] => return Err(Error::new(ErrorKind::BadRequest, format!("The resource {uri} is empty."))),
+            several => {
+                let mut parts = Vec::with_capacity(several.len());
+                for c in several {
+                    let text = content_text(c).map_err(|why| {
+                        Error::new(
+                            ErrorKind::BadRequest,
+                            capitalised(&format!("{uri} has {} parts and {why}", several.len())),
+                        )
+                    })?;
+                    parts.push(framed(c, text));
+                }
+                self.masked(&parts.join("\n\n")).into_bytes()
+            }
+        };
+        let attachment = self.store_attachment(uri, bytes).await?;
+        if mcp.offers().subscribe
+            && let Err(e) = mcp.subscribe(uri).await
+        {
+            tracing::warn!(server, "{uri} is attached but its updates are not followed: {e}");
+        }
+        Ok(attachment)
+    }
+
+    /// A content's bytes for storing: text redacted, bytes as they are.
+    fn content_bytes(&self, c: &ResourceContents) -> Vec<u8> {
+        match &c.body {
+            ResourceBody::Text(text) => self.masked(text).into_bytes(),
+            ResourceBody::Blob(bytes) => bytes.clone(),
+        }
+    }
+
+    /// Inspects and stores `bytes` as an attachment named `name` (a URI is kept whole).
+    async fn store_attachment(&self, name: &str, bytes: Vec<u8>) -> Result<Attachment> {
+        let name: String = name.chars().filter(|c| !c.is_control()).take(255).collect();
+        let store = self.inner.store.clone();
+        tokio::task::spawn_blocking(move || crate::attachments::ingest(&store, &name, &bytes))
+            .await
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("The attachment could not be stored: {e}")))?
+    }
+
     /// Follows a resource's updates (when the server offers subscriptions).
     pub async fn mcp_subscribe(&self, server: &str, uri: &str) -> Result<()> {
         self.context_server(server)?.subscribe(uri).await.map_err(context_error)
@@ -364,6 +426,17 @@ impl Service {
     }
 }
 
+/// A file extension for an image's media type.
+fn extension(mime_type: &str) -> &'static str {
+    match mime_type {
+        "image/jpeg" => "jpg",
+        "image/gif" => "gif",
+        "image/webp" => "webp",
+        "image/png" => "png",
+        _ => "bin",
+    }
+}
+
 fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
     let first = chars.next().map(|c| c.to_uppercase().collect::<String>()).unwrap_or_default();
@@ -373,7 +446,6 @@ fn capitalised(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use switchboard_mcp::context::ResourceBody;
 
     #[test]
     fn context_errors_read_as_sentences_of_the_right_kind() {

@@ -511,42 +511,6 @@ temperature?: number,
  */
 topP?: number, };
 
-export type AttachmentKind = "image" | "pdf" | "text";
-
-export type Attachment = { 
-/**
- * The SHA-256 of the original bytes, lower-case hex: the content address.
- */
-id: string, 
-/**
- * The file's name as attached (never a path), or a resource's URI.
- */
-name: string, 
-/**
- * The media type, as sniffed from the bytes.
- */
-mimeType: string, 
-/**
- * How it is sent.
- */
-kind: AttachmentKind, 
-/**
- * Bytes of the original.
- */
-size: number, 
-/**
- * An image's width in pixels.
- */
-width?: number, 
-/**
- * An image's height in pixels.
- */
-height?: number, 
-/**
- * A PDF's page count.
- */
-pages?: number, };
-
 export type ConversationSummary = { 
 /**
  * Conversation id.

@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, Completion, CompletionRef, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, LogLevel, McpEdited, McpOverview, McpPrompts, McpResourceUpdate, McpResources, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, PromptMessages, ProviderInfo, ProviderProfile, ResourceTemplateInfo, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, Attachment, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, Completion, CompletionRef, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, LogLevel, McpEdited, McpOverview, McpPrompts, McpResourceUpdate, McpResources, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, PromptMessages, ProviderInfo, ProviderProfile, ResourceTemplateInfo, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -80,6 +80,7 @@ export interface Commands {
   mcp_resource_templates: { args: { server: string }; params: [server: string]; result: ResourceTemplateInfo[] };
   mcp_expand_template: { args: { uriTemplate: string; values: { [key: string]: string } }; params: [uriTemplate: string, values: { [key: string]: string }]; result: string };
   mcp_complete: { args: { server: string; reference: CompletionRef; argument: string; value: string; context: { [key: string]: string } }; params: [server: string, reference: CompletionRef, argument: string, value: string, context: { [key: string]: string }]; result: Completion };
+  mcp_attach_resource: { args: { server: string; uri: string }; params: [server: string, uri: string]; result: Attachment };
   mcp_resource_updates: { args: Record<string, never>; params: []; result: McpResourceUpdate[] };
   mcp_set_log_level: { args: { server: string; level: LogLevel }; params: [server: string, level: LogLevel]; result: McpServerInfo };
   list_providers: { args: Record<string, never>; params: []; result: ProviderInfo[] };
@@ -184,6 +185,7 @@ export const COMMANDS = {
   mcp_resource_templates: ['server'],
   mcp_expand_template: ['uriTemplate', 'values'],
   mcp_complete: ['server', 'reference', 'argument', 'value', 'context'],
+  mcp_attach_resource: ['server', 'uri'],
   mcp_resource_updates: [],
   mcp_set_log_level: ['server', 'level'],
   list_providers: [],
