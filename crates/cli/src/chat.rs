@@ -108,8 +108,20 @@ pub struct ChatArgs {
     /// Print one ChatEvent per line (exactly what the desktop UI receives).
     #[arg(long)]
     pub json: bool,
-    /// The message (may be left out when files are attached).
-    #[arg(required_unless_present = "attach")]
+    /// Start the message with an MCP server's prompt, SERVER/PROMPT (`switchboard mcp prompts
+    /// SERVER` lists them); its arguments with --arg.
+    #[arg(long = "prompt", value_name = "SERVER/PROMPT")]
+    mcp_prompt: Option<String>,
+    /// An argument of --prompt, NAME=VALUE (repeatable).
+    #[arg(long = "arg", value_name = "NAME=VALUE", requires = "mcp_prompt")]
+    prompt_args: Vec<String>,
+    /// Attach an MCP server's resource to the message (repeatable): its URI, or SERVER:URI when
+    /// several servers could have it (`switchboard mcp resources SERVER` lists them).
+    #[arg(long = "resource", value_name = "URI")]
+    resources: Vec<String>,
+    /// The message (may be left out when files, a prompt or resources are attached; with
+    /// --prompt: added after the prompt's text).
+    #[arg(required_unless_present_any = ["attach", "mcp_prompt", "resources"])]
     prompt: Option<String>,
 }
 
@@ -405,10 +417,18 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
         switchboard_core::Budget { steps: args.budget_steps, time_secs: args.budget_time, cost_usd: args.budget_cost };
     let budget = (!budget.is_empty()).then_some(budget);
     // Read and checked before anything is sent: a file that cannot go ends here, exit 1.
-    let attachments = crate::attach::attach_all(service, &args.attach)?;
+    let mut attachments = crate::attach::attach_all(service, &args.attach)?;
+    let text = message_text(
+        service,
+        args.mcp_prompt.as_deref(),
+        &args.prompt_args,
+        &args.resources,
+        args.prompt,
+        &mut attachments,
+    )?;
     let request = SendRequest {
         conversation_id: conversation,
-        text: args.prompt.unwrap_or_default(),
+        text,
         provider: args.provider,
         model: args.model,
         forced: args.force,
@@ -427,6 +447,27 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
     let approver = TerminalApprover::new(args.approve_all, args.allow_egress, args.on_budget)
         .approving_sampling(args.approve_sampling);
     stream(service, turn, args.json, approver)
+}
+
+/// The message: an MCP prompt's text, then the person's own, then each resource's text framed
+/// with its URI and media type.
+fn message_text(
+    service: &Service,
+    mcp_prompt: Option<&str>,
+    prompt_args: &[String],
+    resources: &[String],
+    own: Option<String>,
+    attachments: &mut Vec<String>,
+) -> anyhow::Result<String> {
+    let mut parts = Vec::new();
+    if let Some(which) = mcp_prompt {
+        parts.push(crate::mcp_context::prompt_text(service, which, prompt_args, attachments)?);
+    }
+    parts.extend(own);
+    for which in resources {
+        attachments.push(crate::mcp_context::attach_resource(service, which)?);
+    }
+    Ok(parts.join("\n\n"))
 }
 
 pub fn regenerate(service: &Service, args: RegenerateArgs) -> anyhow::Result<ExitCode> {

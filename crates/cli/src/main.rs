@@ -10,6 +10,7 @@ mod attach;
 mod chat;
 mod defined;
 mod mcp;
+mod mcp_context;
 mod models;
 mod render;
 mod usage;

@@ -97,7 +97,7 @@ fn file_name(name: &str) -> String {
 }
 
 /// Inspects `bytes` and stores them. Blocking.
-fn ingest(store: &Store, name: &str, bytes: &[u8]) -> Result<Attachment> {
+pub(crate) fn ingest(store: &Store, name: &str, bytes: &[u8]) -> Result<Attachment> {
     let found = switchboard_media::inspect(name, bytes).map_err(media)?;
     Ok(store.put_attachment(NewAttachment {
         bytes,

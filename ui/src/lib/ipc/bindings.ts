@@ -2362,7 +2362,15 @@ serverInfo: string | null,
 /**
  * Restarts after failures since it was last started by hand.
  */
-restarts: number, };
+restarts: number, 
+/**
+ * What it declared it offers beyond tools (prompts, resources, ...), while it runs.
+ */
+offers: Offers, 
+/**
+ * The log level chosen for its log notifications, if one was.
+ */
+logLevel: LogLevel | null, };
 
 export type McpServerInfo = { 
 /**
@@ -2443,6 +2451,254 @@ app: string,
  * The file.
  */
 path: string, };
+
+export type Offers = { 
+/**
+ * Prompts (`prompts/list`, `prompts/get`).
+ */
+prompts: boolean, 
+/**
+ * Resources and templates.
+ */
+resources: boolean, 
+/**
+ * Resource subscriptions.
+ */
+subscribe: boolean, 
+/**
+ * Argument completion.
+ */
+completions: boolean, 
+/**
+ * Log notifications at a chosen level.
+ */
+logging: boolean, };
+
+export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+
+export type PromptArgument = { 
+/**
+ * Its name (the key of `arguments` in `prompts/get`).
+ */
+name: string, 
+/**
+ * Its title for people.
+ */
+title: string | null, 
+/**
+ * What to give.
+ */
+description: string | null, 
+/**
+ * Whether the prompt needs it.
+ */
+required: boolean, };
+
+export type PromptInfo = { 
+/**
+ * The server's name for it (what `prompts/get` sends).
+ */
+name: string, 
+/**
+ * Its title for people, when it gave one.
+ */
+title: string | null, 
+/**
+ * What it is for.
+ */
+description: string | null, 
+/**
+ * Its arguments, in the server's order.
+ */
+arguments: Array<PromptArgument>, };
+
+export type McpPrompts = { 
+/**
+ * The server.
+ */
+server: string, 
+/**
+ * Its prompts, in its order.
+ */
+prompts: Array<PromptInfo>, 
+/**
+ * What was left out of its listing, one reason each.
+ */
+skipped: Array<string>, };
+
+export type PromptRole = "user" | "assistant";
+
+export type PromptMessageText = { 
+/**
+ * Who says it.
+ */
+role: PromptRole, 
+/**
+ * What it says (non-text content described in words).
+ */
+text: string, };
+
+export type PromptMessages = { 
+/**
+ * The server.
+ */
+server: string, 
+/**
+ * The prompt.
+ */
+prompt: string, 
+/**
+ * The server's description of this prompt, if it gave one.
+ */
+description: string | null, 
+/**
+ * Every message's text joined, in order, for the message box (an assistant's message
+ * is marked as such).
+ */
+text: string, 
+/**
+ * The messages one by one.
+ */
+messages: Array<PromptMessageText>, 
+/**
+ * Images and embedded resources, stored as attachments, in order.
+ */
+attachments: Array<Attachment>, 
+/**
+ * What could not be carried, in words (audio, an unreadable embedded resource).
+ */
+notes: Array<string>, };
+
+export type McpResource = { 
+/**
+ * Its URI.
+ */
+uri: string, 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * Its title for people.
+ */
+title: string | null, 
+/**
+ * What it is.
+ */
+description: string | null, 
+/**
+ * Its media type, when the server said.
+ */
+mimeType: string | null, 
+/**
+ * Its size, when the server said.
+ */
+size: number | null, 
+/**
+ * Whether Switchboard follows its updates.
+ */
+subscribed: boolean, 
+/**
+ * Updates the server announced since it was last read (more than 0: "updated").
+ */
+updates: number, };
+
+export type ResourceTemplateInfo = { 
+/**
+ * The template, `demo://resource/{id}`.
+ */
+uriTemplate: string, 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * Its title for people.
+ */
+title: string | null, 
+/**
+ * What it gives.
+ */
+description: string | null, 
+/**
+ * The media type of what it gives, when the server said.
+ */
+mimeType: string | null, 
+/**
+ * Its variables in order (empty when the template uses expressions this app does not
+ * expand; then `problem` says so).
+ */
+variables: Array<string>, 
+/**
+ * Why it cannot be used, when it cannot.
+ */
+problem: string | null, };
+
+export type McpResources = { 
+/**
+ * The server.
+ */
+server: string, 
+/**
+ * Its resources, in its order.
+ */
+resources: Array<McpResource>, 
+/**
+ * Its templates, in its order.
+ */
+templates: Array<ResourceTemplateInfo>, 
+/**
+ * What was left out of its listings, one reason each.
+ */
+skipped: Array<string>, };
+
+export type McpResourceUpdate = { 
+/**
+ * The server.
+ */
+server: string, 
+/**
+ * The resource.
+ */
+uri: string, 
+/**
+ * Updates announced since it was last read.
+ */
+updates: number, };
+
+export type McpResourceText = { 
+/**
+ * The server.
+ */
+server: string, 
+/**
+ * The resource.
+ */
+uri: string, 
+/**
+ * Its media type, when the server said.
+ */
+mimeType: string | null, 
+/**
+ * Its text (every content, in order).
+ */
+text: string, };
+
+export type CompletionRef = { "type": "prompt", name: string, } | { "type": "resource", uri: string, };
+
+export type Completion = { 
+/**
+ * The values, at most [`MAX_COMPLETIONS`].
+ */
+values: Array<string>, 
+/**
+ * How many there are in all, when the server said.
+ */
+total: number | null, 
+/**
+ * Whether there are more than shown.
+ */
+hasMore: boolean, };
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
