@@ -15,6 +15,7 @@ import { PrefsState } from './prefs.svelte';
 import { matchedTerms } from '../search/snippet';
 import { ChatSession, type ApprovalRequest, type SessionHost } from './session.svelte';
 import { preloadMarkdown } from '../markdown/engine';
+import { McpComposer } from '../mcp/state.svelte';
 
 export interface Toast {
   id: number;
@@ -152,6 +153,8 @@ export class AppState implements SessionHost {
   notice = $state.raw<Notice | null>(null);
   /** Theme, text size, zoom and the send key (localStorage). */
   readonly prefs: PrefsState;
+  /** The running MCP servers' prompts and resources, and the resources attached to the next message. */
+  readonly mcp: McpComposer = new McpComposer(() => this.api);
 
   /**
    * Sessions with a turn running, so switching away and back shows the live answer. Reactive:

@@ -1,0 +1,138 @@
+/**
+ * What the composer knows of the running MCP servers' prompts and resources, and the resources
+ * attached to the next message. Lists are read when a menu opens (at most every few seconds, and
+ * each server on its own, so a slow or broken one never hides the others).
+ *
+ * Invariant: a menu shows only what the servers answered; one server's failure is kept as its own
+ * line and never empties another's list. Attached resources go out with the next message and are
+ * then cleared.
+ */
+import type { Backend } from '../ipc/backend';
+import { toIpcError } from '../ipc/errors';
+import type { Attachment, CompletionRef, McpFeatures, PromptInfo, PromptMessages, ResourceList } from './types';
+
+/** Lists are read again at most this often (ms). */
+export const LIST_EVERY_MS = 5000;
+/** At most this many resources attached to one message. */
+export const MAX_ATTACHED = 20;
+
+/** The commands of these features if the backend has them (an older shell does not). */
+export function features(api: Backend): McpFeatures | null {
+  const f = api as unknown as Partial<McpFeatures>;
+  return typeof f.mcpPrompts === 'function' ? (api as unknown as McpFeatures) : null;
+}
+
+export interface ServerLists<T> {
+  server: string;
+  items: T | null;
+  error: string | null;
+}
+
+export class McpComposer {
+  /** The servers that run, by name. */
+  servers = $state.raw<string[]>([]);
+  prompts = $state.raw<ServerLists<PromptInfo[]>[]>([]);
+  resources = $state.raw<ServerLists<ResourceList>[]>([]);
+  loading = $state(false);
+  /** Resources attached to the next message (with the server they came from). */
+  attached = $state.raw<{ server: string; attachment: Attachment }[]>([]);
+
+  private readonly api: () => Backend;
+  private readAt = 0;
+  private reading: Promise<void> | null = null;
+
+  constructor(api: () => Backend) {
+    this.api = api;
+  }
+
+  get available(): boolean {
+    return features(this.api()) !== null;
+  }
+
+  private get f(): McpFeatures {
+    const f = features(this.api());
+    if (!f) throw new Error('This version of the app cannot read MCP prompts or resources.');
+    return f;
+  }
+
+  /** Reads the running servers and their prompts and resources (again when older than `LIST_EVERY_MS`, or `force`). */
+  load(force = false): Promise<void> {
+    if (!this.available) return Promise.resolve();
+    if (this.reading) return this.reading;
+    if (!force && Date.now() - this.readAt < LIST_EVERY_MS) return Promise.resolve();
+    this.loading = true;
+    this.reading = this.read().finally(() => {
+      this.loading = false;
+      this.reading = null;
+      this.readAt = Date.now();
+    });
+    return this.reading;
+  }
+
+  private async read(): Promise<void> {
+    let names: string[];
+    try {
+      const overview = await this.api().mcpServers();
+      names = overview.servers.filter((s) => s.enabled && s.detail.status.state === 'ready').map((s) => s.detail.name);
+    } catch {
+      names = [];
+    }
+    this.servers = names;
+    const f = this.f;
+    const settle = async <T>(server: string, p: Promise<T>): Promise<ServerLists<T>> => {
+      try {
+        return { server, items: await p, error: null };
+      } catch (e) {
+        return { server, items: null, error: toIpcError(e).message };
+      }
+    };
+    const [prompts, resources] = await Promise.all([
+      Promise.all(names.map((s) => settle(s, f.mcpPrompts(s)))),
+      Promise.all(names.map((s) => settle(s, f.mcpResources(s)))),
+    ]);
+    this.prompts = prompts;
+    this.resources = resources;
+  }
+
+  getPrompt(server: string, name: string, args: Record<string, string>): Promise<PromptMessages> {
+    return this.f.mcpGetPrompt(server, name, args);
+  }
+
+  /** The server's suggestions for one argument (none when it offers no completion or fails). */
+  async complete(server: string, reference: CompletionRef, argument: string, value: string, context: Record<string, string>): Promise<string[]> {
+    try {
+      return (await this.f.mcpComplete(server, reference, argument, value, context)).slice(0, 100);
+    } catch {
+      return [];
+    }
+  }
+
+  /** Attaches a resource to the next message; resolves with the backend's message on failure. */
+  async attach(server: string, uri: string): Promise<string | null> {
+    if (this.attached.length >= MAX_ATTACHED) return `At most ${MAX_ATTACHED} resources go with one message.`;
+    try {
+      const attachment = await this.f.mcpAttachResource(server, uri);
+      if (!this.attached.some((a) => a.attachment.id === attachment.id)) this.attached = [...this.attached, { server, attachment }];
+      return null;
+    } catch (e) {
+      return toIpcError(e).message;
+    }
+  }
+
+  /** Adds attachments a prompt carried. */
+  addAttachments(server: string, list: readonly Attachment[]): void {
+    const fresh = list.filter((a) => !this.attached.some((b) => b.attachment.id === a.id));
+    this.attached = [...this.attached, ...fresh.map((attachment) => ({ server, attachment }))].slice(0, MAX_ATTACHED);
+  }
+
+  detach(id: string): void {
+    this.attached = this.attached.filter((a) => a.attachment.id !== id);
+  }
+
+  /** The ids that go with the message being sent; the list is cleared. */
+  take(): string[] {
+    const ids = this.attached.map((a) => a.attachment.id);
+    this.attached = [];
+    return ids;
+  }
+}
