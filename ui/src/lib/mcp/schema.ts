@@ -243,7 +243,10 @@ export function contentOf(fields: readonly Field[], values: FormValues): Record<
     } else {
       const text = typeof v === 'string' ? v : '';
       if (text.trim() === '') continue;
-      out[f.name] = f.kind === 'number' || f.kind === 'integer' ? Number(text.trim()) : text;
+      if (f.kind === 'number' || f.kind === 'integer') out[f.name] = Number(text.trim());
+      // A date and time without a zone (the browser's picker) is the person's local time.
+      else if (f.kind === 'string' && f.format === 'date-time' && !/(Z|[+-]\d{2}:\d{2})$/.test(text.trim())) out[f.name] = new Date(text.trim()).toISOString();
+      else out[f.name] = text;
     }
   }
   return out;

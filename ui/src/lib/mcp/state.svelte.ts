@@ -9,7 +9,7 @@
  */
 import type { Backend } from '../ipc/backend';
 import { toIpcError } from '../ipc/errors';
-import type { Attachment, CompletionRef, McpFeatures, PromptInfo, PromptMessages, ResourceList } from './types';
+import type { Attachment, CompletionRef, ElicitationAction, McpFeatures, PromptInfo, PromptMessages, ResourceList } from './types';
 
 /** Lists are read again at most this often (ms). */
 export const LIST_EVERY_MS = 5000;
@@ -134,5 +134,29 @@ export class McpComposer {
     const ids = this.attached.map((a) => a.attachment.id);
     this.attached = [];
     return ids;
+  }
+}
+
+/** Sends the person's answer to a server's form or URL request; resolves with the backend's message on failure. */
+export async function answerElicitation(api: Backend, id: string, action: ElicitationAction, content: Record<string, unknown> | null): Promise<string | null> {
+  const f = features(api);
+  if (!f) return 'This version of the app cannot answer a server’s questions.';
+  try {
+    await f.resolveElicitation(id, action, action === 'accept' ? content : null);
+    return null;
+  } catch (e) {
+    return toIpcError(e).message;
+  }
+}
+
+/** Sends the person's decision on a sampling request (`messages`: the edited texts, or null as asked). */
+export async function answerSampling(api: Backend, id: string, approve: boolean, messages: string[] | null): Promise<string | null> {
+  const f = features(api);
+  if (!f) return 'This version of the app cannot answer a server’s questions.';
+  try {
+    await f.resolveSampling(id, approve, approve ? messages : null);
+    return null;
+  } catch (e) {
+    return toIpcError(e).message;
   }
 }
