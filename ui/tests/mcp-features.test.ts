@@ -7,7 +7,6 @@
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import App from '../src/App.svelte';
-import type { Backend } from '../src/lib/ipc/backend';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import type { McpFeatures } from '../src/lib/mcp/types';
 import { AppState } from '../src/lib/state/app.svelte';
