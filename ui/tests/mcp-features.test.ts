@@ -191,7 +191,7 @@ async function sendAndFindCard(text: string, testid: string): Promise<HTMLElemen
 describe('a server asks during a call', () => {
   it('shows the form inside the tool’s card, with defaults, checks it and sends typed content', async () => {
     const { f } = await start();
-    const resolve = vi.spyOn(f, 'resolveElicitation');
+    const resolve = vi.spyOn(f, 'answerElicitation');
     const card = await sendAndFindCard('fill the form please', 'elicitation-card');
     const tool = card.closest('[data-testid="tool-card"]') as HTMLElement;
     expect(tool.dataset.toolName).toBe('files__write_note');
@@ -219,7 +219,7 @@ describe('a server asks during a call', () => {
 
   it('declines and cancels as asked', async () => {
     const { f } = await start();
-    const resolve = vi.spyOn(f, 'resolveElicitation');
+    const resolve = vi.spyOn(f, 'answerElicitation');
     const card = await sendAndFindCard('elicit something', 'elicitation-card');
     await fireEvent.click(within(card).getByTestId('elicitation-decline'));
     await waitFor(() => expect(resolve).toHaveBeenCalledWith(expect.any(String), 'decline', null));
@@ -227,29 +227,30 @@ describe('a server asks during a call', () => {
   });
 
   it('in URL mode shows the host large and opens the page only after the person agrees', async () => {
-    const { backend } = await start();
-    const open = vi.spyOn(backend, 'openUrl').mockResolvedValue(undefined);
+    const { f } = await start();
+    // The shell opens the page when the answer is "accept" (after its own check of the address).
+    const answer = vi.spyOn(f, 'answerElicitation');
     const card = await sendAndFindCard('form with a url', 'elicitation-card');
     expect(card.dataset.mode).toBe('url');
     expect(within(card).getByTestId('elicitation-host').textContent).toBe('notes.example.com');
-    expect(open).not.toHaveBeenCalled();
+    expect(answer).not.toHaveBeenCalled();
     await fireEvent.click(within(card).getByTestId('elicitation-open'));
-    await waitFor(() => expect(open).toHaveBeenCalledWith('https://notes.example.com/authorize?client=switchboard'));
+    await waitFor(() => expect(answer).toHaveBeenCalledWith(expect.any(String), 'accept', null));
   });
 
   it('shows a sampling request with its limits; an edit is approved and the completion streams into the card', async () => {
     const { f } = await start();
-    const resolve = vi.spyOn(f, 'resolveSampling');
+    const resolve = vi.spyOn(f, 'answerSampling');
     const card = await sendAndFindCard('sample a poem', 'sampling-card');
     expect(card.textContent).toContain('files');
     expect(within(card).getByTestId('sampling-message').textContent).toContain('Write a short poem about the sea.');
     const limits = within(card).getByTestId('sampling-limits').textContent ?? '';
     expect(limits).toContain('1,000,000');
-    expect(limits).toContain('at most 4,096');
+    expect(limits).toContain('capped to 4,096');
     await fireEvent.click(within(card).getByTestId('sampling-edit'));
     await type('Write a haiku about the sea.', within(card).getByTestId('sampling-edit-input') as HTMLTextAreaElement);
     await fireEvent.click(within(card).getByTestId('sampling-approve'));
-    await waitFor(() => expect(resolve).toHaveBeenCalledWith(expect.any(String), true, ['Write a haiku about the sea.']));
+    await waitFor(() => expect(resolve).toHaveBeenCalledWith(expect.any(String), true, [{ role: 'user', text: 'Write a haiku about the sea.' }]));
     const tool = card.closest('[data-testid="tool-card"]') as HTMLElement;
     await waitFor(() => expect(within(tool).getByTestId('agent-run').textContent).toContain('waves fold into waves'));
     expect(within(card).getByTestId('sampling-resolved').textContent).toBe('You approved it.');
@@ -257,7 +258,7 @@ describe('a server asks during a call', () => {
 
   it('deny goes back as a denial', async () => {
     const { f } = await start();
-    const resolve = vi.spyOn(f, 'resolveSampling');
+    const resolve = vi.spyOn(f, 'answerSampling');
     const card = await sendAndFindCard('sampling please', 'sampling-card');
     await fireEvent.click(within(card).getByTestId('sampling-deny'));
     await waitFor(() => expect(resolve).toHaveBeenCalledWith(expect.any(String), false, null));
@@ -287,17 +288,15 @@ describe('Settings → MCP', () => {
     await waitFor(() => expect(within(all).getAllByTestId('mcp-root').map((r) => r.dataset.path)).toEqual(['/home/you/Projects']));
   });
 
-  it('shows the server’s log at the level picked', async () => {
+  it('sets the level of the server’s log messages, which show in its output', async () => {
     const { f } = await start();
     const setLevel = vi.spyOn(f, 'mcpSetLogLevel');
     const section = await openMcp();
-    const log = await within(section).findByTestId('mcp-log-files');
-    (log as HTMLDetailsElement).open = true;
-    await fireEvent(log, new Event('toggle'));
-    await waitFor(() => expect(within(log).getByTestId('mcp-log-lines').textContent).toContain('Allowed directories'));
-    expect(within(log).getByTestId('mcp-log-lines').textContent).not.toContain('Listing 3 resources');
-    await fireEvent.change(within(log).getByTestId('mcp-log-level-files'), { target: { value: 'debug' } });
-    await waitFor(() => expect(within(log).getByTestId('mcp-log-lines').textContent).toContain('Listing 3 resources'));
-    expect(setLevel).toHaveBeenCalledWith('files', 'debug');
+    const select = (await within(section).findByTestId('mcp-log-level-files')) as HTMLSelectElement;
+    expect(within(section).getAllByTestId('mcp-stderr')[0]?.textContent).toContain('[log info] files: allowed directories');
+    await fireEvent.change(select, { target: { value: 'debug' } });
+    await waitFor(() => expect(setLevel).toHaveBeenCalledWith('files', 'debug'));
+    await waitFor(() => expect(within(section).getAllByTestId('mcp-stderr')[0]?.textContent).toContain('[log debug] files: listing 3 resources'));
+    expect(((await within(section).findByTestId('mcp-log-level-files')) as HTMLSelectElement).value).toBe('debug');
   });
 });

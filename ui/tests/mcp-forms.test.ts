@@ -4,54 +4,53 @@
  * moves; resource templates give their parameters and expand.
  */
 import { describe, expect, it } from 'vitest';
-import { contentOf, formFromSchema, initialValues, problems, type Field } from '../src/lib/mcp/schema';
+import { contentOf, fieldsOf, initialValues, problems, type Field } from '../src/lib/mcp/schema';
+import type { FormField } from '../src/lib/mcp/types';
 import { APP_COMMANDS, entryName, expandTemplate, filterEntries, MAX_SHOWN, moveActive, slashQuery, templateParams, type MenuEntry } from '../src/lib/mcp/menu';
 
-const SCHEMA = {
-  type: 'object',
-  properties: {
-    name: { type: 'string', title: 'Name', minLength: 2, maxLength: 5 },
-    email: { type: 'string', format: 'email' },
-    site: { type: 'string', format: 'uri' },
-    born: { type: 'string', format: 'date' },
-    when: { type: 'string', format: 'date-time' },
-    note: { type: 'string', default: 'hello' },
-    age: { type: 'integer', minimum: 0, maximum: 150, default: 30 },
-    ratio: { type: 'number', minimum: 0.5, maximum: 1.5 },
-    ok: { type: 'boolean', default: true },
-    off: { type: 'boolean' },
-    size: { type: 'string', enum: ['s', 'm', 'l'], enumNames: ['Small', 'Medium', 'Large'], default: 'm' },
-    colour: { type: 'string', oneOf: [{ const: 'r', title: 'Red' }, { const: 'g', title: 'Green' }] },
-    tags: { type: 'array', items: { type: 'string', enum: ['a', 'b', 'c'] }, minItems: 1, maxItems: 2, default: ['a'] },
-  },
-  required: ['name', 'age', 'colour'],
-};
+/** One field of every kind the engine reads from a requested schema (the spec's types), with and without defaults. */
+const FORM: FormField[] = [
+  { name: 'name', title: 'Name', required: true, kind: { type: 'text', minLength: 2, maxLength: 5 } },
+  { name: 'email', title: '', required: false, kind: { type: 'text', format: 'email' } },
+  { name: 'site', title: 'Site', required: false, kind: { type: 'text', format: 'uri' } },
+  { name: 'born', title: 'Born', required: false, kind: { type: 'text', format: 'date' } },
+  { name: 'when', title: 'When', required: false, kind: { type: 'text', format: 'date-time' } },
+  { name: 'odd', title: 'Odd', required: false, kind: { type: 'text', format: 'ipv4' } },
+  { name: 'note', title: 'Note', description: 'Anything', required: false, kind: { type: 'text', default: 'hello' } },
+  { name: 'age', title: 'Age', required: true, kind: { type: 'number', integer: true, minimum: 0, maximum: 150, default: 30 } },
+  { name: 'ratio', title: 'Ratio', required: false, kind: { type: 'number', integer: false, minimum: 0.5, maximum: 1.5 } },
+  { name: 'ok', title: 'OK', required: false, kind: { type: 'boolean', default: true } },
+  { name: 'off', title: 'Off', required: false, kind: { type: 'boolean' } },
+  { name: 'size', title: 'Size', required: false, kind: { type: 'choice', multiple: false, choices: [{ value: 's', title: 'Small' }, { value: 'm', title: 'Medium' }], default: ['m'] } },
+  { name: 'colour', title: 'Colour', required: true, kind: { type: 'choice', multiple: false, choices: [{ value: 'r', title: 'Red' }, { value: 'g', title: 'Green' }], default: [] } },
+  { name: 'tags', title: 'Tags', required: false, kind: { type: 'choice', multiple: true, choices: ['a', 'b', 'c'].map((v) => ({ value: v, title: v.toUpperCase() })), minItems: 1, maxItems: 2, default: ['a'] } },
+];
 
 function fields(): Field[] {
-  const f = formFromSchema(SCHEMA);
-  if (!f.ok) throw new Error(f.reason);
-  return f.fields;
+  return fieldsOf(FORM);
 }
 
-describe('an elicitation schema as a form', () => {
-  it('makes one field per property, of each allowed type, with titles, bounds, choices and required marks', () => {
+describe('an elicitation form', () => {
+  it('draws one field per property, of each allowed type, with labels, bounds, choices and required marks', () => {
     const byName = Object.fromEntries(fields().map((f) => [f.name, f]));
-    expect(Object.keys(byName)).toEqual(Object.keys(SCHEMA.properties));
+    expect(Object.keys(byName)).toEqual(FORM.map((f) => f.name));
     expect(byName.name).toMatchObject({ kind: 'string', label: 'Name', required: true, minLength: 2, maxLength: 5, format: null });
     expect(byName.email).toMatchObject({ kind: 'string', format: 'email', required: false, label: 'email' });
     expect(byName.site).toMatchObject({ format: 'uri' });
     expect(byName.born).toMatchObject({ format: 'date' });
     expect(byName.when).toMatchObject({ format: 'date-time' });
+    expect(byName.odd).toMatchObject({ kind: 'string', format: null });
+    expect(byName.note).toMatchObject({ description: 'Anything', default: 'hello' });
     expect(byName.age).toMatchObject({ kind: 'integer', minimum: 0, maximum: 150, default: 30, required: true });
     expect(byName.ratio).toMatchObject({ kind: 'number', minimum: 0.5, maximum: 1.5, default: null });
     expect(byName.ok).toMatchObject({ kind: 'boolean', default: true });
-    expect(byName.size).toMatchObject({ kind: 'choice', default: 'm', choices: [{ value: 's', title: 'Small' }, { value: 'm', title: 'Medium' }, { value: 'l', title: 'Large' }] });
-    expect(byName.colour).toMatchObject({ kind: 'choice', required: true, choices: [{ value: 'r', title: 'Red' }, { value: 'g', title: 'Green' }] });
+    expect(byName.size).toMatchObject({ kind: 'choice', default: 'm', choices: [{ value: 's', title: 'Small' }, { value: 'm', title: 'Medium' }] });
+    expect(byName.colour).toMatchObject({ kind: 'choice', required: true, default: null });
     expect(byName.tags).toMatchObject({ kind: 'multi', minItems: 1, maxItems: 2, default: ['a'] });
   });
 
   it('starts from the defaults', () => {
-    expect(initialValues(fields())).toEqual({ name: '', email: '', site: '', born: '', when: '', note: 'hello', age: '30', ratio: '', ok: true, off: false, size: 'm', colour: '', tags: ['a'] });
+    expect(initialValues(fields())).toEqual({ name: '', email: '', site: '', born: '', when: '', odd: '', note: 'hello', age: '30', ratio: '', ok: true, off: false, size: 'm', colour: '', tags: ['a'] });
   });
 
   it('says what is wrong with each value, and nothing once it is right', () => {
@@ -68,6 +67,7 @@ describe('an elicitation schema as a form', () => {
       tags: 'Choose at most 2.',
     });
     expect(problems(f, { ...bad, age: '2.5' }).age).toBe('A whole number.');
+    expect(problems(f, { ...bad, age: 'ten' }).age).toBe('A number.');
     const good = { ...initialValues(f), name: 'Ana', email: 'ana@example.com', site: 'https://example.com', born: '2026-03-14', colour: 'g' };
     expect(problems(f, good)).toEqual({});
   });
@@ -77,29 +77,13 @@ describe('an elicitation schema as a form', () => {
     const values = { ...initialValues(f), name: 'Ana', colour: 'g', ratio: '0.75', when: '2026-03-14T15:09:00Z' };
     expect(contentOf(f, values)).toEqual({ name: 'Ana', note: 'hello', age: 30, ratio: 0.75, when: '2026-03-14T15:09:00Z', ok: true, off: false, size: 'm', colour: 'g', tags: ['a'] });
   });
-
-  it('refuses what the spec does not allow, saying which field and why', () => {
-    const cases: [unknown, RegExp][] = [
-      [{ type: 'object', properties: { address: { type: 'object', properties: {} } } }, /"address" is of type "object"/],
-      [{ type: 'object', properties: { when: { type: 'string', format: 'ipv4' } } }, /"when" asks for the format "ipv4"/],
-      [{ type: 'object', properties: { list: { type: 'array', items: { type: 'number' } } } }, /"list" is a list of something other than text choices/],
-      [{ type: 'object', properties: { n: { type: 'string', enum: [1, 2] } } }, /"n": its choices are not all text/],
-      [{ type: 'array' }, /something other than a set of fields/],
-      [{ type: 'object', properties: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`f${i}`, { type: 'string' }])) }, /51 fields; at most 50/],
-    ];
-    for (const [schema, reason] of cases) {
-      const f = formFromSchema(schema);
-      expect(f.ok).toBe(false);
-      if (!f.ok) expect(f.reason).toMatch(reason);
-    }
-  });
 });
 
 describe('the / menu', () => {
   const prompts: MenuEntry[] = [
-    { kind: 'prompt', server: 'everything', prompt: { name: 'simple-prompt', description: 'A prompt without arguments', arguments: [] } },
-    { kind: 'prompt', server: 'everything', prompt: { name: 'complex_prompt', title: 'Complex', description: 'With arguments', arguments: [{ name: 'temperature', required: true }] } },
-    { kind: 'prompt', server: 'files', prompt: { name: 'review_code', description: 'Review a simple file', arguments: [] } },
+    { kind: 'prompt', server: 'everything', prompt: { name: 'simple-prompt', title: null, description: 'A prompt without arguments', arguments: [] } },
+    { kind: 'prompt', server: 'everything', prompt: { name: 'complex_prompt', title: 'Complex', description: 'With arguments', arguments: [{ name: 'temperature', title: null, description: null, required: true }] } },
+    { kind: 'prompt', server: 'files', prompt: { name: 'review_code', title: null, description: 'Review a simple file', arguments: [] } },
   ];
   const all = [...APP_COMMANDS, ...prompts];
 
@@ -123,7 +107,7 @@ describe('the / menu', () => {
   });
 
   it('draws at most MAX_SHOWN entries', () => {
-    const many: MenuEntry[] = Array.from({ length: 500 }, (_, i) => ({ kind: 'prompt', server: 's', prompt: { name: `p${i}`, arguments: [] } }));
+    const many: MenuEntry[] = Array.from({ length: 500 }, (_, i) => ({ kind: 'prompt', server: 's', prompt: { name: `p${i}`, title: null, description: null, arguments: [] } }));
     expect(filterEntries(many, 'p')).toHaveLength(MAX_SHOWN);
   });
 

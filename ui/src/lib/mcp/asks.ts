@@ -35,10 +35,11 @@ export function reduceAsks<C extends WithAsks>(calls: C[], e: AskEvent): C[] {
     case 'elicitationRequested':
     case 'samplingRequested': {
       const { type: _, ...request } = e;
+      const id = e.requestId;
       const ask: CallAsk = e.type === 'elicitationRequested' ? { kind: 'elicitation', request: request as ElicitationRequest, resolved: null } : { kind: 'sampling', request: request as SamplingRequest, resolved: null };
       let hit = false;
       const out = calls.map((c) => {
-        if (hit || !forCall(c.id, e.callId) || (c.asks ?? []).some((a) => a.request.id === e.id)) return c;
+        if (hit || !forCall(c.id, e.callId) || (c.asks ?? []).some((a) => a.request.requestId === id)) return c;
         hit = true;
         return { ...c, asks: [...(c.asks ?? []), ask] };
       });
@@ -48,10 +49,10 @@ export function reduceAsks<C extends WithAsks>(calls: C[], e: AskEvent): C[] {
     case 'samplingResolved': {
       let hit = false;
       const out = calls.map((c) => {
-        if (!(c.asks ?? []).some((a) => a.request.id === e.id && a.resolved === null)) return c;
+        if (!(c.asks ?? []).some((a) => a.request.requestId === e.requestId && a.resolved === null)) return c;
         hit = true;
         const asks = (c.asks ?? []).map((a): CallAsk => {
-          if (a.request.id !== e.id) return a;
+          if (a.request.requestId !== e.requestId) return a;
           if (a.kind === 'elicitation' && e.type === 'elicitationResolved') return { ...a, resolved: e.action };
           if (a.kind === 'sampling' && e.type === 'samplingResolved') return { ...a, resolved: e.approved ? 'approved' : 'denied' };
           return a;

@@ -9,10 +9,10 @@
 import type { Backend } from '../ipc/backend';
 import { toIpcError } from '../ipc/errors';
 import { features } from './state.svelte';
-import type { RootsConfig } from './types';
+import type { McpRoots } from './types';
 
 export class RootsModel {
-  config = $state.raw<RootsConfig | null>(null);
+  config = $state.raw<McpRoots | null>(null);
   error = $state<string | null>(null);
   busy = $state(false);
   private readonly api: () => Backend;
@@ -44,7 +44,7 @@ export class RootsModel {
     await this.run((f) => f.mcpRemoveRoot(server, path));
   }
 
-  private async run(op: (f: NonNullable<ReturnType<typeof features>>) => Promise<RootsConfig>): Promise<void> {
+  private async run(op: (f: NonNullable<ReturnType<typeof features>>) => Promise<McpRoots>): Promise<void> {
     const f = features(this.api());
     if (!f) return;
     this.busy = true;

@@ -1,17 +1,13 @@
 /**
- * An elicitation's requested schema as a form: which fields, their kinds, defaults, bounds and
- * choices, the person's values checked against them, and the content sent back on accept.
+ * An elicitation's form as the person fills it in: the engine's fields (read from the requested
+ * schema, which it refuses when the spec does not allow it) with their kinds, defaults, bounds and
+ * choices; the person's values checked against them; and the content sent back on accept.
  *
- * Invariant: only what the MCP spec allows in `requestedSchema` becomes a field (a flat object of
- * strings (with `format`, `enum`, `enumNames`, `oneOf` titles), numbers, integers, booleans and
- * string-choice arrays); anything else makes the whole form unsupported, with the reason, so a
- * server never gets an answer the person could not see. Counts and lengths are bounded.
+ * Invariant: the content holds only the form's fields, typed as their kind says (numbers as
+ * numbers, a flag as a boolean, choices among the offered values); an empty optional field is
+ * left out (the service then applies its default, as the spec says).
  */
-
-/** At most this many fields are shown (a schema with more is refused). */
-export const MAX_FIELDS = 50;
-/** At most this many choices per field. */
-export const MAX_CHOICES = 500;
+import type { FormField } from './types';
 
 export type StringFormat = 'email' | 'uri' | 'date' | 'date-time';
 
@@ -39,110 +35,33 @@ export type Field =
 export type FormValue = string | boolean | string[];
 export type FormValues = Record<string, FormValue>;
 
-export type FormResult = { ok: true; fields: Field[] } | { ok: false; reason: string };
-
 const FORMATS: readonly string[] = ['email', 'uri', 'date', 'date-time'];
 
-type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function str(v: unknown): string {
-  return typeof v === 'string' ? v : '';
-}
-
-function num(v: unknown): number | null {
-  return typeof v === 'number' && Number.isFinite(v) ? v : null;
-}
-
-function count(v: unknown): number | null {
-  const n = num(v);
-  return n !== null && Number.isInteger(n) && n >= 0 ? n : null;
-}
-
-/** The choices of a string enum (`enum` + legacy `enumNames`) or a titled one (`oneOf`/`anyOf` of `{const, title}`). */
-function choicesOf(p: Json): Choice[] | string | null {
-  if (Array.isArray(p.enum)) {
-    const names = Array.isArray(p.enumNames) ? p.enumNames : [];
-    if (!p.enum.every((e) => typeof e === 'string')) return 'its choices are not all text';
-    return (p.enum as string[]).map((value, i) => ({ value, title: typeof names[i] === 'string' ? (names[i] as string) : value }));
-  }
-  const list = Array.isArray(p.oneOf) ? p.oneOf : Array.isArray(p.anyOf) ? p.anyOf : null;
-  if (list) {
-    const out: Choice[] = [];
-    for (const o of list) {
-      if (!isObject(o) || typeof o.const !== 'string') return 'its choices are not all text constants';
-      out.push({ value: o.const, title: str(o.title) || o.const });
+/** The engine's form fields as the form draws them (a format it does not know is plain text). */
+export function fieldsOf(fields: readonly FormField[]): Field[] {
+  return fields.map((f): Field => {
+    const base: Base = { name: f.name, label: f.title || f.name, description: f.description ?? '', required: f.required };
+    const k = f.kind;
+    switch (k.type) {
+      case 'text':
+        return {
+          ...base,
+          kind: 'string',
+          format: k.format && FORMATS.includes(k.format) ? (k.format as StringFormat) : null,
+          minLength: k.minLength ?? null,
+          maxLength: k.maxLength ?? null,
+          default: k.default ?? null,
+        };
+      case 'number':
+        return { ...base, kind: k.integer ? 'integer' : 'number', minimum: k.minimum ?? null, maximum: k.maximum ?? null, default: k.default ?? null };
+      case 'boolean':
+        return { ...base, kind: 'boolean', default: k.default ?? null };
+      case 'choice':
+        return k.multiple
+          ? { ...base, kind: 'multi', choices: k.choices, minItems: k.minItems ?? null, maxItems: k.maxItems ?? null, default: k.default.length > 0 ? [...k.default] : null }
+          : { ...base, kind: 'choice', choices: k.choices, default: k.default[0] ?? null };
     }
-    return out;
-  }
-  return null;
-}
-
-function fieldOf(name: string, p: unknown, required: boolean): Field | string {
-  if (!isObject(p)) return `"${name}" has no schema`;
-  const base: Base = { name, label: str(p.title) || name, description: str(p.description), required };
-  const choices = choicesOf(p);
-  if (typeof choices === 'string') return `"${name}": ${choices}`;
-  if (choices && choices.length > MAX_CHOICES) return `"${name}" has more than ${MAX_CHOICES} choices`;
-  switch (p.type) {
-    case 'string': {
-      if (choices) {
-        const d = typeof p.default === 'string' && choices.some((c) => c.value === p.default) ? p.default : null;
-        return { ...base, kind: 'choice', choices, default: d };
-      }
-      const format = typeof p.format === 'string' ? p.format : null;
-      if (format !== null && !FORMATS.includes(format)) return `"${name}" asks for the format "${format}", which forms do not support`;
-      return {
-        ...base,
-        kind: 'string',
-        format: format as StringFormat | null,
-        minLength: count(p.minLength),
-        maxLength: count(p.maxLength),
-        default: typeof p.default === 'string' ? p.default : null,
-      };
-    }
-    case 'number':
-    case 'integer': {
-      const d = num(p.default);
-      return { ...base, kind: p.type, minimum: num(p.minimum), maximum: num(p.maximum), default: d !== null && (p.type === 'number' || Number.isInteger(d)) ? d : null };
-    }
-    case 'boolean':
-      return { ...base, kind: 'boolean', default: typeof p.default === 'boolean' ? p.default : null };
-    case 'array': {
-      const items = p.items;
-      const itemChoices = isObject(items) ? choicesOf(items) : null;
-      if (!isObject(items) || (items.type !== undefined && items.type !== 'string') || !itemChoices || typeof itemChoices === 'string') {
-        return `"${name}" is a list of something other than text choices, which forms do not support`;
-      }
-      if (itemChoices.length > MAX_CHOICES) return `"${name}" has more than ${MAX_CHOICES} choices`;
-      const d = Array.isArray(p.default) ? p.default.filter((v): v is string => typeof v === 'string' && itemChoices.some((c) => c.value === v)) : null;
-      return { ...base, kind: 'multi', choices: itemChoices, minItems: count(p.minItems), maxItems: count(p.maxItems), default: d };
-    }
-    default:
-      return `"${name}" is of type ${JSON.stringify(p.type ?? 'unknown')}, which forms do not support (text, numbers, yes/no and choices only)`;
-  }
-}
-
-/** The form for a requested schema, or why there can be none. */
-export function formFromSchema(schema: unknown): FormResult {
-  if (!isObject(schema) || (schema.type !== undefined && schema.type !== 'object')) {
-    return { ok: false, reason: 'The server asked for something other than a set of fields.' };
-  }
-  const props = schema.properties ?? {};
-  if (!isObject(props)) return { ok: false, reason: 'The server sent a form without fields.' };
-  const names = Object.keys(props);
-  if (names.length > MAX_FIELDS) return { ok: false, reason: `The server asked for ${names.length} fields; at most ${MAX_FIELDS} are shown.` };
-  const required = new Set(Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : []);
-  const fields: Field[] = [];
-  for (const name of names) {
-    const f = fieldOf(name, props[name], required.has(name));
-    if (typeof f === 'string') return { ok: false, reason: `The form cannot be shown: ${f}.` };
-    fields.push(f);
-  }
-  return { ok: true, fields };
+  });
 }
 
 /** Each field's starting value: its default, else empty (a boolean starts off). */

@@ -9,7 +9,7 @@
  */
 import type { Backend } from '../ipc/backend';
 import { toIpcError } from '../ipc/errors';
-import type { Attachment, CompletionRef, ElicitationAction, McpFeatures, PromptInfo, PromptMessages, ResourceList } from './types';
+import type { Attachment, CompletionRef, ElicitationAction, McpFeatures, McpPrompts, McpResources, PromptMessages, SamplingMessage } from './types';
 
 /** Lists are read again at most this often (ms). */
 export const LIST_EVERY_MS = 5000;
@@ -31,8 +31,8 @@ export interface ServerLists<T> {
 export class McpComposer {
   /** The servers that run, by name. */
   servers = $state.raw<string[]>([]);
-  prompts = $state.raw<ServerLists<PromptInfo[]>[]>([]);
-  resources = $state.raw<ServerLists<ResourceList>[]>([]);
+  prompts = $state.raw<ServerLists<McpPrompts>[]>([]);
+  resources = $state.raw<ServerLists<McpResources>[]>([]);
   loading = $state(false);
   /** Resources attached to the next message (with the server they came from). */
   attached = $state.raw<{ server: string; attachment: Attachment }[]>([]);
@@ -101,9 +101,18 @@ export class McpComposer {
   /** The server's suggestions for one argument (none when it offers no completion or fails). */
   async complete(server: string, reference: CompletionRef, argument: string, value: string, context: Record<string, string>): Promise<string[]> {
     try {
-      return (await this.f.mcpComplete(server, reference, argument, value, context)).slice(0, 100);
+      return (await this.f.mcpComplete(server, reference, argument, value, context)).values.slice(0, 100);
     } catch {
       return [];
+    }
+  }
+
+  /** A template with its parameters filled in, checked by the service (another scheme is refused). */
+  async expand(uriTemplate: string, values: Record<string, string>): Promise<{ uri: string } | { error: string }> {
+    try {
+      return { uri: await this.f.mcpExpandTemplate(uriTemplate, values) };
+    } catch (e) {
+      return { error: toIpcError(e).message };
     }
   }
 
@@ -142,19 +151,19 @@ export async function answerElicitation(api: Backend, id: string, action: Elicit
   const f = features(api);
   if (!f) return 'This version of the app cannot answer a server’s questions.';
   try {
-    await f.resolveElicitation(id, action, action === 'accept' ? content : null);
+    await f.answerElicitation(id, action, action === 'accept' ? content : null);
     return null;
   } catch (e) {
     return toIpcError(e).message;
   }
 }
 
-/** Sends the person's decision on a sampling request (`messages`: the edited texts, or null as asked). */
-export async function answerSampling(api: Backend, id: string, approve: boolean, messages: string[] | null): Promise<string | null> {
+/** Sends the person's decision on a sampling request (`messages`: the edited messages, or null as asked). */
+export async function answerSampling(api: Backend, id: string, approve: boolean, messages: SamplingMessage[] | null): Promise<string | null> {
   const f = features(api);
   if (!f) return 'This version of the app cannot answer a server’s questions.';
   try {
-    await f.resolveSampling(id, approve, approve ? messages : null);
+    await f.answerSampling(id, approve, approve ? messages : null);
     return null;
   } catch (e) {
     return toIpcError(e).message;

@@ -18,80 +18,124 @@ export interface Attachment {
 /** One argument a prompt takes. */
 export interface PromptArgument {
   name: string;
-  title?: string | null;
-  description?: string | null;
+  title: string | null;
+  description: string | null;
   required: boolean;
 }
 
 /** A prompt a server offers (`prompts/list`). */
 export interface PromptInfo {
   name: string;
-  title?: string | null;
-  description?: string | null;
+  title: string | null;
+  description: string | null;
   arguments: PromptArgument[];
 }
 
-/** What a prompt expands to: the text to send and the files it carries (images, resources). */
+/** A server's prompts, and the entries it sent that could not be used (why, in words). */
+export interface McpPrompts {
+  server: string;
+  prompts: PromptInfo[];
+  skipped: string[];
+}
+
+/** What a prompt expands to: the text to send (all messages joined) and the files it carries. */
 export interface PromptMessages {
+  server: string;
+  prompt: string;
+  description: string | null;
   text: string;
+  messages: { role: 'user' | 'assistant'; text: string }[];
   attachments: Attachment[];
+  notes: string[];
 }
 
 /** A resource a server lists. */
-export interface ResourceInfo {
+export interface McpResource {
   uri: string;
   name: string;
-  title?: string | null;
-  description?: string | null;
-  mimeType?: string | null;
-  size?: number | null;
+  title: string | null;
+  description: string | null;
+  mimeType: string | null;
+  size: number | null;
+  subscribed: boolean;
+  /** Updates announced since it was last read. */
+  updates: number;
 }
 
-/** A resource template (`resources/templates/list`): `uriTemplate` is RFC 6570, `{name}` parameters. */
+/** A resource template (`resources/templates/list`): `uriTemplate` is RFC 6570, `variables` its parameters. */
 export interface ResourceTemplateInfo {
   uriTemplate: string;
   name: string;
-  title?: string | null;
-  description?: string | null;
-  mimeType?: string | null;
+  title: string | null;
+  description: string | null;
+  mimeType: string | null;
+  variables: string[];
+  /** Why it cannot be used, if so. */
+  problem: string | null;
 }
 
-export interface ResourceList {
-  resources: ResourceInfo[];
+/** A server's resources and templates, and the entries that could not be used. */
+export interface McpResources {
+  server: string;
+  resources: McpResource[];
   templates: ResourceTemplateInfo[];
+  skipped: string[];
 }
 
 /** What a completion is for: a prompt's argument or a resource template's parameter. */
 export type CompletionRef = { type: 'prompt'; name: string } | { type: 'resource'; uri: string };
 
+/** A server's suggestions for one argument. */
+export interface Completion {
+  values: string[];
+  total: number | null;
+  hasMore: boolean;
+}
+
 /** The levels of `logging/setLevel`, lowest first. */
 export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** One `notifications/message` a server sent. */
-export interface ServerLogLine {
-  level: LogLevel;
-  logger?: string | null;
-  text: string;
+/** How an elicitation asks: a form, or a page to open. */
+export type ElicitationMode = 'form' | 'url';
+export type ElicitationAction = 'accept' | 'decline' | 'cancel';
+
+export interface FieldChoice {
+  value: string;
+  title: string;
 }
 
-/** A server's request for input during a tool call (`elicitation/create`). */
+/** One field of an elicitation form, as the engine read it from the requested schema. */
+export type FieldKind =
+  | { type: 'text'; format?: string; minLength?: number; maxLength?: number; default?: string }
+  | { type: 'number'; integer: boolean; minimum?: number; maximum?: number; default?: number }
+  | { type: 'boolean'; default?: boolean }
+  | { type: 'choice'; choices: FieldChoice[]; multiple: boolean; minItems?: number; maxItems?: number; default: string[] };
+
+export interface FormField {
+  name: string;
+  title: string;
+  description?: string;
+  required: boolean;
+  kind: FieldKind;
+}
+
+/** A server's request for input during a tool call (`elicitation/create`), as the turn's event carries it. */
 export interface ElicitationRequest {
-  /** The id the answer goes back with. */
-  id: string;
   /** The tool call it serves. */
   callId: string;
+  /** The id the answer goes back with. */
+  requestId: string;
   server: string;
   tool: string;
   message: string;
-  mode: 'form' | 'url';
-  /** Form mode: the requested JSON Schema (a flat object of primitive properties). */
-  schema?: unknown;
+  mode: ElicitationMode;
+  fields: FormField[];
   /** URL mode: the page to open. */
-  url?: string | null;
+  url?: string;
+  /** Declined without asking (a schema the form cannot show, a URL that is not https): why. */
+  refused?: string;
 }
-
-export type ElicitationAction = 'accept' | 'decline' | 'cancel';
 
 /** One message of a sampling request, as text. */
 export interface SamplingMessage {
@@ -101,43 +145,44 @@ export interface SamplingMessage {
 
 /** A server's request for a model completion (`sampling/createMessage`). */
 export interface SamplingRequest {
-  id: string;
   callId: string;
+  requestId: string;
   server: string;
   tool: string;
   messages: SamplingMessage[];
-  systemPrompt?: string | null;
-  /** What the server asked for. */
+  systemPrompt?: string;
+  /** The tokens that will be allowed. */
   maxTokens: number;
-  /** What will be allowed (the app's bound). */
-  cappedMaxTokens: number;
+  /** What the server asked for, when it was more than is allowed. */
+  requestedMaxTokens?: number;
+  modelPreferences?: string;
 }
 
 /** The events that ask the person during a call (they arrive on the turn's stream). */
 export type AskEvent =
   | ({ type: 'elicitationRequested' } & ElicitationRequest)
-  | { type: 'elicitationResolved'; id: string; action: ElicitationAction }
+  | { type: 'elicitationResolved'; callId: string; requestId: string; action: ElicitationAction }
   | ({ type: 'samplingRequested' } & SamplingRequest)
-  | { type: 'samplingResolved'; id: string; approved: boolean };
+  | { type: 'samplingResolved'; callId: string; requestId: string; approved: boolean };
 
 /** The folders servers may work in: for all servers and per server. */
-export interface RootsConfig {
+export interface McpRoots {
   all: string[];
   servers: Record<string, string[]>;
 }
 
 /** The commands of these features, as the shell offers them. */
 export interface McpFeatures {
-  mcpPrompts(server: string): Promise<PromptInfo[]>;
+  mcpPrompts(server: string): Promise<McpPrompts>;
   mcpGetPrompt(server: string, name: string, args: Record<string, string>): Promise<PromptMessages>;
-  mcpResources(server: string): Promise<ResourceList>;
+  mcpResources(server: string): Promise<McpResources>;
+  mcpExpandTemplate(uriTemplate: string, values: Record<string, string>): Promise<string>;
   mcpAttachResource(server: string, uri: string): Promise<Attachment>;
-  mcpComplete(server: string, reference: CompletionRef, argument: string, value: string, context: Record<string, string>): Promise<string[]>;
-  mcpSetLogLevel(server: string, level: LogLevel): Promise<void>;
-  mcpServerLog(server: string): Promise<ServerLogLine[]>;
-  resolveElicitation(id: string, action: ElicitationAction, content: Record<string, unknown> | null): Promise<void>;
-  resolveSampling(id: string, approve: boolean, messages: string[] | null): Promise<void>;
-  mcpRoots(): Promise<RootsConfig>;
-  mcpAddRoot(server: string | null): Promise<RootsConfig>;
-  mcpRemoveRoot(server: string | null, path: string): Promise<RootsConfig>;
+  mcpComplete(server: string, reference: CompletionRef, argument: string, value: string, context: Record<string, string>): Promise<Completion>;
+  mcpSetLogLevel(server: string, level: LogLevel): Promise<unknown>;
+  answerElicitation(requestId: string, action: ElicitationAction, content: Record<string, unknown> | null): Promise<unknown>;
+  answerSampling(requestId: string, approve: boolean, messages: SamplingMessage[] | null): Promise<unknown>;
+  mcpRoots(): Promise<McpRoots>;
+  mcpAddRoot(server: string | null): Promise<McpRoots>;
+  mcpRemoveRoot(server: string | null, path: string): Promise<McpRoots>;
 }

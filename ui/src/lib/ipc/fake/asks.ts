@@ -5,25 +5,27 @@
  * into the card as a nested run once approved. The turn waits for the answer as the service does.
  */
 import type { ChatEvent } from '../bindings';
-import type { AskEvent, ElicitationAction } from '../../mcp/types';
+import type { AskEvent, ElicitationAction, FormField, SamplingMessage } from '../../mcp/types';
 import { ANSWER } from './golden';
 import { ipcError } from './errors';
 import type { FakeState } from './state';
 
 /** An answer the fake turn waits for. */
-export type AskAnswer = { kind: 'elicitation'; action: ElicitationAction; content: Record<string, unknown> | null } | { kind: 'sampling'; approve: boolean; messages: string[] | null };
+export type AskAnswer = { kind: 'elicitation'; action: ElicitationAction; content: Record<string, unknown> | null } | { kind: 'sampling'; approve: boolean; messages: SamplingMessage[] | null };
 
-export const FAKE_FORM_SCHEMA = {
-  type: 'object',
-  properties: {
-    name: { type: 'string', title: 'Your name', description: 'How the note is signed', minLength: 1, maxLength: 50 },
-    email: { type: 'string', title: 'E-mail', format: 'email' },
-    copies: { type: 'integer', title: 'Copies', minimum: 1, maximum: 10, default: 2 },
-    urgent: { type: 'boolean', title: 'Urgent', default: false },
-    colour: { type: 'string', title: 'Colour', oneOf: [{ const: 'red', title: 'Red' }, { const: 'green', title: 'Green' }, { const: 'blue', title: 'Blue' }], default: 'green' },
+/** The form the fake server asks for, as the engine reads it from the requested schema. */
+export const FAKE_FORM_FIELDS: FormField[] = [
+  { name: 'name', title: 'Your name', description: 'How the note is signed', required: true, kind: { type: 'text', minLength: 1, maxLength: 50 } },
+  { name: 'email', title: 'E-mail', required: false, kind: { type: 'text', format: 'email' } },
+  { name: 'copies', title: 'Copies', required: true, kind: { type: 'number', integer: true, minimum: 1, maximum: 10, default: 2 } },
+  { name: 'urgent', title: 'Urgent', required: false, kind: { type: 'boolean', default: false } },
+  {
+    name: 'colour',
+    title: 'Colour',
+    required: false,
+    kind: { type: 'choice', multiple: false, choices: [{ value: 'red', title: 'Red' }, { value: 'green', title: 'Green' }, { value: 'blue', title: 'Blue' }], default: ['green'] },
   },
-  required: ['name', 'copies'],
-};
+];
 
 const SAMPLE_TEXT = 'A short poem about the sea: waves fold into waves, and the shore keeps count.';
 
@@ -45,25 +47,25 @@ export function askScript(text: string): (ChatEvent | AskEvent)[] | null {
       if (sample) {
         events.push({
           type: 'samplingRequested',
-          id: 'ask-1',
+          requestId: 'ask-1',
           callId: call.id,
           server: 'files',
           tool: `files__${tool}`,
           messages: [{ role: 'user', text: 'Write a short poem about the sea.' }],
           systemPrompt: 'You are a poet.',
-          maxTokens: 1_000_000,
-          cappedMaxTokens: 4096,
+          maxTokens: 4096,
+          requestedMaxTokens: 1_000_000,
         });
       } else {
         events.push({
           type: 'elicitationRequested',
-          id: 'ask-1',
+          requestId: 'ask-1',
           callId: call.id,
           server: 'files',
           tool: `files__${tool}`,
           message: url ? 'Sign in to the notes service to go on.' : 'Who is the note from?',
           mode: url ? 'url' : 'form',
-          ...(url ? { url: 'https://notes.example.com/authorize?client=switchboard' } : { schema: FAKE_FORM_SCHEMA }),
+          ...(url ? { url: 'https://notes.example.com/authorize?client=switchboard', fields: [] } : { fields: FAKE_FORM_FIELDS }),
         });
       }
     } else if (e.type === 'toolResult') {
@@ -78,15 +80,15 @@ export function askScript(text: string): (ChatEvent | AskEvent)[] | null {
 /** What follows an answer: the resolution, and a sampling's nested completion when approved. */
 export function afterAsk(e: Extract<AskEvent, { type: 'elicitationRequested' | 'samplingRequested' }>, answer: AskAnswer | null): (ChatEvent | AskEvent)[] {
   if (e.type === 'elicitationRequested') {
-    return [{ type: 'elicitationResolved', id: e.id, action: answer?.kind === 'elicitation' ? answer.action : 'cancel' }];
+    return [{ type: 'elicitationResolved', callId: e.callId, requestId: e.requestId, action: answer?.kind === 'elicitation' ? answer.action : 'cancel' }];
   }
   const approved = answer?.kind === 'sampling' && answer.approve;
-  const out: (ChatEvent | AskEvent)[] = [{ type: 'samplingResolved', id: e.id, approved }];
+  const out: (ChatEvent | AskEvent)[] = [{ type: 'samplingResolved', callId: e.callId, requestId: e.requestId, approved }];
   if (!approved) return out;
-  const instance = `sampling[${e.server}]`;
+  const instance = 'sampling';
   const zero = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 };
   const nested: ChatEvent[] = [
-    { type: 'started', conversationId: '', messageId: `${e.id}-run`, userMessageId: '', provider: 'openai', model: 'gpt-4o-mini' },
+    { type: 'started', conversationId: '', messageId: `${e.requestId}-run`, userMessageId: '', provider: 'openai', model: 'gpt-4o-mini' },
     ...SAMPLE_TEXT.split(/(?<=, )|(?<=: )/).map((text): ChatEvent => ({ type: 'textDelta', text })),
     { type: 'done', finishReason: 'stop', toolCallsMade: 0, usage: { ...zero, promptTokens: 24, completionTokens: 18 } },
   ];
@@ -97,12 +99,12 @@ export function afterAsk(e: Extract<AskEvent, { type: 'elicitationRequested' | '
 export function askCommands(st: FakeState) {
   const find = (id: string) => [...st.running.values()].find((t) => t.askingId === id);
   return {
-    async resolveElicitation(id: string, action: ElicitationAction, content: Record<string, unknown> | null): Promise<void> {
+    async answerElicitation(id: string, action: ElicitationAction, content: Record<string, unknown> | null): Promise<void> {
       const t = find(id);
       if (!t) throw ipcError('approvalNotPending', { callId: id });
       t.wakeAsk?.({ kind: 'elicitation', action, content });
     },
-    async resolveSampling(id: string, approve: boolean, messages: string[] | null): Promise<void> {
+    async answerSampling(id: string, approve: boolean, messages: SamplingMessage[] | null): Promise<void> {
       const t = find(id);
       if (!t) throw ipcError('approvalNotPending', { callId: id });
       t.wakeAsk?.({ kind: 'sampling', approve, messages });

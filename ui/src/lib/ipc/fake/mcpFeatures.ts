@@ -4,7 +4,7 @@
  * argument completion, attaching a resource (an attachment as the store keeps it), its log lines
  * at a level, and the roots servers may use (a folder "chosen" in the fake native dialog).
  */
-import type { Attachment, CompletionRef, LogLevel, McpFeatures, PromptInfo, PromptMessages, ResourceList, RootsConfig, ServerLogLine } from '../../mcp/types';
+import type { Attachment, CompletionRef, LogLevel, McpFeatures, McpResources, McpRoots, PromptInfo, PromptMessages } from '../../mcp/types';
 import { LOG_LEVELS } from '../../mcp/types';
 import { fakeOnlyError } from './errors';
 import type { FakeState } from './state';
@@ -18,16 +18,17 @@ const PROMPTS: Record<string, PromptInfo[]> = {
       description: 'Asks for a review of a file in one language.',
       arguments: [
         { name: 'language', title: 'Language', description: 'The programming language', required: true },
-        { name: 'file', description: 'The file to review', required: true },
-        { name: 'focus', description: 'What to look at first', required: false },
+        { name: 'file', title: null, description: 'The file to review', required: true },
+        { name: 'focus', title: null, description: 'What to look at first', required: false },
       ],
     },
     {
       name: 'plan_trip',
+      title: null,
       description: 'Plans a trip of a number of days.',
       arguments: [
-        { name: 'city', description: 'Where to', required: true },
-        { name: 'days', description: 'How many days (1–30)', required: true },
+        { name: 'city', title: null, description: 'Where to', required: true },
+        { name: 'days', title: null, description: 'How many days (1–30)', required: true },
       ],
     },
   ],
@@ -35,14 +36,23 @@ const PROMPTS: Record<string, PromptInfo[]> = {
 
 const LANGUAGES = ['go', 'java', 'javascript', 'kotlin', 'python', 'ruby', 'rust', 'typescript'];
 
-const RESOURCES: Record<string, ResourceList> = {
+const resource = (name: string, mimeType: string, size: number, title: string | null = null) => ({
+  uri: `file:///home/you/Documents/${name}`,
+  name,
+  title,
+  description: null,
+  mimeType,
+  size,
+  subscribed: false,
+  updates: 0,
+});
+
+const RESOURCES: Record<string, McpResources> = {
   files: {
-    resources: [
-      { uri: 'file:///home/you/Documents/notes.md', name: 'notes.md', title: 'Notes', mimeType: 'text/markdown', size: 2048 },
-      { uri: 'file:///home/you/Documents/budget.csv', name: 'budget.csv', mimeType: 'text/csv', size: 812 },
-      { uri: 'file:///home/you/Documents/photo.png', name: 'photo.png', mimeType: 'image/png', size: 48_211 },
-    ],
-    templates: [{ uriTemplate: 'file:///home/you/Documents/{name}', name: 'Any document', description: 'A file in Documents by name', mimeType: null }],
+    server: 'files',
+    resources: [resource('notes.md', 'text/markdown', 2048, 'Notes'), resource('budget.csv', 'text/csv', 812), resource('photo.png', 'image/png', 48_211)],
+    templates: [{ uriTemplate: 'file:///home/you/Documents/{name}', name: 'Any document', title: null, description: 'A file in Documents by name', mimeType: null, variables: ['name'], problem: null }],
+    skipped: [],
   },
 };
 
@@ -66,11 +76,10 @@ function mimeOf(uri: string): string {
   return 'text/plain';
 }
 
-/** The fake's per-server logs and levels, and its roots. */
+/** The fake's per-server log levels, and its roots. */
 export interface FakeMcpExtras {
   levels: Record<string, LogLevel>;
-  logs: Record<string, ServerLogLine[]>;
-  roots: RootsConfig;
+  roots: McpRoots;
   /** Folders the fake native dialog "chooses", in turn. */
   picks: string[];
 }
@@ -78,13 +87,6 @@ export interface FakeMcpExtras {
 export function mcpExtrasSeed(): FakeMcpExtras {
   return {
     levels: {},
-    logs: {
-      files: [
-        { level: 'info', logger: 'files', text: 'Allowed directories: /home/you/Documents' },
-        { level: 'debug', logger: 'files', text: 'Listing 3 resources' },
-        { level: 'warning', logger: 'files', text: 'notes.md changed on disk; subscribers told' },
-      ],
-    },
     roots: { all: ['/home/you/Documents'], servers: {} },
     picks: ['/home/you/Projects', '/home/you/Pictures', '/home/you/Music'],
   };
@@ -96,35 +98,42 @@ function running(st: FakeState, server: string): void {
   if (s.detail.status.state !== 'ready') throw fakeOnlyError('network', `The MCP server "${server}" is not running.`);
 }
 
-export function mcpFeatureCommands(st: FakeState): McpFeatures {
+export function mcpFeatureCommands(st: FakeState): Omit<McpFeatures, 'answerElicitation' | 'answerSampling'> {
   const x = st.mcpExtras;
   return {
     async mcpPrompts(server) {
       running(st, server);
-      return PROMPTS[server] ?? [];
+      return { server, prompts: PROMPTS[server] ?? [], skipped: [] };
     },
     async mcpGetPrompt(server, name, args): Promise<PromptMessages> {
       running(st, server);
       const p = (PROMPTS[server] ?? []).find((q) => q.name === name);
       if (!p) throw fakeOnlyError('notFound', `The server "${server}" has no prompt "${name}".`);
+      const refuse = (why: string) => fakeOnlyError('badRequest', `the MCP server '${server}' refused the prompt '${name}' with these arguments: ${why}`);
       for (const a of p.arguments) {
-        if (a.required && !(args[a.name] ?? '').trim()) throw fakeOnlyError('badRequest', `The server "${server}" refused the prompt: Missing required argument: ${a.name}`);
+        if (a.required && !(args[a.name] ?? '').trim()) throw refuse(`Missing required argument: ${a.name}`);
       }
+      const out = (text: string, attachments: Attachment[] = []): PromptMessages => ({ server, prompt: name, description: p.description, text, messages: [{ role: 'user', text }], attachments, notes: [] });
       if (name === 'plan_trip') {
         const days = Number(args.days);
-        if (!Number.isInteger(days) || days < 1 || days > 30) throw fakeOnlyError('badRequest', `The server "${server}" refused the prompt: Invalid arguments: days must be a whole number from 1 to 30`);
-        return { text: `Plan a ${days}-day trip to ${args.city}. Suggest one thing to see each morning and one place to eat each evening.`, attachments: [] };
+        if (!Number.isInteger(days) || days < 1 || days > 30) throw refuse('Invalid arguments: days must be a whole number from 1 to 30');
+        return out(`Plan a ${days}-day trip to ${args.city}. Suggest one thing to see each morning and one place to eat each evening.`);
       }
       if (name === 'review_code') {
         const uri = `file:///home/you/Documents/${args.file}`;
         const attachment: Attachment = { id: fakeSha(uri), name: uri, mimeType: 'text/plain', kind: 'text', size: 640 };
-        return { text: `Review this ${args.language} code${args.focus ? `, looking first at ${args.focus}` : ''}.`, attachments: [attachment] };
+        return out(`Review this ${args.language} code${args.focus ? `, looking first at ${args.focus}` : ''}.`, [attachment]);
       }
-      return { text: 'Summarise what the files in /home/you/Documents are about, one line each.', attachments: [] };
+      return out('Summarise what the files in /home/you/Documents are about, one line each.');
     },
     async mcpResources(server) {
       running(st, server);
-      return RESOURCES[server] ?? { resources: [], templates: [] };
+      return RESOURCES[server] ?? { server, resources: [], templates: [], skipped: [] };
+    },
+    async mcpExpandTemplate(uriTemplate, values) {
+      const uri = uriTemplate.replace(/\{([^}]+)\}/g, (_all, name: string) => encodeURIComponent(values[name] ?? ''));
+      if (uri.split(':')[0] !== uriTemplate.split(':')[0]) throw fakeOnlyError('badRequest', `The template ${uriTemplate} expands to ${uri}, another scheme than its own; it is not read.`);
+      return uri;
     },
     async mcpAttachResource(server, uri): Promise<Attachment> {
       running(st, server);
@@ -137,24 +146,24 @@ export function mcpFeatureCommands(st: FakeState): McpFeatures {
     async mcpComplete(server, reference: CompletionRef, argument, value) {
       running(st, server);
       const v = value.toLowerCase();
-      if (reference.type === 'prompt' && argument === 'language') return LANGUAGES.filter((l) => l.startsWith(v));
-      if ((reference.type === 'prompt' && argument === 'file') || (reference.type === 'resource' && argument === 'name')) return DOCUMENTS.filter((d) => d.toLowerCase().startsWith(v));
-      return [];
+      const values =
+        reference.type === 'prompt' && argument === 'language'
+          ? LANGUAGES.filter((l) => l.startsWith(v))
+          : (reference.type === 'prompt' && argument === 'file') || (reference.type === 'resource' && argument === 'name')
+            ? DOCUMENTS.filter((d) => d.toLowerCase().startsWith(v))
+            : [];
+      return { values, total: values.length, hasMore: false };
     },
     async mcpSetLogLevel(server, level) {
       running(st, server);
       if (!(LOG_LEVELS as readonly string[]).includes(level)) throw fakeOnlyError('badRequest', `"${level}" is not a log level.`);
       x.levels[server] = level;
-    },
-    async mcpServerLog(server) {
-      const min = LOG_LEVELS.indexOf(x.levels[server] ?? 'info');
-      return (x.logs[server] ?? []).filter((l) => LOG_LEVELS.indexOf(l.level) >= min);
-    },
-    resolveElicitation: async () => {
-      throw fakeOnlyError('badRequest', 'Nothing is waiting for that answer.');
-    },
-    resolveSampling: async () => {
-      throw fakeOnlyError('badRequest', 'Nothing is waiting for that answer.');
+      const s = st.mcp.find((m) => m.name === server);
+      if (!s) throw fakeOnlyError('notFound', `No MCP server is called "${server}".`);
+      // As the service reports it: the level on the server's detail, its messages in its output.
+      Object.assign(s.detail, { logLevel: level });
+      if (LOG_LEVELS.indexOf(level) <= LOG_LEVELS.indexOf('debug')) s.detail.stderr = [...s.detail.stderr, '[log debug] files: listing 3 resources'].slice(-200);
+      return { config: s.config, enabled: s.config.disabled !== true, detail: s.detail };
     },
     async mcpRoots() {
       return structuredClone(x.roots);

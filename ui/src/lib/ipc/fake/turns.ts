@@ -116,8 +116,8 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
       const next = queue.shift() as ChatEvent;
       const ask: { type: string } = next;
       if (isAskEvent(ask) && (ask.type === 'elicitationRequested' || ask.type === 'samplingRequested')) {
-        const asked = { ...ask, id: fresh(ask.id), callId: fresh(ask.callId) };
-        turn.askingId = asked.id;
+        const asked = { ...ask, requestId: fresh(ask.requestId), callId: fresh(ask.callId) };
+        turn.askingId = asked.requestId;
         const answer = new Promise<AskAnswer | null>((resolve) => (turn.wakeAsk = resolve));
         emit(asked as unknown as ChatEvent);
         const given = turn.stopped ? null : await answer;
