@@ -132,12 +132,12 @@ describe('the / menu', () => {
     await fireEvent.click(within(form).getByTestId('args-form-submit'));
     await waitFor(() => expect(input().value).toBe('Review this typescript code.'));
     // The prompt's embedded resource goes with the message as an attachment.
-    expect(screen.getAllByTestId('resource-chip').map((c) => c.dataset.name)).toEqual(['file:///home/you/Documents/notes.md']);
+    expect(screen.getAllByTestId('attachment').map((c) => c.dataset.name)).toEqual(['file:///home/you/Documents/notes.md']);
   });
 });
 
 describe('attaching a resource', () => {
-  it('from the picker: a chip named by the URI with its mime type, removable', async () => {
+  it('from the picker: a chip named by the URI with its type, removable', async () => {
     await start();
     await fireEvent.click(screen.getByTestId('attach-resource'));
     const picker = await screen.findByTestId('resource-picker');
@@ -146,11 +146,11 @@ describe('attaching a resource', () => {
     expect(within(picker).getAllByTestId('resource-item')).toHaveLength(1);
     await fireEvent.keyDown(within(picker).getByTestId('resource-filter'), { key: 'Enter' });
     await waitFor(() => expect(screen.queryByTestId('resource-picker')).toBeNull());
-    const chip = screen.getByTestId('resource-chip');
+    const chip = screen.getByTestId('attachment');
     expect(chip.dataset.name).toBe('file:///home/you/Documents/budget.csv');
-    expect(chip.textContent).toContain('text/csv');
-    await fireEvent.click(within(chip).getByRole('button'));
-    expect(screen.queryByTestId('resource-chip')).toBeNull();
+    expect(chip.textContent).toContain('CSV');
+    await fireEvent.click(within(chip).getByTestId('attachment-remove'));
+    await waitFor(() => expect(screen.queryByTestId('attachment')).toBeNull());
   });
 
   it('from a template, its parameter completed, and by an @ mention', async () => {
@@ -165,20 +165,20 @@ describe('attaching a resource', () => {
     const list = await within(form).findByTestId('arg-suggestions');
     await fireEvent.mouseDown(within(list).getByText('letter.txt'));
     await fireEvent.click(within(form).getByTestId('args-form-submit'));
-    await waitFor(() => expect(screen.getAllByTestId('resource-chip').map((c) => c.dataset.name)).toEqual(['file:///home/you/Documents/letter.txt']));
+    await waitFor(() => expect(screen.getAllByTestId('attachment').map((c) => c.dataset.name)).toEqual(['file:///home/you/Documents/letter.txt']));
 
     await type('compare with @note');
     const option = await screen.findByTestId('mention-resource');
     expect(option.textContent).toContain('notes.md');
     await fireEvent.mouseDown(option);
-    await waitFor(() => expect(screen.getAllByTestId('resource-chip')).toHaveLength(2));
+    await waitFor(() => expect(screen.getAllByTestId('attachment')).toHaveLength(2));
     expect(input().value).toBe('compare with ');
   });
 
   it('a template that leaves the server’s scheme is refused with the server’s message', async () => {
     const { app } = await start();
     expect(await app.mcp.attach('files', 'https://evil.example/x')).toMatch(/outside the server's scheme/);
-    expect(app.mcp.attached).toEqual([]);
+    expect(app.attachments.items).toEqual([]);
   });
 });
 

@@ -356,9 +356,9 @@ impl Service {
             .map_err(|e| Error::new(switchboard_core::ErrorKind::Internal, e.to_string()))?;
         let answering = (profile.name.as_str(), model.as_str());
         let rows = match place {
-            Placement::Next(id) => store.begin_turn_with(id, text, &profile.name, model, Some(&stored))?,
+            Placement::Next(id) => store.begin_turn_with(id, text, &profile.name, model, Some(&stored), &[])?,
             Placement::Edit { conversation_id, question } => {
-                store.begin_edit(conversation_id, question, text, answering, Some(&stored))?
+                store.begin_edit(conversation_id, question, text, answering, Some(&stored), &[])?
             }
             Placement::Answer { conversation_id, question } => {
                 store.begin_answer(conversation_id, question, answering, Some(&stored))?

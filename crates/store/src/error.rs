@@ -103,6 +103,33 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// An attached file's stored copy is gone from the data directory (deleted outside
+    /// Switchboard, or a copied database without its `attachments` folder).
+    #[error(
+        "The file attached as '{name}' is missing from the data folder ({}). Remove it from the message and attach it again.",
+        path.display()
+    )]
+    AttachmentMissing {
+        /// The attachment's id (its SHA-256).
+        id: String,
+        /// Its name as attached.
+        name: String,
+        /// Where it should be (empty in memory).
+        path: PathBuf,
+    },
+
+    /// An attached file's stored copy is not the file that was attached (changed or damaged on
+    /// disk).
+    #[error("The stored copy of '{name}' is damaged ({detail}). Remove it from the message and attach the file again.")]
+    AttachmentDamaged {
+        /// The attachment's id (its SHA-256).
+        id: String,
+        /// Its name as attached.
+        name: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+
     /// SQLite failed on an open database (disk full, locked for longer than the busy timeout,
     /// a damaged page found after opening).
     #[error("{}", sqlite_message(.0))]

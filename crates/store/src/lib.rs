@@ -9,6 +9,7 @@
 //! durably as they happen, and [`Store::history`] rebuilds the provider history for the next turn
 //! from those rows, so a reloaded conversation continues exactly as a live one would.
 
+mod blobs;
 mod data_dir;
 mod error;
 mod fts;
@@ -17,6 +18,7 @@ mod recorder;
 mod schema;
 mod store;
 
+pub use blobs::{ATTACHMENTS_DIR, sha256_hex};
 pub use data_dir::{DATA_DIR_ENV, DB_FILE, default_data_dir, resolve_data_dir};
 pub use error::{Error, Result};
 pub use fts::{MATCH_END, MATCH_START, QueryError, register as register_sql_functions};
@@ -26,6 +28,7 @@ pub use model::{
 };
 pub use recorder::{CHECKPOINT_INTERVAL, Recorder};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
+pub use store::{ATTACHMENT_GRACE, MAX_ATTACHMENTS_PER_MESSAGE, NAME_MAX_BYTES, NewAttachment, THUMBNAIL_MAX_BYTES};
 pub use store::{
     ChatGrant, ChatSetup, ConversationRecord, ErrorRecord, ImportOutcome, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS,
     MessageRecord, NewCompaction, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind, Store,

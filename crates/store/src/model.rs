@@ -31,6 +31,8 @@ pub struct Question {
     pub provider: Option<String>,
     /// The model that answered.
     pub model: Option<String>,
+    /// The files attached to it, in order (asking it again sends them again).
+    pub attachments: Vec<switchboard_core::Attachment>,
 }
 
 /// One line of the conversation list.
@@ -254,6 +256,11 @@ pub struct StoredMessage {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[cfg_attr(feature = "ts", ts(optional, as = "Option<bool>"))]
     pub pinned: bool,
+    /// The files attached to it (the person's messages), in order, each under the name it was
+    /// attached with: references only, the bytes are read on demand.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(optional, as = "Option<Vec<switchboard_core::Attachment>>"))]
+    pub attachments: Vec<switchboard_core::Attachment>,
     /// What each iteration's API wants back unchanged, by 1-based iteration: rebuilt into the
     /// history for that API only, never shown.
     #[serde(skip)]

@@ -334,6 +334,48 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (conversation_id, tokenizer, text_hash, text_len)
     ) WITHOUT ROWID;
     "#,
+    // 15: attached files. `attachments` has one row per distinct file, keyed by the SHA-256 of its
+    // bytes (which live in `<data dir>/attachments/<sha[0..2]>/<sha>`, see `crate::blobs`): what
+    // it is (name as first attached, media type, kind, size, dimensions, pages), the text
+    // extracted from it (for search and for models that read no PDFs) and a small thumbnail;
+    // `created_at` is when it was last attached, so a file in the composer that no message uses
+    // yet survives garbage collection for a while. `message_attachments` lists a person's
+    // message's files in order, each under the name it was attached with; a file is deleted
+    // only once no row here names it. Search (kind 4): each message's attachment is indexed as
+    // its name and extracted text, so a hit points at the message; rows are never updated, and
+    // an attachment's text never changes once stored.
+    r#"
+    CREATE TABLE attachments (
+        id         TEXT PRIMARY KEY NOT NULL,
+        name       TEXT NOT NULL,
+        mime_type  TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        size       INTEGER NOT NULL,
+        width      INTEGER,
+        height     INTEGER,
+        pages      INTEGER,
+        text       TEXT,
+        thumbnail  BLOB,
+        created_at INTEGER NOT NULL
+    );
+    CREATE TABLE message_attachments (
+        message_id    TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        position      INTEGER NOT NULL,
+        attachment_id TEXT NOT NULL REFERENCES attachments (id),
+        name          TEXT NOT NULL,
+        PRIMARY KEY (message_id, position)
+    );
+    CREATE INDEX message_attachments_by_attachment ON message_attachments (attachment_id);
+
+    CREATE TRIGGER search_attachment_insert AFTER INSERT ON message_attachments BEGIN
+        INSERT INTO search_index (rowid, body)
+            SELECT new.rowid + 4398046511104, switchboard_search_text(new.name || char(10) || COALESCE(a.text, ''))
+            FROM attachments a WHERE a.id = new.attachment_id;
+    END;
+    CREATE TRIGGER search_attachment_delete AFTER DELETE ON message_attachments BEGIN
+        DELETE FROM search_index WHERE rowid = old.rowid + 4398046511104;
+    END;
+    "#,
 ];
 
 /// The schema version this build creates and understands.

@@ -261,7 +261,7 @@ fn the_index_follows_finished_answers_renames_and_deletes() {
     integrity_check(&dir);
 
     // An edit is a new row; the question it replaces stays, as a version off the path.
-    store.begin_edit(&conv, &question, "edited osprey question", ("p", "m"), None).unwrap();
+    store.begin_edit(&conv, &question, "edited osprey question", ("p", "m"), None, &[]).unwrap();
     assert!(search(&store, "osprey")[0].on_current_path);
     let old = search(&store, "kestrel").into_iter().find(|h| h.kind == SearchHitKind::Message).unwrap();
     assert!(!old.on_current_path);

@@ -69,7 +69,7 @@ fn editing_a_question_starts_a_branch_and_keeps_the_old_one() {
     let c = a.conversation_id.clone();
     let b = store.begin_turn(Some(&c), "q2", "p", "m").unwrap();
     answer(&store, &b, "a2 secret of the old branch");
-    let edited = store.begin_edit(&c, &b.user_message_id, "q2 edited", ("p", "m"), Some("{}")).unwrap();
+    let edited = store.begin_edit(&c, &b.user_message_id, "q2 edited", ("p", "m"), Some("{}"), &[]).unwrap();
     assert_eq!(contents(&store, &c), ["q1", "a1", "q2 edited", ""]);
     let history = store.history(&c).unwrap();
     assert_eq!(history.len(), 3, "{history:?}");
@@ -80,7 +80,7 @@ fn editing_a_question_starts_a_branch_and_keeps_the_old_one() {
     assert_eq!(shown[2].parent_id.as_deref(), Some(a.message_id.as_str()));
     answer(&store, &edited, "a2 new");
     // Editing the first message: a second root.
-    let root = store.begin_edit(&c, &a.user_message_id, "q1 edited", ("p", "m"), None).unwrap();
+    let root = store.begin_edit(&c, &a.user_message_id, "q1 edited", ("p", "m"), None, &[]).unwrap();
     answer(&store, &root, "a1 new");
     let shown = store.messages(&c).unwrap();
     assert_eq!(contents(&store, &c), ["q1 edited", "a1 new"]);
@@ -94,7 +94,7 @@ fn editing_a_question_starts_a_branch_and_keeps_the_old_one() {
     let history = store.history(&c).unwrap();
     assert_eq!(history.len(), 4);
     // An answer is only an answer: editing it is refused.
-    assert!(matches!(store.begin_edit(&c, &a.message_id, "x", ("p", "m"), None), Err(Error::Refused(_))));
+    assert!(matches!(store.begin_edit(&c, &a.message_id, "x", ("p", "m"), None, &[]), Err(Error::Refused(_))));
 }
 
 #[test]
@@ -176,7 +176,7 @@ fn deleting_a_version_moves_the_path_to_a_neighbour_and_refuses_what_would_lose_
     let only = store.delete_version(&c, &a.user_message_id).unwrap_err();
     assert!(matches!(only, Error::Refused(_)) && only.to_string().contains("delete the conversation"), "{only}");
     // A second first message: deleting the shown one shows the other, with its branch.
-    let root = store.begin_edit(&c, &a.user_message_id, "q'", ("p", "m"), None).unwrap();
+    let root = store.begin_edit(&c, &a.user_message_id, "q'", ("p", "m"), None, &[]).unwrap();
     answer(&store, &root, "a'");
     store.select_message(&c, &a.user_message_id).unwrap();
     store.delete_version(&c, &a.user_message_id).unwrap();
@@ -190,7 +190,7 @@ fn edit_and_answer_again_are_refused_while_an_answer_streams_and_change_nothing(
     let a = store.begin_turn(None, "q", "p", "m").unwrap();
     let c = a.conversation_id.clone();
     let before = (count(&store, "messages"), store.messages(&c).unwrap());
-    let edit = store.begin_edit(&c, &a.user_message_id, "q2", ("p", "m"), None).unwrap_err();
+    let edit = store.begin_edit(&c, &a.user_message_id, "q2", ("p", "m"), None, &[]).unwrap_err();
     assert!(matches!(edit, Error::Busy(_)) && edit.to_string().contains("stop it first"), "{edit}");
     assert!(matches!(store.begin_answer(&c, &a.user_message_id, ("p", "m"), None), Err(Error::Busy(_))));
     assert!(matches!(store.branch_to_new_conversation(&c, &a.message_id), Err(Error::Busy(_))));

@@ -455,7 +455,14 @@ fn answering_a_question_again_keeps_the_earlier_answer_as_a_version() {
     rec.emit(text("first answer"));
     rec.emit(ChatEvent::Done { finish_reason: FinishReason::Stop, usage: Usage::default(), tool_calls_made: 0 });
     let second = store
-        .begin_turn_with(Some(&first.conversation_id), "second question", "p2", "m2", Some(r#"{"useTools":false}"#))
+        .begin_turn_with(
+            Some(&first.conversation_id),
+            "second question",
+            "p2",
+            "m2",
+            Some(r#"{"useTools":false}"#),
+            &[],
+        )
         .unwrap();
     let busy = store.begin_answer(&first.conversation_id, &second.user_message_id, ("p", "m"), None);
     assert!(matches!(busy, Err(switchboard_store::Error::Busy(_))), "a streaming answer blocks regenerate");
@@ -470,6 +477,7 @@ fn answering_a_question_again_keeps_the_earlier_answer_as_a_version() {
             turn_options: Some(r#"{"useTools":false}"#.into()),
             provider: Some("p2".into()),
             model: Some("m2".into()),
+            attachments: Vec::new(),
         }
     );
     let again = store.begin_answer(&first.conversation_id, &question.id, ("p3", "m3"), None).unwrap();

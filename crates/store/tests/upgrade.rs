@@ -299,7 +299,9 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
     // has no count until it is asked again.
     // 14 (token counts per text) adds a cache that starts empty: an upgraded conversation's first
     // turn counts its history once and stores the counts.
-    assert_eq!(SCHEMA_VERSION, 14, "extend this test with the new version's rows");
+    // 15 (attached files) adds two tables that start empty: an upgraded question has no files
+    // (checked below) and a new one on an upgraded database keeps its own.
+    assert_eq!(SCHEMA_VERSION, 15, "extend this test with the new version's rows");
     for version in 1..=7_usize {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("switchboard.db");
@@ -372,6 +374,26 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
         });
         assert!(rec.take_error().is_none());
         assert_eq!(store.conversation_usage("c2").unwrap().total.prompt_tokens, 7, "version {version}");
+        // An upgraded question has no files; a new one on an upgraded database keeps its own.
+        assert!(store.messages("c1").unwrap().iter().all(|m| m.attachments.is_empty()));
+        let file = store
+            .put_attachment(switchboard_store::NewAttachment {
+                bytes: b"fn main() {}",
+                name: "main.rs",
+                mime_type: "text/x-rust",
+                kind: switchboard_core::AttachmentKind::Text,
+                width: None,
+                height: None,
+                pages: None,
+                text: Some("fn main() {}".into()),
+                thumbnail: None,
+            })
+            .unwrap();
+        let with_file =
+            store.begin_turn_with(Some("c3"), "see file", "mock", "m", None, std::slice::from_ref(&file)).unwrap();
+        let shown = store.message("c3", &with_file.user_message_id).unwrap();
+        assert_eq!(shown.attachments, [file], "version {version}");
+        assert!(store.turn_history("c1", &|_| None, usize::MAX).unwrap().attachments.is_empty());
         // Pins and compactions work on an upgraded conversation.
         store.set_message_pinned("c1", &path_first("c1", &store), true).unwrap();
         assert_eq!(store.turn_history("c1", &|_| None, usize::MAX).unwrap().pinned, [0]);

@@ -3423,6 +3423,221 @@ async fn ab_compaction_mid_turn_boundary_undo_and_restart() -> Result<()> {
     Ok(())
 }
 
+// ----- ac. attachments: a pasted image and a dropped PDF, two APIs, a restart ----------------
+
+const AC_FIRST: &str = "A red and blue picture, and a one-page report: revenue is up 12%.";
+const AC_SECOND: &str = "Claude sees the same two files in the history.";
+const AC_PDF_TEXT: &str = "Quarterly report: revenue up 12%";
+
+/// A one-page PDF with a text layer (`text` in Helvetica), with a correct cross-reference table.
+fn ac_pdf(text: &str) -> Vec<u8> {
+    let stream = format!("BT /F1 18 Tf 72 720 Td ({text}) Tj ET");
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_owned(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>"
+            .to_owned(),
+        format!("<< /Length {} >>\nstream\n{stream}\nendstream", stream.len()),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".to_owned(),
+    ];
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{body}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for o in offsets {
+        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1).as_bytes(),
+    );
+    out
+}
+
+/// Pastes a 640×400 PNG drawn on a canvas into the composer, as the clipboard gives a copied
+/// screenshot: a `paste` event whose `clipboardData` holds the file (built in the page).
+const AC_PASTE_JS: &str = r#"
+const done = arguments[arguments.length - 1];
+const c = document.createElement('canvas');
+c.width = 640; c.height = 400;
+const g = c.getContext('2d');
+g.fillStyle = '#d33'; g.fillRect(0, 0, 320, 400);
+g.fillStyle = '#36c'; g.fillRect(320, 0, 320, 400);
+g.fillStyle = '#fff'; g.font = 'bold 48px sans-serif'; g.fillText('pasted', 240, 215);
+c.toBlob((blob) => {
+  try {
+    const file = new File([blob], 'image.png', { type: 'image/png' });
+    const dt = new DataTransfer();
+    dt.items.add(file);
+    const input = document.querySelector('[data-testid="composer-input"]');
+    let e;
+    try { e = new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }); } catch { e = null; }
+    if (!e || !e.clipboardData) {
+      e = new Event('paste', { bubbles: true, cancelable: true });
+      Object.defineProperty(e, 'clipboardData', { value: dt });
+    }
+    input.dispatchEvent(e);
+    done({ size: blob.size, files: dt.files.length });
+  } catch (err) { done({ error: String(err) }); }
+}, 'image/png');
+"#;
+
+/// Drops the file `arguments[1]` (its bytes) named `arguments[0]` on the chat, as a file manager does.
+const AC_DROP_JS: &str = r#"
+const bytes = Uint8Array.from(arguments[1]);
+const file = new File([bytes], arguments[0], { type: 'application/pdf' });
+const dt = new DataTransfer();
+dt.items.add(file);
+const target = document.querySelector('[data-testid="chat-scroller"]') || document.body;
+for (const type of ['dragenter', 'dragover', 'drop']) {
+  const e = new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true });
+  target.dispatchEvent(e);
+}
+return dt.files.length;
+"#;
+
+/// The attachments of the composer (`attachments`) or of the user messages (`message-attachments`)
+/// as `[name, status, kind, meta, thumbnail loaded]`.
+fn ac_items_js(list: &str) -> String {
+    format!(
+        "return [...document.querySelectorAll('[data-testid=\"{list}\"] [data-testid=\"attachment\"]')].map(a => [\
+         a.dataset.name, a.dataset.status, a.dataset.kind, \
+         (a.querySelector('[data-testid=\"attachment-meta\"]') || {{}}).textContent || '', \
+         (a.querySelector('[data-testid=\"attachment-thumb\"]') || {{ dataset: {{}} }}).dataset.loaded || '']);"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ac_attachments_pasted_and_dropped_go_to_two_apis_and_survive_a_restart() -> Result<()> {
+    let replies = vec![Reply::text(AC_FIRST), Reply::text(AC_SECOND)];
+    let Some(rig) = rig("ac_attachments", replies).await? else { return Ok(()) };
+    rig.data.open_store()?.upsert_provider(&switchboard_store::ProviderProfile {
+        name: "claude".into(),
+        kind: "anthropic".into(),
+        base_url: rig.mock.base_url(),
+        model: Some("claude-sonnet-4-5".into()),
+        options: Default::default(),
+    })?;
+    let app = rig.driver.launch("ac").await?;
+    app.wait_composer_ready(LONG).await?;
+
+    // Paste an image, drop a PDF: both are uploaded in chunks and shown in the composer.
+    let pasted = app.js_async(AC_PASTE_JS, vec![]).await?;
+    ensure!(pasted["files"] == json!(1), "the paste did not carry the image: {pasted}");
+    let pdf = ac_pdf(AC_PDF_TEXT);
+    let dropped = app.js(AC_DROP_JS, vec![json!("report.pdf"), json!(pdf)]).await?;
+    ensure!(dropped == json!(1), "the drop did not carry the PDF: {dropped}");
+    let composer = ac_items_js("attachments");
+    let items = app
+        .wait_for(
+            "the pasted image and the dropped PDF attached",
+            &format!(
+                "const items = (() => {{ {composer} }})(); \
+                 return items.length === 2 && items.every(i => i[1] !== 'uploading') && items[0][4] === 'true' ? items : null;"
+            ),
+            LONG,
+        )
+        .await?;
+    ensure!(
+        items[0][1] == json!("ready")
+            && items[0][2] == json!("image")
+            && items[0][0].as_str().is_some_and(|n| n.starts_with("Pasted image")),
+        "the pasted image: {items}"
+    );
+    ensure!(
+        items[1] == json!(["report.pdf", "ready", "pdf", items[1][3].clone(), ""])
+            && items[1][3].as_str().is_some_and(|m| m.starts_with("PDF · 1 page · ")),
+        "the dropped PDF: {items}"
+    );
+    app.screenshot("1-composer-with-attachments").await?;
+
+    // The PDF's preview is its extracted text.
+    app.click(&format!("{} [data-name=\"report.pdf\"] button.open", tid("attachments"))).await?;
+    let preview = app
+        .wait_for(
+            "the PDF's preview",
+            &format!(
+                "const t = document.querySelector('{}'); return t ? t.textContent : null;",
+                tid("attachment-preview-text")
+            ),
+            LONG,
+        )
+        .await?;
+    ensure!(preview.as_str().is_some_and(|t| t.contains(AC_PDF_TEXT)), "the PDF's text: {preview}");
+    app.screenshot("2-pdf-preview").await?;
+    app.click(&tid("attachment-preview-close")).await?;
+
+    app.send_message("What is in these two files?").await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the first answer did not complete");
+    pick_provider(&app, "claude").await?;
+    app.send_message("And you, Claude?").await?;
+    ensure!(wait_assistant_settled(&app, 2, LONG).await? == "complete", "the answer on Claude did not complete");
+    let sent = ac_items_js("message-attachments");
+    let live = app
+        .wait_for(
+            "the sent message's thumbnail",
+            &format!("const items = (() => {{ {sent} }})(); return items.length === 2 && items[0][4] === 'true' ? items : null;"),
+            LONG,
+        )
+        .await?;
+    ensure!(live[0][2] == json!("image") && live[1][0] == json!("report.pdf"), "the sent message's files: {live}");
+    app.screenshot("3-sent-to-two-apis").await?;
+
+    // Each API got the files in its own form: Chat Completions an image_url data URL, Anthropic
+    // an image block (base64) in the history; the PDF went along (as a file/document or its text).
+    let requests = rig.mock.requests();
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    ensure!(paths == ["/v1/chat/completions", "/v1/messages"], "each answer went to its profile's API: {paths:?}");
+    let chat = requests[0].body.to_string();
+    ensure!(
+        chat.contains("\"image_url\"") && chat.contains("data:image/"),
+        "the Chat request has no image part: {chat:.2000}"
+    );
+    ensure!(chat.contains("report.pdf"), "the Chat request has no PDF: {chat:.2000}");
+    let claude = requests[1].body.to_string();
+    ensure!(
+        claude.contains("\"type\":\"image\"") && claude.contains("\"base64\"") && claude.contains("report.pdf"),
+        "the Anthropic request lacks the files: {claude:.2000}"
+    );
+    let shown = app.transcript().await?;
+    app.close().await?;
+
+    // A restart: the chat shows the same files, thumbnails read again from the store.
+    let app = rig.driver.launch("ac").await?;
+    app.wait_and_click(&format!("{} button.open", tid("conversation-item")), LONG).await?;
+    let reopened = app
+        .wait_for(
+            "the reopened message's files",
+            &format!("const items = (() => {{ {sent} }})(); return items.length === 2 && items[0][4] === 'true' ? items : null;"),
+            LONG,
+        )
+        .await?;
+    ensure!(reopened == live, "the reopened files differ:\nlive: {live}\nreopened: {reopened}");
+    let again = app.transcript().await?;
+    ensure!(again == shown, "the reopened conversation differs:\nlive: {shown:#?}\nreopened: {again:#?}");
+    app.screenshot("4-restarted").await?;
+    // The image's preview is the full picture.
+    app.click(&format!("{} [data-kind=\"image\"] button.open", tid("message-attachments"))).await?;
+    let full = app
+        .wait_for(
+            "the image's preview",
+            &format!(
+                "const i = document.querySelector('{}'); return i && i.complete && i.naturalWidth ? [i.naturalWidth, i.naturalHeight] : null;",
+                tid("attachment-preview-image")
+            ),
+            LONG,
+        )
+        .await?;
+    ensure!(full == json!([640, 400]), "the full image: {full}");
+    app.screenshot("5-image-preview").await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}
+
 // ----- ad. MCP beyond tools: a prompt from `/`, a resource attached, a form, a sampling run ---
 
 /// The composer's text.
@@ -3552,7 +3767,10 @@ async fn ad_mcp_features_prompt_resource_form_and_sampling_with_the_everything_s
     app.keys(&Key::Enter.to_string()).await?;
     app.wait_for(
         "the resource's chip in the composer",
-        "return [...document.querySelectorAll('[data-testid=\"resource-chip\"], [data-testid=\"attachment-chip\"]')].some(c => c.textContent.includes('features.md'));",
+        &format!(
+            "return [...document.querySelectorAll('{}')].some(c => (c.dataset.name || '').endsWith('features.md') && c.dataset.status === 'ready');",
+            tid("attachment")
+        ),
         LONG,
     )
     .await?;

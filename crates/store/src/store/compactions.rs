@@ -77,6 +77,9 @@ pub struct TurnHistory {
     pub compaction: Compaction,
     /// Indexes into `messages` of the messages the person pinned.
     pub pinned: Vec<usize>,
+    /// The index into `messages` of each of the person's messages that has files, with them in
+    /// order (the service turns them into the parts the request's API takes).
+    pub attachments: Vec<(usize, Vec<switchboard_core::Attachment>)>,
 }
 
 const COLUMNS: &str = "id, message_id, covered, summary, stubbed, quoted, tokens_before, tokens_after, reason,
@@ -174,7 +177,13 @@ impl Store {
             .find(|c| path.ranges.iter().any(|(id, ..)| *id == c.message_id));
         let compaction = latest.map(|c| c.compaction).filter(|c| c.fits(&path.messages)).unwrap_or_default();
         let pinned = path.ranges.iter().filter(|(_, pinned, _)| *pinned).flat_map(|(_, _, r)| r.clone()).collect();
-        Ok(TurnHistory { messages: path.messages, untrusted: path.untrusted, compaction, pinned })
+        Ok(TurnHistory {
+            messages: path.messages,
+            untrusted: path.untrusted,
+            compaction,
+            pinned,
+            attachments: path.attachments,
+        })
     }
 
     fn compaction_rows(&self, conversation_id: &str) -> Result<Vec<StoredCompaction>> {

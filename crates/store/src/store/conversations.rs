@@ -92,7 +92,8 @@ impl Store {
         Ok(())
     }
 
-    /// Deletes a conversation with its messages, tool calls and results.
+    /// Deletes a conversation with its messages, tool calls and results (and then the attached
+    /// files no other message uses, once past their grace period).
     pub fn delete(&self, id: &str) -> Result<()> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -103,6 +104,8 @@ impl Store {
             return Err(Error::not_found("conversation", id));
         }
         tx.commit()?;
+        drop(conn);
+        self.collect_after_delete();
         Ok(())
     }
 

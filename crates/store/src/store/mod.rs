@@ -7,13 +7,15 @@
 //! `search.rs` runs full-text searches on the search index;
 //! `settings.rs` keeps settings and provider profiles; `setup.rs` keeps a chat's setup and its
 //! grants; `transfer.rs` reads and writes whole conversations as records (export and import);
-//! `usage.rs` reads what each request used and cost (details, totals, reports).
+//! `usage.rs` reads what each request used and cost (details, totals, reports);
+//! `attachments.rs` keeps attached files (their blobs, their links to messages, collection).
 //! The recorder (`crate::recorder`) writes a
 //! turn's events through the same connection.
 //!
 //! Invariant: every method holds the connection for one statement or one transaction, never
 //! across a call out of the store.
 
+mod attachments;
 mod compactions;
 mod context;
 mod conversations;
@@ -26,12 +28,16 @@ mod tree;
 mod turns;
 mod usage;
 
+pub use attachments::{
+    ATTACHMENT_GRACE, MAX_ATTACHMENTS_PER_MESSAGE, NAME_MAX_BYTES, NewAttachment, THUMBNAIL_MAX_BYTES,
+};
 pub use compactions::{NewCompaction, StoredCompaction, TurnHistory};
 pub use setup::{ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS, SummariserChoice};
 pub use transfer::{
     ConversationRecord, ErrorRecord, ImportOutcome, MessageRecord, ToolCallRecord, ToolResultRecord, check_record,
 };
 
+use crate::blobs::Blobs;
 use crate::error::{Error, Result};
 use crate::schema;
 use rusqlite::Connection;
@@ -61,6 +67,8 @@ pub struct Store {
 struct Inner {
     conn: Mutex<Connection>,
     path: Option<PathBuf>,
+    /// Attached files' bytes: `attachments/` beside the database file, or in memory.
+    blobs: Blobs,
     recovered: usize,
     /// Held (shared) for the store's lifetime so another process opening the same database can
     /// tell a live writer's `streaming` rows from a dead one's. Released when the last clone drops.
@@ -90,7 +98,13 @@ impl Store {
             tracing::info!(path = %path.display(), "database is open in another process; leaving its streaming messages alone");
             0
         };
-        Ok(Self::from_parts(conn, Some(path.to_owned()), recovered, lock.into_shared()))
+        let store = Self::from_parts(conn, Some(path.to_owned()), recovered, lock.into_shared());
+        // Files nobody uses any more (a deleted chat's, one attached and never sent) go after the
+        // grace period; failing to remove them costs only disk space.
+        if let Err(e) = store.collect_attachments(ATTACHMENT_GRACE) {
+            tracing::warn!("could not remove attachments no message uses: {e}");
+        }
+        Ok(store)
     }
 
     /// A fresh database in memory (tests, `--ephemeral` runs).
@@ -106,7 +120,8 @@ impl Store {
         if recovered > 0 {
             tracing::warn!(count = recovered, "marked messages left streaming by an earlier run as interrupted");
         }
-        Store { inner: Arc::new(Inner { conn: Mutex::new(conn), path, recovered, _lock: lock }) }
+        let blobs = Blobs::for_database(path.as_deref());
+        Store { inner: Arc::new(Inner { conn: Mutex::new(conn), path, blobs, recovered, _lock: lock }) }
     }
 
     /// The database file, or `None` in memory.

@@ -1,5 +1,6 @@
-//! Full-text search over titles, messages, tool arguments and tool results, through the
-//! `search_index` FTS5 table (migration 9; text handling in `crate::fts`).
+//! Full-text search over titles, messages, tool arguments, tool results and attached files (name
+//! and extracted text, migration 15), through the `search_index` FTS5 table (migration 9; text
+//! handling in `crate::fts`).
 //!
 //! Ranking: FTS5's bm25 picks the best [`CANDIDATES`] matches; among them a recent one counts up
 //! to twice as much as an old one (the boost halves every [`RECENCY_HALF_LIFE_DAYS`] days). A
@@ -51,14 +52,21 @@ pub enum SearchHitKind {
     ToolArguments,
     /// What a tool returned.
     ToolResult,
+    /// A file attached to a message (its name or the text extracted from it).
+    Attachment,
 }
 
 impl SearchHitKind {
-    const ALL: [SearchHitKind; 4] =
-        [SearchHitKind::Title, SearchHitKind::Message, SearchHitKind::ToolArguments, SearchHitKind::ToolResult];
+    const ALL: [SearchHitKind; 5] = [
+        SearchHitKind::Title,
+        SearchHitKind::Message,
+        SearchHitKind::ToolArguments,
+        SearchHitKind::ToolResult,
+        SearchHitKind::Attachment,
+    ];
 
     fn from_rowid(rowid: i64) -> (Self, i64) {
-        let kind = Self::ALL[usize::try_from(rowid >> KIND_SHIFT).unwrap_or(0).min(3)];
+        let kind = Self::ALL[usize::try_from(rowid >> KIND_SHIFT).unwrap_or(0).min(Self::ALL.len() - 1)];
         (kind, rowid & ((1 << KIND_SHIFT) - 1))
     }
 
@@ -86,6 +94,10 @@ pub struct SearchHit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub tool_call_id: Option<String>,
+    /// The attached file that matched (its name), for attachment hits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub attachment: Option<String>,
     /// Where the match is.
     pub kind: SearchHitKind,
     /// Who wrote the message, for message hits.
@@ -170,6 +182,10 @@ fn written_at(conn: &Connection, rowid: i64) -> rusqlite::Result<Option<i64>> {
         SearchHitKind::Message => "SELECT created_at FROM messages WHERE rowid = ?1",
         SearchHitKind::ToolArguments => "SELECT created_at FROM tool_calls WHERE rowid = ?1",
         SearchHitKind::ToolResult => "SELECT created_at FROM tool_results WHERE rowid = ?1",
+        SearchHitKind::Attachment => {
+            "SELECT m.created_at FROM message_attachments ma JOIN messages m ON m.id = ma.message_id
+             WHERE ma.rowid = ?1"
+        }
     };
     conn.prepare_cached(sql)?.query_row([source], |r| r.get(0)).optional()
 }
@@ -195,15 +211,24 @@ fn hit(conn: &Connection, rowid: i64, query: &Query, paths: &mut Paths) -> Resul
              FROM tool_results r JOIN tool_calls t ON t.id = r.tool_call_id JOIN messages m ON m.id = t.message_id
              JOIN conversations c ON c.id = m.conversation_id WHERE r.rowid = ?1"
         }
+        // The text indexed is the name and the extracted text (migration 15); the file's name
+        // travels in the call-id column's place.
+        SearchHitKind::Attachment => {
+            "SELECT c.id, c.title, m.id, ma.name, m.role, ma.name || char(10) || COALESCE(a.text, ''), m.created_at
+             FROM message_attachments ma JOIN attachments a ON a.id = ma.attachment_id
+             JOIN messages m ON m.id = ma.message_id
+             JOIN conversations c ON c.id = m.conversation_id WHERE ma.rowid = ?1"
+        }
     };
     type Row = (String, String, Option<String>, Option<String>, Option<String>, String, i64);
     let row: Option<Row> = conn
         .prepare_cached(sql)?
         .query_row([source], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))
         .optional()?;
-    let Some((conversation_id, title, message_id, tool_call_id, role, text, created_at)) = row else {
+    let Some((conversation_id, title, message_id, named, role, text, created_at)) = row else {
         return Ok(None);
     };
+    let (tool_call_id, attachment) = if kind == SearchHitKind::Attachment { (None, named) } else { (named, None) };
     let role = match role.as_deref() {
         Some("user") => Some(Role::User),
         Some("assistant") => Some(Role::Assistant),
@@ -219,6 +244,7 @@ fn hit(conn: &Connection, rowid: i64, query: &Query, paths: &mut Paths) -> Resul
         title,
         message_id,
         tool_call_id,
+        attachment,
         kind,
         role,
         on_current_path,

@@ -13,6 +13,7 @@ use super::{Store, new_id, now_millis};
 use crate::error::{Error, Result};
 use crate::model::{Role, TurnRows};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use switchboard_core::Attachment;
 
 /// A CTE `path(id)`: the current path of conversation `?1`, head first. The depth bound only
 /// guards against a damaged file; a real path is far shorter.
@@ -63,9 +64,10 @@ impl Store {
     }
 
     /// Edits a question: a new version of the person's message `message_id` (under the same
-    /// parent) with `user_text` and `turn_options`, and an empty `streaming` answer to it, put on
-    /// the current path. The earlier version and its branch are kept. Refused while an answer
-    /// streams in the conversation.
+    /// parent) with `user_text`, `turn_options` and the files `attachments` (in order; to keep
+    /// the old version's, pass [`Question::attachments`](crate::Question)), and an empty
+    /// `streaming` answer to it, put on the current path. The earlier version and its branch are
+    /// kept. Refused while an answer streams in the conversation.
     pub fn begin_edit(
         &self,
         conversation_id: &str,
@@ -73,6 +75,7 @@ impl Store {
         user_text: &str,
         (provider, model): (&str, &str),
         turn_options: Option<&str>,
+        attachments: &[Attachment],
     ) -> Result<TurnRows> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -85,6 +88,7 @@ impl Store {
         refuse_streaming(&tx, conversation_id)?;
         let now = touch(&tx, conversation_id)?;
         let user_message_id = insert_question(&tx, conversation_id, parent.as_deref(), user_text, turn_options, now)?;
+        super::attachments::link(&tx, &user_message_id, attachments)?;
         let message_id = insert_answer(&tx, conversation_id, &user_message_id, provider, model, now)?;
         put_on_path(&tx, conversation_id, &message_id)?;
         tx.commit()?;
@@ -164,12 +168,14 @@ impl Store {
             put_on_path(&tx, conversation_id, &head)?;
         }
         tx.commit()?;
+        drop(conn);
+        self.collect_after_delete();
         Ok(())
     }
 
     /// Copies the branch from the first message to `message_id` into a new conversation (new
-    /// ids for its messages, tool calls and results; nested runs, images and provider state
-    /// kept), with the chat's instructions, agent, tools switched off and setup, titled
+    /// ids for its messages, tool calls and results; nested runs, images, provider state and
+    /// attached files (references: the bytes are shared) kept), with the chat's instructions, agent, tools switched off and setup, titled
     /// "<title> (branch)". Returns the new conversation's id. Refused while an answer on that
     /// branch streams.
     pub fn branch_to_new_conversation(&self, conversation_id: &str, message_id: &str) -> Result<String> {
@@ -208,6 +214,7 @@ impl Store {
                  FROM messages WHERE id = ?1",
                 rusqlite::params![old, id, new_conversation, seq, parent, now],
             )?;
+            super::attachments::copy_links(&tx, old, &id)?;
             let calls: Vec<String> = {
                 let mut stmt = tx.prepare_cached("SELECT id FROM tool_calls WHERE message_id = ?1")?;
                 stmt.query_map([old], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?

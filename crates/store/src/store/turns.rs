@@ -3,6 +3,7 @@
 //!
 //! Invariant: the history rebuilt here is the one the live turn sent, iteration by iteration.
 
+use super::attachments::{attachment_columns, attachment_from_row};
 use super::tree::PATH;
 use super::{Store, new_id, now_millis, title_from};
 use crate::error::{Error, Result};
@@ -15,7 +16,7 @@ use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior};
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
 use switchboard_core::history::{StoredCall, assistant_messages};
-use switchboard_core::{Message, ToolSource, Usage};
+use switchboard_core::{Attachment, Message, ToolSource, Usage};
 
 impl Store {
     /// Starts a turn: creates the conversation when `conversation_id` is `None` (titled after the
@@ -28,11 +29,13 @@ impl Store {
         provider: &str,
         model: &str,
     ) -> Result<TurnRows> {
-        self.begin_turn_with(conversation_id, user_text, provider, model, None)
+        self.begin_turn_with(conversation_id, user_text, provider, model, None, &[])
     }
 
     /// [`Store::begin_turn`], also keeping `turn_options` (opaque JSON: the choices the question
-    /// was asked with) on the person's message, where [`Store::question`] finds them.
+    /// was asked with) on the person's message, where [`Store::question`] finds them, and the
+    /// files attached to it, in order (each stored by [`Store::put_attachment`] first; one that
+    /// is not is [`Error::NotFound`] and nothing is written).
     pub fn begin_turn_with(
         &self,
         conversation_id: Option<&str>,
@@ -40,6 +43,7 @@ impl Store {
         provider: &str,
         model: &str,
         turn_options: Option<&str>,
+        attachments: &[Attachment],
     ) -> Result<TurnRows> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -64,6 +68,7 @@ impl Store {
         let head = super::tree::head(&tx, &conversation_id)?;
         let user_message_id =
             super::tree::insert_question(&tx, &conversation_id, head.as_deref(), user_text, turn_options, now)?;
+        super::attachments::link(&tx, &user_message_id, attachments)?;
         let message_id = super::tree::insert_answer(&tx, &conversation_id, &user_message_id, provider, model, now)?;
         super::tree::extend_path(&tx, &conversation_id, &[&user_message_id, &message_id])?;
         tx.commit()?;
@@ -105,6 +110,13 @@ impl Store {
     /// user message.
     pub fn history(&self, conversation_id: &str) -> Result<Vec<Message>> {
         Ok(self.history_marked(conversation_id, &|_| None, switchboard_core::paging::DEFAULT_LIMIT)?.0)
+    }
+
+    /// The files of [`Store::history`]'s messages: the index in it of each of the person's
+    /// messages that has any, with them in order (the caller turns them into the parts an API
+    /// takes).
+    pub fn history_attachments(&self, conversation_id: &str) -> Result<Vec<(usize, Vec<Attachment>)>> {
+        Ok(canonical_path(self, conversation_id, &|_| None, usize::MAX)?.attachments)
     }
 
     /// [`Store::history`] with each result `untrusted` names a source for framed as untrusted
@@ -207,6 +219,28 @@ impl Store {
                 versions.entry(message_id).or_default().push(version);
             }
         }
+        // The files of the whole page in one query (metadata only: bytes and thumbnails are
+        // read on demand), so a page with a hundred costs what a page with none does.
+        let mut attachments: HashMap<String, Vec<Attachment>> = HashMap::new();
+        {
+            let mut stmt = tx.prepare_cached(&format!(
+                "{PATH} SELECT ma.message_id, {}
+                 FROM path p
+                 JOIN messages m ON m.id = p.id
+                 JOIN message_attachments ma ON ma.message_id = m.id
+                 JOIN attachments a ON a.id = ma.attachment_id
+                 WHERE m.seq >= ?2 AND m.seq < ?3
+                 ORDER BY m.seq, ma.position",
+                attachment_columns("ma.name")
+            ))?;
+            let rows = stmt.query_map(rusqlite::params![conversation_id, first, end], |r| {
+                Ok((r.get::<_, String>(0)?, attachment_from_row(r, 1)?))
+            })?;
+            for row in rows {
+                let (message_id, attachment) = row?;
+                attachments.entry(message_id).or_default().push(attachment);
+            }
+        }
         let mut messages = Vec::new();
         {
             let mut stmt = tx.prepare_cached(&format!(
@@ -222,6 +256,7 @@ impl Store {
                 let mut m = row?;
                 m.tool_calls = calls.remove(&m.id).unwrap_or_default();
                 m.versions = versions.remove(&m.id).unwrap_or_else(|| vec![m.id.clone()]);
+                m.attachments = attachments.remove(&m.id).unwrap_or_default();
                 messages.push(m);
             }
         }
@@ -253,6 +288,7 @@ impl Store {
         m.tool_calls = stmt.query_map([message_id], tool_call_from_row)?.collect::<rusqlite::Result<_>>()?;
         drop(stmt);
         m.versions = super::tree::versions_of(&tx, conversation_id, message_id)?;
+        m.attachments = super::attachments::of_message(&tx, message_id)?;
         tx.commit()?;
         Ok(m)
     }
@@ -277,6 +313,8 @@ pub(crate) struct CanonicalPath {
     /// Per stored message of the path, in order: its id, whether it is pinned, and the range of
     /// `messages` it became (empty: left out).
     pub ranges: Vec<(String, bool, std::ops::Range<usize>)>,
+    /// The index in `messages` of each of the person's messages that has files, with them.
+    pub attachments: Vec<(usize, Vec<Attachment>)>,
 }
 
 impl CanonicalPath {
@@ -300,10 +338,16 @@ pub(crate) fn canonical_path(
     let mut first = None;
     let mut out = Vec::new();
     let mut ranges = Vec::new();
+    let mut attachments = Vec::new();
     for m in path_rows(store, conversation_id)? {
         let start = out.len();
         match m.role {
-            Role::User => out.push(Message::user(m.content)),
+            Role::User => {
+                if !m.attachments.is_empty() {
+                    attachments.push((start, m.attachments));
+                }
+                out.push(Message::user(m.content));
+            }
             Role::Assistant => {
                 if m.status == MessageStatus::Streaming || (m.content.is_empty() && m.tool_calls.is_empty()) {
                     ranges.push((m.id, m.pinned, start..start));
@@ -333,7 +377,7 @@ pub(crate) fn canonical_path(
         }
         ranges.push((m.id, m.pinned, start..out.len()));
     }
-    Ok(CanonicalPath { messages: out, untrusted: first, ranges })
+    Ok(CanonicalPath { messages: out, untrusted: first, ranges, attachments })
 }
 
 /// What the canonical history needs of one stored message of the path (not how it is drawn:
@@ -347,10 +391,11 @@ struct PathRow {
     provider_state: Option<String>,
     pinned: bool,
     tool_calls: Vec<StoredToolCall>,
+    attachments: Vec<Attachment>,
 }
 
-/// The current path's messages with their calls and results, oldest first, read in one
-/// snapshot: two queries, whatever the length of the conversation.
+/// The current path's messages with their calls, results and files, oldest first, read in one
+/// snapshot: three queries, whatever the length of the conversation.
 fn path_rows(store: &Store, conversation_id: &str) -> Result<Vec<PathRow>> {
     let conn = store.conn();
     let tx = conn.unchecked_transaction()?;
@@ -374,6 +419,7 @@ fn path_rows(store: &Store, conversation_id: &str) -> Result<Vec<PathRow>> {
                 provider_state: r.get(4)?,
                 pinned: r.get(5)?,
                 tool_calls: Vec::new(),
+                attachments: Vec::new(),
             };
             at.insert(row.id.clone(), rows.len());
             rows.push(row);
@@ -396,6 +442,23 @@ fn path_rows(store: &Store, conversation_id: &str) -> Result<Vec<PathRow>> {
             }
         }
     }
+    {
+        let mut stmt = tx.prepare_cached(&format!(
+            "{PATH} SELECT ma.message_id, {}
+             FROM path p
+             JOIN message_attachments ma ON ma.message_id = p.id
+             JOIN attachments a ON a.id = ma.attachment_id
+             ORDER BY ma.position",
+            attachment_columns("ma.name")
+        ))?;
+        let found = stmt.query_map([conversation_id], |r| Ok((r.get::<_, String>(0)?, attachment_from_row(r, 1)?)))?;
+        for attachment in found {
+            let (message_id, attachment) = attachment?;
+            if let Some(&i) = at.get(&message_id) {
+                rows[i].attachments.push(attachment);
+            }
+        }
+    }
     tx.commit()?;
     Ok(rows)
 }
@@ -414,7 +477,8 @@ fn question_in(conn: &Connection, conversation_id: &str, id: &str) -> Result<Que
         .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?
         .unwrap_or_default();
-    Ok(Question { id: id.to_owned(), text, turn_options, provider, model })
+    let attachments = super::attachments::of_message(conn, id)?;
+    Ok(Question { id: id.to_owned(), text, turn_options, provider, model, attachments })
 }
 
 fn message_from_row(r: &Row<'_>) -> rusqlite::Result<StoredMessage> {
@@ -461,6 +525,7 @@ fn message_from_row(r: &Row<'_>) -> rusqlite::Result<StoredMessage> {
         parent_id: r.get(22)?,
         versions: Vec::new(),
         pinned: r.get(23)?,
+        attachments: Vec::new(),
         // State that cannot be read only costs the next request its continuation data.
         provider_states: r
             .get::<_, Option<String>>(19)?

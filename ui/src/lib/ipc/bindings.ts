@@ -631,6 +631,48 @@ kind: NoticeKind,
  */
 message: string, };
 
+export type AttachmentKind = "image" | "pdf" | "text";
+
+export type Attachment = { 
+/**
+ * The SHA-256 of the original bytes, lower-case hex: the content address.
+ */
+id: string, 
+/**
+ * The file's name as attached (never a path), or a resource's URI.
+ */
+name: string, 
+/**
+ * The media type, as sniffed from the bytes.
+ */
+mimeType: string, 
+/**
+ * How it is sent.
+ */
+kind: AttachmentKind, 
+/**
+ * Bytes of the original.
+ */
+size: number, 
+/**
+ * An image's width in pixels.
+ */
+width?: number, 
+/**
+ * An image's height in pixels.
+ */
+height?: number, 
+/**
+ * A PDF's page count.
+ */
+pages?: number, };
+
+export type AttachmentPreview = { attachment: Attachment, text: string | null, truncated: boolean, image: string | null, };
+
+export type AttachRefusal = { name: string, message: string, };
+
+export type PickedAttachments = { attached: Array<Attachment>, refused: Array<AttachRefusal>, };
+
 export type StoredMessage = { 
 /**
  * Message id.
@@ -708,7 +750,11 @@ versions: Array<string>,
 /**
  * The person pinned it: it is never summarised, always sent verbatim.
  */
-pinned?: boolean, };
+pinned?: boolean, 
+/**
+ * The files attached to a person's message, in order.
+ */
+attachments?: Array<Attachment>, };
 
 export type MessagePage = { 
 /**
@@ -1143,6 +1189,10 @@ export type SendRequest = {
  * The conversation to continue, or `null` for a new one.
  */
 conversationId: string | null, 
+/**
+ * The attachments (ids from upload_finish / attach_pick), in order.
+ */
+attachments?: Array<string>, 
 /**
  * What the person typed.
  */
@@ -1615,6 +1665,10 @@ tools: boolean | null,
  * Takes images in messages.
  */
 images: boolean | null, 
+/**
+ * Takes PDF documents.
+ */
+pdf?: boolean | null, 
 /**
  * Takes reasoning controls (effort, thinking budget).
  */

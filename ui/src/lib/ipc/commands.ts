@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
+import type { AgentConfig, Attachment, AttachmentPreview, PickedAttachments, AgentsOverview, ApprovalChoice, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -10,6 +10,13 @@ export interface EventChannel<T> {
 /** Every command the shell registers: the arguments it reads and what it resolves with. */
 export interface Commands {
   agents: { args: Record<string, never>; params: []; result: AgentsOverview };
+  attach_pick: { args: Record<string, never>; params: []; result: PickedAttachments };
+  upload_begin: { args: { name: string; size: number }; params: [name: string, size: number]; result: string };
+  upload_chunk: { args: { id: string; data: string }; params: [id: string, data: string]; result: void };
+  upload_finish: { args: { id: string }; params: [id: string]; result: Attachment };
+  upload_cancel: { args: { id: string }; params: [id: string]; result: void };
+  attachment_preview: { args: { id: string }; params: [id: string]; result: AttachmentPreview };
+  attachment_thumbnail: { args: { id: string }; params: [id: string]; result: string | null };
   put_agent: { args: { agent: AgentConfig }; params: [agent: AgentConfig]; result: AgentsOverview };
   duplicate_agent: { args: { name: string; newName: string }; params: [name: string, newName: string]; result: AgentsOverview };
   remove_agent: { args: { name: string }; params: [name: string]; result: AgentsOverview };
@@ -106,6 +113,13 @@ export type CommandName = keyof Commands;
 /** Every command and its argument keys, in declaration order (the order of `params`). */
 export const COMMANDS = {
   agents: [],
+  attach_pick: [],
+  upload_begin: ['name', 'size'],
+  upload_chunk: ['id', 'data'],
+  upload_finish: ['id'],
+  upload_cancel: ['id'],
+  attachment_preview: ['id'],
+  attachment_thumbnail: ['id'],
   put_agent: ['agent'],
   duplicate_agent: ['name', 'newName'],
   remove_agent: ['name'],

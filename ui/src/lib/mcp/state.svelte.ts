@@ -4,8 +4,8 @@
  * each server on its own, so a slow or broken one never hides the others).
  *
  * Invariant: a menu shows only what the servers answered; one server's failure is kept as its own
- * line and never empties another's list. Attached resources go out with the next message and are
- * then cleared.
+ * line and never empties another's list. An attached resource (or a prompt's file) joins the
+ * composer's attachments (`AttachmentTray`), so it goes out, and is stored, like any file.
  */
 import type { Backend } from '../ipc/backend';
 import { toIpcError } from '../ipc/errors';
@@ -13,8 +13,6 @@ import type { Attachment, CompletionRef, ElicitationAction, McpFeatures, McpProm
 
 /** Lists are read again at most this often (ms). */
 export const LIST_EVERY_MS = 5000;
-/** At most this many resources attached to one message. */
-export const MAX_ATTACHED = 20;
 
 /** The commands of these features if the backend has them (an older shell does not). */
 export function features(api: Backend): McpFeatures | null {
@@ -34,15 +32,16 @@ export class McpComposer {
   prompts = $state.raw<ServerLists<McpPrompts>[]>([]);
   resources = $state.raw<ServerLists<McpResources>[]>([]);
   loading = $state(false);
-  /** Resources attached to the next message (with the server they came from). */
-  attached = $state.raw<{ server: string; attachment: Attachment }[]>([]);
 
   private readonly api: () => Backend;
+  /** Where an attached resource goes: the composer's attachments. */
+  private readonly attachTo: (a: Attachment) => void;
   private readAt = 0;
   private reading: Promise<void> | null = null;
 
-  constructor(api: () => Backend) {
+  constructor(api: () => Backend, attachTo: (a: Attachment) => void) {
     this.api = api;
+    this.attachTo = attachTo;
   }
 
   get available(): boolean {
@@ -118,31 +117,17 @@ export class McpComposer {
 
   /** Attaches a resource to the next message; resolves with the backend's message on failure. */
   async attach(server: string, uri: string): Promise<string | null> {
-    if (this.attached.length >= MAX_ATTACHED) return `At most ${MAX_ATTACHED} resources go with one message.`;
     try {
-      const attachment = await this.f.mcpAttachResource(server, uri);
-      if (!this.attached.some((a) => a.attachment.id === attachment.id)) this.attached = [...this.attached, { server, attachment }];
+      this.attachTo(await this.f.mcpAttachResource(server, uri));
       return null;
     } catch (e) {
       return toIpcError(e).message;
     }
   }
 
-  /** Adds attachments a prompt carried. */
-  addAttachments(server: string, list: readonly Attachment[]): void {
-    const fresh = list.filter((a) => !this.attached.some((b) => b.attachment.id === a.id));
-    this.attached = [...this.attached, ...fresh.map((attachment) => ({ server, attachment }))].slice(0, MAX_ATTACHED);
-  }
-
-  detach(id: string): void {
-    this.attached = this.attached.filter((a) => a.attachment.id !== id);
-  }
-
-  /** The ids that go with the message being sent; the list is cleared. */
-  take(): string[] {
-    const ids = this.attached.map((a) => a.attachment.id);
-    this.attached = [];
-    return ids;
+  /** Adds the files a prompt carried (images, embedded resources). */
+  addAttachments(list: readonly Attachment[]): void {
+    for (const a of list) this.attachTo(a);
   }
 }
 

@@ -3,17 +3,9 @@
  * the UI reads them. They are the service's (generated into `bindings.ts` by the engine branches);
  * this module is the one place the UI names them, so where they come from changes here only.
  */
-/** A file attached to a person's message, as stored and shown (core's `Attachment`). */
-export interface Attachment {
-  id: string;
-  name: string;
-  mimeType: string;
-  kind: 'image' | 'pdf' | 'text';
-  size: number;
-  width?: number;
-  height?: number;
-  pages?: number;
-}
+import type { Attachment } from '../ipc/bindings';
+
+export type { Attachment };
 
 /** One argument a prompt takes. */
 export interface PromptArgument {

@@ -4,6 +4,7 @@
  * reducer mirrors what the store's Recorder writes, so a reopened answer looks exactly as it did live.
  */
 import type {
+  Attachment,
   ChatEvent,
   FinishReason,
   MessageStatus,
@@ -73,6 +74,8 @@ export interface MessageModel {
   pinned: boolean;
   /** The compactions of what is sent that happened in this message's turn or right after it, oldest first. */
   compactions: CompactionModel[];
+  /** The files attached to a person's message, in order (absent: none). */
+  attachments?: Attachment[];
 }
 
 export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 });
@@ -100,8 +103,8 @@ export function pendingAssistant(id = ''): MessageModel {
 }
 
 /** The person's message as the UI shows it before the store has it. */
-export function userMessage(id: string, text: string): MessageModel {
-  return { ...pendingAssistant(id), role: 'user', content: text, status: 'complete' };
+export function userMessage(id: string, text: string, attachments: readonly Attachment[] = []): MessageModel {
+  return { ...pendingAssistant(id), role: 'user', content: text, status: 'complete', ...(attachments.length > 0 ? { attachments: [...attachments] } : {}) };
 }
 
 /**
@@ -126,6 +129,7 @@ export function fromStored(m: StoredMessage, compactions: readonly StoredCompact
     notices: m.notices.map((n) => ({ ...n })),
     pinned: m.pinned ?? false,
     compactions: compactions.filter((c) => c.messageId === m.id).map(compactionFromStored),
+    ...(m.attachments && m.attachments.length > 0 ? { attachments: m.attachments.map((a) => ({ ...a })) } : {}),
     toolCalls: m.toolCalls.map((c) => ({
       id: c.callId,
       name: c.name,

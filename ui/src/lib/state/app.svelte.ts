@@ -7,7 +7,7 @@ import { maybeGenerateTitle } from './titles';
 import { getContext, setContext } from 'svelte';
 import { SvelteMap } from 'svelte/reactivity';
 import type { Backend } from '../ipc/backend';
-import type { AgentsOverview, ApprovalChoice, ChatSetup, ConversationSummary, IpcError, ModelDetails, ProviderInfo, SearchHit, ToolInfo, TurnChoices } from '../ipc/bindings';
+import type { AgentsOverview, ApprovalChoice, Attachment, ChatSetup, ConversationSummary, IpcError, ModelDetails, ProviderInfo, SearchHit, ToolInfo, TurnChoices } from '../ipc/bindings';
 import { errorAction, toIpcError, type ErrorAction } from '../ipc/errors';
 import { nextFrame, type Scheduler } from '../util/frame';
 import { extractMentions } from '../util/mentions';
@@ -16,6 +16,8 @@ import { matchedTerms } from '../search/snippet';
 import { ChatSession, type ApprovalRequest, type SessionHost } from './session.svelte';
 import { preloadMarkdown } from '../markdown/engine';
 import { McpComposer } from '../mcp/state.svelte';
+import { AttachmentTray } from './attachments.svelte';
+import { cannotSeeImages, refusesImages } from '../util/attachments';
 
 export interface Toast {
   id: number;
@@ -54,6 +56,8 @@ export interface QueuedMessage {
   noTools: boolean;
   dryRun: boolean;
   choice: ModelChoice | null;
+  /** The files that go with it (the shell's attachments, in order). */
+  attachments: Attachment[];
   /** Why it was not sent when the answer ended, or null while it waits. */
   held: string | null;
 }
@@ -151,10 +155,17 @@ export class AppState implements SessionHost {
   shortcutsOpen = $state(false);
   /** The latest short confirmation, shown briefly (see `notify`). */
   notice = $state.raw<Notice | null>(null);
+  /** The composer's attachments (paste, drop, the paperclip) until they are sent. */
+  readonly attachments: AttachmentTray;
+  /** The attachment whose preview is open. */
+  previewing = $state.raw<Attachment | null>(null);
   /** Theme, text size, zoom and the send key (localStorage). */
   readonly prefs: PrefsState;
   /** The running MCP servers' prompts and resources, and the resources attached to the next message. */
-  readonly mcp: McpComposer = new McpComposer(() => this.api);
+  readonly mcp: McpComposer = new McpComposer(
+    () => this.api,
+    (a) => this.attachments.addAttached(a),
+  );
 
   /**
    * Sessions with a turn running, so switching away and back shows the live answer. Reactive:
@@ -174,6 +185,7 @@ export class AppState implements SessionHost {
     this.api = api;
     this.schedule = opts.schedule ?? nextFrame;
     this.prefs = opts.prefs ?? new PrefsState();
+    this.attachments = new AttachmentTray(api);
     this.current = new ChatSession(this);
     this.sidebarOpen = readStorage<boolean>(SIDEBAR_KEY) ?? true;
     // The parameters dialog writes into the open chat's setup through this app's backend.
@@ -402,6 +414,7 @@ export class AppState implements SessionHost {
           noTools: before.noTools || message.noTools,
           dryRun: before.dryRun || message.dryRun,
           choice: message.choice,
+          attachments: [...before.attachments, ...message.attachments],
           held: null,
         }
       : message;
@@ -424,6 +437,7 @@ export class AppState implements SessionHost {
       this.forced = [...this.forced, ...q.forced.filter((f) => !this.forced.includes(f) && this.usableTools.some((t) => t.name === f))];
       this.noTools ||= q.noTools;
       this.dryRun ||= q.dryRun;
+      this.attachments.restore(q.attachments);
     }
     return q;
   }
@@ -449,7 +463,8 @@ export class AppState implements SessionHost {
     // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a local lookup, not state
     const known = new Set(this.tools.map((t) => t.name));
     const { text, forced } = extractMentions(rawText, known);
-    if (!text.trim()) return null;
+    // Files alone are a message too; a file still uploading or a model that cannot take them holds it.
+    if ((!text.trim() && !this.attachments.hasReady) || this.attachmentsBlock) return null;
     const message: QueuedMessage = {
       raw: rawText,
       text,
@@ -457,6 +472,7 @@ export class AppState implements SessionHost {
       noTools: this.noTools,
       dryRun: this.dryRun,
       choice: this.choice,
+      attachments: this.attachments.take(),
       held: null,
     };
     this.forced = [];
@@ -483,8 +499,37 @@ export class AppState implements SessionHost {
       // A new chat has no id yet: its switched-off tools travel with the first turn.
       disableForChat: s.isDraft ? [...s.draftDisabled] : [],
       generation: generationFor(s.conversationId),
+      ...(m.attachments.length > 0 ? { attachments: m.attachments.map((a) => a.id) } : {}),
     };
-    void s.send(request);
+    void s.send(request, m.attachments);
+  }
+
+  // ---- attachments -----------------------------------------------------------------------------
+
+  /** Opens the preview of `a` (null: closes it). */
+  previewAttachment(a: Attachment | null): void {
+    this.previewing = a;
+  }
+
+  /** The model the next message goes to, when the composer knows it (an agent's is its own). */
+  get nextModel(): { provider: string; model: string } | null {
+    if (this.current.agent) return null;
+    const c = this.choice;
+    if (!c) return null;
+    const model = c.model ?? this.providers.find((p) => p.name === c.provider)?.model ?? null;
+    return model ? { provider: c.provider, model } : null;
+  }
+
+  /**
+   * Why the composer's attachments cannot be sent now, or null: a model that cannot see images
+   * (the service's words), a file still uploading.
+   */
+  get attachmentsBlock(): string | null {
+    const t = this.attachments;
+    const next = this.nextModel;
+    if (t.hasImages && next && refusesImages(this.modelSpecs[next.provider]?.[next.model]?.capabilities)) return cannotSeeImages(next.model);
+    if (t.uploading) return 'Wait until the files are attached';
+    return null;
   }
 
   // ---- versions and branches -------------------------------------------------------------------

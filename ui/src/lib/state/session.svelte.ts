@@ -4,7 +4,7 @@
  * through the pure reducer, so a fast stream costs one model update and one render per frame.
  */
 import type { Backend, TurnHandlers } from '../ipc/backend';
-import type { BudgetChoice, ChatEvent, ChatSetup, ContextBreakdown, ConversationView, EgressReason, IpcError, SendRequest, StoredCompaction, StoredMessage, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
+import type { Attachment, BudgetChoice, ChatEvent, ChatSetup, ContextBreakdown, ConversationView, EgressReason, IpcError, SendRequest, StoredCompaction, StoredMessage, ToolSource, TurnChoices, TurnStarted } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
 import { generationFor } from './chatParams.svelte';
 import { fromStored, interrupt, nestedApproval, nestedBudget, pendingAssistant, type BudgetPause, reduce, userMessage, type MessageModel } from '../model/message';
@@ -288,8 +288,8 @@ export class ChatSession {
   }
 
   /** Sends a message in this conversation. */
-  send(request: SendRequest): Promise<boolean> {
-    return this.runTurn(request.text, (h) => this.host.api.sendMessage({ ...request, conversationId: this.conversationId }, h), request);
+  send(request: SendRequest, attachments: readonly Attachment[] = []): Promise<boolean> {
+    return this.runTurn(request.text, (h) => this.host.api.sendMessage({ ...request, conversationId: this.conversationId }, h), request, null, attachments);
   }
 
   /** Whether the last answer can be retried (it failed, stopped or was cut off) and no turn runs. */
@@ -311,7 +311,7 @@ export class ChatSession {
     if (!answer || answer.model.role !== 'assistant') return;
     if (answer.request && !answer.model.id) {
       this.messages = this.messages.slice(0, question?.model.role === 'user' ? n - 2 : n - 1);
-      await this.send(model ? { ...answer.request, ...model } : answer.request);
+      await this.send(model ? { ...answer.request, ...model } : answer.request, question?.model.role === 'user' ? (question.model.attachments ?? []) : []);
       return;
     }
     // The failed answer stays as a version; the new one is added beside it. Another model ("model
@@ -417,7 +417,8 @@ export class ChatSession {
     const messageId = m.model.id;
     const place: TurnPlace = { restore: this.messages, userVersions: m.versions ?? [messageId] };
     this.messages = this.messages.slice(0, at);
-    return this.runTurn(text, (h) => this.host.api.editMessage(id, messageId, text, choices, h), undefined, place);
+    // The edited question keeps its attachments (the service carries them to the new version).
+    return this.runTurn(text, (h) => this.host.api.editMessage(id, messageId, text, choices, h), undefined, place, m.model.attachments ?? []);
   }
 
   /**
@@ -551,7 +552,7 @@ export class ChatSession {
     }
   }
 
-  private async runTurn(text: string, start: (h: TurnHandlers) => Promise<TurnStarted>, request?: SendRequest, place: TurnPlace | null = null): Promise<boolean> {
+  private async runTurn(text: string, start: (h: TurnHandlers) => Promise<TurnStarted>, request?: SendRequest, place: TurnPlace | null = null, attachments: readonly Attachment[] = []): Promise<boolean> {
     this.host.turnStarting(this);
     const t: LiveTurn = {
       assistantKey: uid('m'),
@@ -569,7 +570,7 @@ export class ChatSession {
     this.turn = t;
     this.running = true;
     this.stopping = false;
-    const question: UiMessage[] = place?.questionKey ? [] : [{ key: t.userKey, model: userMessage('', text) }];
+    const question: UiMessage[] = place?.questionKey ? [] : [{ key: t.userKey, model: userMessage('', text, attachments) }];
     this.messages = [...this.messages, ...question, { key: t.assistantKey, model: pendingAssistant(), request }];
     const handlers: TurnHandlers = {
       onEvent: (e) => {

@@ -11,6 +11,7 @@
  */
 import type { Backend } from '../backend';
 import { agentCommands, agentsSeed } from './agents';
+import { attachmentCommands } from './attachments';
 import { compactionCommands } from './compaction';
 import { conversationCommands, seedConversations } from './conversations';
 import { dataCommands } from './data';
@@ -59,6 +60,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     settings: settingsSeed(opts),
     stores: storesSeed(opts),
     keychain: keychainSeed(opts),
+    blobs: new Map(),
   };
   if (!opts.empty) seedConversations(st);
   if (opts.longChat) seedLongChat(st, opts.longChat);
@@ -80,6 +82,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     ...definedCommands(st),
     ...agentCommands(st),
     ...dataCommands(st),
+    ...attachmentCommands(st),
     ...searchCommandsFake(st),
     // The report also has 90 days of made-up history, so the Usage chart looks like a used app's.
     ...withHistory(usageCommands(st)),

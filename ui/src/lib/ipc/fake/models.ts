@@ -19,6 +19,9 @@ const CATALOGUE: Record<string, ModelSpec> = {
   'gemini-2.5-flash': { contextWindow: 1048576, maxOutput: 65535, prices: { input: 0.3, output: 2.5 }, tools: true, images: true },
 };
 
+/** The capability table's "no images" rows the fake knows (switchboard_providers::models). */
+const NO_IMAGES = ['gpt-3.5-turbo', 'o1-mini', 'o1-preview'];
+
 function isLocal(baseUrl: string): boolean {
   return /^https?:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\]|10\.\d+\.\d+\.\d+|192\.168\.\d+\.\d+)(:|\/|$)/i.test(baseUrl);
 }
@@ -46,7 +49,7 @@ export function describe(profile: ProviderProfile, model: string): ModelDetails 
       pricesSource: free ? null : set.prices ? 'profile' : known.prices ? 'catalogue' : null,
       free,
     },
-    capabilities: { tools: known.tools ?? null, images: known.images ?? null, reasoning: null, sampling: null },
+    capabilities: { tools: known.tools ?? null, images: NO_IMAGES.some((p) => model.toLowerCase().startsWith(p)) ? false : (known.images ?? null), reasoning: null, sampling: null },
     note: source === 'default' ? `The context window of ${model} is unknown; ${UNKNOWN_WINDOW.toLocaleString('en-US')} tokens are assumed. Set it in the profile if it is larger.` : null,
   };
 }

@@ -18,6 +18,8 @@ export interface FakeOptions {
   noLocalServers?: boolean;
   /** Also a conversation of this many messages, an old one with a tool result to search for (./long.ts). */
   longChat?: number;
+  /** What the fake native picker returns for the paperclip (name, bytes); default: a PNG, a Markdown file and a zip it refuses. */
+  attachPicks?: [string, () => Uint8Array][];
 }
 
 /** Dev only: fake options from the page's query (`?providers=0`, `?keychain=problem|pending`). */

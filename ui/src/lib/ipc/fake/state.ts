@@ -5,6 +5,7 @@
  */
 import type { AgentConfig, ApprovalChoice, BudgetChoice, ChatGrant, ChatSetup, ConversationSummary, KeychainStatus, KeyMode, ProviderProfile, Settings, StoredCompaction, StoredMessage, Toolset } from '../bindings';
 import type { AskAnswer } from './asks';
+import type { FakeBlob } from './attachments';
 import type { FakeDefined } from './defined';
 import type { FakeMcp } from './mcp';
 import type { FakeMcpExtras } from './mcpFeatures';
@@ -79,4 +80,6 @@ export interface FakeState {
   /** The stores hold values; nothing in the fake ever returns one. */
   readonly stores: Record<KeyMode, Map<string, string>>;
   keychain: KeychainStatus;
+  /** Attached files by id (SHA-256), as the store keeps them (./attachments.ts). */
+  readonly blobs: Map<string, FakeBlob>;
 }

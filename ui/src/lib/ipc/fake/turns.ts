@@ -4,9 +4,11 @@
  * UI's reducer. It does not apply tool settings, forcing, "no tools" or dry run to what it replays.
  */
 import type { Backend, TurnHandlers } from '../backend';
-import type { ApprovalChoice, BudgetChoice, ChatEvent, NestedEvent, SendRequest, TurnStarted } from '../bindings';
+import type { ApprovalChoice, Attachment, BudgetChoice, ChatEvent, NestedEvent, SendRequest, TurnStarted } from '../bindings';
 import { pendingAssistant, reduce, userMessage } from '../../model/message';
-import { ipcError } from './errors';
+import { fakeOnlyError, ipcError } from './errors';
+import { blobOf } from './attachments';
+import { describe } from './models';
 import { afterApproval, agentScript, compactionScript, scriptFor, STOPPED_DONE, toStored } from './golden';
 import { KEEP_RECENT, recordCompaction } from './compaction';
 import { conversation } from './conversations';
@@ -41,7 +43,7 @@ function unknownModel(st: FakeState, provider: string, model: string): ChatEvent
  * Where a turn's messages go: a new question under `parentId` (sending: under the head; editing:
  * beside the edited question), or only a new answer under the question `questionId` (regenerate).
  */
-type Place = { question: string; parentId: string | null } | { questionId: string };
+type Place = { question: string; parentId: string | null; attachments?: Attachment[] } | { questionId: string };
 
 async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req: Pick<SendRequest, 'provider' | 'model'>, handlers: TurnHandlers): Promise<TurnStarted> {
   const { id, running, profiles, tick } = st;
@@ -51,7 +53,7 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
   const provider = req.provider ?? providerList(st).find((p) => p.isDefault)?.name ?? 'openai';
   const model = req.model ?? profiles.find((p) => p.name === provider)?.model ?? 'gpt-4o-mini';
   const text = 'questionId' in place ? (conv.messages.find((m) => m.id === questionId)?.content ?? '') : place.question;
-  if (!('questionId' in place)) conv.messages.push(toStored(userMessage(questionId, text), now, now, new Map(), place.parentId));
+  if (!('questionId' in place)) conv.messages.push(toStored(userMessage(questionId, text, place.attachments ?? []), now, now, new Map(), place.parentId));
   conv.messages.push(toStored(pendingAssistant(started.messageId), now, now, new Map(), questionId));
   conv.head = started.messageId;
   touchPath(st, conv);
@@ -175,10 +177,12 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
   const { conversations, running, profiles, agentsFile, id } = st;
   return {
     async sendMessage(request, handlers) {
-      if (!request.text.trim()) throw ipcError('sendEmpty');
+      const attachments = (request.attachments ?? []).map((a) => blobOf(st, a).attachment);
+      if (!request.text.trim() && attachments.length === 0) throw ipcError('sendEmpty');
       if (profiles.length === 0) throw ipcError('noProviderChosen');
       let conv = request.conversationId ? conversations.get(request.conversationId) : undefined;
       if (request.conversationId && !conv) throw ipcError('sendConversationNotFound', { id: request.conversationId });
+      refuseImagesFor(st, attachments, request.provider ?? conv?.setup?.provider ?? null, request.provider ? request.model : (request.model ?? conv?.setup?.model ?? null));
       if (!conv) {
         const cid = id('c');
         const now = Date.now();
@@ -202,7 +206,7 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
       };
       conv.setup.provider = provider ?? providerList(st).find((p) => p.isDefault)?.name ?? 'openai';
       conv.setup.model = model ?? profiles.find((p) => p.name === conv.setup?.provider)?.model ?? 'gpt-4o-mini';
-      return runTurn(st, conv, { question: request.text, parentId: pathOf(conv).at(-1)?.id ?? null }, { provider: conv.setup.provider, model: conv.setup.model }, handlers);
+      return runTurn(st, conv, { question: request.text, parentId: pathOf(conv).at(-1)?.id ?? null, attachments }, { provider: conv.setup.provider, model: conv.setup.model }, handlers);
     },
     async stopTurn(messageId) {
       const t = running.get(messageId);
@@ -229,9 +233,11 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
       const c = conversation(st, conversationId);
       const edited = c.messages.find((m) => m.id === messageId);
       if (!edited || edited.role !== 'user') throw ipcError('messageNotFound', { id: messageId });
-      if (!text.trim()) throw ipcError('sendEmpty');
+      const attachments = edited.attachments ?? [];
+      if (!text.trim() && attachments.length === 0) throw ipcError('sendEmpty');
       refuseWhileStreaming(c);
-      return runTurn(st, c, { question: text, parentId: edited.parentId }, { provider: choices?.provider ?? null, model: choices?.model ?? null }, handlers);
+      refuseImagesFor(st, attachments, choices?.provider ?? c.setup?.provider ?? null, choices?.model ?? c.setup?.model ?? null);
+      return runTurn(st, c, { question: text, parentId: edited.parentId, attachments }, { provider: choices?.provider ?? null, model: choices?.model ?? null }, handlers);
     },
     async resolveApproval(callId, choice) {
       const t = [...running.values()].find((x) => x.asking === callId);
@@ -247,6 +253,18 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
       t.wakeBudget?.(choice);
     },
   };
+}
+
+/**
+ * Like the service: a model that cannot see images is refused before anything is stored, in the
+ * words the composer shows.
+ */
+function refuseImagesFor(st: FakeState, attachments: readonly Attachment[], provider: string | null, model: string | null): void {
+  if (!attachments.some((a) => a.kind === 'image')) return;
+  const profile = st.profiles.find((p) => p.name === provider) ?? st.profiles.find((p) => p.name === providerList(st).find((x) => x.isDefault)?.name);
+  const name = model ?? profile?.model ?? null;
+  if (!profile || !name) return;
+  if (describe(profile, name).capabilities.images === false) throw fakeOnlyError('badRequest', `${name} can't see images — remove them or pick another model`);
 }
 
 /**

@@ -1,0 +1,90 @@
+/**
+ * Pure helpers for attachments: how a file is read and sent to the shell in chunks, and how an
+ * attachment is described (size, type, pages).
+ *
+ * Invariant: no call carries more than `UPLOAD_CHUNK_BYTES` of a file (its base64 is at most
+ * 1 MiB of characters, the isolation hook's bound for one string), so a large file never becomes
+ * one huge IPC message and the window keeps drawing between chunks.
+ */
+import type { Attachment, AttachmentKind } from '../ipc/bindings';
+
+/** Bytes of a file per `upload_chunk` call: 768 KiB, whose base64 is exactly 1 MiB of characters. */
+export const UPLOAD_CHUNK_BYTES = 768 * 1024;
+
+/** The most files one message may carry (the composer refuses more, with a message). */
+export const MAX_ATTACHMENTS = 20;
+
+/** Base64 of `bytes`, built in pieces (a spread of a large array overflows the call stack). */
+export function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  const step = 0x8000;
+  for (let i = 0; i < bytes.length; i += step) binary += String.fromCharCode(...bytes.subarray(i, i + step));
+  return btoa(binary);
+}
+
+/** The bytes of base64 `text` (throws on bad input). */
+export function fromBase64(text: string): Uint8Array {
+  const binary = atob(text);
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+  return out;
+}
+
+/** "812 B", "14.2 KB", "3.4 MB" (1000-based, as file managers show them). */
+export function formatSize(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ['KB', 'MB', 'GB'];
+  let value = bytes / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${value >= 100 ? Math.round(value) : value.toFixed(1)} ${units[unit]}`;
+}
+
+/** The short type shown on a chip: "PDF", "PNG", "Markdown", "TXT". */
+export function typeLabel(a: Pick<Attachment, 'name' | 'mimeType' | 'kind'>): string {
+  if (a.kind === 'pdf') return 'PDF';
+  const sub = a.mimeType.split('/')[1]?.split(';')[0] ?? '';
+  if (a.kind === 'image') return sub.replace(/^x-/, '').toUpperCase() || 'Image';
+  const ext = /\.([A-Za-z0-9]{1,8})$/.exec(a.name)?.[1];
+  if (sub === 'markdown' || ext === 'md') return 'Markdown';
+  return ext ? ext.toUpperCase() : 'Text';
+}
+
+/** What a chip says under the name: "PDF · 12 pages · 1.2 MB", "PNG · 1920×1080 · 340 KB". */
+export function describeAttachment(a: Attachment): string {
+  const parts = [typeLabel(a)];
+  if (a.kind === 'pdf' && a.pages !== undefined) parts.push(`${a.pages} ${a.pages === 1 ? 'page' : 'pages'}`);
+  if (a.kind === 'image' && a.width && a.height) parts.push(`${a.width}×${a.height}`);
+  parts.push(formatSize(a.size));
+  return parts.join(' · ');
+}
+
+/** The kind a file will probably be, from what the browser says (the shell decides from the bytes). */
+export function guessKind(name: string, type: string): AttachmentKind {
+  if (type.startsWith('image/')) return 'image';
+  if (type === 'application/pdf' || /\.pdf$/i.test(name)) return 'pdf';
+  return 'text';
+}
+
+/** A name for a pasted image that came without one ("Pasted image 14-32-05.png"). */
+export function pastedName(type: string, now: Date = new Date()): string {
+  const ext = (type.split('/')[1] ?? 'png').replace('jpeg', 'jpg').replace(/[^a-z0-9]/gi, '') || 'png';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `Pasted image ${pad(now.getHours())}-${pad(now.getMinutes())}-${pad(now.getSeconds())}.${ext}`;
+}
+
+/**
+ * Whether a model can take images: `false` only when the model's capabilities say so (unknown is
+ * allowed: the service decides and says why).
+ */
+export function refusesImages(capabilities: { images: boolean | null } | null | undefined): boolean {
+  return capabilities?.images === false;
+}
+
+/** The composer's warning for a model that cannot see images (the service's words). */
+export function cannotSeeImages(model: string): string {
+  return `${model} can't see images — remove them or pick another model`;
+}

@@ -1,0 +1,302 @@
+/**
+ * Attachments in the composer (paste, drop, the paperclip, remove, refusals that keep the text,
+ * the warning for a model that cannot see images, the preview) and in sent messages (thumbnails
+ * read lazily once per id, live and after reopening).
+ */
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import App from '../src/App.svelte';
+import type { Backend } from '../src/lib/ipc/backend';
+import type { SendRequest } from '../src/lib/ipc/bindings';
+import { createFakeBackend } from '../src/lib/ipc/fake';
+import { AppState } from '../src/lib/state/app.svelte';
+import { fromBase64, UPLOAD_CHUNK_BYTES } from '../src/lib/util/attachments';
+
+const schedule = (cb: () => void) => setTimeout(cb, 0);
+
+/** A 2×2 PNG. */
+const PNG = fromBase64('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR4nGM4YWNjU3GHAUIBACZWBaHamqAcAAAAAElFTkSuQmCC');
+
+/** A one-page PDF with a text layer. */
+const PDF = new TextEncoder().encode(
+  '%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n' +
+    '3 0 obj << /Type /Page /Parent 2 0 R /Contents 4 0 R >> endobj\n4 0 obj << /Length 44 >> stream\nBT /F1 12 Tf 72 712 Td (Quarterly report: revenue up 12%) Tj ET\nendstream endobj\n' +
+    'trailer << /Root 1 0 R >>\n%%EOF\n',
+);
+
+const ENCRYPTED_PDF = new TextEncoder().encode('%PDF-1.7\n1 0 obj << /Type /Page >> endobj\ntrailer << /Encrypt 5 0 R >>\n%%EOF\n');
+
+function file(bytes: Uint8Array | string, name: string, type: string): File {
+  return new File([typeof bytes === 'string' ? bytes : new Uint8Array(bytes)], name, { type });
+}
+
+async function start(backend: Backend = createFakeBackend({ tickMs: 0, empty: true })) {
+  const app = new AppState(backend, { schedule });
+  const view = render(App, { props: { app } });
+  await app.init();
+  return { app, view, backend };
+}
+
+function input(): HTMLTextAreaElement {
+  return screen.getByTestId('composer-input') as HTMLTextAreaElement;
+}
+
+async function type(text: string) {
+  const el = input();
+  el.value = text;
+  await fireEvent.input(el);
+}
+
+async function paste(files: File[], text = '') {
+  await fireEvent.paste(input(), { clipboardData: { files, items: [], types: ['Files'], getData: (t: string) => (t === 'text/plain' ? text : '') } });
+}
+
+async function drop(files: File[]) {
+  await fireEvent.drop(window, { dataTransfer: { files, types: ['Files'] } });
+}
+
+function items(): HTMLElement[] {
+  const tray = screen.queryAllByTestId('attachments');
+  return tray.length ? within(tray[0]!).queryAllByTestId('attachment') : [];
+}
+
+async function settled(n: number) {
+  await waitFor(() => {
+    expect(items()).toHaveLength(n);
+    expect(items().every((i) => i.dataset.status !== 'uploading')).toBe(true);
+  });
+}
+
+function sendButton(): HTMLButtonElement {
+  return screen.getByTestId('send-button') as HTMLButtonElement;
+}
+
+beforeEach(() => {
+  localStorage.clear();
+});
+
+describe('attaching in the composer', () => {
+  it('a pasted image and a dropped PDF are attached, sent with the text and shown in the message, live and reopened', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const sendSpy = vi.spyOn(backend, 'sendMessage');
+    const chunk = vi.spyOn(backend, 'uploadChunk');
+    const { app } = await start(backend);
+    await type('What do these show?');
+    await paste([file(PNG, 'image.png', 'image/png')]);
+    await drop([file(PDF, 'report.pdf', 'application/pdf')]);
+    await settled(2);
+    const [img, pdf] = items();
+    expect(img!.dataset.kind).toBe('image');
+    expect(img!.dataset.name).toMatch(/^Pasted image \d\d-\d\d-\d\d\.png$/);
+    await waitFor(() => expect(within(img!).getByTestId('attachment-thumb').dataset.loaded).toBe('true'));
+    expect(pdf!.dataset.kind).toBe('pdf');
+    expect(within(pdf!).getByTestId('attachment-meta').textContent).toMatch(/^PDF · 1 page · \d+ B$/);
+    expect(chunk).toHaveBeenCalledTimes(2);
+
+    await fireEvent.click(sendButton());
+    await waitFor(() => expect(sendSpy).toHaveBeenCalledTimes(1));
+    const request = sendSpy.mock.calls[0]![0] as SendRequest;
+    expect(request.text).toBe('What do these show?');
+    expect(request.attachments).toEqual([img!.dataset.id, pdf!.dataset.id]);
+    // The composer is empty again; the message shows the files above its text.
+    expect(input().value).toBe('');
+    expect(screen.queryByTestId('attachments')).toBeNull();
+    const shown = () => within(screen.getAllByTestId('message').find((m) => m.dataset.role === 'user')!).getAllByTestId('attachment');
+    expect(shown().map((e) => e.dataset.kind)).toEqual(['image', 'pdf']);
+    await waitFor(() => expect(app.current.running).toBe(false));
+
+    // Reopened from the store: the same.
+    const id = app.current.conversationId!;
+    app.newChat();
+    await app.open(id);
+    await waitFor(() => expect(shown().map((e) => e.dataset.name)).toEqual([img!.dataset.name, 'report.pdf']));
+  });
+
+  it('a file too big for one call goes in chunks of at most 1 MiB of base64', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const chunk = vi.spyOn(backend, 'uploadChunk');
+    await start(backend);
+    const text = 'a line of a long log file\n'.repeat(Math.ceil((UPLOAD_CHUNK_BYTES * 2.5) / 26));
+    await drop([file(text, 'server.log', 'text/plain')]);
+    await settled(1);
+    expect(items()[0]!.dataset.status).toBe('ready');
+    expect(chunk).toHaveBeenCalledTimes(3);
+    for (const [, data] of chunk.mock.calls) expect((data as string).length).toBeLessThanOrEqual(1 << 20);
+  });
+
+  it('a refused file says why, and the text and the other attachments stay', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const sendSpy = vi.spyOn(backend, 'sendMessage');
+    await start(backend);
+    await type('Keep this text');
+    await drop([
+      file(ENCRYPTED_PDF, 'secret.pdf', 'application/pdf'),
+      file('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', 'logo.svg', 'image/svg+xml'),
+      file(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0]), 'broken.png', 'image/png'),
+      file('# Plan\n', 'plan.md', 'text/markdown'),
+    ]);
+    await settled(4);
+    const errors = items().filter((i) => i.dataset.status === 'error');
+    expect(errors.map((e) => within(e).getByTestId('attachment-error').textContent)).toEqual([
+      "'secret.pdf' is encrypted (password-protected); save a copy without a password and attach that.",
+      "'logo.svg' is an SVG image, which cannot be attached (it can carry script); export it as PNG.",
+      "'broken.png' cannot be decoded as PNG: the file is damaged.",
+    ]);
+    expect(input().value).toBe('Keep this text');
+    // Only what was attached goes; the refused ones stay to be read and removed.
+    await fireEvent.click(sendButton());
+    await waitFor(() => expect(sendSpy).toHaveBeenCalledTimes(1));
+    expect((sendSpy.mock.calls[0]![0] as SendRequest).attachments).toHaveLength(1);
+  });
+
+  it('removing an item leaves the text and the others', async () => {
+    await start();
+    await type('Two files');
+    await drop([file('one', 'one.txt', 'text/plain'), file('two', 'two.txt', 'text/plain')]);
+    await settled(2);
+    await fireEvent.click(within(items()[0]!).getByTestId('attachment-remove'));
+    expect(items().map((i) => i.dataset.name)).toEqual(['two.txt']);
+    expect(input().value).toBe('Two files');
+  });
+
+  it('files alone can be sent; nothing at all cannot; while a file uploads the button says why', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const finish = backend.uploadFinish;
+    backend.uploadFinish = async (id) => {
+      await gate;
+      return finish(id);
+    };
+    await start(backend);
+    expect(sendButton().disabled).toBe(true);
+    await type('with a file');
+    await drop([file('data', 'data.csv', 'text/csv')]);
+    await waitFor(() => expect(sendButton().title).toBe('Cannot send: Wait until the files are attached'));
+    expect(sendButton().disabled).toBe(true);
+    expect(screen.queryByTestId('attachment-warning')).toBeNull();
+    release();
+    await settled(1);
+    expect(sendButton().disabled).toBe(false);
+    await type('');
+    expect(sendButton().disabled).toBe(false);
+  });
+
+  it('a model that cannot see images: the composer warns, the send button says why, and removing the image sends', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const sendSpy = vi.spyOn(backend, 'sendMessage');
+    const { app } = await start(backend);
+    // A model the server lists whose capabilities say it cannot see images.
+    await waitFor(() => expect(app.modelSpecs.openai).toBeDefined());
+    const [old] = await backend.describeModels('openai', ['gpt-3.5-turbo']);
+    app.modelSpecs = { ...app.modelSpecs, openai: { ...app.modelSpecs.openai, 'gpt-3.5-turbo': old! } };
+    app.choose({ provider: 'openai', model: 'gpt-3.5-turbo', typed: true });
+    await type('Describe it');
+    await paste([file(PNG, 'shot.png', 'image/png')]);
+    await settled(1);
+    const warning = await screen.findByTestId('attachment-warning');
+    expect(warning.textContent?.trim()).toBe("gpt-3.5-turbo can't see images — remove them or pick another model");
+    expect(sendButton().disabled).toBe(true);
+    expect(sendButton().title).toBe("Cannot send: gpt-3.5-turbo can't see images — remove them or pick another model");
+    await fireEvent.keyDown(input(), { key: 'Enter' });
+    expect(sendSpy).not.toHaveBeenCalled();
+    expect(input().value).toBe('Describe it');
+
+    // Another model: the warning goes.
+    app.choose({ provider: 'openai', model: 'gpt-4o' });
+    await waitFor(() => expect(screen.queryByTestId('attachment-warning')).toBeNull());
+    app.choose({ provider: 'openai', model: 'gpt-3.5-turbo', typed: true });
+    await screen.findByTestId('attachment-warning');
+    // Or the image removed.
+    await fireEvent.click(within(items()[0]!).getByTestId('attachment-remove'));
+    expect(screen.queryByTestId('attachment-warning')).toBeNull();
+    expect(sendButton().disabled).toBe(false);
+  });
+
+  it('the service refuses images for such a model before storing anything (the fake as the service)', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const id = await backend.uploadBegin('a.png', PNG.length);
+    await backend.uploadChunk(id, btoa(String.fromCharCode(...PNG)));
+    const a = await backend.uploadFinish(id);
+    const request: SendRequest = { conversationId: null, text: 'hi', provider: 'openai', model: 'gpt-3.5-turbo', forced: [], useTools: true, dryRun: false, disableForChat: [], attachments: [a.id] };
+    await expect(backend.sendMessage(request, { onEvent: () => {} })).rejects.toMatchObject({ kind: 'badRequest', message: "gpt-3.5-turbo can't see images — remove them or pick another model" });
+    expect(await backend.listConversations()).toEqual([]);
+  });
+
+  it('the paperclip asks the native picker: what it attached is shown, and what it refused says why', async () => {
+    await start();
+    await fireEvent.click(screen.getByTestId('attach-button'));
+    await settled(3);
+    expect(items().map((i) => [i.dataset.name, i.dataset.status])).toEqual([
+      ['diagram.png', 'ready'],
+      ['notes.md', 'ready'],
+      ['archive.zip', 'error'],
+    ]);
+    expect(within(items()[2]!).getByTestId('attachment-error').textContent).toContain('only images (PNG, JPEG, GIF, WebP), PDFs and text files can');
+  });
+
+  it('a click opens the preview: an image full size, a text file as code, a PDF as its text', async () => {
+    await start();
+    await drop([file(PNG, 'photo.png', 'image/png'), file('fn main() {}\n', 'main.rs', 'text/plain'), file(PDF, 'report.pdf', 'application/pdf')]);
+    await settled(3);
+    const open = async (n: number) => {
+      await fireEvent.click(within(items()[n]!).getByRole('button', { name: /Open the preview/ }));
+      return screen.findByTestId('attachment-preview');
+    };
+    let dialog = await open(0);
+    expect((await within(dialog).findByTestId('attachment-preview-image')).getAttribute('src')).toMatch(/^data:image\/png;base64,/);
+    await fireEvent.click(within(dialog).getByTestId('attachment-preview-close'));
+    dialog = await open(1);
+    expect((await within(dialog).findByTestId('attachment-preview-text')).textContent).toBe('fn main() {}\n');
+    await fireEvent.keyDown(dialog, { key: 'Escape' });
+    await waitFor(() => expect(screen.queryByTestId('attachment-preview')).toBeNull());
+    dialog = await open(2);
+    expect((await within(dialog).findByTestId('attachment-preview-text')).textContent).toBe('Quarterly report: revenue up 12%');
+    expect(dialog.textContent).toContain('1 page');
+  });
+});
+
+describe('attachments in sent messages', () => {
+  it('thumbnails are read once per attachment, however many messages show it', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const thumb = vi.spyOn(backend, 'attachmentThumbnail');
+    const preview = vi.spyOn(backend, 'attachmentPreview');
+    const { app } = await start(backend);
+    // Its own bytes (the cache is by id and outlives a test).
+    const own = new Uint8Array([...PNG, 0x0a]);
+    const up = await backend.uploadBegin('same.png', own.length);
+    await backend.uploadChunk(up, btoa(String.fromCharCode(...own)));
+    const a = await backend.uploadFinish(up);
+    app.attachments.addAttached(a);
+    await type('first');
+    await fireEvent.click(sendButton());
+    await waitFor(() => expect(app.current.running).toBe(false));
+    app.attachments.addAttached(a);
+    await type('second');
+    await fireEvent.click(sendButton());
+    await waitFor(() => expect(app.current.running).toBe(false));
+    const thumbs = () => screen.getAllByTestId('message-attachments').flatMap((l) => within(l).getAllByTestId('attachment-thumb'));
+    await waitFor(() => expect(thumbs().map((t) => t.dataset.loaded)).toEqual(['true', 'true']));
+    expect(thumb.mock.calls.filter(([id]) => id === a.id)).toHaveLength(1);
+    // The full image is read only for the preview.
+    expect(preview).not.toHaveBeenCalled();
+  });
+
+  it('a stored message shows its files as chips with their type, size and pages', async () => {
+    const backend = createFakeBackend({ tickMs: 0, empty: true });
+    const { app } = await start(backend);
+    const up = await backend.uploadBegin('report.pdf', PDF.length);
+    await backend.uploadChunk(up, btoa(String.fromCharCode(...PDF)));
+    const a = await backend.uploadFinish(up);
+    app.attachments.addAttached(a);
+    await fireEvent.click(sendButton());
+    await waitFor(() => expect(app.current.running).toBe(false));
+    const id = app.current.conversationId!;
+    app.newChat();
+    await app.open(id);
+    const user = await waitFor(() => screen.getAllByTestId('message').find((m) => m.dataset.role === 'user')!);
+    // Files alone: no empty text bubble.
+    expect(within(user).queryByTestId('message-text')).toBeNull();
+    expect(within(user).getByTestId('attachment-meta').textContent).toMatch(/^PDF · 1 page · \d+ B$/);
+  });
+});
