@@ -1,19 +1,21 @@
 /**
- * Settings → MCP → roots: the folders servers may work in, for all servers and per server. A
+ * Settings → MCP → roots: the folders servers are told of, for every server and per server. A
  * folder is added only through the shell's native folder dialog (the page never names a path it
- * did not get from there); removing one only narrows what servers see.
+ * did not get from there); removing one only narrows what servers are told.
  *
- * Invariant: the list shown is the last one the backend returned; a failed change leaves it as it
- * was and says why.
+ * Invariant: each list shown is the last one the backend returned for it; a failed change leaves
+ * it as it was and says why (a closed dialog is no failure).
  */
 import type { Backend } from '../ipc/backend';
 import { toIpcError } from '../ipc/errors';
 import { features } from './state.svelte';
-import type { McpRoots } from './types';
+
+/** The key of a list: a server's name, or `*` for every server's. */
+const key = (server: string | null): string => server ?? '*';
 
 export class RootsModel {
-  config = $state.raw<McpRoots | null>(null);
-  error = $state<string | null>(null);
+  lists = $state.raw<Record<string, string[]>>({});
+  errors = $state.raw<Record<string, string>>({});
   busy = $state(false);
   private readonly api: () => Backend;
 
@@ -27,34 +29,38 @@ export class RootsModel {
 
   /** The folders of `server` (null: those every server gets). */
   of(server: string | null): string[] {
-    if (!this.config) return [];
-    return server === null ? this.config.all : (this.config.servers[server] ?? []);
+    return this.lists[key(server)] ?? [];
   }
 
-  async load(): Promise<void> {
-    await this.run((f) => f.mcpRoots());
+  error(server: string | null): string | null {
+    return this.errors[key(server)] ?? null;
   }
 
-  /** Asks for a folder in the native dialog and adds it (a closed dialog changes nothing). */
+  async load(server: string | null): Promise<void> {
+    await this.run(server, (f) => f.mcpRoots(server));
+  }
+
+  /** Asks for a folder in the native dialog and adds it. */
   async add(server: string | null): Promise<void> {
-    await this.run((f) => f.mcpAddRoot(server));
+    await this.run(server, (f) => f.mcpAddRoot(server));
   }
 
   async remove(server: string | null, path: string): Promise<void> {
-    await this.run((f) => f.mcpRemoveRoot(server, path));
+    await this.run(server, (f) => f.mcpRemoveRoot(server, path));
   }
 
-  private async run(op: (f: NonNullable<ReturnType<typeof features>>) => Promise<McpRoots>): Promise<void> {
+  private async run(server: string | null, op: (f: NonNullable<ReturnType<typeof features>>) => Promise<string[]>): Promise<void> {
     const f = features(this.api());
     if (!f) return;
+    const k = key(server);
     this.busy = true;
     try {
-      this.config = await op(f);
-      this.error = null;
+      this.lists = { ...this.lists, [k]: await op(f) };
+      const { [k]: _, ...rest } = this.errors;
+      this.errors = rest;
     } catch (e) {
       const err = toIpcError(e);
-      // A closed dialog is the person's choice, not a problem.
-      this.error = err.kind === 'cancelled' ? null : err.message;
+      if (err.kind !== 'cancelled') this.errors = { ...this.errors, [k]: err.message };
     } finally {
       this.busy = false;
     }

@@ -157,12 +157,6 @@ export type AskEvent =
   | ({ type: 'samplingRequested' } & SamplingRequest)
   | { type: 'samplingResolved'; callId: string; requestId: string; approved: boolean };
 
-/** The folders servers may work in: for all servers and per server. */
-export interface McpRoots {
-  all: string[];
-  servers: Record<string, string[]>;
-}
-
 /** The commands of these features, as the shell offers them. */
 export interface McpFeatures {
   mcpPrompts(server: string): Promise<McpPrompts>;
@@ -174,7 +168,9 @@ export interface McpFeatures {
   mcpSetLogLevel(server: string, level: LogLevel): Promise<unknown>;
   answerElicitation(requestId: string, action: ElicitationAction, content: Record<string, unknown> | null): Promise<unknown>;
   answerSampling(requestId: string, approve: boolean, messages: SamplingMessage[] | null): Promise<unknown>;
-  mcpRoots(): Promise<McpRoots>;
-  mcpAddRoot(server: string | null): Promise<McpRoots>;
-  mcpRemoveRoot(server: string | null, path: string): Promise<McpRoots>;
+  /** A server's own roots (folders it is told of), or every server's for `null`. */
+  mcpRoots(server: string | null): Promise<string[]>;
+  /** Adds a folder chosen in the native dialog; resolves with the list. */
+  mcpAddRoot(server: string | null): Promise<string[]>;
+  mcpRemoveRoot(server: string | null, path: string): Promise<string[]>;
 }

@@ -4,7 +4,7 @@
  * argument completion, attaching a resource (an attachment as the store keeps it), its log lines
  * at a level, and the roots servers may use (a folder "chosen" in the fake native dialog).
  */
-import type { Attachment, CompletionRef, LogLevel, McpFeatures, McpResources, McpRoots, PromptInfo, PromptMessages } from '../../mcp/types';
+import type { Attachment, CompletionRef, LogLevel, McpFeatures, McpResources, PromptInfo, PromptMessages } from '../../mcp/types';
 import { LOG_LEVELS } from '../../mcp/types';
 import { fakeOnlyError } from './errors';
 import type { FakeState } from './state';
@@ -79,7 +79,8 @@ function mimeOf(uri: string): string {
 /** The fake's per-server log levels, and its roots. */
 export interface FakeMcpExtras {
   levels: Record<string, LogLevel>;
-  roots: McpRoots;
+  /** Every server's roots (`*`) and each server's own. */
+  roots: Record<string, string[]>;
   /** Folders the fake native dialog "chooses", in turn. */
   picks: string[];
 }
@@ -87,7 +88,7 @@ export interface FakeMcpExtras {
 export function mcpExtrasSeed(): FakeMcpExtras {
   return {
     levels: {},
-    roots: { all: ['/home/you/Documents'], servers: {} },
+    roots: { '*': ['/home/you/Documents'] },
     picks: ['/home/you/Projects', '/home/you/Pictures', '/home/you/Music'],
   };
 }
@@ -165,27 +166,20 @@ export function mcpFeatureCommands(st: FakeState): Omit<McpFeatures, 'answerElic
       if (LOG_LEVELS.indexOf(level) <= LOG_LEVELS.indexOf('debug')) s.detail.stderr = [...s.detail.stderr, '[log debug] files: listing 3 resources'].slice(-200);
       return { config: s.config, enabled: s.config.disabled !== true, detail: s.detail };
     },
-    async mcpRoots() {
-      return structuredClone(x.roots);
+    async mcpRoots(server) {
+      return [...(x.roots[server ?? '*'] ?? [])];
     },
     async mcpAddRoot(server) {
+      if (server !== null) running(st, server);
       const path = x.picks.shift();
       if (!path) throw fakeOnlyError('cancelled', 'No folder was added: none was chosen.');
-      if (server === null) {
-        if (!x.roots.all.includes(path)) x.roots.all.push(path);
-      } else {
-        const list = (x.roots.servers[server] ??= []);
-        if (!list.includes(path)) list.push(path);
-      }
-      return structuredClone(x.roots);
+      const list = x.roots[server ?? '*'] ?? [];
+      if (!list.includes(path)) x.roots[server ?? '*'] = [...list, path];
+      return [...(x.roots[server ?? '*'] ?? [])];
     },
     async mcpRemoveRoot(server, path) {
-      if (server === null) x.roots.all = x.roots.all.filter((p) => p !== path);
-      else if (x.roots.servers[server]) {
-        x.roots.servers[server] = x.roots.servers[server].filter((p) => p !== path);
-        if (x.roots.servers[server].length === 0) delete x.roots.servers[server];
-      }
-      return structuredClone(x.roots);
+      x.roots[server ?? '*'] = (x.roots[server ?? '*'] ?? []).filter((p) => p !== path);
+      return [...(x.roots[server ?? '*'] ?? [])];
     },
   };
 }
