@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
 use switchboard_core::{BudgetChoice, BudgetKind, BudgetPause, ErrorKind, FinishReason};
+use switchboard_core::{ElicitationAnswer, ElicitationRequest, SamplingDecision, SamplingRequest};
 use switchboard_service::ipc::{ChatGrant, SendRequest, TurnChoices};
 use switchboard_service::{PreparedTurn, Service};
 
@@ -67,6 +68,10 @@ pub struct ChatArgs {
     /// from the web or a server, without asking.
     #[arg(long)]
     allow_egress: bool,
+    /// Run the completions MCP servers ask for during a call without asking (capped to the
+    /// model's output limit; counted in the chat's usage).
+    #[arg(long)]
+    approve_sampling: bool,
     /// System prompt.
     #[arg(long)]
     system: Option<String>,
@@ -168,11 +173,17 @@ struct TerminalApprover {
     on_budget: Option<OnBudget>,
     /// Pauses `--on-budget continue` answered so far.
     continues: std::sync::atomic::AtomicU32,
+    /// `--approve-sampling`: servers' completions run without asking.
+    approve_sampling: bool,
 }
 
 impl TerminalApprover {
     fn new(approve_all: bool, allow_egress: bool, on_budget: Option<OnBudget>) -> Self {
-        Self { approve_all, allow_egress, on_budget, continues: Default::default() }
+        Self { approve_all, allow_egress, on_budget, continues: Default::default(), approve_sampling: false }
+    }
+
+    fn approving_sampling(self, approve_sampling: bool) -> Self {
+        Self { approve_sampling, ..self }
     }
 }
 
@@ -226,6 +237,14 @@ impl Approver for TerminalApprover {
             }
         }
         .boxed()
+    }
+
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationAnswer> {
+        crate::asks::elicit(request).boxed()
+    }
+
+    fn sample(&self, request: SamplingRequest) -> BoxFuture<'_, SamplingDecision> {
+        crate::asks::sample(request, self.approve_sampling).boxed()
     }
 
     fn budget(&self, pause: BudgetPause) -> BoxFuture<'_, BudgetChoice> {
@@ -397,7 +416,9 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
         budget,
     };
     let turn = service.prepare(request)?;
-    stream(service, turn, args.json, TerminalApprover::new(args.approve_all, args.allow_egress, args.on_budget))
+    let approver = TerminalApprover::new(args.approve_all, args.allow_egress, args.on_budget)
+        .approving_sampling(args.approve_sampling);
+    stream(service, turn, args.json, approver)
 }
 
 pub fn regenerate(service: &Service, args: RegenerateArgs) -> anyhow::Result<ExitCode> {

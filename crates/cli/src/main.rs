@@ -5,6 +5,7 @@
 
 mod agents;
 mod args;
+mod asks;
 mod chat;
 mod defined;
 mod mcp;

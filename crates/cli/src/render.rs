@@ -229,6 +229,18 @@ impl LivePrinter {
                 s.cursor.out.flush()?;
                 eprintln!("note: '{}' is waiting for approval", safe(&name));
             }
+            ChatEvent::ElicitationRequested { server, refused: Some(why), .. } => {
+                s.cursor.out.flush()?;
+                eprintln!("note: the MCP server '{}' asked for input — {}", safe(&server), safe(&why));
+            }
+            ChatEvent::ElicitationResolved { action, .. } => {
+                s.cursor.out.flush()?;
+                eprintln!("note: request for input answered: {}", action.as_str());
+            }
+            ChatEvent::SamplingResolved { approved, .. } => {
+                s.cursor.out.flush()?;
+                eprintln!("note: request for a completion {}", if approved { "approved" } else { "denied" });
+            }
             ChatEvent::ToolProgress { instance: Some(instance), event: Some(event), .. } => {
                 let (path, leaf) = innermost(&instance, &event);
                 if let ChatEvent::ToolCall { id, name, .. } = &leaf {

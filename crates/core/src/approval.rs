@@ -1,11 +1,13 @@
 //! The approval contract: how the loop asks the person about a call whose policy is `ask`
 //! ([`ApprovalRequest`]), what they can answer ([`ApprovalDecision`]), and who answers
 //! ([`Approver`]: a dialog in the app, a prompt or a flag in the CLI), and how it answers a
-//! budget pause ([`Approver::budget`]).
+//! budget pause ([`Approver::budget`]), and what a tool's server asks of the person during a call
+//! ([`Approver::elicit`], [`Approver::sample`]; the requests are in [`crate::ask`]).
 //!
 //! Invariant: it knows the vocabulary and nothing of the loop, so a tool (a sub-agent that asks
 //! the person about its own calls) can hold the turn's approver without importing the loop.
 
+use crate::ask::{ElicitationAnswer, ElicitationRequest, SamplingDecision, SamplingRequest};
 use crate::budget::{BudgetChoice, BudgetPause};
 use crate::vocab::ToolSource;
 use futures::FutureExt;
@@ -58,6 +60,22 @@ pub trait Approver: Send + Sync {
     fn budget(&self, pause: BudgetPause) -> BoxFuture<'_, BudgetChoice> {
         let _ = pause;
         async { BudgetChoice::AnswerNow }.boxed()
+    }
+
+    /// Waits for the person's answer to a server's request for input (called, like
+    /// [`Approver::decide`], before `elicitationRequested` is emitted). The default, for an
+    /// approver nobody answers, declines.
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationAnswer> {
+        let _ = request;
+        async { ElicitationAnswer::decline() }.boxed()
+    }
+
+    /// Waits for the person's decision about a server's request for a completion (called
+    /// before `samplingRequested` is emitted). The default, for an approver nobody answers,
+    /// denies.
+    fn sample(&self, request: SamplingRequest) -> BoxFuture<'_, SamplingDecision> {
+        let _ = request;
+        async { SamplingDecision::Deny }.boxed()
     }
 }
 

@@ -68,6 +68,16 @@ impl std::fmt::Debug for SummariserProvider {
     }
 }
 
+/// Runs the completions tool servers ask for during a turn ([`crate::tool::Sampler`]).
+#[derive(Clone)]
+pub struct TurnSampler(pub Arc<dyn crate::tool::Sampler>);
+
+impl std::fmt::Debug for TurnSampler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TurnSampler")
+    }
+}
+
 /// The person's choices for one turn.
 #[derive(Clone, Debug)]
 pub struct TurnOptions {
@@ -122,6 +132,8 @@ pub struct TurnOptions {
     /// What the provider reported for the last request the conversation sent before this turn,
     /// with the engine's estimate of that same request: the first request's count starts from it.
     pub reported: Option<ReportedContext>,
+    /// Runs the completions a tool's server asks for during the turn; `None`: they are declined.
+    pub sampler: Option<TurnSampler>,
 }
 
 /// The model's context limits for a turn (from `Service::model_spec`).
@@ -190,6 +202,7 @@ impl Default for TurnOptions {
             pinned: Vec::new(),
             summariser: None,
             summariser_provider: None,
+            sampler: None,
         }
     }
 }

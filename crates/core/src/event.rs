@@ -226,6 +226,80 @@ pub enum ChatEvent {
         /// Whether the call may run.
         approved: bool,
     },
+    /// A tool's server asks the person for input during the call (the call waits; the card
+    /// shows the form, or the page to open, naming the server and its tool). With `refused` set
+    /// it was declined without asking, and the card says why.
+    ElicitationRequested {
+        /// The call it came during.
+        call_id: String,
+        /// The request's id, for `answer_elicitation`.
+        request_id: String,
+        /// The server asking.
+        server: String,
+        /// The server's tool being called.
+        tool: String,
+        /// What the server says it needs.
+        message: String,
+        /// A form, or a page to open.
+        mode: crate::ask::ElicitationMode,
+        /// The form's fields, in order (form mode; only the types the MCP specification allows).
+        fields: Vec<crate::ask::FormField>,
+        /// The page to open after the person agrees (URL mode).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        url: Option<String>,
+        /// Why it was declined without asking (a type the specification does not allow, a URL
+        /// that is not https).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        refused: Option<String>,
+    },
+    /// The person answered (or the call ended while it waited: `cancel`).
+    ElicitationResolved {
+        /// The call it came during.
+        call_id: String,
+        /// The request's id.
+        request_id: String,
+        /// What went back to the server.
+        action: crate::ask::ElicitationAction,
+    },
+    /// A tool's server asks for a model completion during the call: the person approves (the
+    /// messages as they are or edited) or denies. An approved one runs nested in the call's card.
+    SamplingRequested {
+        /// The call it came during.
+        call_id: String,
+        /// The request's id, for `answer_sampling`.
+        request_id: String,
+        /// The server asking.
+        server: String,
+        /// The server's tool being called.
+        tool: String,
+        /// The messages to complete (images and audio named in words).
+        messages: Vec<crate::ask::SamplingMessage>,
+        /// The system prompt it asks for.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        system_prompt: Option<String>,
+        /// The most output tokens the completion may use (capped).
+        max_tokens: u32,
+        /// What the server asked for, when it was more than the cap.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        requested_max_tokens: Option<u32>,
+        /// The server's model preferences in words (shown, not obeyed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        model_preferences: Option<String>,
+    },
+    /// The person decided (or the call ended while it waited: not approved).
+    SamplingResolved {
+        /// The call it came during.
+        call_id: String,
+        /// The request's id.
+        request_id: String,
+        /// Whether the completion runs.
+        approved: bool,
+    },
     /// The loop paused before a request that would pass a budget, until the person chooses:
     /// continue (with a new allowance), answer now (tools off) or stop.
     BudgetPaused {

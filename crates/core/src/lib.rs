@@ -28,8 +28,10 @@ pub mod spend;
 pub mod types;
 pub mod vocab;
 
-// 2. The approval contract: how the loop asks the person about a call.
+// 2. The approval contract: how the loop asks the person about a call (and what a tool's
+//    server asks of them during one).
 pub mod approval;
+pub mod ask;
 pub mod budget;
 
 // 3. Pure decisions over the vocabulary: which tools are offered (and how many fit a request),
@@ -62,12 +64,16 @@ pub mod machine;
 pub mod turn;
 
 pub use approval::{ApprovalDecision, ApprovalRequest, Approver};
+pub use ask::{
+    ElicitationAction, ElicitationAnswer, ElicitationForm, ElicitationMode, ElicitationRequest, FieldChoice, FieldKind,
+    FormField, Sampled, SamplingDecision, SamplingMessage, SamplingRequest, SamplingRole,
+};
 pub use budget::{Budget, BudgetChoice, BudgetKind, BudgetMeter, BudgetPause, BudgetScope, BudgetSpent, ChatBudget};
 pub use catalogue::{FIND_TOOLS, ToolLimits};
 pub use coalesce::Coalescing;
 pub use compaction::Compaction;
 pub use config::{
-    ContextLimits, EngineConfig, ReportedContext, SummariserProvider, TurnInput, TurnOptions, TurnOutcome,
+    ContextLimits, EngineConfig, ReportedContext, SummariserProvider, TurnInput, TurnOptions, TurnOutcome, TurnSampler,
 };
 pub use egress::{Egress, EgressReason, Exposure};
 pub use error::{ContextOverflow, ErrorKind, ProviderError};
@@ -81,7 +87,7 @@ pub use source::{Catalog, CatalogError, OnChange, Source, SourceState, SourceSta
 pub use spend::Prices;
 pub use token_memo::{Memo, TextKey};
 pub use tokens::{CharEstimate, TokenCounter};
-pub use tool::{Redact, Secrets, Tool, ToolContext};
+pub use tool::{Redact, Sampler, Secrets, Tool, ToolContext};
 pub use turn::Engine;
 pub use types::{Attachment, AttachmentKind, Message, Part, ProviderState, ToolCall, Usage};
 pub use visible::visible;

@@ -1,7 +1,10 @@
-//! The tool abstraction: the [`Tool`] trait, the [`ToolContext`] a call gets and the person's
-//! [`Secrets`]. What a tool is as data ([`ToolDef`]) lives in [`crate::vocab`] and is re-exported here.
+//! The tool abstraction: the [`Tool`] trait, the [`ToolContext`] a call gets (with what its
+//! server may ask of the person: [`ToolContext::elicit`], [`ToolContext::sample`] on the turn's
+//! [`Sampler`]) and the person's [`Secrets`]. What a tool is as data ([`ToolDef`]) lives in [`crate::vocab`] and is re-exported here.
 
 use crate::approval::{ApprovalDecision, Approver, FixedApprover};
+use crate::ask::{ElicitationAction, ElicitationAnswer, ElicitationMode, ElicitationRequest, Sampled};
+use crate::ask::{SamplingDecision, SamplingRequest};
 use crate::egress::{Egress, Exposure};
 use crate::event::{ChatEvent, EventSink};
 use futures::future::BoxFuture;
@@ -56,6 +59,16 @@ impl Secrets for NoSecrets {
     }
 }
 
+/// Runs an approved sampling request on the turn's model, tools off (the service supplies it
+/// per turn: [`crate::TurnOptions::sampler`]).
+pub trait Sampler: Send + Sync {
+    /// The most output tokens a completion for `server` may use on this turn's model.
+    fn max_tokens(&self, server: &str) -> u32;
+    /// Runs `request` (approved, possibly edited), its events nested into `ctx`'s card and its
+    /// usage counted toward the calling turn (usage and budget meter). `Err` says why in words.
+    fn run(&self, request: SamplingRequest, ctx: ToolContext) -> BoxFuture<'static, Result<Sampled, String>>;
+}
+
 /// What a tool call gets besides its arguments.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -76,6 +89,8 @@ pub struct ToolContext {
     pub(crate) exposure: Arc<Exposure>,
     /// The turn's budget meter: a sub-agent's turn counts toward it.
     pub(crate) meter: Arc<crate::budget::BudgetMeter>,
+    /// Runs the completions a tool's server asks for; `None`: none are run (declined).
+    pub(crate) sampler: Option<Arc<dyn Sampler>>,
 }
 
 impl ToolContext {
@@ -91,6 +106,129 @@ impl ToolContext {
             approver: Arc::new(FixedApprover(ApprovalDecision::Deny)),
             exposure: Arc::default(),
             meter: Arc::new(crate::budget::BudgetMeter::new(crate::budget::Budget::default())),
+            sampler: None,
+        }
+    }
+
+    /// This context asking `approver` (outside the loop: a test, the conformance client).
+    pub fn with_approver(self, approver: Arc<dyn Approver>) -> Self {
+        Self { approver, ..self }
+    }
+
+    /// This context running completions on `sampler`.
+    pub fn with_sampler(self, sampler: Arc<dyn Sampler>) -> Self {
+        Self { sampler: Some(sampler), ..self }
+    }
+
+    /// Whether a server's request for a completion can be run here.
+    pub fn can_sample(&self) -> bool {
+        self.sampler.is_some()
+    }
+
+    /// Asks the person for what a tool's server needs (`elicitationRequested`, then
+    /// `elicitationResolved`); a stopped call answers `cancel`, a request with `refused` set is
+    /// declined without asking. An accepted form's content comes back checked and with its
+    /// defaults filled in ([`crate::ElicitationForm::complete`]); content that does not fit the
+    /// form is never sent: the request is cancelled.
+    pub async fn elicit(&self, request: ElicitationRequest) -> ElicitationAnswer {
+        let requested = ChatEvent::ElicitationRequested {
+            call_id: request.call_id.clone(),
+            request_id: request.request_id.clone(),
+            server: request.server.clone(),
+            tool: request.tool.clone(),
+            message: request.message.clone(),
+            mode: request.mode,
+            fields: request.form.fields.clone(),
+            url: request.url.clone(),
+            refused: request.refused.clone(),
+        };
+        let (call_id, request_id) = (request.call_id.clone(), request.request_id.clone());
+        let answer = if request.refused.is_some() {
+            self.events.emit(requested);
+            ElicitationAnswer::decline()
+        } else {
+            let form = request.form.clone();
+            let mode = request.mode;
+            let waiting = self.approver.elicit(request);
+            self.events.emit(requested);
+            self.events.flush();
+            let answer = tokio::select! {
+                a = waiting => a,
+                () = self.cancel.cancelled() => ElicitationAnswer::cancel(),
+            };
+            match (answer.action, mode) {
+                (ElicitationAction::Accept, ElicitationMode::Form) => {
+                    match form.complete(&answer.content.unwrap_or_default()) {
+                        Ok(content) => ElicitationAnswer { action: ElicitationAction::Accept, content: Some(content) },
+                        Err(why) => {
+                            tracing::warn!(%why, "an answer that does not fit the form is not sent");
+                            ElicitationAnswer::cancel()
+                        }
+                    }
+                }
+                (ElicitationAction::Accept, ElicitationMode::Url) => {
+                    ElicitationAnswer { action: ElicitationAction::Accept, content: None }
+                }
+                (action, _) => ElicitationAnswer { action, content: None },
+            }
+        };
+        self.events.emit(ChatEvent::ElicitationResolved { call_id, request_id, action: answer.action });
+        answer
+    }
+
+    /// Asks the person about a server's request for a completion (`samplingRequested`, then
+    /// `samplingResolved`; `max_tokens` capped to what the turn's model may write first) and,
+    /// approved, runs it on the turn's [`Sampler`]. `Err` says why nothing was made: no sampler
+    /// here, the person denied it, the call stopped, or the completion failed.
+    pub async fn sample(&self, mut request: SamplingRequest) -> Result<Sampled, String> {
+        let Some(sampler) = self.sampler.clone() else {
+            return Err("Switchboard runs completions for a server only during a chat's tool call.".into());
+        };
+        let cap = sampler.max_tokens(&request.server).max(1);
+        if request.max_tokens > cap {
+            request.requested_max_tokens = Some(request.max_tokens);
+            request.max_tokens = cap;
+        }
+        request.max_tokens = request.max_tokens.max(1);
+        let (call_id, request_id) = (request.call_id.clone(), request.request_id.clone());
+        let requested = ChatEvent::SamplingRequested {
+            call_id: call_id.clone(),
+            request_id: request_id.clone(),
+            server: request.server.clone(),
+            tool: request.tool.clone(),
+            messages: request.messages.clone(),
+            system_prompt: request.system_prompt.clone(),
+            max_tokens: request.max_tokens,
+            requested_max_tokens: request.requested_max_tokens,
+            model_preferences: request.model_preferences.clone(),
+        };
+        let waiting = self.approver.sample(request.clone());
+        self.events.emit(requested);
+        self.events.flush();
+        let (decision, stopped) = tokio::select! {
+            d = waiting => (d, false),
+            () = self.cancel.cancelled() => (SamplingDecision::Deny, true),
+        };
+        let approved = matches!(decision, SamplingDecision::Approve { .. });
+        self.events.emit(ChatEvent::SamplingResolved { call_id, request_id, approved });
+        match decision {
+            SamplingDecision::Deny if stopped => Err("The call was stopped before the person decided.".into()),
+            SamplingDecision::Deny => Err("The person declined the request for a completion.".into()),
+            SamplingDecision::Approve { messages } => {
+                if let Some(edited) = messages {
+                    // The person edits text; the images stay with the message they were in.
+                    let images: Vec<_> = request.messages.iter().map(|m| m.images.clone()).collect();
+                    request.messages = edited
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, mut m)| {
+                            m.images = images.get(i).cloned().unwrap_or_default();
+                            m
+                        })
+                        .collect();
+                }
+                sampler.run(request, self.clone()).await
+            }
         }
     }
 

@@ -89,6 +89,7 @@ impl Engine {
             Arc::clone(input.options.meter.get_or_insert_with(|| Arc::new(BudgetMeter::new(budget).with_chat(chat))));
         let span = info_span!("turn", conversation = %input.conversation_id, message = %input.message_id, model = %input.model);
         let summariser = input.options.summariser_provider.take().map(|p| p.0);
+        let sampler = input.options.sampler.take().map(|s| s.0);
         let driver = Driver {
             engine: self,
             provider,
@@ -99,6 +100,7 @@ impl Engine {
             cancel,
             conversation_id: input.conversation_id.clone(),
             meter,
+            sampler,
         };
         driver.run(input).instrument(span).await
     }
@@ -134,6 +136,8 @@ struct Driver<'a> {
     conversation_id: String,
     /// The budget meter the turn counts toward; tools (sub-agents) count toward it too.
     meter: Arc<BudgetMeter>,
+    /// Runs the completions tool servers ask for.
+    sampler: Option<Arc<dyn crate::tool::Sampler>>,
 }
 
 impl<'a> Driver<'a> {
@@ -302,6 +306,7 @@ impl<'a> Driver<'a> {
             approver: Arc::clone(&self.shared_approver),
             exposure,
             meter: Arc::clone(&self.meter),
+            sampler: self.sampler.clone(),
         };
         let span = info_span!("tool", name = %call.name, call = %call.id, takes_control);
         async move {
@@ -384,6 +389,10 @@ impl EventSink for ToolEvents {
             _ => {}
         }
         self.inner.emit(event);
+    }
+
+    fn flush(&self) {
+        self.inner.flush();
     }
 }
 

@@ -51,6 +51,9 @@ pub struct McpConfig {
     /// The servers by name, in name order.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, ServerConfig>,
+    /// Folders every server is told of (`roots/list`), before each server's own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<PathBuf>,
 }
 
 /// One server's entry.
@@ -85,6 +88,25 @@ pub struct ServerConfig {
     /// Seconds a tool call may take before it is cancelled (default: the app's tool timeout).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,
+    /// Folders this server is told of (`roots/list`), after the ones for every server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<PathBuf>,
+    /// The profile (and model) that answers this server's requests for a completion; none: the
+    /// calling chat's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingModel>,
+}
+
+/// Which profile and model answer a server's requests for a completion.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SamplingModel {
+    /// The provider profile's name.
+    pub profile: String,
+    /// The model; none: the profile's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// How to reach a server, checked.

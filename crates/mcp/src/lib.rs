@@ -21,12 +21,13 @@
 //! - A remote server's requests, and its sign-in's, reach only what [`net`] allows: public
 //!   internet addresses, checked after resolution, unless its URL names a local address.
 
+pub mod asks;
 pub mod config;
 pub mod convert;
 pub mod net;
 pub mod oauth;
 pub mod server;
 
-pub use config::{ConfigError, McpConfig, ServerConfig};
+pub use config::{ConfigError, McpConfig, SamplingModel, ServerConfig};
 pub use oauth::{Browser, TokenVault};
 pub use server::{Approvals, HeldTool, McpServer, OfferedTool, Options, ServerDetail};

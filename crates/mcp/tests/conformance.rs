@@ -7,8 +7,10 @@
 //! "browser" (the driver follows the authorization server's redirect to the client's loopback
 //! listener), the token exchange, then a tool call with the token.
 //!
-//! Left out, and why: `elicitation-sep1034-client-defaults` (the app offers no elicitation to
-//! servers yet); `auth/metadata-var2` and `-var3`, `auth/scope-step-up`, `auth/scope-retry-limit`
+//! `elicitation-sep1034-client-defaults`: a form accepted as it is goes back with the defaults of
+//! the fields left out (string, integer, number, enum, boolean).
+//!
+//! Left out, and why: `auth/metadata-var2` and `-var3`, `auth/scope-step-up`, `auth/scope-retry-limit`
 //! and `auth/scope-from-www-authenticate` (discovery from the 401's `WWW-Authenticate` header
 //! and scope step-up are not wired through rmcp's transport error yet), `auth/basic-cimd` (a
 //! warning: no client ID metadata document URL), `auth/pre-registration` and
@@ -44,6 +46,11 @@ fn initialize() {
 #[test]
 fn tools_call() {
     run("tools_call");
+}
+
+#[test]
+fn elicitation_client_defaults() {
+    run("elicitation-sep1034-client-defaults");
 }
 
 #[test]

@@ -38,6 +38,7 @@ pub mod openapi_docs;
 mod paging;
 pub mod providers;
 pub mod redact;
+mod sampling;
 pub mod settings;
 mod summariser;
 pub mod titles;

@@ -8,8 +8,10 @@
 //! closed) waits in `needsApproval` and runs only after a [`Confirm`] the page cannot answer.
 
 mod edit;
+mod roots;
 
 pub use edit::{McpEdited, edited_notice};
+pub use roots::MAX_ROOTS;
 
 use crate::confirm::{Confirm, Widening};
 use crate::{Error, Inner, Result, Service};
@@ -265,7 +267,7 @@ impl Service {
             .ok_or_else(|| Error::config("This session has no config directory for MCP servers."))
     }
 
-    fn mcp_config(&self) -> Result<McpConfig> {
+    pub(crate) fn mcp_config(&self) -> Result<McpConfig> {
         let Some(path) = self.inner.mcp.path.as_deref() else { return Ok(McpConfig::default()) };
         McpConfig::load(path).map_err(|e| Error::config(e.to_string()))
     }
@@ -282,6 +284,8 @@ impl Service {
         Options {
             default_cwd: self.mcp_path().ok().and_then(Path::parent).map(Path::to_owned),
             tokens: Some(Arc::new(KeyVault(Arc::downgrade(&self.inner)))),
+            // Input, completions and roots are answered through each call's chat.
+            asks: true,
             ..Options::default()
         }
     }
@@ -328,6 +332,7 @@ impl Service {
 
     fn add_mcp_source(&self, name: &str, config: ServerConfig) -> Arc<McpServer> {
         let approved = self.mcp_approved(name, &config);
+        let roots = self.mcp_roots_of(&config);
         let weak = Arc::downgrade(&self.inner);
         let server = Arc::new(McpServer::new(
             name,
@@ -337,6 +342,7 @@ impl Service {
             Arc::new(StoredApprovals(weak)),
             approved,
         ));
+        server.set_roots(roots);
         if let Err(e) = self.inner.tools.catalog.add(server.clone()) {
             tracing::warn!("{e}");
         }

@@ -120,6 +120,8 @@ impl Service {
                 spec.model,
             )),
             reported: self.reported_context(spec.conversation_id, spec.model, spec.asker),
+            // What its tools' MCP servers ask to have completed runs on the turn's model.
+            sampler: Some(switchboard_core::TurnSampler(Arc::new(self.sampler(spec.keys, spec.profile, spec.model)))),
             ..TurnOptions::default()
         };
         Ok(BuiltTurn { engine, options })

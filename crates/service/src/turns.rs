@@ -26,6 +26,7 @@ use switchboard_core::{
     TurnOutcome, Usage,
 };
 use switchboard_core::{BudgetChoice, BudgetPause};
+use switchboard_core::{ElicitationAnswer, ElicitationRequest, SamplingDecision, SamplingRequest};
 use switchboard_store::{ProviderProfile, Recorder};
 
 /// The turns running now and the approvals they wait for.
@@ -35,6 +36,8 @@ pub(crate) struct Running {
     pub(crate) approvals: Mutex<HashMap<String, PendingApproval>>,
     /// Budget pauses waiting for the UI's choice ([`crate::asking`]).
     pub(crate) budgets: crate::asking::Pending,
+    /// What tools' servers asked the person, waiting for the UI's answer ([`crate::asking`]).
+    pub(crate) questions: crate::asking::Questions,
 }
 
 impl Running {
@@ -165,6 +168,14 @@ impl Approver for Remembering {
             choice
         }
         .boxed()
+    }
+
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitationAnswer> {
+        self.shell.elicit(request)
+    }
+
+    fn sample(&self, request: SamplingRequest) -> BoxFuture<'_, SamplingDecision> {
+        self.shell.sample(request)
     }
 }
 

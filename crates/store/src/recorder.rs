@@ -610,6 +610,12 @@ impl EventSink for Recorder {
             ChatEvent::ToolProgress { .. }
             | ChatEvent::ApprovalRequested { .. }
             | ChatEvent::ApprovalResolved { .. }
+            // A server's questions during a call are live-only too (a sampling run it caused
+            // is stored as the call's nested run).
+            | ChatEvent::ElicitationRequested { .. }
+            | ChatEvent::ElicitationResolved { .. }
+            | ChatEvent::SamplingRequested { .. }
+            | ChatEvent::SamplingResolved { .. }
             // A pause and its answer are stored as the notices that go with them.
             | ChatEvent::BudgetPaused { .. }
             | ChatEvent::BudgetResolved { .. } => return,

@@ -1,6 +1,8 @@
 //! The MCP client as the official conformance suite (`@modelcontextprotocol/conformance`)
 //! drives it: `mcp-conformance-client URL`, with the scenario in `MCP_CONFORMANCE_SCENARIO`.
-//! It goes through the same [`McpServer`] the app uses: connect, initialize, list, call.
+//! It goes through the same [`McpServer`] the app uses: connect, initialize, list, call. For the
+//! elicitation scenario a "person" accepts every form as it is, so the client fills in the
+//! defaults of the fields left out.
 //! A test driver, not shipped: `crates/mcp/tests/conformance.rs` runs it.
 
 use std::collections::BTreeMap;
@@ -8,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::Mutex;
 use switchboard_core::tool::NoSecrets;
+use switchboard_core::{Approver, ElicitationAction, ElicitationAnswer, ElicitationRequest};
 use switchboard_core::{Source, SourceStatus, ToolContext};
 use switchboard_mcp::{Approvals, Browser, McpServer, Options, ServerConfig, TokenVault};
 
@@ -57,6 +60,21 @@ impl Browser for Headless {
     }
 }
 
+/// Accepts every form without filling in anything.
+struct AcceptAsIs;
+
+impl Approver for AcceptAsIs {
+    fn decide(
+        &self,
+        _: switchboard_core::ApprovalRequest,
+    ) -> futures::future::BoxFuture<'_, switchboard_core::ApprovalDecision> {
+        Box::pin(async { switchboard_core::ApprovalDecision::Deny })
+    }
+    fn elicit(&self, _: ElicitationRequest) -> futures::future::BoxFuture<'_, ElicitationAnswer> {
+        Box::pin(async { ElicitationAnswer { action: ElicitationAction::Accept, content: None } })
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let Some(url) = std::env::args().nth(1) else {
@@ -65,7 +83,8 @@ async fn main() -> ExitCode {
     };
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let config = ServerConfig { url: Some(url), ..Default::default() };
-    let options = Options { max_restarts: 0, tokens: Some(Arc::new(Memory::default())), ..Options::default() };
+    let options =
+        Options { max_restarts: 0, tokens: Some(Arc::new(Memory::default())), asks: true, ..Options::default() };
     let server = McpServer::new("conformance", config, options, Arc::new(NoSecrets), Arc::new(Remember), true);
     server.start(Arc::new(|| {})).await;
     if let SourceStatus::NeedsSignIn { .. } = server.status()
@@ -82,6 +101,9 @@ async fn main() -> ExitCode {
         "initialize" => Ok(()),
         "tools_call" => call(&server, "add_numbers", serde_json::json!({"a": 1, "b": 2})).await.map(drop),
         "sse-retry" => call(&server, "test_reconnection", serde_json::json!({})).await.map(drop),
+        "elicitation-sep1034-client-defaults" => {
+            call(&server, "test_client_elicitation_defaults", serde_json::json!({})).await.map(drop)
+        }
         auth if auth.starts_with("auth/") => call(&server, "test-tool", serde_json::json!({})).await.map(drop),
         other => Err(format!("scenario '{other}' is not supported by this client")),
     };
@@ -101,5 +123,6 @@ async fn call(server: &McpServer, name: &str, args: serde_json::Value) -> Result
         .into_iter()
         .find(|t| t.def().name == format!("conformance__{name}"))
         .ok_or_else(|| format!("the server offers no tool '{name}'"))?;
-    tool.call(args, ToolContext::detached(Arc::new(NoSecrets))).await.map(drop).map_err(|e| e.to_string())
+    let ctx = ToolContext::detached(Arc::new(NoSecrets)).with_approver(Arc::new(AcceptAsIs));
+    tool.call(args, ctx).await.map(drop).map_err(|e| e.to_string())
 }

@@ -66,7 +66,7 @@ impl Tool for McpTool {
                     ToolError::Failed(format!("the MCP server '{}' could not be reached: {e}", server.name))
                 })?;
             let key = Progress::key(&handle.progress_token);
-            conn.progress.lock().insert(key.clone(), ctx.clone());
+            conn.progress.insert(key.clone(), ctx.clone(), self.remote.clone());
             let _forget = Forget(&conn.progress, key);
             // Until the answer arrives, ending this call any way (the stop button, the loop's
             // timeout dropping it) tells the server to stop working on it.
@@ -142,6 +142,6 @@ struct Forget<'a>(&'a Progress, String);
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
-        self.0.lock().remove(&self.1);
+        self.0.remove(&self.1);
     }
 }

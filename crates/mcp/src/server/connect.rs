@@ -42,8 +42,12 @@ impl Shared {
         list_changed: &Arc<tokio::sync::Notify>,
         progress: &Progress,
     ) -> Result<RunningService<RoleClient, Handler>, ConnectError> {
-        let handler =
-            Handler { progress: progress.clone(), list_changed: Arc::clone(list_changed), server: self.name.clone() };
+        let handler = Handler {
+            progress: progress.clone(),
+            list_changed: Arc::clone(list_changed),
+            server: self.name.clone(),
+            asking: Arc::clone(&self.asking),
+        };
         let spec = self.config.spec(&self.name).map_err(|e| ConnectError(e.to_string()))?;
         let timeout = self.options.init_timeout;
         let timed_out = || {

@@ -10,12 +10,14 @@
 //!
 //! The folder, bottom up: `options` (timings, limits, where approvals are kept), `detail` (what
 //! Settings shows), `stderr` (a server's bounded stderr tail), `stdio` (a stdio server's process
-//! and its transport, whose messages are bounded), `handler` (the rmcp client
+//! and its transport, whose messages are bounded), `asking` (what a server asks of the person
+//! during a call, bounded, and the calls in flight), `handler` (the rmcp client
 //! handler and a live connection), `shared` (the state every part reads, and its status),
 //! `call` (one tool call), `connect` (starting a process or opening an endpoint), `list`
 //! (listing, approving and offering tools), `lifecycle` (the supervisor: start, restart with
 //! backoff, stop), and here [`McpServer`], the public face. Each uses only those before it.
 
+mod asking;
 mod call;
 mod connect;
 mod detail;
@@ -27,6 +29,7 @@ mod shared;
 mod stderr;
 mod stdio;
 
+pub use asking::{ELICITATION_BURST, MAX_WAITING, SAMPLING_BURST};
 pub use connect::MAX_INSTRUCTIONS;
 pub use detail::{HeldTool, OfferedTool, ServerDetail};
 pub use list::{MAX_LIST_PAGES, MAX_TOOLS};
@@ -57,6 +60,9 @@ impl McpServer {
         approvals: Arc<dyn Approvals>,
         approved: bool,
     ) -> McpServer {
+        let stderr: Arc<std::sync::Mutex<std::collections::VecDeque<String>>> = Arc::default();
+        let asking = Arc::new(asking::Asking::new(name, options.asks, Arc::clone(&stderr)));
+        *asking.roots.lock().unwrap_or_else(|p| p.into_inner()) = config.roots.clone();
         let shared = Arc::new_cyclic(|weak| Shared {
             name: name.to_owned(),
             id: format!("mcp:{name}"),
@@ -65,7 +71,8 @@ impl McpServer {
             secrets,
             approvals,
             state: Mutex::new(State { approved, ..State::default() }),
-            stderr: Arc::default(),
+            stderr,
+            asking,
             lifecycle: tokio::sync::Mutex::new(()),
             weak: weak.clone(),
         });
@@ -174,6 +181,36 @@ impl McpServer {
     pub fn pid(&self) -> Option<u32> {
         let state = self.shared.lock();
         state.conn.as_ref().and(state.pid)
+    }
+
+    /// Sets the folders the server is told of (`roots/list`), telling a connected server that
+    /// declared interest (`notifications/roots/list_changed`) when they changed.
+    pub fn set_roots(&self, roots: Vec<std::path::PathBuf>) {
+        {
+            let mut now = self.shared.asking.roots.lock().unwrap_or_else(|p| p.into_inner());
+            if *now == roots {
+                return;
+            }
+            *now = roots;
+        }
+        let conn = self.shared.lock().conn.clone();
+        if let (Some(conn), true, Ok(runtime)) =
+            (conn, self.shared.asking.declared, tokio::runtime::Handle::try_current())
+        {
+            runtime.spawn(async move {
+                let sent =
+                    tokio::time::timeout(std::time::Duration::from_secs(5), conn.peer.notify_roots_list_changed())
+                        .await;
+                if !matches!(sent, Ok(Ok(()))) {
+                    tracing::debug!("roots/list_changed was not delivered");
+                }
+            });
+        }
+    }
+
+    /// The folders the server is told of.
+    pub fn roots(&self) -> Vec<std::path::PathBuf> {
+        self.shared.asking.roots.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// How many tool calls are waiting for the server's answer.

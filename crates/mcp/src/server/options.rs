@@ -26,6 +26,10 @@ pub struct Options {
     pub tokens: Option<Arc<dyn crate::oauth::TokenVault>>,
     /// How remote servers are reached (the resolver, and the policy for servers on the internet).
     pub network: crate::net::Network,
+    /// Whether what a server asks of the person during a call (input, a completion, the roots)
+    /// is answered — through the call's `ToolContext` — and so declared at initialize. Off: none
+    /// is declared, and a server that asks anyway is refused (its log says so).
+    pub asks: bool,
 }
 
 impl Default for Options {
@@ -39,6 +43,7 @@ impl Default for Options {
             default_cwd: None,
             tokens: None,
             network: crate::net::Network::default(),
+            asks: false,
         }
     }
 }

@@ -22,6 +22,8 @@ pub(super) struct Shared {
     pub(super) approvals: Arc<dyn Approvals>,
     pub(super) state: Mutex<State>,
     pub(super) stderr: Arc<Mutex<VecDeque<String>>>,
+    /// What the server may ask of the person (and the roots it is told), kept across restarts.
+    pub(super) asking: Arc<super::asking::Asking>,
     /// Held while starting or stopping, so a restart never overlaps another.
     pub(super) lifecycle: tokio::sync::Mutex<()>,
     pub(super) weak: Weak<Shared>,

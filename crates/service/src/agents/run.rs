@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use switchboard_core::turn::{ApprovalDecision, ApprovalRequest, Approver};
 use switchboard_core::{BudgetChoice, BudgetPause};
 use switchboard_core::{ChatEvent, EventSink, FinishReason, Message, ToolContext, ToolError, ToolOutput, TurnInput};
+use switchboard_core::{ElicitationAnswer, ElicitationRequest, SamplingDecision, SamplingRequest};
 
 impl AgentTool {
     pub(super) async fn run(
@@ -162,13 +163,17 @@ impl EventSink for Nesting {
     }
 }
 
-/// Puts `prefix` before the call id of approval events, at any depth.
+/// Puts `prefix` before the id of approval and question events, at any depth.
 fn prefix_approvals(event: &mut ChatEvent, prefix: &str) {
     match event {
         ChatEvent::ApprovalRequested { id, .. }
         | ChatEvent::ApprovalResolved { id, .. }
         | ChatEvent::BudgetPaused { id, .. }
         | ChatEvent::BudgetResolved { id, .. } => id.insert_str(0, prefix),
+        ChatEvent::ElicitationRequested { request_id, .. }
+        | ChatEvent::ElicitationResolved { request_id, .. }
+        | ChatEvent::SamplingRequested { request_id, .. }
+        | ChatEvent::SamplingResolved { request_id, .. } => request_id.insert_str(0, prefix),
         ChatEvent::ToolProgress { event: Some(inner), .. } => prefix_approvals(inner, prefix),
         _ => {}
     }
@@ -190,5 +195,15 @@ impl Approver for Prefixed {
     fn budget(&self, mut pause: BudgetPause) -> BoxFuture<'_, BudgetChoice> {
         pause.id.insert_str(0, &self.prefix);
         self.inner.budget(pause)
+    }
+
+    fn elicit(&self, mut request: ElicitationRequest) -> BoxFuture<'_, ElicitationAnswer> {
+        request.request_id.insert_str(0, &self.prefix);
+        self.inner.elicit(request)
+    }
+
+    fn sample(&self, mut request: SamplingRequest) -> BoxFuture<'_, SamplingDecision> {
+        request.request_id.insert_str(0, &self.prefix);
+        self.inner.sample(request)
     }
 }
