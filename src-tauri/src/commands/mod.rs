@@ -18,6 +18,7 @@ mod keys;
 mod mcp;
 mod providers;
 mod refused;
+mod roots;
 mod settings;
 mod tools;
 mod turns;
@@ -108,6 +109,9 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         keys::keychain_status,
         keys::use_key_fallback,
         mcp::mcp_servers,
+        roots::mcp_roots,
+        roots::mcp_add_root,
+        roots::mcp_remove_root,
         mcp::mcp_add,
         mcp::mcp_edit,
         mcp::mcp_remove,

@@ -60,6 +60,11 @@ pub enum FileDialog {
     OpenApiDocument,
     /// Open a conversations export (the app's own JSON or ChatGPT's `conversations.json`).
     ConversationsImport,
+    /// Choose a folder (an MCP root), with what it is for as the title.
+    Folder {
+        /// What the folder is for.
+        title: String,
+    },
     /// Save an export: the name suggested, the folder it starts in, and the file type.
     SaveExport {
         /// The suggested file name.
@@ -91,6 +96,9 @@ impl FilePicker {
                     .add_filter("Conversations export", &["json"])
                     .blocking_pick_file()
                     .and_then(|f| f.into_path().ok()),
+                FileDialog::Folder { title } => {
+                    dialog.set_title(title).blocking_pick_folder().and_then(|f| f.into_path().ok())
+                }
                 FileDialog::SaveExport { file_name, folder, extension } => {
                     let (label, title) = match *extension {
                         "md" => ("Markdown", "Export the chat as Markdown"),

@@ -69,6 +69,9 @@ export interface Commands {
   keychain_status: { args: Record<string, never>; params: []; result: KeychainStatus };
   use_key_fallback: { args: { mode: KeyMode }; params: [mode: KeyMode]; result: KeychainStatus };
   mcp_servers: { args: Record<string, never>; params: []; result: McpOverview };
+  mcp_roots: { args: { server?: string | null }; params: [server?: string | null]; result: string[] };
+  mcp_add_root: { args: { server?: string | null }; params: [server?: string | null]; result: string[] };
+  mcp_remove_root: { args: { server?: string | null; path: string }; params: [server: string | null, path: string]; result: string[] };
   mcp_add: { args: { name: string; config: ServerConfig }; params: [name: string, config: ServerConfig]; result: McpServerInfo };
   mcp_edit: { args: { name: string; newName: string; config: ServerConfig }; params: [name: string, newName: string, config: ServerConfig]; result: McpEdited };
   mcp_remove: { args: { name: string }; params: [name: string]; result: McpOverview };
@@ -172,6 +175,9 @@ export const COMMANDS = {
   keychain_status: [],
   use_key_fallback: ['mode'],
   mcp_servers: [],
+  mcp_roots: ['server'],
+  mcp_add_root: ['server'],
+  mcp_remove_root: ['server', 'path'],
   mcp_add: ['name', 'config'],
   mcp_edit: ['name', 'newName', 'config'],
   mcp_remove: ['name'],

@@ -169,8 +169,8 @@ export interface McpFeatures {
   answerElicitation(requestId: string, action: ElicitationAction, content: Record<string, unknown> | null): Promise<unknown>;
   answerSampling(requestId: string, approve: boolean, messages: SamplingMessage[] | null): Promise<unknown>;
   /** A server's own roots (folders it is told of), or every server's for `null`. */
-  mcpRoots(server: string | null): Promise<string[]>;
+  mcpRoots(server?: string | null): Promise<string[]>;
   /** Adds a folder chosen in the native dialog; resolves with the list. */
-  mcpAddRoot(server: string | null): Promise<string[]>;
+  mcpAddRoot(server?: string | null): Promise<string[]>;
   mcpRemoveRoot(server: string | null, path: string): Promise<string[]>;
 }

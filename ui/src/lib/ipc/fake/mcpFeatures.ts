@@ -166,10 +166,10 @@ export function mcpFeatureCommands(st: FakeState): Omit<McpFeatures, 'answerElic
       if (LOG_LEVELS.indexOf(level) <= LOG_LEVELS.indexOf('debug')) s.detail.stderr = [...s.detail.stderr, '[log debug] files: listing 3 resources'].slice(-200);
       return { config: s.config, enabled: s.config.disabled !== true, detail: s.detail };
     },
-    async mcpRoots(server) {
+    async mcpRoots(server = null) {
       return [...(x.roots[server ?? '*'] ?? [])];
     },
-    async mcpAddRoot(server) {
+    async mcpAddRoot(server = null) {
       if (server !== null) running(st, server);
       const path = x.picks.shift();
       if (!path) throw fakeOnlyError('cancelled', 'No folder was added: none was chosen.');
