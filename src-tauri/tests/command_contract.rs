@@ -72,6 +72,9 @@ fn sample(ty: &str) -> Value {
         ("Settings", _) => serde_json::to_value(switchboard_service::settings::Settings::default()).unwrap(),
         ("ApprovalChoice", _) => json!("deny"),
         ("KeyMode", _) => json!("environment"),
+        ("Map", _) => json!({}),
+        ("CompletionRef", _) => json!({"type": "prompt", "name": "probe"}),
+        ("LogLevel", _) => json!("info"),
         ("ProviderProfile", _) => {
             json!({"name": "probe", "kind": "openai", "baseUrl": "http://127.0.0.1:9/v1", "model": null})
         }

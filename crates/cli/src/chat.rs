@@ -104,8 +104,20 @@ pub struct ChatArgs {
     /// Print one ChatEvent per line (exactly what the desktop UI receives).
     #[arg(long)]
     pub json: bool,
-    /// The message.
-    prompt: String,
+    /// Start the message with an MCP server's prompt, SERVER/PROMPT (`switchboard mcp prompts
+    /// SERVER` lists them); its arguments with --arg.
+    #[arg(long = "prompt", value_name = "SERVER/PROMPT")]
+    mcp_prompt: Option<String>,
+    /// An argument of --prompt, NAME=VALUE (repeatable).
+    #[arg(long = "arg", value_name = "NAME=VALUE", requires = "mcp_prompt")]
+    prompt_args: Vec<String>,
+    /// Send an MCP server's resource with the message (repeatable): its URI, or SERVER:URI when
+    /// several servers could have it (`switchboard mcp resources SERVER` lists them).
+    #[arg(long = "resource", value_name = "URI")]
+    resources: Vec<String>,
+    /// The message (with --prompt: added after the prompt's text).
+    #[arg(required_unless_present = "mcp_prompt")]
+    prompt: Option<String>,
 }
 
 /// `--on-budget`.
@@ -399,9 +411,10 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
     let budget =
         switchboard_core::Budget { steps: args.budget_steps, time_secs: args.budget_time, cost_usd: args.budget_cost };
     let budget = (!budget.is_empty()).then_some(budget);
+    let text = message_text(service, args.mcp_prompt.as_deref(), &args.prompt_args, &args.resources, args.prompt)?;
     let request = SendRequest {
         conversation_id: conversation,
-        text: args.prompt,
+        text,
         provider: args.provider,
         model: args.model,
         forced: args.force,
@@ -419,6 +432,26 @@ pub fn run(service: &Service, args: ChatArgs) -> anyhow::Result<ExitCode> {
     let approver = TerminalApprover::new(args.approve_all, args.allow_egress, args.on_budget)
         .approving_sampling(args.approve_sampling);
     stream(service, turn, args.json, approver)
+}
+
+/// The message: an MCP prompt's text, then the person's own, then each resource's text framed
+/// with its URI and media type.
+fn message_text(
+    service: &Service,
+    mcp_prompt: Option<&str>,
+    prompt_args: &[String],
+    resources: &[String],
+    own: Option<String>,
+) -> anyhow::Result<String> {
+    let mut parts = Vec::new();
+    if let Some(which) = mcp_prompt {
+        parts.push(crate::mcp_context::prompt_text(service, which, prompt_args)?);
+    }
+    parts.extend(own);
+    for which in resources {
+        parts.push(crate::mcp_context::resource_text(service, which)?);
+    }
+    Ok(parts.join("\n\n"))
 }
 
 pub fn regenerate(service: &Service, args: RegenerateArgs) -> anyhow::Result<ExitCode> {

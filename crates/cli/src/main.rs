@@ -9,6 +9,7 @@ mod asks;
 mod chat;
 mod defined;
 mod mcp;
+mod mcp_context;
 mod models;
 mod render;
 mod usage;

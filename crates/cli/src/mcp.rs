@@ -98,10 +98,30 @@ pub enum McpCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Start a server and print what it wrote to stderr.
+    /// Start a server and print what it wrote to stderr (and its log notifications).
     Logs {
         /// The server.
         name: String,
+        /// Ask it for log notifications at this level and above (debug, info, notice, warning,
+        /// error, critical, alert, emergency) and wait a moment for them.
+        #[arg(long)]
+        level: Option<String>,
+    },
+    /// Start a server and list its prompts with their arguments.
+    Prompts {
+        /// The server.
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start a server and list its resources and resource templates.
+    Resources {
+        /// The server.
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Allow a server's command (new, or changed since it was allowed) to run.
     Approve {
@@ -315,11 +335,39 @@ pub fn run(service: &Service, cmd: McpCmd) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         }
-        McpCmd::Logs { name } => {
+        McpCmd::Logs { name, level } => {
             rt.block_on(service.start_tool_sources());
+            if let Some(level) = level {
+                let level = switchboard_service::mcp::LogLevel::parse(&level).ok_or_else(|| {
+                    CliError::config(format!(
+                        "'{level}' is not a log level: debug, info, notice, warning, error, critical, alert or emergency."
+                    ))
+                })?;
+                rt.block_on(service.mcp_set_log_level(&name, level))?;
+                // What the server logs once asked arrives as notifications: give it a moment.
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
             for line in service.mcp_logs(&name)? {
                 println!("{}", render::safe(&line));
             }
+        }
+        McpCmd::Prompts { name, json } => {
+            rt.block_on(service.start_tool_sources());
+            let prompts = rt.block_on(service.mcp_prompts(&name))?;
+            if json {
+                println!("{}", render::json(&serde_json::to_string_pretty(&prompts)?));
+                return Ok(ExitCode::SUCCESS);
+            }
+            crate::mcp_context::print_prompts(&prompts);
+        }
+        McpCmd::Resources { name, json } => {
+            rt.block_on(service.start_tool_sources());
+            let resources = rt.block_on(service.mcp_resources(&name))?;
+            if json {
+                println!("{}", render::json(&serde_json::to_string_pretty(&resources)?));
+                return Ok(ExitCode::SUCCESS);
+            }
+            crate::mcp_context::print_resources(&resources);
         }
         McpCmd::Approve { name, yes } => {
             let info = rt.block_on(service.mcp_approve(&name, &Yes(yes)))?;

@@ -3,7 +3,8 @@
 //! Each configured server becomes one [`McpServer`], a [`Source`](switchboard_core::Source) the
 //! catalog composes like any other: its tools are `server__tool`, calls go over rmcp to a child
 //! process (stdio) or a streamable-HTTP endpoint, and its status says in words why it is not
-//! working when it is not.
+//! working when it is not. Its prompts, resources and resource templates ([`context`],
+//! [`template`]) are asked for through the same connection.
 //!
 //! Invariants:
 //! - rmcp's types stay inside this crate; the engine sees [`switchboard_core::Tool`] and
@@ -23,11 +24,15 @@
 
 pub mod asks;
 pub mod config;
+pub mod context;
 pub mod convert;
 pub mod net;
 pub mod oauth;
 pub mod server;
+pub mod template;
 
 pub use config::{ConfigError, McpConfig, SamplingModel, ServerConfig};
 pub use oauth::{Browser, TokenVault};
-pub use server::{Approvals, HeldTool, McpServer, OfferedTool, Options, ServerDetail};
+pub use server::{
+    Approvals, ContextError, HeldTool, McpServer, OfferedTool, Offers, Options, ResourceUpdate, ServerDetail,
+};

@@ -19,6 +19,7 @@
 pub mod agents;
 mod agents_file;
 mod asking;
+pub mod attachments;
 pub mod catalogue;
 mod chat_setup;
 pub mod compaction;
@@ -147,6 +148,8 @@ pub(crate) struct Inner {
     pub(crate) listed: Mutex<std::collections::HashMap<String, models::Listing>>,
     /// The model catalogue in use.
     pub(crate) catalogues: catalogue::Catalogues,
+    /// Files the page is uploading in chunks.
+    pub(crate) uploads: attachments::Uploads,
 }
 
 /// The engine, the store and the keys, for one person's data directory.
@@ -221,6 +224,7 @@ impl Service {
                 turns: turns::Running::default(),
                 listed: Mutex::default(),
                 catalogues: catalogue::Catalogues::new(data_dir),
+                uploads: attachments::Uploads::default(),
             }),
         };
         service.load_mcp();

@@ -7,9 +7,11 @@
 //! is not approved as it is now (new, edited here, or edited in the file while the app was
 //! closed) waits in `needsApproval` and runs only after a [`Confirm`] the page cannot answer.
 
+mod context;
 mod edit;
 mod roots;
 
+pub use context::*;
 pub use edit::{McpEdited, edited_notice};
 pub use roots::MAX_ROOTS;
 

@@ -16,6 +16,7 @@ mod data;
 mod defined_tools;
 mod keys;
 mod mcp;
+mod mcp_context;
 mod providers;
 mod refused;
 mod roots;
@@ -124,6 +125,14 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         mcp::mcp_import_sources,
         mcp::mcp_import_preview,
         mcp::mcp_import,
+        mcp_context::mcp_prompts,
+        mcp_context::mcp_get_prompt,
+        mcp_context::mcp_resources,
+        mcp_context::mcp_resource_templates,
+        mcp_context::mcp_expand_template,
+        mcp_context::mcp_complete,
+        mcp_context::mcp_resource_updates,
+        mcp_context::mcp_set_log_level,
         defined_tools::defined_tools,
         defined_tools::defined_tool_config,
         defined_tools::add_http_tool,

@@ -47,6 +47,7 @@ impl Shared {
             list_changed: Arc::clone(list_changed),
             server: self.name.clone(),
             asking: Arc::clone(&self.asking),
+            shared: self.weak.clone(),
         };
         let spec = self.config.spec(&self.name).map_err(|e| ConnectError(e.to_string()))?;
         let timeout = self.options.init_timeout;
@@ -158,6 +159,7 @@ impl Shared {
         state.listed.clear();
         state.skipped.clear();
         state.prompt = prompt;
+        state.context.forget_listings();
     }
 }
 

@@ -47,6 +47,10 @@ pub struct ServerDetail {
     pub server_info: Option<String>,
     /// Restarts after failures since it was last started by hand.
     pub restarts: u32,
+    /// What it declared it offers beyond tools (prompts, resources, ...), while it runs.
+    pub offers: super::Offers,
+    /// The log level chosen for its log notifications, if one was.
+    pub log_level: Option<crate::context::LogLevel>,
 }
 
 impl ServerDetail {
@@ -68,6 +72,8 @@ impl ServerDetail {
             stderr: Vec::new(),
             server_info: None,
             restarts: 0,
+            offers: super::Offers::default(),
+            log_level: None,
         }
     }
 }

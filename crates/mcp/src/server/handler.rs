@@ -1,9 +1,10 @@
 //! The client side of one connection: the rmcp handler (progress to the calling tool card,
-//! `tools/list_changed` to the supervisor, and what the server asks — input, a completion, the
+//! `tools/list_changed` to the supervisor; prompt and resource list changes, resource updates and
+//! log notifications to the server's context; what the server asks — input, a completion, the
 //! roots — to [`super::asking`]) and [`Conn`], the live connection calls go through, with the
 //! calls in flight ([`Progress`]).
 
-// rmcp marks sampling and roots deprecated (SEP-2577, a later revision); the 2025-11-25
+// rmcp marks sampling, roots and logging deprecated (SEP-2577, a later revision); the 2025-11-25
 // revision this client speaks has them, and servers in the field use them.
 #![allow(deprecated)]
 
@@ -12,10 +13,11 @@ pub(super) use super::asking::Progress;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ClientCapabilities, CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, Implementation,
-    InitializeRequestParams, ListRootsResult, ProgressNotificationParam, ProtocolVersion,
+    InitializeRequestParams, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProtocolVersion, ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleClient};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// One live connection.
 pub(super) struct Conn {
@@ -30,6 +32,8 @@ pub(super) struct Handler {
     pub(super) server: String,
     /// What the server may ask of the person, and whether anything is declared.
     pub(super) asking: Arc<Asking>,
+    /// The server's state, for notifications about its context.
+    pub(super) shared: Weak<super::shared::Shared>,
 }
 
 impl Handler {
@@ -48,6 +52,12 @@ impl Handler {
         context: RequestContext<RoleClient>,
     ) -> Result<serde_json::Value, McpError> {
         self.asking.sample(&self.progress, params, context.ct).await
+    }
+
+    fn notice(&self, notice: super::context::Notice) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.context_notice(notice);
+        }
     }
 }
 
@@ -143,5 +153,33 @@ impl rmcp::ClientHandler for Handler {
                 None,
             )),
         }
+    }
+
+    async fn on_prompt_list_changed(&self, _ctx: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.server, "prompts/list_changed");
+        self.notice(super::context::Notice::PromptsChanged);
+    }
+
+    async fn on_resource_list_changed(&self, _ctx: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.server, "resources/list_changed");
+        self.notice(super::context::Notice::ResourcesChanged);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _ctx: NotificationContext<RoleClient>,
+    ) {
+        self.notice(super::context::Notice::Updated(params.uri));
+    }
+
+    #[allow(deprecated)] // MCP's logging, which servers in the field use.
+    async fn on_logging_message(&self, params: LoggingMessageNotificationParam, _ctx: NotificationContext<RoleClient>) {
+        let level = serde_json::to_value(params.level).ok().and_then(|v| v.as_str().map(str::to_owned));
+        self.notice(super::context::Notice::Log {
+            level: level.unwrap_or_else(|| "info".into()),
+            logger: params.logger,
+            data: params.data,
+        });
     }
 }

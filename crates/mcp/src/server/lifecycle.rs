@@ -108,6 +108,7 @@ impl Shared {
             if let Some(tx) = first.take() {
                 let _ = tx.send(());
             }
+            self.resume_context(&peer).await;
             let ct = running.cancellation_token();
             let mut waiting = std::pin::pin!(running.waiting());
             // A server whose tools cannot be listed is of no use: it is ended and restarted.

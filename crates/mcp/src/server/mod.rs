@@ -13,13 +13,15 @@
 //! and its transport, whose messages are bounded), `asking` (what a server asks of the person
 //! during a call, bounded, and the calls in flight), `handler` (the rmcp client
 //! handler and a live connection), `shared` (the state every part reads, and its status),
-//! `call` (one tool call), `connect` (starting a process or opening an endpoint), `list`
+//! `call` (one tool call), `connect` (starting a process or opening an endpoint), `context`
+//! (prompts, resources, templates, completion, subscriptions, the log level), `list`
 //! (listing, approving and offering tools), `lifecycle` (the supervisor: start, restart with
 //! backoff, stop), and here [`McpServer`], the public face. Each uses only those before it.
 
 mod asking;
 mod call;
 mod connect;
+mod context;
 mod detail;
 mod handler;
 mod lifecycle;
@@ -31,6 +33,7 @@ mod stdio;
 
 pub use asking::{ELICITATION_BURST, MAX_WAITING, SAMPLING_BURST};
 pub use connect::MAX_INSTRUCTIONS;
+pub use context::{ContextError, MAX_RAW_LISTING, MAX_SUBSCRIPTIONS, Offers, ResourceUpdate, expand};
 pub use detail::{HeldTool, OfferedTool, ServerDetail};
 pub use list::{MAX_LIST_PAGES, MAX_TOOLS};
 pub use options::{Approvals, Options};
@@ -173,6 +176,8 @@ impl McpServer {
             stderr: self.stderr(),
             server_info: state.server_info.clone(),
             restarts: state.restarts,
+            offers: state.conn.as_ref().map(|c| self.shared.offers(&c.peer)).unwrap_or_default(),
+            log_level: state.context.log_level,
             ..ServerDetail::idle(&self.shared.name, &self.shared.config)
         }
     }

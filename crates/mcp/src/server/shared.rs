@@ -56,6 +56,8 @@ pub(super) struct State {
     pub(super) calls: usize,
     /// Why the person ended the connection (an edit of the server): a call it cut off says this.
     pub(super) ended: Option<String>,
+    /// Prompts, resources and templates as listed, subscriptions and the log level.
+    pub(super) context: super::context::ContextState,
 }
 
 impl Shared {

@@ -11,6 +11,16 @@ pub const STDERR_LINES: usize = 200;
 /// The longest stderr line kept; the rest of a longer line is dropped.
 pub const STDERR_LINE_MAX: usize = 2048;
 
+/// Adds a line to a server's log (its stderr, and its log notifications beside it), dropping
+/// the oldest past [`STDERR_LINES`].
+pub(super) fn push_line(tail: &Mutex<VecDeque<String>>, line: String) {
+    let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+    if tail.len() == STDERR_LINES {
+        tail.pop_front();
+    }
+    tail.push_back(line);
+}
+
 /// Keeps the last [`STDERR_LINES`] lines of a server's stderr, each cut to
 /// [`STDERR_LINE_MAX`] bytes: a server that floods stderr costs a bounded amount of memory.
 pub(super) async fn read_stderr(
@@ -25,11 +35,7 @@ pub(super) async fn read_stderr(
         let text = String::from_utf8_lossy(line).trim_end().to_owned();
         line.clear();
         tracing::debug!(server = %server, "stderr: {text}");
-        let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
-        if tail.len() == STDERR_LINES {
-            tail.pop_front();
-        }
-        tail.push_back(text);
+        push_line(&tail, text);
     };
     loop {
         let n = match stderr.read(&mut buf).await {

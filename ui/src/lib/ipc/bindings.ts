@@ -312,6 +312,103 @@ id: string,
 /**
  * Whether the call may run.
  */
+approved: boolean, } | { "type": "elicitationRequested", 
+/**
+ * The call it came during.
+ */
+callId: string, 
+/**
+ * The request's id, for `answer_elicitation`.
+ */
+requestId: string, 
+/**
+ * The server asking.
+ */
+server: string, 
+/**
+ * The server's tool being called.
+ */
+tool: string, 
+/**
+ * What the server says it needs.
+ */
+message: string, 
+/**
+ * A form, or a page to open.
+ */
+mode: ElicitationMode, 
+/**
+ * The form's fields, in order (form mode; only the types the MCP specification allows).
+ */
+fields: Array<FormField>, 
+/**
+ * The page to open after the person agrees (URL mode).
+ */
+url?: string, 
+/**
+ * Why it was declined without asking (a type the specification does not allow, a URL
+ * that is not https).
+ */
+refused?: string, } | { "type": "elicitationResolved", 
+/**
+ * The call it came during.
+ */
+callId: string, 
+/**
+ * The request's id.
+ */
+requestId: string, 
+/**
+ * What went back to the server.
+ */
+action: ElicitationAction, } | { "type": "samplingRequested", 
+/**
+ * The call it came during.
+ */
+callId: string, 
+/**
+ * The request's id, for `answer_sampling`.
+ */
+requestId: string, 
+/**
+ * The server asking.
+ */
+server: string, 
+/**
+ * The server's tool being called.
+ */
+tool: string, 
+/**
+ * The messages to complete (images and audio named in words).
+ */
+messages: Array<SamplingMessage>, 
+/**
+ * The system prompt it asks for.
+ */
+systemPrompt?: string, 
+/**
+ * The most output tokens the completion may use (capped).
+ */
+maxTokens: number, 
+/**
+ * What the server asked for, when it was more than the cap.
+ */
+requestedMaxTokens?: number, 
+/**
+ * The server's model preferences in words (shown, not obeyed).
+ */
+modelPreferences?: string, } | { "type": "samplingResolved", 
+/**
+ * The call it came during.
+ */
+callId: string, 
+/**
+ * The request's id.
+ */
+requestId: string, 
+/**
+ * Whether the completion runs.
+ */
 approved: boolean, } | { "type": "budgetPaused", 
 /**
  * The pause's id, for the answer.
@@ -511,6 +608,148 @@ temperature?: number,
  */
 topP?: number, };
 
+export type AttachmentKind = "image" | "pdf" | "text";
+
+export type Attachment = { 
+/**
+ * The SHA-256 of the original bytes, lower-case hex: the content address.
+ */
+id: string, 
+/**
+ * The file's name as attached (never a path), or a resource's URI.
+ */
+name: string, 
+/**
+ * The media type, as sniffed from the bytes.
+ */
+mimeType: string, 
+/**
+ * How it is sent.
+ */
+kind: AttachmentKind, 
+/**
+ * Bytes of the original.
+ */
+size: number, 
+/**
+ * An image's width in pixels.
+ */
+width?: number, 
+/**
+ * An image's height in pixels.
+ */
+height?: number, 
+/**
+ * A PDF's page count.
+ */
+pages?: number, };
+
+export type ElicitationMode = "form" | "url";
+
+export type ElicitationAction = "accept" | "decline" | "cancel";
+
+export type FieldChoice = { 
+/**
+ * The value sent back.
+ */
+value: string, 
+/**
+ * What the person reads; the value when the server gave no title.
+ */
+title: string, };
+
+export type FieldKind = { "type": "text", 
+/**
+ * The text's format, when the schema names one.
+ */
+format?: string, 
+/**
+ * The fewest characters.
+ */
+minLength?: number, 
+/**
+ * The most characters.
+ */
+maxLength?: number, 
+/**
+ * The value the form starts with.
+ */
+default?: string, } | { "type": "number", 
+/**
+ * Whole numbers only.
+ */
+integer: boolean, 
+/**
+ * The smallest value.
+ */
+minimum?: number, 
+/**
+ * The largest value.
+ */
+maximum?: number, 
+/**
+ * The value the form starts with.
+ */
+default?: number, } | { "type": "boolean", 
+/**
+ * The value the form starts with.
+ */
+default?: boolean, } | { "type": "choice", 
+/**
+ * The choices, in the server's order.
+ */
+choices: Array<FieldChoice>, 
+/**
+ * Several may be chosen (the value is an array).
+ */
+multiple: boolean, 
+/**
+ * The fewest choices (multiple only).
+ */
+minItems?: number, 
+/**
+ * The most choices (multiple only).
+ */
+maxItems?: number, 
+/**
+ * The choices the form starts with (one at most when not `multiple`).
+ */
+default: Array<string>, };
+
+export type FormField = { 
+/**
+ * The property name sent back.
+ */
+name: string, 
+/**
+ * The label; the name when the server gave no title.
+ */
+title: string, 
+/**
+ * The server's description of the field.
+ */
+description?: string, 
+/**
+ * It must be filled in to accept.
+ */
+required: boolean, 
+/**
+ * What it takes.
+ */
+kind: FieldKind, };
+
+export type SamplingRole = "user" | "assistant";
+
+export type SamplingMessage = { 
+/**
+ * Who wrote it.
+ */
+role: SamplingRole, 
+/**
+ * Its text (an image: `[image: image/png, 12 KB]`).
+ */
+text: string, };
+
 export type ConversationSummary = { 
 /**
  * Conversation id.
@@ -631,48 +870,6 @@ kind: NoticeKind,
  */
 message: string, };
 
-export type AttachmentKind = "image" | "pdf" | "text";
-
-export type Attachment = { 
-/**
- * The SHA-256 of the original bytes, lower-case hex: the content address.
- */
-id: string, 
-/**
- * The file's name as attached (never a path), or a resource's URI.
- */
-name: string, 
-/**
- * The media type, as sniffed from the bytes.
- */
-mimeType: string, 
-/**
- * How it is sent.
- */
-kind: AttachmentKind, 
-/**
- * Bytes of the original.
- */
-size: number, 
-/**
- * An image's width in pixels.
- */
-width?: number, 
-/**
- * An image's height in pixels.
- */
-height?: number, 
-/**
- * A PDF's page count.
- */
-pages?: number, };
-
-export type AttachmentPreview = { attachment: Attachment, text: string | null, truncated: boolean, image: string | null, };
-
-export type AttachRefusal = { name: string, message: string, };
-
-export type PickedAttachments = { attached: Array<Attachment>, refused: Array<AttachRefusal>, };
-
 export type StoredMessage = { 
 /**
  * Message id.
@@ -752,7 +949,8 @@ versions: Array<string>,
  */
 pinned?: boolean, 
 /**
- * The files attached to a person's message, in order.
+ * The files attached to it (the person's messages), in order, each under the name it was
+ * attached with: references only, the bytes are read on demand.
  */
 attachments?: Array<Attachment>, };
 
@@ -813,7 +1011,7 @@ createdAt: number,
  */
 undone: boolean, };
 
-export type SearchHitKind = "title" | "message" | "toolArguments" | "toolResult";
+export type SearchHitKind = "title" | "message" | "toolArguments" | "toolResult" | "attachment";
 
 export type SearchHit = { 
 /**
@@ -832,6 +1030,10 @@ messageId?: string,
  * The tool call that matched (its `callId` within the message), for tool hits.
  */
 toolCallId?: string, 
+/**
+ * The attached file that matched (its name), for attachment hits.
+ */
+attachment?: string, 
 /**
  * Where the match is.
  */
@@ -1489,6 +1691,29 @@ dataDir: string | null,
  */
 database: string | null, };
 
+export type AttachRefusal = { name: string, message: string, };
+
+export type PickedAttachments = { attached: Array<Attachment>, refused: Array<AttachRefusal>, };
+
+export type AttachmentPreview = { 
+/**
+ * The attachment.
+ */
+attachment: Attachment, 
+/**
+ * A text file's text, or a PDF's extracted text (at most 1 MiB); `null` for an image or a
+ * PDF without a text layer.
+ */
+text: string | null, 
+/**
+ * Whether `text` was cut at 1 MiB.
+ */
+truncated: boolean, 
+/**
+ * An image as a `data:` URL, at most 2048 pixels a side.
+ */
+image: string | null, };
+
 export type ProfileOptions = { 
 /**
  * Output limit and reasoning controls sent with every request.
@@ -1665,10 +1890,6 @@ tools: boolean | null,
  * Takes images in messages.
  */
 images: boolean | null, 
-/**
- * Takes PDF documents.
- */
-pdf?: boolean | null, 
 /**
  * Takes reasoning controls (effort, thinking budget).
  */
@@ -1993,7 +2214,26 @@ disabled?: boolean,
 /**
  * Seconds a tool call may take before it is cancelled (default: the app's tool timeout).
  */
-timeout?: number | null, };
+timeout?: number | null, 
+/**
+ * Folders this server is told of (`roots/list`), after the ones for every server.
+ */
+roots?: Array<string>, 
+/**
+ * The profile (and model) that answers this server's requests for a completion; none: the
+ * calling chat's.
+ */
+sampling?: SamplingModel | null, };
+
+export type SamplingModel = { 
+/**
+ * The provider profile's name.
+ */
+profile: string, 
+/**
+ * The model; none: the profile's default.
+ */
+model?: string | null, };
 
 export type OfferedTool = { 
 /**
@@ -2075,7 +2315,15 @@ serverInfo: string | null,
 /**
  * Restarts after failures since it was last started by hand.
  */
-restarts: number, };
+restarts: number, 
+/**
+ * What it declared it offers beyond tools (prompts, resources, ...), while it runs.
+ */
+offers: Offers, 
+/**
+ * The log level chosen for its log notifications, if one was.
+ */
+logLevel: LogLevel | null, };
 
 export type McpServerInfo = { 
 /**
@@ -2156,6 +2404,254 @@ app: string,
  * The file.
  */
 path: string, };
+
+export type Offers = { 
+/**
+ * Prompts (`prompts/list`, `prompts/get`).
+ */
+prompts: boolean, 
+/**
+ * Resources and templates.
+ */
+resources: boolean, 
+/**
+ * Resource subscriptions.
+ */
+subscribe: boolean, 
+/**
+ * Argument completion.
+ */
+completions: boolean, 
+/**
+ * Log notifications at a chosen level.
+ */
+logging: boolean, };
+
+export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+
+export type PromptArgument = { 
+/**
+ * Its name (the key of `arguments` in `prompts/get`).
+ */
+name: string, 
+/**
+ * Its title for people.
+ */
+title: string | null, 
+/**
+ * What to give.
+ */
+description: string | null, 
+/**
+ * Whether the prompt needs it.
+ */
+required: boolean, };
+
+export type PromptInfo = { 
+/**
+ * The server's name for it (what `prompts/get` sends).
+ */
+name: string, 
+/**
+ * Its title for people, when it gave one.
+ */
+title: string | null, 
+/**
+ * What it is for.
+ */
+description: string | null, 
+/**
+ * Its arguments, in the server's order.
+ */
+arguments: Array<PromptArgument>, };
+
+export type McpPrompts = { 
+/**
+ * The server.
+ */
+server: string, 
+/**
+ * Its prompts, in its order.
+ */
+prompts: Array<PromptInfo>, 
+/**
+ * What was left out of its listing, one reason each.
+ */
+skipped: Array<string>, };
+
+export type PromptRole = "user" | "assistant";
+
+export type PromptMessageText = { 
+/**
+ * Who says it.
+ */
+role: PromptRole, 
+/**
+ * What it says (non-text content described in words).
+ */
+text: string, };
+
+export type PromptMessages = { 
+/**
+ * The server.
+ */
+server: string, 
+/**
+ * The prompt.
+ */
+prompt: string, 
+/**
+ * The server's description of this prompt, if it gave one.
+ */
+description: string | null, 
+/**
+ * Every message's text joined, in order, for the message box (an assistant's message
+ * is marked as such).
+ */
+text: string, 
+/**
+ * The messages one by one.
+ */
+messages: Array<PromptMessageText>, 
+/**
+ * Images and embedded resources, stored as attachments, in order.
+ */
+attachments: Array<Attachment>, 
+/**
+ * What could not be carried, in words (audio, an unreadable embedded resource).
+ */
+notes: Array<string>, };
+
+export type McpResource = { 
+/**
+ * Its URI.
+ */
+uri: string, 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * Its title for people.
+ */
+title: string | null, 
+/**
+ * What it is.
+ */
+description: string | null, 
+/**
+ * Its media type, when the server said.
+ */
+mimeType: string | null, 
+/**
+ * Its size, when the server said.
+ */
+size: number | null, 
+/**
+ * Whether Switchboard follows its updates.
+ */
+subscribed: boolean, 
+/**
+ * Updates the server announced since it was last read (more than 0: "updated").
+ */
+updates: number, };
+
+export type ResourceTemplateInfo = { 
+/**
+ * The template, `demo://resource/{id}`.
+ */
+uriTemplate: string, 
+/**
+ * Its name.
+ */
+name: string, 
+/**
+ * Its title for people.
+ */
+title: string | null, 
+/**
+ * What it gives.
+ */
+description: string | null, 
+/**
+ * The media type of what it gives, when the server said.
+ */
+mimeType: string | null, 
+/**
+ * Its variables in order (empty when the template uses expressions this app does not
+ * expand; then `problem` says so).
+ */
+variables: Array<string>, 
+/**
+ * Why it cannot be used, when it cannot.
+ */
+problem: string | null, };
+
+export type McpResources = { 
+/**
+ * The server.
+ */
+server: string, 
+/**
+ * Its resources, in its order.
+ */
+resources: Array<McpResource>, 
+/**
+ * Its templates, in its order.
+ */
+templates: Array<ResourceTemplateInfo>, 
+/**
+ * What was left out of its listings, one reason each.
+ */
+skipped: Array<string>, };
+
+export type McpResourceUpdate = { 
+/**
+ * The server.
+ */
+server: string, 
+/**
+ * The resource.
+ */
+uri: string, 
+/**
+ * Updates announced since it was last read.
+ */
+updates: number, };
+
+export type McpResourceText = { 
+/**
+ * The server.
+ */
+server: string, 
+/**
+ * The resource.
+ */
+uri: string, 
+/**
+ * Its media type, when the server said.
+ */
+mimeType: string | null, 
+/**
+ * Its text (every content, in order).
+ */
+text: string, };
+
+export type CompletionRef = { "type": "prompt", name: string, } | { "type": "resource", uri: string, };
+
+export type Completion = { 
+/**
+ * The values, at most [`MAX_COMPLETIONS`].
+ */
+values: Array<string>, 
+/**
+ * How many there are in all, when the server said.
+ */
+total: number | null, 
+/**
+ * Whether there are more than shown.
+ */
+hasMore: boolean, };
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 

@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, Attachment, AttachmentPreview, PickedAttachments, AgentsOverview, ApprovalChoice, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, McpEdited, McpOverview, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, ProviderInfo, ProviderProfile, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, Attachment, AttachmentPreview, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, Completion, CompletionRef, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, LogLevel, McpEdited, McpOverview, McpPrompts, McpResourceUpdate, McpResources, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, PickedAttachments, PromptMessages, ProviderInfo, ProviderProfile, ResourceTemplateInfo, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -84,6 +84,14 @@ export interface Commands {
   mcp_import_sources: { args: Record<string, never>; params: []; result: ImportSource[] };
   mcp_import_preview: { args: { app: string }; params: [app: string]; result: ImportPreview };
   mcp_import: { args: { app: string }; params: [app: string]; result: ImportPreview };
+  mcp_prompts: { args: { server: string }; params: [server: string]; result: McpPrompts };
+  mcp_get_prompt: { args: { server: string; name: string; args: { [key: string]: string } }; params: [server: string, name: string, args: { [key: string]: string }]; result: PromptMessages };
+  mcp_resources: { args: { server: string }; params: [server: string]; result: McpResources };
+  mcp_resource_templates: { args: { server: string }; params: [server: string]; result: ResourceTemplateInfo[] };
+  mcp_expand_template: { args: { uriTemplate: string; values: { [key: string]: string } }; params: [uriTemplate: string, values: { [key: string]: string }]; result: string };
+  mcp_complete: { args: { server: string; reference: CompletionRef; argument: string; value: string; context: { [key: string]: string } }; params: [server: string, reference: CompletionRef, argument: string, value: string, context: { [key: string]: string }]; result: Completion };
+  mcp_resource_updates: { args: Record<string, never>; params: []; result: McpResourceUpdate[] };
+  mcp_set_log_level: { args: { server: string; level: LogLevel }; params: [server: string, level: LogLevel]; result: McpServerInfo };
   list_providers: { args: Record<string, never>; params: []; result: ProviderInfo[] };
   list_models: { args: { provider?: string | null }; params: [provider?: string | null]; result: string[] };
   describe_models: { args: { provider: string; models: string[] }; params: [provider: string, models: string[]]; result: ModelDetails[] };
@@ -190,6 +198,14 @@ export const COMMANDS = {
   mcp_import_sources: [],
   mcp_import_preview: ['app'],
   mcp_import: ['app'],
+  mcp_prompts: ['server'],
+  mcp_get_prompt: ['server', 'name', 'args'],
+  mcp_resources: ['server'],
+  mcp_resource_templates: ['server'],
+  mcp_expand_template: ['uriTemplate', 'values'],
+  mcp_complete: ['server', 'reference', 'argument', 'value', 'context'],
+  mcp_resource_updates: [],
+  mcp_set_log_level: ['server', 'level'],
   list_providers: [],
   list_models: ['provider'],
   describe_models: ['provider', 'models'],

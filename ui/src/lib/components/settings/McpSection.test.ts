@@ -55,6 +55,8 @@ const failed: McpServerInfo = {
     stderr: ['Error: Cannot find module server.js', '    at Module._resolveFilename'],
     serverInfo: null,
     restarts: 2,
+    offers: { prompts: false, resources: false, subscribe: false, completions: false, logging: false },
+    logLevel: null,
   },
 };
 

@@ -35,7 +35,7 @@ function mcpTarget(c: ServerConfig): { transport: string; target: string } {
 
 function mcpServer(name: string, config: ServerConfig, status: ServerDetail['status']): FakeMcp {
   const { transport, target } = mcpTarget(config);
-  return { name, config, detail: { name, transport, target, status, tools: [], skipped: [], held: [], stderr: [], serverInfo: null, restarts: 0 } };
+  return { name, config, detail: { name, transport, target, status, tools: [], skipped: [], held: [], stderr: [], serverInfo: null, restarts: 0, offers: { prompts: false, resources: false, subscribe: false, completions: false, logging: false }, logLevel: null } };
 }
 
 /** The server runs: its tools are offered. */

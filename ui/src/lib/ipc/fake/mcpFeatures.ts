@@ -6,6 +6,7 @@
  */
 import type { Attachment, CompletionRef, LogLevel, McpFeatures, McpResources, PromptInfo, PromptMessages } from '../../mcp/types';
 import { LOG_LEVELS } from '../../mcp/types';
+import type { Backend } from '../backend';
 import { fakeOnlyError } from './errors';
 import type { FakeState } from './state';
 
@@ -99,7 +100,7 @@ function running(st: FakeState, server: string): void {
   if (s.detail.status.state !== 'ready') throw fakeOnlyError('network', `The MCP server "${server}" is not running.`);
 }
 
-export function mcpFeatureCommands(st: FakeState): Omit<McpFeatures, 'answerElicitation' | 'answerSampling'> {
+export function mcpFeatureCommands(st: FakeState): Omit<McpFeatures, 'answerElicitation' | 'answerSampling'> & Pick<Backend, 'mcpResourceTemplates' | 'mcpResourceUpdates'> {
   const x = st.mcpExtras;
   return {
     async mcpPrompts(server) {
@@ -130,6 +131,14 @@ export function mcpFeatureCommands(st: FakeState): Omit<McpFeatures, 'answerElic
     async mcpResources(server) {
       running(st, server);
       return RESOURCES[server] ?? { server, resources: [], templates: [], skipped: [] };
+    },
+    async mcpResourceTemplates(server) {
+      running(st, server);
+      return RESOURCES[server]?.templates ?? [];
+    },
+    // The fake's resources never change on their own.
+    async mcpResourceUpdates() {
+      return [];
     },
     async mcpExpandTemplate(uriTemplate, values) {
       const uri = uriTemplate.replace(/\{([^}]+)\}/g, (_all, name: string) => encodeURIComponent(values[name] ?? ''));
