@@ -9,6 +9,8 @@ const SWITCHBOARD_COMMANDS = {
   remove_agent: ['name'],
   put_toolset: ['toolset'],
   remove_toolset: ['name'],
+  answer_elicitation: ['requestId', 'action', 'content'],
+  answer_sampling: ['requestId', 'approve', 'messages'],
   list_conversations: [],
   search_conversations: ['query'],
   search_messages: ['query', 'limit'],

@@ -11,6 +11,7 @@ use switchboard_core::ErrorKind;
 use switchboard_service::ipc::IpcError;
 
 mod agents;
+mod asks;
 mod conversations;
 mod data;
 mod defined_tools;
@@ -110,6 +111,8 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         keys::keychain_status,
         keys::use_key_fallback,
         mcp::mcp_servers,
+        asks::answer_elicitation,
+        asks::answer_sampling,
         roots::mcp_roots,
         roots::mcp_add_root,
         roots::mcp_remove_root,

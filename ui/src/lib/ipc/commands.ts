@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, Attachment, AttachmentPreview, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, Completion, CompletionRef, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, LogLevel, McpEdited, McpOverview, McpPrompts, McpResourceUpdate, McpResources, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, PickedAttachments, PromptMessages, ProviderInfo, ProviderProfile, ResourceTemplateInfo, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, Attachment, AttachmentPreview, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, Completion, CompletionRef, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ElicitationAction, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, LogLevel, McpEdited, McpOverview, McpPrompts, McpResourceUpdate, McpResources, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, PickedAttachments, PromptMessages, ProviderInfo, ProviderProfile, ResourceTemplateInfo, SamplingMessage, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -69,6 +69,8 @@ export interface Commands {
   keychain_status: { args: Record<string, never>; params: []; result: KeychainStatus };
   use_key_fallback: { args: { mode: KeyMode }; params: [mode: KeyMode]; result: KeychainStatus };
   mcp_servers: { args: Record<string, never>; params: []; result: McpOverview };
+  answer_elicitation: { args: { requestId: string; action: ElicitationAction; content?: { [key: string]: unknown } | null }; params: [requestId: string, action: ElicitationAction, content?: { [key: string]: unknown } | null]; result: void };
+  answer_sampling: { args: { requestId: string; approve: boolean; messages?: SamplingMessage[] | null }; params: [requestId: string, approve: boolean, messages?: SamplingMessage[] | null]; result: void };
   mcp_roots: { args: { server?: string | null }; params: [server?: string | null]; result: string[] };
   mcp_add_root: { args: { server?: string | null }; params: [server?: string | null]; result: string[] };
   mcp_remove_root: { args: { server?: string | null; path: string }; params: [server: string | null, path: string]; result: string[] };
@@ -183,6 +185,8 @@ export const COMMANDS = {
   keychain_status: [],
   use_key_fallback: ['mode'],
   mcp_servers: [],
+  answer_elicitation: ['requestId', 'action', 'content'],
+  answer_sampling: ['requestId', 'approve', 'messages'],
   mcp_roots: ['server'],
   mcp_add_root: ['server'],
   mcp_remove_root: ['server', 'path'],

@@ -66,8 +66,8 @@ export interface McpFeatures {
   mcpAttachResource(server: string, uri: string): Promise<Attachment>;
   mcpComplete(server: string, reference: CompletionRef, argument: string, value: string, context: Record<string, string>): Promise<Completion>;
   mcpSetLogLevel(server: string, level: LogLevel): Promise<McpServerInfo>;
-  answerElicitation(requestId: string, action: ElicitationAction, content: Record<string, unknown> | null): Promise<unknown>;
-  answerSampling(requestId: string, approve: boolean, messages: SamplingMessage[] | null): Promise<unknown>;
+  answerElicitation(requestId: string, action: ElicitationAction, content?: Record<string, unknown> | null): Promise<void>;
+  answerSampling(requestId: string, approve: boolean, messages?: SamplingMessage[] | null): Promise<void>;
   /** A server's own roots (folders it is told of), or every server's for `null`. */
   mcpRoots(server?: string | null): Promise<string[]>;
   /** Adds a folder chosen in the native dialog; resolves with the list. */

@@ -99,12 +99,12 @@ export function afterAsk(e: Extract<AskEvent, { type: 'elicitationRequested' | '
 export function askCommands(st: FakeState) {
   const find = (id: string) => [...st.running.values()].find((t) => t.askingId === id);
   return {
-    async answerElicitation(id: string, action: ElicitationAction, content: Record<string, unknown> | null): Promise<void> {
+    async answerElicitation(id: string, action: ElicitationAction, content: Record<string, unknown> | null = null): Promise<void> {
       const t = find(id);
       if (!t) throw ipcError('approvalNotPending', { callId: id });
       t.wakeAsk?.({ kind: 'elicitation', action, content });
     },
-    async answerSampling(id: string, approve: boolean, messages: SamplingMessage[] | null): Promise<void> {
+    async answerSampling(id: string, approve: boolean, messages: SamplingMessage[] | null = null): Promise<void> {
       const t = find(id);
       if (!t) throw ipcError('approvalNotPending', { callId: id });
       t.wakeAsk?.({ kind: 'sampling', approve, messages });
