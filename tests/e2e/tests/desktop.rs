@@ -3680,6 +3680,7 @@ async fn ad_mcp_features_prompt_resource_form_and_sampling_with_the_everything_s
                 r#"{"prompt":"Write a haiku about switchboards","maxTokens":64}"#,
             ),
             Reply::text("The server got its haiku."),
+            Reply::text("It lists what the everything server offers."),
         ])
         // The server's sampling request (its text is "Resource <tool> context: <prompt>"): only it has this.
         .with_route("context: Write a haiku", vec![Reply::text(SAMPLED)]),
@@ -3754,31 +3755,7 @@ async fn ad_mcp_features_prompt_resource_form_and_sampling_with_the_everything_s
     )
     .await?;
 
-    // Attach a resource: the picker lists the server's resources; the chip names its URI and type.
-    app.click(&tid("attach-resource")).await?;
-    app.wait_for(
-        "the server's resources",
-        &format!("return document.querySelectorAll('{}').length > 0;", tid("resource-item")),
-        LONG,
-    )
-    .await?;
-    ad_type(&app, &tid("resource-filter"), "features.md").await?;
-    app.screenshot("3-resource-picker").await?;
-    app.keys(&Key::Enter.to_string()).await?;
-    app.wait_for(
-        "the resource's chip in the composer",
-        &format!(
-            "return [...document.querySelectorAll('{}')].some(c => (c.dataset.name || '').endsWith('features.md') && c.dataset.status === 'ready');",
-            tid("attachment")
-        ),
-        LONG,
-    )
-    .await?;
-    app.screenshot("4-prompt-and-resource").await?;
-    ensure!(
-        ad_composer_text(&app).await? == "Please promote Alice to the head of the Engineering team.",
-        "attaching changed the composer's text"
-    );
+    app.screenshot("3-prompt-in-composer").await?;
     app.click(&tid("send-button")).await?;
     ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the first answer failed");
     let first = rig.mock.requests();
@@ -3787,7 +3764,6 @@ async fn ad_mcp_features_prompt_resource_form_and_sampling_with_the_everything_s
         body.contains("Please promote Alice to the head of the Engineering team."),
         "the prompt's text was not sent: {body}"
     );
-    ensure!(body.contains("features.md"), "the resource was not sent with the message: {body}");
 
     // A form: the server asks during its tool's call; the card names the server and the tool.
     app.send_message("Please ask me for my details.").await?;
@@ -3861,6 +3837,36 @@ async fn ad_mcp_features_prompt_resource_form_and_sampling_with_the_everything_s
         .context("the sampling request never reached the model")?;
     let sent = serde_json::to_string(sampled.messages())?;
     ensure!(sent.contains("Keep it short."), "the edit was not sent: {sent}");
+
+    // A resource attached from the picker: its chip names the URI; it is sent with the message.
+    ad_type(&app, &tid("composer-input"), "What does this file say?").await?;
+    // Attach a resource: the picker lists the server's resources; the chip names its URI and type.
+    app.click(&tid("attach-resource")).await?;
+    app.wait_for(
+        "the server's resources",
+        &format!("return document.querySelectorAll('{}').length > 0;", tid("resource-item")),
+        LONG,
+    )
+    .await?;
+    ad_type(&app, &tid("resource-filter"), "features.md").await?;
+    app.screenshot("9-resource-picker").await?;
+    app.keys(&Key::Enter.to_string()).await?;
+    app.wait_for(
+        "the resource's chip in the composer",
+        &format!(
+            "return [...document.querySelectorAll('{}')].some(c => (c.dataset.name || '').endsWith('features.md') && c.dataset.status === 'ready');",
+            tid("attachment")
+        ),
+        LONG,
+    )
+    .await?;
+    app.screenshot("10-resource-attached").await?;
+    ensure!(ad_composer_text(&app).await? == "What does this file say?", "attaching changed the composer's text");
+    app.click(&tid("send-button")).await?;
+    ensure!(wait_assistant_settled(&app, 4, LONG).await? == "complete", "the answer with a resource failed");
+    let last = serde_json::to_string(rig.mock.requests().last().context("no request")?.messages())?;
+    ensure!(last.contains("features.md"), "the resource was not sent with the message: {last}");
+    app.screenshot("11-resource-sent").await?;
     assert_not_blank(&app).await?;
     app.close().await?;
     Ok(())
