@@ -75,6 +75,7 @@ fn sample(ty: &str) -> Value {
         ("Map", _) => json!({}),
         ("CompletionRef", _) => json!({"type": "prompt", "name": "probe"}),
         ("LogLevel", _) => json!("info"),
+        ("ElicitationAction", _) => json!("decline"),
         ("ProviderProfile", _) => {
             json!({"name": "probe", "kind": "openai", "baseUrl": "http://127.0.0.1:9/v1", "model": null})
         }

@@ -11,6 +11,7 @@ use switchboard_core::ErrorKind;
 use switchboard_service::ipc::IpcError;
 
 mod agents;
+mod asks;
 mod attachments;
 mod conversations;
 mod data;
@@ -20,6 +21,7 @@ mod mcp;
 mod mcp_context;
 mod providers;
 mod refused;
+mod roots;
 mod settings;
 mod tools;
 mod turns;
@@ -117,6 +119,11 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         keys::keychain_status,
         keys::use_key_fallback,
         mcp::mcp_servers,
+        asks::answer_elicitation,
+        asks::answer_sampling,
+        roots::mcp_roots,
+        roots::mcp_add_root,
+        roots::mcp_remove_root,
         mcp::mcp_add,
         mcp::mcp_edit,
         mcp::mcp_remove,

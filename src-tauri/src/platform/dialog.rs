@@ -62,6 +62,11 @@ pub enum FileDialog {
     ConversationsImport,
     /// Open files to attach to a message: several at once, images, PDFs and text files.
     Attachments,
+    /// Choose a folder (an MCP root), with what it is for as the title.
+    Folder {
+        /// What the folder is for.
+        title: String,
+    },
     /// Save an export: the name suggested, the folder it starts in, and the file type.
     SaveExport {
         /// The suggested file name.
@@ -127,6 +132,7 @@ impl FilePicker {
                         .filter_map(|f| f.into_path().ok())
                         .collect()
                 }
+                FileDialog::Folder { title } => one(dialog.set_title(title).blocking_pick_folder()),
                 FileDialog::SaveExport { file_name, folder, extension } => {
                     let (label, title) = match *extension {
                         "md" => ("Markdown", "Export the chat as Markdown"),

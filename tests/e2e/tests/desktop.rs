@@ -3719,3 +3719,237 @@ async fn ac_attachments_pasted_and_dropped_go_to_two_apis_and_survive_a_restart(
     app.close().await?;
     Ok(())
 }
+
+// ----- ad. MCP beyond tools: a prompt from `/`, a resource attached, a form, a sampling run ---
+
+/// The composer's text.
+async fn ad_composer_text(app: &App) -> Result<String> {
+    let v = app.js(&format!("return document.querySelector('{}').value;", tid("composer-input")), vec![]).await?;
+    Ok(v.as_str().unwrap_or_default().to_owned())
+}
+
+/// Types `text` into the input matching `css` (real key events).
+async fn ad_type(app: &App, css: &str, text: &str) -> Result<()> {
+    let el = app.client().find(fantoccini::Locator::Css(css)).await.with_context(|| format!("finding {css}"))?;
+    el.click().await?;
+    el.send_keys(text).await.with_context(|| format!("typing into {css}"))
+}
+
+/// Allows the MCP tool call the model made (another program's tool asks first).
+async fn ad_allow_tool(app: &App) -> Result<()> {
+    app.wait_for(
+        "the approval dialog for the MCP tool",
+        &format!("return !!document.querySelector('{} .btn.primary');", tid("approval-dialog")),
+        LONG,
+    )
+    .await?;
+    app.click(&format!("{} .btn.primary", tid("approval-dialog"))).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ad_mcp_features_prompt_resource_form_and_sampling_with_the_everything_server() -> Result<()> {
+    use fantoccini::key::Key;
+    let Some(pre) = Prereqs::require("ad_mcp_features") else { return Ok(()) };
+    const SAMPLED: &str = "Cables hum at dusk / a thousand calls find their way / the board lights go dark";
+    let mock = MockServer::start(
+        Script::new(vec![
+            Reply::text("Alice will do well as head of Engineering."),
+            Reply::tool_call("call_form", "every__trigger-elicitation-request", "{}"),
+            Reply::text("Thanks, I have your details."),
+            Reply::tool_call(
+                "call_sample",
+                "every__trigger-sampling-request",
+                r#"{"prompt":"Write a haiku about switchboards","maxTokens":64}"#,
+            ),
+            Reply::text("The server got its haiku."),
+            Reply::text("It lists what the everything server offers."),
+        ])
+        // The server's sampling request (its text is "Resource <tool> context: <prompt>"): only it has this.
+        .with_route("context: Write a haiku", vec![Reply::text(SAMPLED)]),
+    )
+    .await;
+    let data = DataDir::new(&mock.base_url())?;
+    let everything = switchboard_e2e::repo_root().join("node_modules/.bin/mcp-server-everything");
+    ensure!(everything.exists(), "{} is missing: run scripts/setup.sh", everything.display());
+    data.add_mcp_server(
+        "every",
+        switchboard_mcp::ServerConfig {
+            command: Some(everything.display().to_string()),
+            args: vec!["stdio".into()],
+            ..Default::default()
+        },
+    )?;
+    let driver = Driver::start(&pre, &data).await?;
+    let rig = Rig { driver, data, mock };
+    let app = rig.driver.launch("ad").await?;
+    app.wait_composer_ready(LONG).await?;
+
+    // `/` in the empty composer: the app's commands and the server's prompts (once it runs).
+    ad_type(&app, &tid("composer-input"), "/").await?;
+    let item = |name: &str| format!("{}[data-name=\"{name}\"]", tid("slash-item"));
+    app.wait_for(
+        "the server's prompts in the / menu",
+        &format!("return !!document.querySelector('{}');", item("every:completable-prompt")),
+        LONG,
+    )
+    .await?;
+    app.screenshot("1-slash-menu").await?;
+    // Typing filters; Enter takes the active entry.
+    app.keys("compl").await?;
+    app.wait_for(
+        "the menu filtered to the prompt",
+        &format!(
+            "const items = [...document.querySelectorAll('{}')]; return items.length >= 1 && items[0].dataset.name === 'every:completable-prompt';",
+            tid("slash-item")
+        ),
+        LONG,
+    )
+    .await?;
+    app.keys(&Key::Enter.to_string()).await?;
+
+    // Its arguments: the server's completion offered while typing, the second narrowed by the first.
+    app.wait_for("the prompt's form", &format!("return !!document.querySelector('{}');", tid("prompt-form")), LONG)
+        .await?;
+    ad_type(&app, &tid("arg-department"), "Eng").await?;
+    let suggestion = |text: &str| {
+        format!(
+            "return [...document.querySelectorAll('{} li')].some(li => li.textContent.trim() === {});",
+            tid("arg-suggestions"),
+            js_str(text)
+        )
+    };
+    app.wait_for("the department suggested by the server", &suggestion("Engineering"), LONG).await?;
+    app.screenshot("2-prompt-form-completion").await?;
+    app.keys(&Key::Down.to_string()).await?;
+    app.keys(&Key::Enter.to_string()).await?;
+    ad_type(&app, &tid("arg-name"), "A").await?;
+    app.wait_for("a name suggested for Engineering", &suggestion("Alice"), LONG).await?;
+    app.keys(&Key::Down.to_string()).await?;
+    app.keys(&Key::Enter.to_string()).await?;
+    app.click(&tid("args-form-submit")).await?;
+    app.wait_for(
+        "the prompt's message in the composer",
+        &format!(
+            "return document.querySelector('{}').value === 'Please promote Alice to the head of the Engineering team.';",
+            tid("composer-input")
+        ),
+        LONG,
+    )
+    .await?;
+
+    app.screenshot("3-prompt-in-composer").await?;
+    app.click(&tid("send-button")).await?;
+    ensure!(wait_assistant_settled(&app, 1, LONG).await? == "complete", "the first answer failed");
+    let first = rig.mock.requests();
+    let body = serde_json::to_string(first[0].messages())?;
+    ensure!(
+        body.contains("Please promote Alice to the head of the Engineering team."),
+        "the prompt's text was not sent: {body}"
+    );
+
+    // A form: the server asks during its tool's call; the card names the server and the tool.
+    app.send_message("Please ask me for my details.").await?;
+    ad_allow_tool(&app).await?;
+    let card = tid("elicitation-card");
+    app.wait_for(
+        "the form inside the tool's card",
+        &format!("return !!document.querySelector('{} {card}');", tid("tool-card")),
+        LONG,
+    )
+    .await?;
+    let defaults = app
+        .js(
+            &format!(
+                "const c = document.querySelector('{card}'); return {{ text: c.textContent, integer: c.querySelector('[data-testid=\"elicit-field-integer\"] input').value }};"
+            ),
+            vec![],
+        )
+        .await?;
+    ensure!(
+        defaults["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("every") && t.contains("trigger-elicitation-request")),
+        "the card does not name the server and tool: {defaults}"
+    );
+    ensure!(defaults["integer"] == json!("42"), "the integer field's default is not applied: {defaults}");
+    ad_type(&app, &format!("{card} [data-testid=\"elicit-field-name\"] input"), "Ada Lovelace").await?;
+    app.screenshot("5-elicitation-form").await?;
+    app.click(&tid("elicitation-accept")).await?;
+    ensure!(wait_assistant_settled(&app, 2, LONG).await? == "complete", "the answer with a form failed");
+    let requests = rig.mock.requests();
+    let result = serde_json::to_string(requests.last().context("no request")?.messages())?;
+    ensure!(
+        result.contains("Ada Lovelace") && result.contains("accept"),
+        "the tool's result does not carry the answer: {result}"
+    );
+    app.screenshot("6-elicitation-answered").await?;
+
+    // Sampling: the request is shown (server, messages, limits); the text is edited and approved;
+    // the completion runs on the chat's model, nested in the tool's card.
+    app.send_message("Now have the server ask the model for something.").await?;
+    ad_allow_tool(&app).await?;
+    let sampling = tid("sampling-card");
+    app.wait_for(
+        "the sampling request in the tool's card",
+        &format!("return !!document.querySelector('{} {sampling}');", tid("tool-card")),
+        LONG,
+    )
+    .await?;
+    app.screenshot("7-sampling-request").await?;
+    app.click(&tid("sampling-edit")).await?;
+    ad_type(&app, &tid("sampling-edit-input"), " Keep it short.").await?;
+    app.click(&tid("sampling-approve")).await?;
+    app.wait_for(
+        "the completion nested in the card",
+        &format!(
+            "const r = document.querySelector('{} {}'); return !!r && r.textContent.includes('Cables hum at dusk');",
+            tid("tool-card"),
+            tid("agent-run")
+        ),
+        LONG,
+    )
+    .await?;
+    ensure!(wait_assistant_settled(&app, 3, LONG).await? == "complete", "the answer with sampling failed");
+    app.screenshot("8-sampling-approved").await?;
+    let sampled = rig
+        .mock
+        .requests()
+        .into_iter()
+        .find(|r| serde_json::to_string(r.messages()).is_ok_and(|b| b.contains("context: Write a haiku")))
+        .context("the sampling request never reached the model")?;
+    let sent = serde_json::to_string(sampled.messages())?;
+    ensure!(sent.contains("Keep it short."), "the edit was not sent: {sent}");
+
+    // A resource attached from the picker: its chip names the URI; it is sent with the message.
+    ad_type(&app, &tid("composer-input"), "What does this file say?").await?;
+    // Attach a resource: the picker lists the server's resources; the chip names its URI and type.
+    app.click(&tid("attach-resource")).await?;
+    app.wait_for(
+        "the server's resources",
+        &format!("return document.querySelectorAll('{}').length > 0;", tid("resource-item")),
+        LONG,
+    )
+    .await?;
+    ad_type(&app, &tid("resource-filter"), "features.md").await?;
+    app.screenshot("9-resource-picker").await?;
+    app.keys(&Key::Enter.to_string()).await?;
+    app.wait_for(
+        "the resource's chip in the composer",
+        &format!(
+            "return [...document.querySelectorAll('{}')].some(c => (c.dataset.name || '').endsWith('features.md') && c.dataset.status === 'ready');",
+            tid("attachment")
+        ),
+        LONG,
+    )
+    .await?;
+    app.screenshot("10-resource-attached").await?;
+    ensure!(ad_composer_text(&app).await? == "What does this file say?", "attaching changed the composer's text");
+    app.click(&tid("send-button")).await?;
+    ensure!(wait_assistant_settled(&app, 4, LONG).await? == "complete", "the answer with a resource failed");
+    let last = serde_json::to_string(rig.mock.requests().last().context("no request")?.messages())?;
+    ensure!(last.contains("features.md"), "the resource was not sent with the message: {last}");
+    app.screenshot("11-resource-sent").await?;
+    assert_not_blank(&app).await?;
+    app.close().await?;
+    Ok(())
+}

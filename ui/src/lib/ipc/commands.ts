@@ -1,6 +1,6 @@
 // Generated from src-tauri's commands by src-tauri/tests/command_contract.rs. Do not edit.
 // Regenerate: UPDATE_COMMANDS=1 cargo test -p switchboard-desktop --test command_contract
-import type { AgentConfig, AgentsOverview, ApprovalChoice, Attachment, AttachmentPreview, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, Completion, CompletionRef, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, LogLevel, McpEdited, McpOverview, McpPrompts, McpResourceUpdate, McpResources, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, PickedAttachments, PromptMessages, ProviderInfo, ProviderProfile, ResourceTemplateInfo, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
+import type { AgentConfig, AgentsOverview, ApprovalChoice, Attachment, AttachmentPreview, BudgetChoice, CatalogueInfo, ChatEvent, ChatGrant, ChatInstructions, ChatSetup, ChatSetupChange, CommandToolConfig, Completion, CompletionRef, ConnectionReport, ConversationContext, ConversationImportFile, ConversationImportReport, ConversationSummary, ConversationUsage, ConversationView, DataInfo, DefinedConfig, DefinedToolInfo, DefinedToolsOverview, DetectedServer, ElicitationAction, ExportFormat, HttpToolConfig, ImportPreview, ImportSource, KeyInfo, KeyMode, KeychainStatus, LogLevel, McpEdited, McpOverview, McpPrompts, McpResourceUpdate, McpResources, McpServerInfo, MessagePage, MessageUsage, ModelDetails, ModelSpec, OpenApiImport, OpenApiWindowPreview, OpenApiWindowRequest, PickedAttachments, PromptMessages, ProviderInfo, ProviderProfile, ResourceTemplateInfo, SamplingMessage, SearchHit, SendRequest, ServerConfig, Settings, StoredCompaction, ToolInfo, Toolset, TryResult, TurnChoices, TurnStarted, UsageQuery, UsageReport } from './bindings';
 
 /** What a turn's events arrive on (Tauri's `Channel`). */
 export interface EventChannel<T> {
@@ -15,6 +15,8 @@ export interface Commands {
   remove_agent: { args: { name: string }; params: [name: string]; result: AgentsOverview };
   put_toolset: { args: { toolset: Toolset }; params: [toolset: Toolset]; result: AgentsOverview };
   remove_toolset: { args: { name: string }; params: [name: string]; result: AgentsOverview };
+  answer_elicitation: { args: { requestId: string; action: ElicitationAction; content?: { [key: string]: unknown } | null }; params: [requestId: string, action: ElicitationAction, content?: { [key: string]: unknown } | null]; result: void };
+  answer_sampling: { args: { requestId: string; approve: boolean; messages?: SamplingMessage[] | null }; params: [requestId: string, approve: boolean, messages?: SamplingMessage[] | null]; result: void };
   attach_pick: { args: Record<string, never>; params: []; result: PickedAttachments };
   upload_begin: { args: { name: string; size: number }; params: [name: string, size: number]; result: string };
   upload_chunk: { args: { id: string; data: string }; params: [id: string, data: string]; result: void };
@@ -103,6 +105,9 @@ export interface Commands {
   add_provider: { args: { profile: ProviderProfile; makeDefault: boolean }; params: [profile: ProviderProfile, makeDefault: boolean]; result: ProviderInfo[] };
   remove_provider: { args: { name: string }; params: [name: string]; result: ProviderInfo[] };
   refused_call: { args: { command: string; reason: string }; params: [command: string, reason: string]; result: void };
+  mcp_roots: { args: { server?: string | null }; params: [server?: string | null]; result: string[] };
+  mcp_add_root: { args: { server?: string | null }; params: [server?: string | null]; result: string[] };
+  mcp_remove_root: { args: { server?: string | null; path: string }; params: [server: string | null, path: string]; result: string[] };
   get_settings: { args: Record<string, never>; params: []; result: Settings };
   update_settings: { args: { settings: Settings }; params: [settings: Settings]; result: Settings };
   list_tools: { args: { conversationId?: string | null; agent?: string | null }; params: [conversationId?: string | null, agent?: string | null]; result: ToolInfo[] };
@@ -129,6 +134,8 @@ export const COMMANDS = {
   remove_agent: ['name'],
   put_toolset: ['toolset'],
   remove_toolset: ['name'],
+  answer_elicitation: ['requestId', 'action', 'content'],
+  answer_sampling: ['requestId', 'approve', 'messages'],
   attach_pick: [],
   upload_begin: ['name', 'size'],
   upload_chunk: ['id', 'data'],
@@ -217,6 +224,9 @@ export const COMMANDS = {
   add_provider: ['profile', 'makeDefault'],
   remove_provider: ['name'],
   refused_call: ['command', 'reason'],
+  mcp_roots: ['server'],
+  mcp_add_root: ['server'],
+  mcp_remove_root: ['server', 'path'],
   get_settings: [],
   update_settings: ['settings'],
   list_tools: ['conversationId', 'agent'],

@@ -21,6 +21,7 @@ import type {
 } from '../ipc/bindings';
 import { addSpend, requestFromEvent, runLabel, sumRequests, unclaimed, withRequest, type RequestSpend, type RunDetails, type SpendDetails, type SpendTotal, type UsageEventLike } from './spend';
 import { compactionFromEvent, compactionFromStored, type CompactionModel } from './compaction';
+import { endAsks, isAskEvent, reduceAsks, type CallAsk } from '../mcp/asks';
 
 export interface ToolCallModel {
   id: string;
@@ -43,6 +44,8 @@ export interface ToolCallModel {
   approvalId?: string;
   /** The sub-agents this call ran (an agent's call), each its own answer, in the order they began. */
   runs: AgentRun[];
+  /** Live only: what the call's MCP server asked the person (a form, a model completion). */
+  asks?: CallAsk[];
 }
 
 /** One sub-agent instance inside a call: `Name[i]` and its own answer, built by the same reducer. */
@@ -225,6 +228,11 @@ function updateCall(m: MessageModel, id: string, f: (c: ToolCallModel) => ToolCa
 
 /** Applies one live event to the model of the turn's assistant message. Pure: returns a new model. */
 export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
+  // A server's question during a call (elicitation, sampling) goes on that call's card.
+  if (isAskEvent(e)) {
+    const toolCalls = reduceAsks(m.toolCalls, e);
+    return toolCalls === m.toolCalls ? m : { ...m, toolCalls };
+  }
   switch (e.type) {
     case 'started':
       return { ...m, id: e.messageId, provider: e.provider, model: e.model, status: 'streaming' };
@@ -307,8 +315,10 @@ export function reduce(m: MessageModel, e: ChatEvent): MessageModel {
         // that was stopped with it.
         toolCalls: m.toolCalls.map((c) => {
           const runs = c.runs.some((r) => r.model.status === 'streaming') ? c.runs.map((r) => ({ ...r, model: interrupt(r.model) })) : c.runs;
-          if (c.status === 'pending' || c.status === 'running') return { ...settled(c), status: 'cancelled', runs };
-          return c.awaitingApproval || runs !== c.runs ? { ...settled(c), runs } : c;
+          const asks = endAsks(c.asks);
+          const ended = asks === c.asks ? {} : { asks };
+          if (c.status === 'pending' || c.status === 'running') return { ...settled(c), status: 'cancelled', runs, ...ended };
+          return c.awaitingApproval || runs !== c.runs || asks !== c.asks ? { ...settled(c), runs, ...ended } : c;
         }),
       };
   }

@@ -15,6 +15,7 @@ import { PrefsState } from './prefs.svelte';
 import { matchedTerms } from '../search/snippet';
 import { ChatSession, type ApprovalRequest, type SessionHost } from './session.svelte';
 import { preloadMarkdown } from '../markdown/engine';
+import { McpComposer } from '../mcp/state.svelte';
 import { AttachmentTray } from './attachments.svelte';
 import { cannotSeeImages, refusesImages } from '../util/attachments';
 
@@ -160,6 +161,11 @@ export class AppState implements SessionHost {
   previewing = $state.raw<Attachment | null>(null);
   /** Theme, text size, zoom and the send key (localStorage). */
   readonly prefs: PrefsState;
+  /** The running MCP servers' prompts and resources, and the resources attached to the next message. */
+  readonly mcp: McpComposer = new McpComposer(
+    () => this.api,
+    (a) => this.attachments.addAttached(a),
+  );
 
   /**
    * Sessions with a turn running, so switching away and back shows the live answer. Reactive:

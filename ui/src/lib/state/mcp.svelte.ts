@@ -25,7 +25,7 @@ export class McpModel {
     this.settings = settings;
   }
 
-  private get api(): Backend {
+  get api(): Backend {
     return this.settings.host.api;
   }
 

@@ -19,6 +19,8 @@ import { fakeOnlyError } from './errors';
 import { definedCommands, definedSeed } from './defined';
 import { keyCommands, keychainSeed, startKeychainProbe, storesSeed } from './keys';
 import { mcpCommands, mcpSeed } from './mcp';
+import { mcpExtrasSeed, mcpFeatureCommands } from './mcpFeatures';
+import { askCommands } from './asks';
 import type { FakeOptions } from './options';
 import { modelCommands } from './models';
 import { profilesSeed, providerCommands } from './providers';
@@ -47,6 +49,7 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     conversations: new Map(),
     running: new Map(),
     mcp: mcpSeed(),
+    mcpExtras: mcpExtrasSeed(),
     imported: new Set(),
     defined: definedSeed(),
     openApiDocs: [],
@@ -73,6 +76,9 @@ export function createFakeBackend(opts: FakeOptions = {}): Backend {
     ...settingsCommands(st),
     ...keyCommands(st),
     ...mcpCommands(st),
+    // Prompts, resources, roots, logs and a server's questions: the shell's commands of issue 29.
+    ...mcpFeatureCommands(st),
+    ...askCommands(st),
     ...definedCommands(st),
     ...agentCommands(st),
     ...dataCommands(st),

@@ -49,6 +49,11 @@ function mcpReady(s: FakeMcp): void {
   }));
   s.detail.serverInfo = `${s.name}-server 1.0.0`;
   s.detail.stderr = [`${s.name}-server running on stdio`];
+  // What the server offers beyond tools (the service's `offers`), and its log messages among its output.
+  if (s.name === 'files') {
+    Object.assign(s.detail, { offers: { prompts: true, resources: true, subscribe: false, completions: true, logging: true }, logLevel: null });
+    s.detail.stderr.push('[log info] files: allowed directories: /home/you/Documents');
+  }
 }
 
 export function mcpSeed(): FakeMcp[] {

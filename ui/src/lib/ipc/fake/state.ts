@@ -4,9 +4,11 @@
  * object, as the shell's commands share one service.
  */
 import type { AgentConfig, ApprovalChoice, BudgetChoice, ChatGrant, ChatSetup, ConversationSummary, KeychainStatus, KeyMode, ProviderProfile, Settings, StoredCompaction, StoredMessage, Toolset } from '../bindings';
+import type { AskAnswer } from './asks';
 import type { FakeBlob } from './attachments';
 import type { FakeDefined } from './defined';
 import type { FakeMcp } from './mcp';
+import type { FakeMcpExtras } from './mcpFeatures';
 import type { FakeOpenApi, FakePicks } from './openapi';
 import type { FakeOptions } from './options';
 
@@ -42,6 +44,9 @@ export interface Turn {
   /** The budget pause waiting for the person's choice, and how to give it. */
   pausing?: string | null;
   wakeBudget?: ((choice: BudgetChoice | null) => void) | null;
+  /** A server's question (elicitation, sampling) waiting for the person, and how to answer it. */
+  askingId?: string | null;
+  wakeAsk?: ((answer: AskAnswer | null) => void) | null;
 }
 
 export interface FakeState {
@@ -55,6 +60,8 @@ export interface FakeState {
   readonly conversations: Map<string, FakeConversation>;
   readonly running: Map<string, Turn>;
   readonly mcp: FakeMcp[];
+  /** Prompts, resources, logs and roots of the MCP servers (./mcpFeatures.ts). */
+  readonly mcpExtras: FakeMcpExtras;
   /** Servers imported from another app's config. */
   readonly imported: Set<string>;
   readonly defined: FakeDefined[];

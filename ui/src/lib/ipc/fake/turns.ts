@@ -14,6 +14,8 @@ import { conversation } from './conversations';
 import { modelsOf, providerList } from './providers';
 import { pathOf, refuseWhileStreaming, touchPath } from './tree';
 import type { FakeConversation, FakeState, Turn } from './state';
+import { afterAsk, askScript, type AskAnswer } from './asks';
+import { isAskEvent } from '../../mcp/asks';
 
 /**
  * A model the fake's server does not list, asked for by name ("Other model…"): the turn fails as a
@@ -62,12 +64,16 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
 
   // Golden call ids -> this turn's; calls taken from another golden turn are aliased to the asked call.
   const ids = new Map<string, string>();
+  // An id this turn made stays as it is (a server's question is renamed before it is emitted).
+  const made = new Set<string>();
   const fresh = (goldenId: string) => {
     const known = ids.get(goldenId);
     if (known) return known;
-    const made = id('call');
-    ids.set(goldenId, made);
-    return made;
+    if (made.has(goldenId)) return goldenId;
+    const out = id('call');
+    ids.set(goldenId, out);
+    made.add(out);
+    return out;
   };
   const emit = (golden: ChatEvent) => {
     const e: ChatEvent =
@@ -103,12 +109,23 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
 
   const run = async () => {
     await Promise.resolve();
-    const queue = [...(conv.agent ? agentScript(conv.agent, text) : (unknownModel(st, provider, model) ?? compacting ?? scriptFor(text)))];
+    // A server's questions are not ChatEvents of this version's bindings yet: the fake carries them as the service sends them.
+    const queue = [...(conv.agent ? agentScript(conv.agent, text) : (unknownModel(st, provider, model) ?? compacting ?? (askScript(text) as ChatEvent[] | null) ?? scriptFor(text)))];
     if (/\bbudget\b/i.test(text)) withBudgetPause(queue, started.messageId);
     let ending = false;
     while (queue.length > 0) {
       const next = queue.shift() as ChatEvent;
-      if (next.type === 'budgetPaused') {
+      const ask: { type: string } = next;
+      if (isAskEvent(ask) && (ask.type === 'elicitationRequested' || ask.type === 'samplingRequested')) {
+        const asked = { ...ask, requestId: fresh(ask.requestId), callId: fresh(ask.callId) };
+        turn.askingId = asked.requestId;
+        const answer = new Promise<AskAnswer | null>((resolve) => (turn.wakeAsk = resolve));
+        emit(asked as unknown as ChatEvent);
+        const given = turn.stopped ? null : await answer;
+        turn.askingId = null;
+        turn.wakeAsk = null;
+        queue.unshift(...(afterAsk(asked, given) as ChatEvent[]));
+      } else if (next.type === 'budgetPaused') {
         // As the service asks the approver: registered before the event goes out (under the id
         // the event is sent with).
         turn.pausing = fresh(next.id);
@@ -200,6 +217,7 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
       t.stopped = true;
       t.wake?.(null);
       t.wakeBudget?.(null);
+      t.wakeAsk?.(null);
       return true;
     },
     async regenerate(conversationId, messageId, choices, handlers) {
