@@ -66,12 +66,13 @@ async fn a_prompt_with_arguments_and_a_resource_become_the_message() {
         .await;
     assert!(out.status.success(), "{}", stderr(&out));
     let text = asked(&env);
-    assert!(text.starts_with("This is a simple prompt without arguments.\n\nAlso this:\n\n"), "{text}");
+    // The resource is attached like a file, named by its URI (the text part after the message).
+    assert!(text.starts_with("This is a simple prompt without arguments.\n\nAlso this:\n"), "{text}");
     assert!(
-        text.contains("[resource demo://resource/dynamic/text/7 (text/plain)]\nResource 7: This is a plaintext"),
+        text.contains("File demo://resource/dynamic/text/7 (text/plain):\n```\nResource 7: This is a plaintext"),
         "{text}"
     );
-    // A prompt's embedded resource is stored as an attachment and its text goes in the message.
+    // A prompt's embedded resource is stored as an attachment and sent as one.
     let (out, _) = env
         .chat_json(&["--prompt", "every/resource-prompt", "--arg", "resourceType=Text", "--arg", "resourceId=2"])
         .await;
@@ -79,7 +80,7 @@ async fn a_prompt_with_arguments_and_a_resource_become_the_message() {
     let text = asked(&env);
     assert!(text.starts_with("This prompt includes the Text resource with id: 2."), "{text}");
     assert!(
-        text.contains("[resource demo://resource/dynamic/text/2 (text/plain)]\nResource 2: This is a plaintext"),
+        text.contains("File demo://resource/dynamic/text/2 (text/plain):\n```\nResource 2: This is a plaintext"),
         "{text}"
     );
 }

@@ -3866,9 +3866,7 @@ async fn ad_mcp_features_prompt_resource_form_and_sampling_with_the_everything_s
         )
         .await?;
     ensure!(
-        defaults["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("every") && t.contains("trigger-elicitation-request")),
+        defaults["text"].as_str().is_some_and(|t| t.contains("every") && t.contains("trigger-elicitation-request")),
         "the card does not name the server and tool: {defaults}"
     );
     ensure!(defaults["integer"] == json!("42"), "the integer field's default is not applied: {defaults}");

@@ -55,7 +55,10 @@ export class RootsModel {
     const k = key(server);
     this.busy = true;
     try {
-      this.lists = { ...this.lists, [k]: await op(f) };
+      // Awaited first: read before the await, `this.lists` would become a dependency of the
+      // effect that loads a list, which the write below would run again, forever.
+      const list = await op(f);
+      this.lists = { ...this.lists, [k]: list };
       const { [k]: _, ...rest } = this.errors;
       this.errors = rest;
     } catch (e) {
