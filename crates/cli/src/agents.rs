@@ -246,7 +246,7 @@ impl AddAgent {
             (None, None) => String::new(),
         };
         let mut approval = std::collections::BTreeMap::new();
-        for (tool, policy) in crate::mcp::pairs(&self.approval, "The approval")? {
+        for (tool, policy) in crate::pairs::pairs(&self.approval, "The approval")? {
             let policy = ApprovalPolicy::parse(&policy)
                 .ok_or_else(|| CliError::config(format!("'{policy}' is not ask, deny or auto.")))?;
             approval.insert(tool, policy);

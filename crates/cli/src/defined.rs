@@ -1,7 +1,8 @@
 //! `switchboard tools add-http | add-command | defined | approve | remove | import | try`: the
 //! tools people define without code (`tools.json`), as Settings shows them.
 
-use crate::mcp::{Yes, pairs};
+use crate::mcp::Yes;
+use crate::pairs::pairs;
 use crate::{CliError, render, runtime};
 use clap::Subcommand;
 use serde_json::{Map, Value, json};

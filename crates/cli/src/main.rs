@@ -12,6 +12,7 @@ mod defined;
 mod mcp;
 mod mcp_context;
 mod models;
+mod pairs;
 mod render;
 mod usage;
 

@@ -186,17 +186,6 @@ impl switchboard_service::mcp::Browser for Terminal {
     }
 }
 
-pub(crate) fn pairs(values: &[String], what: &str) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
-    values
-        .iter()
-        .map(|v| {
-            v.split_once('=')
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .ok_or_else(|| CliError::config(format!("{what} '{v}' is not NAME=VALUE.")).into())
-        })
-        .collect()
-}
-
 fn status_words(status: &SourceStatus) -> String {
     match status {
         SourceStatus::Starting => "starting".into(),
@@ -270,10 +259,10 @@ pub fn run(service: &Service, cmd: McpCmd) -> anyhow::Result<ExitCode> {
             let config = switchboard_service::mcp::ServerConfig {
                 command: parts.next(),
                 args: parts.collect(),
-                env: pairs(&env, "--env")?,
+                env: crate::pairs::pairs(&env, "--env")?,
                 cwd,
                 url,
-                headers: pairs(&headers, "--header")?,
+                headers: crate::pairs::pairs(&headers, "--header")?,
                 timeout,
                 ..Default::default()
             };
@@ -296,9 +285,9 @@ pub fn run(service: &Service, cmd: McpCmd) -> anyhow::Result<ExitCode> {
                 (config.url, config.kind, config.command) = (url, None, None);
                 config.args.clear();
             }
-            config.env.extend(pairs(&env, "--env")?);
+            config.env.extend(crate::pairs::pairs(&env, "--env")?);
             config.env.retain(|k, _| !remove_env.contains(k));
-            config.headers.extend(pairs(&headers, "--header")?);
+            config.headers.extend(crate::pairs::pairs(&headers, "--header")?);
             config.headers.retain(|k, _| !remove_headers.contains(k));
             config.cwd = cwd.or(config.cwd);
             config.timeout = timeout.or(config.timeout);

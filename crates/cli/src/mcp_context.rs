@@ -74,7 +74,7 @@ pub(crate) fn prompt_text(
         ))
         .into());
     };
-    let args = crate::mcp::pairs(args, "--arg")?;
+    let args = crate::pairs::pairs(args, "--arg")?;
     let got = crate::runtime().block_on(service.mcp_get_prompt(server, prompt, &args))?;
     for note in &got.notes {
         eprintln!("note: {}", render::safe(note));
