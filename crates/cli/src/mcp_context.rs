@@ -31,10 +31,15 @@ pub(crate) fn print_resources(r: &McpResources) {
         println!("The MCP server '{}' offers no resources.", render::safe(&r.server));
     }
     for res in &r.resources {
-        let mime = res.mime_type.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
+        let mime = res.resource.mime_type.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
         let updated = if res.updates > 0 { " [updated]" } else { "" };
-        println!("{}  {}{}{updated}", render::safe(&res.uri), render::safe(&res.name), render::safe(&mime));
-        if let Some(d) = &res.description {
+        println!(
+            "{}  {}{}{updated}",
+            render::safe(&res.resource.uri),
+            render::safe(&res.resource.name),
+            render::safe(&mime)
+        );
+        if let Some(d) = &res.resource.description {
             println!("    {}", render::safe(d));
         }
     }

@@ -88,10 +88,10 @@ async fn an_attached_resource_is_stored_named_by_its_uri_and_followed() {
 
     // An attached resource is followed (the crate's tests show its updates arriving and cleared
     // by a read); attaching it again reads it again.
-    let doc = listed.resources[0].uri.clone();
+    let doc = listed.resources[0].resource.uri.clone();
     let first = service.mcp_attach_resource("every", &doc).await.unwrap();
     let resources = service.mcp_resources("every").await.unwrap();
-    let followed = resources.resources.iter().find(|r| r.uri == doc).unwrap();
+    let followed = resources.resources.iter().find(|r| r.resource.uri == doc).unwrap();
     assert!(followed.subscribed && followed.updates == 0, "{followed:?}");
     let again = service.mcp_attach_resource("every", &doc).await.unwrap();
     assert_eq!(again.id, first.id, "the same bytes are one stored file");

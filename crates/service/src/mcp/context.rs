@@ -70,19 +70,10 @@ pub struct PromptMessages {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpResource {
-    /// Its URI.
-    pub uri: String,
-    /// Its name.
-    pub name: String,
-    /// Its title for people.
-    pub title: Option<String>,
-    /// What it is.
-    pub description: Option<String>,
-    /// Its media type, when the server said.
-    pub mime_type: Option<String>,
-    /// Its size, when the server said.
-    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
-    pub size: Option<u64>,
+    /// What the server lists.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "ts", ts(flatten))]
+    pub resource: switchboard_mcp::context::ResourceInfo,
     /// Whether Switchboard follows its updates.
     pub subscribed: bool,
     /// Updates the server announced since it was last read (more than 0: "updated").
@@ -259,12 +250,7 @@ impl Service {
             .map(|r| McpResource {
                 subscribed: subscribed.contains(&r.uri),
                 updates: updates.iter().find(|u| u.uri == r.uri).map_or(0, |u| u.updates),
-                uri: r.uri,
-                name: r.name,
-                title: r.title,
-                description: r.description,
-                mime_type: r.mime_type,
-                size: r.size,
+                resource: r,
             })
             .collect();
         skipped.extend(templates.skipped);

@@ -2571,7 +2571,15 @@ notes: Array<string>, };
 
 export type McpResource = { 
 /**
- * Its URI.
+ * Whether Switchboard follows its updates.
+ */
+subscribed: boolean, 
+/**
+ * Updates the server announced since it was last read (more than 0: "updated").
+ */
+updates: number, 
+/**
+ * Its URI (what `resources/read` sends).
  */
 uri: string, 
 /**
@@ -2591,17 +2599,9 @@ description: string | null,
  */
 mimeType: string | null, 
 /**
- * Its size, when the server said.
+ * Its size in bytes, when the server said (not checked: the read is).
  */
-size: number | null, 
-/**
- * Whether Switchboard follows its updates.
- */
-subscribed: boolean, 
-/**
- * Updates the server announced since it was last read (more than 0: "updated").
- */
-updates: number, };
+size: number | null, };
 
 export type ResourceTemplateInfo = { 
 /**
