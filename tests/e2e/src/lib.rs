@@ -48,6 +48,22 @@ pub const PROVIDER: &str = "mock";
 pub const MODEL: &str = "mock-model";
 
 /// The repository root (two levels above this crate).
+/// An async script: resolves once the element `arguments[0]` has kept its box over four frames in
+/// a row (at most 2 s; a control that never settles, an animated one, is clicked anyway).
+const SETTLED: &str = r#"
+const [css, done] = arguments;
+const box = () => { const el = document.querySelector(css); if (!el) return ''; const r = el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height].join(); };
+let last = box(), same = 0;
+const until = performance.now() + 2000;
+const tick = () => {
+  const now = box();
+  same = now === last ? same + 1 : 0;
+  last = now;
+  if (same >= 4 || performance.now() > until) done(true); else requestAnimationFrame(tick);
+};
+requestAnimationFrame(tick);
+"#;
+
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
@@ -605,8 +621,11 @@ impl App {
         .map(drop)
     }
 
-    /// Clicks the element matching `css` (a real WebDriver click).
+    /// Clicks the element matching `css` (a real WebDriver click), once it has stopped moving: a
+    /// click lands at a point, and a control that a late layout change moves (a label that grew,
+    /// a row that wrapped) would leave the click on whatever took its place.
     pub async fn click(&self, css: &str) -> Result<()> {
+        self.js_async(SETTLED, vec![json!(css)]).await.with_context(|| format!("waiting for {css} to stop moving"))?;
         let el = self.client().find(Locator::Css(css)).await.with_context(|| format!("finding {css}"))?;
         el.click().await.with_context(|| format!("clicking {css}"))
     }
