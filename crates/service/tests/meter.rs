@@ -166,3 +166,44 @@ async fn the_meter_counts_over_the_stored_token_counts_and_stores_what_it_counte
     let answer = TextKey::of("Hi, what shall we look at?");
     assert!(stored.iter().any(|(key, n)| *key == answer && *n == 8), "{stored:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_a_compaction_summarised_are_not_counted_until_it_is_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let summary = &switchboard_core::compaction::SUMMARY_PROMPT[..60];
+    let script = Script::default().with_counted_usage().with_route(summary, [Reply::keep_lines("FACT")]);
+    let mock = MockServer::start(script).await;
+    let service = service(dir.path());
+    let profile = ProviderProfile {
+        name: "openai".into(),
+        kind: "openai".into(),
+        base_url: mock.base_url(),
+        model: Some("gpt-4o".into()),
+        // A small window: "compact now" keeps only the latest (long) question as it is.
+        options: switchboard_store::ProfileOptions { context_window: Some(4_000), ..Default::default() },
+    };
+    service.add_provider(&profile, true).unwrap();
+    let pdf = service.attach_bytes("figures.pdf", PDF.to_vec()).await.unwrap();
+    mock.push(Reply::text("FACT: revenue is up."));
+    let (c, _) = turn(&service, send(None, "openai", None, "Read this.", &[&pdf])).await;
+    mock.push(Reply::text("Noted."));
+    let long = format!("And then? {}", "Some more context for the next step. ".repeat(120));
+    turn(&service, send(Some(&c), "openai", None, &long, &[])).await;
+    // (Scaled to the provider's report, as the turn's figures are.)
+    let before = service.conversation_context(&c, None, None).unwrap();
+    assert!(before.breakdown.attachments > 0, "{before:?}");
+
+    // The question that carried the PDF is summarised: the PDF is no longer sent.
+    let compacted = service.compact_conversation(&c).await.unwrap();
+    assert!(compacted.compaction.covered >= 2, "{compacted:?}");
+    let after = service.conversation_context(&c, None, None).unwrap();
+    assert_eq!(after.breakdown.attachments, 0, "{after:?}");
+    mock.push(Reply::text("Next."));
+    let (_, next) = turn(&service, send(Some(&c), "openai", None, "Next?", &[])).await;
+    assert_eq!(next.breakdown.attachments, 0, "{next:?}");
+
+    // Undone: it is sent, and counted, again.
+    service.set_compaction_undone(&c, &compacted.id, true).unwrap();
+    let undone = service.conversation_context(&c, None, None).unwrap();
+    assert!(undone.breakdown.attachments > 0, "{undone:?}");
+}
