@@ -117,6 +117,13 @@ impl Compaction {
         unchained(out)
     }
 
+    /// Whether what [`Compaction::apply`] sends for `history` carries the parts (attached files)
+    /// of the message at `index`: every message's when it does not apply, else those from
+    /// `covered` on (a summary quotes only text).
+    pub fn sends_parts_of(&self, history: &[Message], index: usize) -> bool {
+        self.is_empty() || !self.fits(history) || index >= self.covered as usize
+    }
+
     fn stub_of(&self, message: &Message) -> Message {
         match message {
             Message::Tool { call_id, name, content, is_error, .. } if self.stubbed.contains(call_id) => Message::Tool {
@@ -404,6 +411,29 @@ mod tests {
         let sent = c.apply(&h, &[]);
         assert_eq!(sent.len(), 1);
         assert!(matches!(&sent[0], Message::User { text, .. } if text.ends_with("S\n\n---\n\nnext")));
+    }
+
+    #[test]
+    fn the_parts_sent_are_those_apply_keeps() {
+        let file =
+            || crate::Part::Text { name: "a.txt".into(), mime_type: "text/plain".into(), text: "A".into(), note: None };
+        let asked = |text: &str| Message::User { text: text.into(), parts: vec![file()] };
+        let mut h = vec![asked("first")];
+        h.extend(round("c0", "fact"));
+        h.push(Message::assistant("answer", vec![]));
+        h.push(asked("second"));
+        h.push(Message::assistant("again", vec![]));
+        h.push(asked("third"));
+        let parts_sent = |sent: &[Message]| {
+            sent.iter().filter(|m| matches!(m, Message::User { parts, .. } if !parts.is_empty())).count()
+        };
+        for covered in [0, 2, 4, 5, 6] {
+            for summary in [None, Some("S".to_owned())] {
+                let c = Compaction { covered, summary: summary.clone(), ..Compaction::default() };
+                let claimed = (0..h.len()).filter(|&i| matches!(h[i], Message::User { .. }) && c.sends_parts_of(&h, i));
+                assert_eq!(claimed.count(), parts_sent(&c.apply(&h, &[0])), "covered {covered}, summary {summary:?}");
+            }
+        }
     }
 
     #[test]

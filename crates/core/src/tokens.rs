@@ -81,6 +81,13 @@ pub fn image_size(image: &ToolImage) -> Option<(u32, u32)> {
     }
 }
 
+/// What [`image_size`] reads from an image of type `mime` that is `width` × `height`, told
+/// without its bytes: PNG and GIF headers give the size; JPEG keeps it further in and WebP gives
+/// it only in its extended form, so both are taken as not giving it (the upper bound).
+pub fn header_size(mime: &str, width: u32, height: u32) -> Option<(u32, u32)> {
+    matches!(mime, "image/png" | "image/gif").then_some((width, height))
+}
+
 /// Decodes 40 characters of standard base64 (no padding inside) into 30 bytes.
 fn decode_base64_prefix(text: &str) -> Option<Vec<u8>> {
     let value = |c: u8| -> Option<u32> {
@@ -142,5 +149,8 @@ mod tests {
         assert_eq!(image_tokens(None), 1600);
         let jpeg = ToolImage { mime_type: "image/jpeg".into(), data: "/9j/4AAQSkZJRgABAQAAAQABAAD".repeat(2) };
         assert_eq!(image_size(&jpeg), None);
+        // Told without the bytes, the same.
+        assert_eq!(header_size("image/png", 1, 1), image_size(&image));
+        assert_eq!(header_size("image/jpeg", 800, 600), image_size(&jpeg));
     }
 }

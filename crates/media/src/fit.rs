@@ -91,6 +91,39 @@ impl ImageLimits {
     }
 }
 
+/// What [`fit_image`] sends of a stored image, told from what is stored of it (its media type,
+/// its dimensions as shown and its size in bytes) without reading it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FittedShape {
+    /// The width and height it is sent at.
+    pub width: u32,
+    /// See `width`.
+    pub height: u32,
+    /// The media type it is sent as, when the stored facts decide it (`None`: a GIF or WebP
+    /// that must be scaled goes as PNG when it has transparency, else as JPEG).
+    pub mime_type: Option<&'static str>,
+}
+
+impl ImageLimits {
+    /// What [`fit_image`] makes of an image of type `mime`, `width` × `height` as shown and
+    /// `bytes` long (see [`FittedShape`]): the same scaling, read off the stored facts. Exact but
+    /// for an image whose re-encoding would still be over `max_bytes` at that size (taken to fit).
+    pub fn fitted_shape(&self, mime: &str, width: u32, height: u32, bytes: u64) -> FittedShape {
+        let scale = self.scale(width, height);
+        let (width, height) = if scale >= 1.0 { (width, height) } else { self.scaled(width, height, scale) };
+        let unchanged = scale >= 1.0 && bytes <= self.max_bytes as u64;
+        let mime_type = match mime {
+            // Re-encoded, a PNG stays a PNG and a JPEG (never transparent) a JPEG.
+            "image/png" => Some("image/png"),
+            "image/jpeg" => Some("image/jpeg"),
+            "image/gif" if unchanged => Some("image/gif"),
+            "image/webp" if unchanged => Some("image/webp"),
+            _ => None,
+        };
+        FittedShape { width, height, mime_type }
+    }
+}
+
 /// `bytes` (an image; `mime` is only a hint, the bytes decide) fitted to `limits`: its media
 /// type and bytes. See the module doc. CPU-bound.
 pub fn fit_image(bytes: &[u8], mime: &str, limits: ImageLimits) -> Result<(String, Vec<u8>)> {

@@ -18,7 +18,7 @@ mod pdf;
 mod picture;
 mod sniff;
 
-pub use fit::{ImageLimits, fit_image};
+pub use fit::{FittedShape, ImageLimits, fit_image};
 pub use sniff::image_mime;
 
 use switchboard_core::AttachmentKind;

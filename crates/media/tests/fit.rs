@@ -81,3 +81,35 @@ fn transparency_stays_png_and_a_gif_becomes_its_first_frame() {
 fn what_is_not_an_image_is_refused() {
     assert!(fit_image(b"%PDF-1.7", "image/png", ImageLimits::OPENAI).is_err());
 }
+
+#[test]
+fn the_shape_told_from_the_stored_facts_is_what_fitting_sends() {
+    let cases = [
+        (photo(3000, 1500), image::ImageFormat::Png, "image/png"),
+        (photo(900, 700), image::ImageFormat::Png, "image/png"),
+        (photo(3200, 2400), image::ImageFormat::Jpeg, "image/jpeg"),
+        (photo(700, 300), image::ImageFormat::Jpeg, "image/jpeg"),
+        (photo(300, 2500), image::ImageFormat::Png, "image/png"),
+    ];
+    for (image, format, mime) in cases {
+        let bytes = encoded(&image, format);
+        for api in ["openai", "anthropic", "gemini"] {
+            let limits = ImageLimits::for_api(api);
+            let shape = limits.fitted_shape(mime, image.width(), image.height(), bytes.len() as u64);
+            let (sent_mime, sent) = fit_image(&bytes, mime, limits).unwrap();
+            let (width, height) = size_of(&sent);
+            let told = (shape.width, shape.height, shape.mime_type);
+            assert_eq!(
+                told,
+                (width, height, Some(sent_mime.as_str())),
+                "{api}: {} × {} {mime}",
+                image.width(),
+                image.height()
+            );
+        }
+    }
+    // A GIF that must be scaled: its type depends on its pixels; one that fits stays a GIF.
+    let shape = ImageLimits::ANTHROPIC.fitted_shape("image/gif", 2500, 10, 5_000);
+    assert_eq!((shape.width, shape.mime_type), (1568, None));
+    assert_eq!(ImageLimits::ANTHROPIC.fitted_shape("image/gif", 500, 10, 5_000).mime_type, Some("image/gif"));
+}

@@ -3,16 +3,23 @@
 //! counts from (the conversation's last report), and the meter's figure before any new request
 //! ([`Service::conversation_context`]).
 //!
-//! Invariant: the figure shown when a chat opens is the one its last request was counted as,
-//! plus what came after it (the answer), counted the way the next turn will count it; with
-//! another model than the one that answered, it is an estimate of the whole history.
+//! Invariant: the figure shown when a chat opens is the one the next turn's first request will
+//! count before the person's new message: the same history (compaction, cut results and each
+//! attached file in the form this model is sent it: an image fitted to its API or left out for
+//! a model that cannot see, a PDF as a document or as its text), counted with the same counter
+//! over the conversation's stored token counts, from the same report (the last request's, when
+//! this model sent it and the history has not shrunk since) and with the last request's
+//! instructions and tools. Opening a chat reads no attached file (sizes, dimensions and
+//! extracted text are in the database) and, for OpenAI's models, tokenizes only what no turn or
+//! earlier opening has (`crate::token_cache`).
 
 use crate::settings::Settings;
+use crate::turn_parts::{Target, leave_out_tool_images};
 use crate::turn_setup::Asker;
 use crate::{Result, Service};
 use serde::Serialize;
-use switchboard_core::machine::Estimator;
-use switchboard_core::{ContextBreakdown, ContextLimits, Message, ReportedContext};
+use switchboard_core::machine::{Estimator, combine_handed_in};
+use switchboard_core::{ContextBreakdown, ContextLimits, ReportedContext};
 use switchboard_store::ProviderProfile;
 
 /// The meter's figure for a conversation's next request.
@@ -62,7 +69,8 @@ impl Service {
     }
 
     /// The meter's figure for `conversation_id`'s next request with `provider`/`model` (default:
-    /// the chat's, else the default profile's).
+    /// the chat's; a provider named alone: its default model): what the next turn's first
+    /// request counts before the person's new message (see the module's invariant).
     pub fn conversation_context(
         &self,
         conversation_id: &str,
@@ -71,46 +79,65 @@ impl Service {
     ) -> Result<ConversationContext> {
         let setup = self.inner.store.chat_setup(conversation_id)?;
         let profile = self.profile(provider.or(setup.provider.as_deref()))?;
-        let model = model.or(setup.model.as_deref()).or(profile.model.as_deref()).unwrap_or_default().to_owned();
-        let limits = self.context_limits(&profile, &model, &self.settings()?);
-        let history = self.inner.store.history(conversation_id)?;
-        let estimator = Estimator::new(switchboard_models::tokens::counter_now(&profile.kind, &model));
-        let last = self.inner.store.last_context(conversation_id)?;
-        let window = limits.window.filter(|_| !limits.window_assumed);
-        let compact_at = limits.compact_at;
-        let figure = match last {
-            // The same model answered last: its count, plus the answer written after it.
-            Some(last) if last.model.as_deref() == Some(model.as_str()) => {
-                let answer = match history.last() {
-                    Some(m @ Message::Assistant { .. }) => estimator.messages(std::slice::from_ref(m)),
-                    _ => 0,
-                };
-                let mut breakdown = last.breakdown;
-                breakdown.history += answer;
-                let used_tokens = last.reported_prompt.unwrap_or(last.used_tokens) + answer;
-                let rest = used_tokens.saturating_sub(breakdown.total());
-                breakdown.history += rest;
-                let estimated = last.reported_prompt.is_none();
-                ConversationContext { used_tokens: breakdown.total(), window, breakdown, estimated, compact_at }
-            }
-            // Another model, or none yet: the history by this model's count, with the
-            // instructions and tools the last request had.
-            last => {
-                let mut breakdown = ContextBreakdown::default();
-                if let Some(last) = last {
-                    breakdown.instructions = last.breakdown.instructions;
-                    breakdown.tools = last.breakdown.tools;
-                }
-                for m in &history {
-                    let n = estimator.messages(std::slice::from_ref(m));
-                    match m {
-                        Message::Tool { .. } => breakdown.tool_results += n,
-                        _ => breakdown.history += n,
-                    }
-                }
-                ConversationContext { used_tokens: breakdown.total(), window, breakdown, estimated: true, compact_at }
-            }
-        };
-        Ok(figure)
+        // As a turn picks: a profile named without a model answers with its own default.
+        let chat_model = setup.model.as_deref().filter(|_| provider.is_none());
+        let model = model.or(chat_model).or(profile.model.as_deref()).unwrap_or_default().to_owned();
+        let settings = self.settings()?;
+        let limits = self.context_limits(&profile, &model, &settings);
+        let counter = crate::token_cache::meter_counter(&self.inner.store, conversation_id, &profile.kind, &model);
+        let estimator = Estimator::new(counter);
+        let mut raw = self.sent_history(conversation_id, &profile, &model, &settings, &estimator)?;
+        // The instructions and tools as the last request counted them (the next one sends the
+        // same unless the person changed them), its estimate unscaled from its report.
+        if let Some(last) = self.inner.store.last_context(conversation_id)? {
+            let unscaled = |n: u64| match last.used_tokens {
+                0 => n,
+                used => (u128::from(n) * u128::from(last.estimate) / u128::from(used)) as u64,
+            };
+            raw.instructions = unscaled(last.breakdown.instructions);
+            raw.tools = unscaled(last.breakdown.tools);
+        }
+        let e = combine_handed_in(raw, self.reported_context(conversation_id, &model, Asker::Person));
+        Ok(ConversationContext {
+            used_tokens: e.total,
+            window: limits.window.filter(|_| !limits.window_assumed),
+            breakdown: e.breakdown,
+            estimated: e.estimated,
+            compact_at: limits.compact_at,
+        })
+    }
+
+    /// The estimate of the history `model` on `profile` is sent next, as a turn builds it: results
+    /// framed and cut as they were sent, the compaction in force applied, and each of the person's
+    /// files as the part this model is sent ([`Service::part_tokens`], counted from what the store
+    /// keeps of it, no file read).
+    fn sent_history(
+        &self,
+        conversation_id: &str,
+        profile: &ProviderProfile,
+        model: &str,
+        settings: &Settings,
+        estimator: &Estimator,
+    ) -> Result<ContextBreakdown> {
+        let registry = self.inner.tools.catalog.registry();
+        let marker = crate::untrusted::Marker::new(&registry);
+        let limit = settings.engine_config().tool_result_limit;
+        let turn = self.inner.store.turn_history(conversation_id, &|call| marker.mark(call), limit)?;
+        let caps = self.model_capabilities(profile, model);
+        let target = Target { kind: profile.kind.clone(), model: model.to_owned(), caps };
+        let mut messages = turn.messages;
+        if caps.images == Some(false) {
+            leave_out_tool_images(&mut messages, model);
+        }
+        let files: u64 = turn
+            .attachments
+            .iter()
+            .filter(|(index, _)| turn.compaction.sends_parts_of(&messages, *index))
+            .flat_map(|(_, files)| files)
+            .map(|a| self.part_tokens(a, &target, estimator))
+            .sum();
+        let mut breakdown = estimator.history(&turn.compaction.apply(&messages, &turn.pinned));
+        breakdown.attachments += files;
+        Ok(breakdown)
     }
 }

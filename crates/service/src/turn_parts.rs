@@ -9,6 +9,8 @@
 //!   note, and the turn says so (a [`switchboard_core::NoticeKind::Attachment`] notice);
 //! - a text or code file goes as text under its name.
 //!
+//! The meter counts the same parts without making them ([`Service::part_tokens`]).
+//!
 //! Invariants: the parts are made again for each turn from the stored references, so a chat
 //! that moves from one API to another sends each its own form; what is held is the fitted
 //! images (a bounded cache of them, [`Fitted`]), never the originals beyond one fit; a file
@@ -17,6 +19,8 @@
 use crate::{Error, Result, Service, lock};
 use std::collections::VecDeque;
 use std::sync::Mutex;
+use switchboard_core::machine::{Estimator, pdf_tokens};
+use switchboard_core::tokens::{header_size, image_size};
 use switchboard_core::{Attachment, AttachmentKind, ErrorKind, Message, Part, ToolImage};
 use switchboard_providers::ModelCapabilities;
 
@@ -91,6 +95,11 @@ pub(crate) struct Fitted {
 impl Fitted {
     fn get(&self, key: &str) -> Option<ToolImage> {
         lock(&self.entries).iter().find(|(k, _)| k == key).map(|(_, image)| image.clone())
+    }
+
+    /// What the header of the fitted image under `key` says of its size, if it is kept.
+    fn size(&self, key: &str) -> Option<Option<(u32, u32)>> {
+        lock(&self.entries).iter().find(|(k, _)| k == key).map(|(_, image)| image_size(image))
     }
 
     fn put(&self, key: String, image: &ToolImage) {
@@ -201,18 +210,50 @@ impl Service {
             *parts = self.parts_for(attachments, target, said);
         }
         if !target.sees_images() {
-            let note = tool_images_left_out(&target.model);
-            for message in history.iter_mut() {
-                if let Message::Tool { content, images, .. } = message
-                    && !images.is_empty()
-                {
-                    images.clear();
-                    content.push_str("\n\n");
-                    content.push_str(&note);
-                }
-            }
+            leave_out_tool_images(history, &target.model);
         }
         notices
+    }
+
+    /// The tokens of the part [`Service::parts_for`] makes of `a` for `target`, as `estimator`
+    /// counts it, told from what the store keeps of it (type, size, dimensions, extracted text)
+    /// without reading its file: an image by the size it is fitted to (a fit made this session
+    /// when there is one, else [`switchboard_media::ImageLimits::fitted_shape`]), a PDF sent as
+    /// a document by its size. Equal to the count of the part itself, but for an image whose
+    /// fitted form's header would give a size the stored facts cannot (a WebP in its extended
+    /// form, a scaled GIF or WebP with transparency): that counts the upper bound, and a file
+    /// that cannot be read any more, which counts as sent until a turn finds it gone.
+    pub(crate) fn part_tokens(&self, a: &Attachment, target: &Target, estimator: &Estimator) -> u64 {
+        match a.kind {
+            AttachmentKind::Image if !target.sees_images() => {
+                estimator.part(&left_out(a, &format!("{} can't see images", target.model)))
+            }
+            AttachmentKind::Image => {
+                let size = self.inner.fitted.size(&format!("{}:{}", a.id, target.kind)).unwrap_or_else(|| {
+                    let (Some(width), Some(height)) = (a.width, a.height) else { return None };
+                    let limits = switchboard_media::ImageLimits::for_api(&target.kind);
+                    let shape = limits.fitted_shape(&a.mime_type, width, height, a.size);
+                    header_size(shape.mime_type.unwrap_or_default(), shape.width, shape.height)
+                });
+                estimator.image(size)
+            }
+            AttachmentKind::Pdf if target.reads_pdf() => pdf_tokens(a.size),
+            AttachmentKind::Pdf | AttachmentKind::Text => {
+                // Their text is in the database, not in the file.
+                let made = crate::attachments::attachment_parts(
+                    &self.inner.store,
+                    std::slice::from_ref(a),
+                    &target.kind,
+                    false,
+                );
+                let part = match made.map(|mut parts| parts.pop()) {
+                    Ok(Some(part)) => part,
+                    Ok(None) => left_out(a, "it could not be read (nothing could be made of it)"),
+                    Err(why) => left_out(a, &format!("it could not be read ({})", why.message)),
+                };
+                estimator.part(&part)
+            }
+        }
     }
 
     /// The parts of one message's attachments for `target`; what is worth saying goes to
@@ -281,6 +322,21 @@ impl Service {
             _ => None,
         };
         Ok((part, notice))
+    }
+}
+
+/// What a model that cannot see is sent of a tool's images: none, and a note after the result
+/// (live and in rebuilt history alike).
+pub(crate) fn leave_out_tool_images(history: &mut [Message], model: &str) {
+    let note = tool_images_left_out(model);
+    for message in history.iter_mut() {
+        if let Message::Tool { content, images, .. } = message
+            && !images.is_empty()
+        {
+            images.clear();
+            content.push_str("\n\n");
+            content.push_str(&note);
+        }
     }
 }
 

@@ -88,8 +88,28 @@ impl Estimator {
         for tool in &request.tools {
             b.tools += self.tool(&mut cache, tool);
         }
-        cache.messages.truncate(request.messages.len());
-        for (i, message) in request.messages.iter().enumerate() {
+        let history = self.counted(&mut cache, &request.messages);
+        b.history += history.history;
+        b.tool_results = history.tool_results;
+        b.attachments = history.attachments;
+        b
+    }
+
+    /// What [`Estimator::breakdown`] counts of `messages` sent as a request's history: the
+    /// history, tool results and attachments, the reply's priming included; no instructions
+    /// or tools (the service's meter takes those from the last request).
+    pub fn history(&self, messages: &[Message]) -> ContextBreakdown {
+        let mut cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut b = self.counted(&mut cache, messages);
+        b.history += PER_REQUEST;
+        b
+    }
+
+    /// The messages' counts, each from the cache while its fingerprint holds.
+    fn counted(&self, cache: &mut Cache, messages: &[Message]) -> ContextBreakdown {
+        let mut b = ContextBreakdown::default();
+        cache.messages.truncate(messages.len());
+        for (i, message) in messages.iter().enumerate() {
             let fp = message_fingerprint(message);
             let part = match cache.messages.get(i) {
                 Some((f, part)) if *f == fp => *part,
@@ -113,6 +133,12 @@ impl Estimator {
     /// The estimate of a list of messages alone (the service's "what is new since the report").
     pub fn messages(&self, messages: &[Message]) -> u64 {
         messages.iter().map(|m| self.message(m).total()).sum()
+    }
+
+    /// Tokens of one image `width` × `height` (`None`: its header does not say) as this model
+    /// family counts images: what a request's image part costs.
+    pub fn image(&self, size: Option<(u32, u32)>) -> u64 {
+        self.counter.image(size)
     }
 
     fn tool(&self, cache: &mut Cache, tool: &ToolSpec) -> u64 {
@@ -153,11 +179,12 @@ impl Estimator {
     }
 
     /// An attached file: an image as the API prices images, a PDF as its pages of text and
-    /// images (about 1,500 tokens a page, Anthropic's and Google's guidance), text as text.
-    fn part(&self, part: &Part) -> u64 {
+    /// images (about 1,500 tokens a page, Anthropic's and Google's guidance, [`pdf_tokens`]),
+    /// text as text.
+    pub fn part(&self, part: &Part) -> u64 {
         match part {
             Part::Image { image, .. } => self.counter.image(image_size(image)),
-            Part::Pdf { data, .. } => PER_MESSAGE + (data.len() as u64 * 3 / 4).div_ceil(PDF_BYTES_PER_TOKEN),
+            Part::Pdf { data, .. } => pdf_tokens(base64_len_decoded(data)),
             Part::Text { name, text, note, .. } => {
                 PER_MESSAGE
                     + self.counter.count(name)
@@ -172,6 +199,18 @@ impl Estimator {
 /// about 60 KB and costs about 1,500 tokens.
 const PDF_BYTES_PER_TOKEN: u64 = 40;
 
+/// Tokens of a PDF of `bytes` bytes sent as a document (see [`Estimator::part`]): known from
+/// its size alone, so a stored PDF is counted without reading it.
+pub fn pdf_tokens(bytes: u64) -> u64 {
+    PER_MESSAGE + bytes.div_ceil(PDF_BYTES_PER_TOKEN)
+}
+
+/// The bytes standard base64 `data` decodes to.
+fn base64_len_decoded(data: &str) -> u64 {
+    let padding = data.bytes().rev().take(2).filter(|&b| b == b'=').count();
+    (data.len() / 4 * 3 + data.len() % 4 * 3 / 4).saturating_sub(padding) as u64
+}
+
 /// The estimate of a request (its raw `breakdown`, whose total the engine compares with the
 /// report) on top of `reported`, if any: what was reported plus the difference of the two
 /// estimates, with the breakdown scaled to sum to it.
@@ -182,6 +221,13 @@ pub fn combine(breakdown: ContextBreakdown, reported: Option<ReportedContext>) -
     };
     let total = (r.prompt_tokens as i128 + raw as i128 - r.estimate as i128).max(0) as u64;
     ContextEstimate { total, breakdown: scaled(breakdown, total), estimated: false }
+}
+
+/// [`combine`] on the conversation's last report, handed in from before this request (the
+/// turn's first, or the meter's figure of it): it holds only while this request sends at least
+/// what that one did (after an edit the history is shorter, and it is not the base).
+pub fn combine_handed_in(breakdown: ContextBreakdown, reported: Option<ReportedContext>) -> ContextEstimate {
+    combine(breakdown, reported.filter(|r| breakdown.total() >= r.estimate))
 }
 
 /// Whether a reported prompt count is believable for a request estimated at `estimate`: not
@@ -274,8 +320,7 @@ impl Counting {
     }
 
     fn combine(&self, breakdown: ContextBreakdown) -> ContextEstimate {
-        let base = self.reported.filter(|r| !self.handed_in || breakdown.total() >= r.estimate);
-        combine(breakdown, base)
+        if self.handed_in { combine_handed_in(breakdown, self.reported) } else { combine(breakdown, self.reported) }
     }
 }
 
@@ -309,5 +354,33 @@ impl Machine<'_> {
             self.counting.reported = Some(ReportedContext { prompt_tokens: usage.prompt_tokens, estimate });
             self.counting.handed_in = false;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pdf_is_counted_by_its_bytes_whether_sent_or_stored() {
+        for n in [0usize, 1, 2, 3, 4, 5, 119, 120, 121, 60_000] {
+            let data = base64_of(n);
+            assert_eq!(base64_len_decoded(&data), n as u64, "{n} bytes");
+            let part = Part::Pdf { name: "f.pdf".into(), data };
+            let estimator = Estimator::new(Arc::new(CharEstimate::default()));
+            assert_eq!(estimator.part(&part), pdf_tokens(n as u64));
+        }
+        assert_eq!(pdf_tokens(60_000), PER_MESSAGE + 1_500);
+    }
+
+    /// Padded standard base64 of `n` zero bytes.
+    fn base64_of(n: usize) -> String {
+        let mut s = "A".repeat(n / 3 * 4);
+        match n % 3 {
+            1 => s.push_str("AA=="),
+            2 => s.push_str("AAA="),
+            _ => {}
+        }
+        s
     }
 }

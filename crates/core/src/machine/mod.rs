@@ -57,7 +57,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use context::{ContextEstimate, Estimator, believable, combine};
+pub use context::{ContextEstimate, Estimator, believable, combine, combine_handed_in, pdf_tokens};
 
 /// Something that happened, for the machine to decide about.
 #[derive(Debug)]

@@ -179,8 +179,9 @@ export class ChatSession {
   }
 
   /**
-   * The meter's figure before a new request: what the chat's last request was counted as plus
-   * its answer, for `provider`/`model` (`null`: the chat's). Kept as it was if it cannot be read.
+   * The meter's figure before a new request: what the next request sends before the new message
+   * (its attached files in the form `provider`/`model` takes them; `null`: the chat's), counted as
+   * that request will be. Kept as it was if it cannot be read.
    */
   async refreshContext(provider: string | null, model: string | null): Promise<void> {
     const id = this.conversationId;
