@@ -1,8 +1,11 @@
 //! Compacting before a request: when the next request would pass the threshold (a share of the
 //! window after the output reserve), older results are sent as stubs; if that is not enough,
 //! older messages are summarised by a model ([`Effect::Summarise`], answered by
-//! [`Input::Summarised`]) before the request goes out. A provider's own "too long" refusal
-//! compacts once more and asks again; a second refusal ends the turn saying what does not fit.
+//! [`Input::Summarised`]) before the request goes out: within that model's own window
+//! (`TurnOptions::summariser_context`), in pieces when they are more than one request of it
+//! holds, each piece's request carrying the summary so far (`crate::summarising`). A provider's
+//! own "too long" refusal compacts once more and asks again; a second refusal ends the turn
+//! saying what does not fit.
 //!
 //! Invariants: the history itself is never changed (a [`Compaction`] is how it is sent); a
 //! compaction is kept for every later request of the turn until the next one is needed, so the
