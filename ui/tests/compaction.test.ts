@@ -9,7 +9,7 @@ import App from '../src/App.svelte';
 import type { ChatEvent, StoredCompaction } from '../src/lib/ipc/bindings';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import { compactionScript, toStored } from '../src/lib/ipc/fake/golden';
-import { boundaryDetail, boundaryTitle, boundaryTooltip, compactedNotice, placeBoundaries, tokensChange, undoAll, type CompactionModel } from '../src/lib/model/compaction';
+import { boundaryDetail, boundaryTitle, boundaryTooltip, compactedNotice, groupFallback, groupItem, groupTitle, groupTokens, placeBoundaries, tokensChange, undoAll, type CompactionModel } from '../src/lib/model/compaction';
 import { fromStored, pendingAssistant, reduce, reduceAll } from '../src/lib/model/message';
 import { splitAtOffsets } from '../src/lib/model/offsets';
 import { AppState } from '../src/lib/state/app.svelte';
@@ -81,6 +81,28 @@ describe('the compaction model', () => {
     expect(boundaryTooltip(SUMMARY)).toContain('4 earlier messages are sent as a summary written by openai/gpt-4o-mini');
     expect(compactedNotice(null)).toBe('Nothing to compact: the conversation is already short.');
   });
+
+  it('several compactions at one place read as one: how many times, the whole range, each reason once', () => {
+    const second: CompactionModel = { ...SUMMARY, tokensBefore: 9_000, tokensAfter: 2_500 };
+    const third: CompactionModel = { ...SUMMARY, tokensBefore: 8_000, tokensAfter: 2_000, summariserFallback: 'The profile is gone.' };
+    const g = { all: [SUMMARY, second, third], latest: third };
+    expect(groupTitle(g)).toBe('Earlier messages summarised 3 times');
+    expect(groupTokens(g)).toMatch(/^12.400 → 2.000 tokens$/);
+    expect(groupFallback(g)).toBe('The profile is gone.');
+    expect(groupTitle({ all: [SUMMARY], latest: SUMMARY })).toBe('Earlier messages summarised');
+    const stubs: CompactionModel = { ...SUMMARY, compaction: { covered: 0, stubbed: ['c1'] } };
+    expect(groupTitle({ all: [stubs, stubs], latest: stubs })).toBe('Compacted 2 times: 1 older tool result shortened');
+    expect(groupTitle({ all: [stubs, SUMMARY], latest: SUMMARY })).toBe('Compacted 2 times: earlier messages summarised once');
+    expect(groupItem(second, 1)).toMatch(/^2\. Earlier messages summarised by openai\/gpt-4o-mini · 9.000 → 2.500 tokens$/);
+    expect(compactedNotice({ tokensBefore: 10, tokensAfter: 5, summariserFallback: 'The profile is gone.' })).toBe('Compacted: 10 → 5 tokens. The profile is gone.');
+  });
+
+  it('the fallback reason comes with the live event and the stored row alike', () => {
+    const e: ChatEvent = { type: 'compacted', compaction: SUMMARY.compaction, tokensBefore: 9, tokensAfter: 3, summariser: 'gpt-4o-mini', summariserFallback: 'Gone.', reason: 'threshold' };
+    expect(reduce(pendingAssistant('a1'), e).compactions[0]?.summariserFallback).toBe('Gone.');
+    const row: StoredCompaction = { id: 'k', messageId: 'a1', compaction: SUMMARY.compaction, tokensBefore: 9, tokensAfter: 3, reason: 'manual', summariserFallback: 'Gone.', createdAt: 1, undone: false };
+    expect(fromStored(toStored(pendingAssistant('a1'), 0, 0), [row]).compactions[0]?.summariserFallback).toBe('Gone.');
+  });
 });
 
 let writeText: ReturnType<typeof vi.fn<(text: string) => Promise<void>>>;
@@ -142,6 +164,41 @@ describe('the boundary in a conversation', () => {
     expect(screen.getByTestId('compaction-boundary').textContent).toBe(live);
     // Every message stays shown above it.
     expect(screen.getAllByTestId('message').length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('a turn that compacts three times shows one boundary saying so, each listed under it, the same after reopening', async () => {
+    const { app, id } = await start();
+    await sendAndWait(app, 'compact three times please');
+    const answer = screen.getAllByTestId('message').at(-1) as HTMLElement;
+    const boundaries = within(answer).getAllByTestId('compaction-boundary');
+    expect(boundaries).toHaveLength(1);
+    const boundary = boundaries[0]!;
+    expect(boundary.dataset.count).toBe('3');
+    expect(within(boundary).getByTestId('compaction-title').textContent).toBe('Earlier messages summarised 3 times');
+    // From before the first to after the last.
+    expect(within(boundary).getByTestId('compaction-tokens').textContent).toMatch(/^6.620 → 2.740 tokens$/);
+    await fireEvent.click(within(boundary).getByTestId('compaction-show-each'));
+    expect(within(boundary).getAllByTestId('compaction-each-item')).toHaveLength(3);
+    // The summary shown is the one in force: the latest.
+    await fireEvent.click(within(boundary).getByTestId('compaction-show-summary'));
+    expect(within(boundary).getByTestId('compaction-summary').textContent).toContain('(compacted 3 times)');
+    const live = within(boundary).getByTestId('compaction-title').textContent;
+    await app.open(id);
+    await waitFor(() => expect(screen.getAllByTestId('compaction-boundary')).toHaveLength(1));
+    expect(screen.getByTestId('compaction-title').textContent).toBe(live);
+    expect(screen.getByTestId('compaction-boundary').dataset.count).toBe('3');
+  });
+
+  it("when the picked summariser's profile is gone, the boundary says the chat's own model wrote it, live and reopened", async () => {
+    const { app, id } = await start();
+    await app.api.setChatSetup(id, { summariser: { kind: 'pick', provider: 'ollama', model: 'llama3.2' } });
+    await app.api.removeProvider('ollama');
+    await sendAndWait(app, 'compact please');
+    const fallback = await screen.findByTestId('compaction-fallback');
+    expect(fallback.textContent).toContain("The profile 'ollama' picked to write this chat's summaries no longer exists");
+    expect(fallback.textContent).toContain('writes summaries instead');
+    await app.open(id);
+    await waitFor(() => expect(screen.getByTestId('compaction-fallback').textContent).toContain("'ollama'"));
   });
 
   it('show the summary opens it inline, readable and copyable', async () => {
@@ -212,6 +269,17 @@ describe('Compact now', () => {
     expect(boundary.dataset.reason).toBe('manual');
     const last = screen.getAllByTestId('message').at(-1) as HTMLElement;
     expect(last.compareDocumentPosition(boundary) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+  });
+
+  it("when the picked summariser cannot be used, says so in the notice and on the boundary", async () => {
+    const { app, id } = await start();
+    await app.api.setChatSetup(id, { summariser: { kind: 'pick', provider: 'ollama', model: 'llama3.2' } });
+    await app.api.removeProvider('ollama');
+    const notify = vi.spyOn(app, 'notify');
+    await chooseMenu('compact');
+    const boundary = await screen.findByTestId('compaction-boundary');
+    expect(within(boundary).getByTestId('compaction-fallback').textContent).toContain("'ollama'");
+    expect(notify).toHaveBeenCalledWith(expect.stringMatching(/^Compacted: .* tokens\. The profile 'ollama' picked to write this chat's summaries no longer exists; .* writes summaries instead\.$/), 4000);
   });
 
   it('a summariser that fails changes nothing and says so', async () => {

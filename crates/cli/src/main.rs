@@ -507,6 +507,10 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
                     c.compaction.stubbed.len(),
                     if c.compaction.summary.is_some() { ", earlier messages summarised" } else { "" }
                 );
+                // The model picked for summaries could not be used: the person is told, not only the log.
+                if let Some(why) = &c.summariser_fallback {
+                    println!("Note: {}", render::safe(why));
+                }
             }
         }
         ConversationsCmd::Archive { id } => service.set_archived(&id, true)?,

@@ -99,3 +99,38 @@ async fn the_model_that_writes_summaries_is_picked_shown_and_cleared() {
     let shown = ok(&env, &["conversations", "summariser", &id, "--clear"]).await;
     assert!(shown.contains("(the chat's own model)"), "{shown}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_says_when_the_picked_summariser_cannot_be_used() {
+    let long = "The harbour ledger lists crates of tea, copper and indigo by date.\n".repeat(500);
+    let env = Env::new(Script::new([
+        Reply::text("one"),
+        Reply::text(long),
+        Reply::text("three"),
+        Reply::text("Own summary of the ledger."),
+    ]))
+    .await;
+    let (out, events) = env.chat_json(&["hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = conversation_id(&events);
+    ok(&env, &["chat", "--continue", "the ledger?"]).await;
+    ok(&env, &["chat", "--continue", "and then?"]).await;
+    let base = env.mock.base_url();
+    ok(&env, &["providers", "add", "cheap", "--base-url", &base, "--model", "small"]).await;
+    ok(&env, &["conversations", "summariser", &id, "--provider", "cheap", "--model", "small"]).await;
+    ok(&env, &["providers", "remove", "cheap"]).await;
+
+    let shown = ok(&env, &["conversations", "compact", &id]).await;
+    assert!(shown.starts_with("Compacted: "), "{shown}");
+    assert!(
+        shown.contains("Note: The profile 'cheap' picked to write this chat's summaries no longer exists")
+            && shown.contains("writes summaries instead"),
+        "{shown}"
+    );
+    let stored: serde_json::Value = {
+        let store = switchboard_store::Store::open(&env.db_path()).unwrap();
+        serde_json::to_value(store.compactions(&id).unwrap()).unwrap()
+    };
+    assert!(stored[0]["summariserFallback"].as_str().is_some_and(|w| w.contains("'cheap'")), "{stored}");
+    assert_eq!(stored[0]["compaction"]["summary"], "Own summary of the ledger.");
+}

@@ -1,8 +1,8 @@
 //! Compaction that loses nothing: what a compaction is, how it is applied to what is sent, and
-//! the pure decisions behind it (which results become stubs, where a summary cuts, what the
-//! summariser is asked). Pure: the machine (`machine/compact.rs`), the store's history and the
-//! service's "compact now" all use these same functions, so a rebuilt history sends exactly what
-//! the live turn sent.
+//! the pure decisions behind it (which results become stubs, where a summary cuts; what the
+//! summariser is asked is `crate::summarising`). Pure: the machine (`machine/compact.rs`), the
+//! store's history and the service's "compact now" all use these same functions, so a rebuilt
+//! history sends exactly what the live turn sent.
 //!
 //! A [`Compaction`] never changes the history it is applied to: it is a view. The first
 //! `covered` canonical messages are sent as one summary message (with every pinned message among
@@ -13,7 +13,7 @@
 //! messages), so the start of what is sent stays the same from one request to the next until the
 //! next compaction, and providers' prompt caches keep hitting.
 
-use crate::provider::{GenerationOptions, ProviderRequest, ToolChoice};
+use crate::provider::ProviderRequest;
 use crate::types::Message;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -267,77 +267,8 @@ pub fn cut(history: &[Message], from: usize, keep_tokens: u64) -> Option<usize> 
     best.filter(|&c| c > from && history[from..c].iter().any(|m| matches!(m, Message::Assistant { .. })))
 }
 
-/// The instructions of the summariser.
+/// The instructions of the summariser (its requests: `crate::summarising`).
 pub const SUMMARY_PROMPT: &str = "You compact a conversation between a person and an AI assistant that uses tools, so it can continue in a smaller context. Write a summary that another assistant can continue from without the original messages. Keep, exactly: names (people, files, places, products, identifiers), numbers and figures with their units, dates, every decision made and why, the person's requests and preferences, open questions and unfinished work, and for each tool call what the tool found (the facts, not only that it was called). Prefer lists; quote short key passages verbatim. Do not add anything that is not in the conversation. Write only the summary.";
-
-/// Chars of the conversation one summariser request may carry (a bound on its size).
-pub fn summariser_budget(threshold_tokens: u64) -> usize {
-    (threshold_tokens as usize).saturating_mul(3).max(4_000)
-}
-
-/// The request that summarises `history[from..to]` (after `previous`, the summary so far), on
-/// `model`, with tools off, bounded to `budget` chars of conversation: each result gets an equal
-/// share of what the messages leave, its beginning and its end.
-pub fn summariser_request(
-    model: &str,
-    previous: Option<&str>,
-    history: &[Message],
-    budget: usize,
-    generation: GenerationOptions,
-) -> ProviderRequest {
-    let mut text = String::new();
-    if let Some(previous) = previous {
-        text.push_str("Summary of what came before:\n");
-        text.push_str(previous);
-        text.push_str("\n\n");
-    }
-    text.push_str("Conversation to summarise:\n");
-    let fixed: usize = history.iter().filter(|m| !matches!(m, Message::Tool { .. })).map(message_chars).sum();
-    let results = history.iter().filter(|m| matches!(m, Message::Tool { .. })).count().max(1);
-    let share = budget.saturating_sub(fixed + text.len()).max(results * 400) / results;
-    for m in history {
-        match m {
-            Message::User { text: t, .. } => {
-                text.push_str("\nPERSON: ");
-                text.push_str(t);
-            }
-            Message::Assistant { text: t, tool_calls, .. } => {
-                text.push_str("\nASSISTANT: ");
-                text.push_str(t);
-                for c in tool_calls {
-                    text.push_str(&format!("\n[calls {} with {}]", c.name, c.arguments));
-                }
-            }
-            Message::Tool { name, content, is_error, .. } => {
-                let failed = if *is_error { " (failed)" } else { "" };
-                text.push_str(&format!("\nRESULT of {name}{failed}: "));
-                text.push_str(&shorten(content, share));
-            }
-        }
-    }
-    ProviderRequest {
-        model: model.to_owned(),
-        system: Some(SUMMARY_PROMPT.to_owned()),
-        messages: vec![Message::user(text)],
-        tools: Vec::new(),
-        tool_choice: ToolChoice::None,
-        options: GenerationOptions {
-            max_output_tokens: Some(generation.max_output_tokens.unwrap_or(2048).min(4096)),
-            ..generation
-        },
-    }
-}
-
-/// `text` whole when it fits `max` chars, else its beginning and end with the middle marked.
-fn shorten(text: &str, max: usize) -> String {
-    let n = text.chars().count();
-    if n <= max {
-        return text.to_owned();
-    }
-    let head: String = text.chars().take(max * 2 / 3).collect();
-    let tail: String = text.chars().skip(n - max / 3).collect();
-    format!("{head}\n[… {} characters left out …]\n{tail}", n - head.chars().count() - tail.chars().count())
-}
 
 #[cfg(test)]
 mod tests {
@@ -434,16 +365,6 @@ mod tests {
                 assert_eq!(claimed.count(), parts_sent(&c.apply(&h, &[0])), "covered {covered}, summary {summary:?}");
             }
         }
-    }
-
-    #[test]
-    fn the_summariser_request_is_bounded_and_keeps_each_results_beginning() {
-        let h = history(30);
-        let r = summariser_request("m", Some("before"), &h, 20_000, GenerationOptions::default());
-        let Message::User { text, .. } = &r.messages[0] else { panic!() };
-        assert!(text.len() < 40_000, "{}", text.len());
-        assert!(text.contains("fact 2\n") && text.contains("Summary of what came before:\nbefore"));
-        assert!(r.tools.is_empty() && r.tool_choice == ToolChoice::None);
     }
 
     #[test]

@@ -132,6 +132,12 @@ pub struct TurnOptions {
     pub summariser: Option<String>,
     /// The provider `summariser` runs on when it is another profile's; `None`: the turn's.
     pub summariser_provider: Option<SummariserProvider>,
+    /// The context limits of the model that writes summaries, when it is not the turn's own:
+    /// what it is sent fits its window (`crate::summarising`). `None`: the turn's `context`.
+    pub summariser_context: Option<ContextLimits>,
+    /// Why the model picked to write summaries is not used (the turn's own writes them): said on
+    /// each compaction that writes a summary ([`crate::ChatEvent::Compacted`]).
+    pub summariser_fallback: Option<String>,
     /// Counts the tokens of what is sent (the model family's tokenizer or a calibrated
     /// estimate); `None`: [`crate::tokens::CharEstimate`].
     pub counter: Option<Arc<dyn TokenCounter>>,
@@ -210,6 +216,8 @@ impl Default for TurnOptions {
             pinned: Vec::new(),
             summariser: None,
             summariser_provider: None,
+            summariser_context: None,
+            summariser_fallback: None,
             sampler: None,
         }
     }

@@ -396,6 +396,11 @@ pub enum ChatEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "ts", ts(optional))]
         usage: Option<Usage>,
+        /// Why the model picked to write summaries did not write this one (its profile is gone,
+        /// its key is refused, …): `summariser` is the chat's own model instead.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        summariser_fallback: Option<String>,
         /// Why.
         reason: CompactionReason,
     },

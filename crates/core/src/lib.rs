@@ -45,6 +45,7 @@ pub mod names;
 pub mod paging;
 pub mod policy;
 pub mod round;
+pub mod summarising;
 pub mod token_memo;
 pub mod tokens;
 pub mod visible;

@@ -102,10 +102,11 @@ fn sent(r: &ProviderRequest) -> usize {
 async fn a_long_tool_loop_compacts_between_rounds_and_every_request_fits() {
     let kit = Kit::new([big()]);
     let h = harness(&kit, Some(4000));
+    // A summary written in pieces keeps what the earlier pieces found (the summary so far).
     let provider = ScriptedProvider::new(model(20, |r: &ProviderRequest| {
         let Message::User { text, .. } = &r.messages[0] else { panic!() };
-        assert!(text.contains("fact 1 is 1001"), "the summariser reads what each tool found");
-        vec![delta("Round 2 found: fact 1 is 1001."), Ok(ProviderEvent::Usage(USAGE)), finish(StopReason::Stop)]
+        let summary = if text.contains("fact 1 is 1001") { "Round 2 found: fact 1 is 1001." } else { "Nothing yet." };
+        vec![delta(summary), Ok(ProviderEvent::Usage(USAGE)), finish(StopReason::Stop)]
     }));
     let ran = h.run(&provider).await;
     assert_eq!(ran.finish_reason(), FinishReason::Stop, "{:?}", ran.events.last());
@@ -134,6 +135,48 @@ async fn a_long_tool_loop_compacts_between_rounds_and_every_request_fits() {
 }
 
 #[tokio::test]
+async fn a_summariser_with_a_smaller_window_gets_pieces_that_fit_it_and_the_fallback_is_told() {
+    // Results too short to stub: only a summary makes room.
+    let schema = json!({ "type": "object", "properties": { "n": { "type": "integer" } }, "required": ["n"] });
+    let short = TestTool::new(ToolDef::new("big", "A short page.", schema), |args, _ctx| async move {
+        let n = args["n"].as_u64().unwrap_or(0);
+        Ok(ToolOutput::text(format!("fact {n} is {}\n{}", 1000 + n, "lorem ipsum ".repeat(45))))
+    });
+    let kit = Kit::new([short]);
+    let mut h = harness(&kit, Some(6_000));
+    h.options.max_iterations = Some(50);
+    let small = 3_000;
+    h.options.summariser = Some("small".into());
+    h.options.summariser_context = Some(ContextLimits::bounded(Some(small), None, 0.8));
+    h.options.summariser_fallback = Some("The profile 'cheap' cannot be used".into());
+    let provider = ScriptedProvider::new(model(36, |r: &ProviderRequest| {
+        let Message::User { text, .. } = &r.messages[0] else { panic!() };
+        let facts: Vec<&str> = text.lines().filter(|l| l.contains("fact ")).collect();
+        vec![delta(&facts.join("\n")), finish(StopReason::Stop)]
+    }));
+    let ran = h.run(&provider).await;
+    assert_eq!(ran.finish_reason(), FinishReason::Stop, "{:?}", ran.events.last());
+    let summaries: Vec<&ProviderRequest> = ran.requests.iter().filter(|r| is_summariser(r)).collect();
+    assert!(summaries.len() > 1, "the part to summarise is more than one request of the small window");
+    for r in &summaries {
+        assert_eq!(r.model, "small");
+        let output = u64::from(r.options.max_output_tokens.unwrap());
+        assert!(sent(r) as u64 + output <= small, "{} + {output} tokens passed the summariser's {small}", sent(r));
+    }
+    let (with_summary, ..) = compactions(&ran).into_iter().find(|(c, ..)| c.summary.is_some()).unwrap();
+    // The results it covers are at 2, 4, …: each one's fact is in the summary.
+    let summary = with_summary.summary.as_deref().unwrap();
+    let covered = (0..40).filter(|n| 2 + 2 * n < with_summary.covered as usize).collect::<Vec<_>>();
+    assert!(covered.len() > 1, "{covered:?}");
+    assert!(covered.iter().all(|n| summary.contains(&format!("fact {n} is"))), "nothing lost: {summary}");
+    let fallback = ran.events.iter().find_map(|e| match e {
+        ChatEvent::Compacted { summariser_fallback: Some(why), summariser: Some(_), .. } => Some(why.clone()),
+        _ => None,
+    });
+    assert_eq!(fallback.as_deref(), Some("The profile 'cheap' cannot be used"), "the compaction says why");
+}
+
+#[tokio::test]
 async fn a_compaction_is_kept_so_the_start_of_what_is_sent_is_stable() {
     let kit = Kit::new([big()]);
     let h = harness(&kit, Some(4000));
@@ -149,7 +192,8 @@ async fn a_compaction_is_kept_so_the_start_of_what_is_sent_is_stable() {
     }
     let compacted = compactions(&ran).len();
     assert_eq!(stable + compacted, requests.len() - 1, "a request differs from the one before only by a compaction");
-    assert!(ran.requests.iter().filter(|r| is_summariser(r)).count() <= compacted);
+    let pieces = switchboard_core::summarising::MAX_PIECES;
+    assert!(ran.requests.iter().filter(|r| is_summariser(r)).count() <= compacted * pieces);
 }
 
 #[tokio::test]

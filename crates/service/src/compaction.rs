@@ -12,6 +12,7 @@ use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
 use switchboard_core::compaction::{self, Compaction};
+use switchboard_core::summarising::{self, SummaryBudget};
 use switchboard_core::{CompactionReason, ErrorKind, Message, ProviderEvent, ProviderRequest, Usage};
 use switchboard_store::{NewCompaction, StoredCompaction};
 
@@ -41,7 +42,9 @@ impl Service {
     }
 
     /// Compacts the conversation now: older results become stubs, and everything before the
-    /// latest question or round is summarised by the chat's summariser. Answers the stored compaction.
+    /// latest question or round is summarised by the chat's summariser (within its own window, in
+    /// pieces when it is long). Answers the stored compaction, which says why when the picked
+    /// summariser could not be used (`summariser_fallback`).
     pub async fn compact_conversation(&self, conversation_id: &str) -> Result<StoredCompaction> {
         let store = &self.inner.store;
         store.ensure_idle(conversation_id)?;
@@ -76,30 +79,58 @@ impl Service {
             }
             return self.store_compaction(conversation_id, &head, &next, before, sent(&next), None);
         };
-        let picked = self.chat_summariser(conversation_id, &resolved.profile, &resolved.model, &keys)?;
+        let settings = self.settings()?;
+        let picked = self.chat_summariser(conversation_id, &resolved.profile, &resolved.model, &keys, &settings)?;
         if let Some(why) = &picked.notice {
             tracing::warn!("{why}");
         }
         let model = picked.model.unwrap_or_else(|| resolved.model.clone());
         let provider = picked.provider.unwrap_or_else(|| Arc::from(resolved.provider));
-        let request = compaction::summariser_request(
-            &model,
-            next.summary.as_deref(),
-            &turn.messages[from..to],
-            compaction::summariser_budget(limit),
-            Default::default(),
-        );
-        let (text, usage) = tokio::time::timeout(TIMEOUT, summarise(&*provider, request))
-            .await
-            .map_err(|_| Error::new(ErrorKind::Timeout, "The summary took too long; the conversation is unchanged."))?
-            .map_err(|e| {
-                let mut e = Error::from(e);
-                e.message = format!(
-                    "{} The conversation is unchanged.",
-                    keys.redactor().redact(&e.message).trim_end_matches('.')
-                );
-                e
-            })?;
+        // What the summariser is sent fits its own window, in pieces when it is long.
+        let generation = Default::default();
+        let planned = SummaryBudget::new(&picked.limits.unwrap_or(limits), &generation).and_then(|budget| {
+            let previous = next.summary.as_deref().map_or(0, str::len);
+            summarising::pieces(previous, &turn.messages[from..to], &budget).map(|p| (budget, p))
+        });
+        let Some((budget, pieces)) = planned else {
+            if next == turn.compaction {
+                return Err(Error::new(
+                    ErrorKind::Config,
+                    format!(
+                        "The context window of {model} is too small to write a summary in; the conversation is unchanged."
+                    ),
+                ));
+            }
+            return self.store_compaction(conversation_id, &head, &next, before, sent(&next), None);
+        };
+        let to = from + pieces.through;
+        let count = pieces.texts.len();
+        // Each piece's request carries the summary so far (the one in force, to start with).
+        let (mut text, mut usage) = (next.summary.clone(), Usage::default());
+        for (index, piece) in pieces.texts.iter().enumerate() {
+            let request =
+                summarising::piece_request(&model, text.as_deref(), piece, (index, count), &budget, generation);
+            let (written, used) = tokio::time::timeout(TIMEOUT, summarise(&*provider, request))
+                .await
+                .map_err(|_| {
+                    Error::new(ErrorKind::Timeout, "The summary took too long; the conversation is unchanged.")
+                })?
+                .map_err(|e| {
+                    let mut e = Error::from(e);
+                    e.message = format!(
+                        "{} The conversation is unchanged.",
+                        keys.redactor().redact(&e.message).trim_end_matches('.')
+                    );
+                    e
+                })?;
+            usage.add(&used);
+            if written.trim().is_empty() {
+                text = None;
+                break;
+            }
+            text = Some(written.trim().to_owned());
+        }
+        let text = text.unwrap_or_default();
         let text = keys.redactor().redact(text.trim()).into_owned();
         if text.is_empty() {
             return Err(Error::new(
@@ -117,7 +148,8 @@ impl Service {
             next.quoted.push(q as u32);
         }
         let after = sent(&next);
-        self.store_compaction(conversation_id, &head, &next, before, after, Some((&model, &usage)))
+        let summariser = Summariser { model: &model, usage: &usage, fallback: picked.notice.as_deref() };
+        self.store_compaction(conversation_id, &head, &next, before, after, Some(summariser))
     }
 
     fn store_compaction(
@@ -127,19 +159,28 @@ impl Service {
         next: &Compaction,
         before: u64,
         after: u64,
-        summariser: Option<(&str, &Usage)>,
+        summariser: Option<Summariser<'_>>,
     ) -> Result<StoredCompaction> {
         let new = NewCompaction {
             compaction: next,
             tokens_before: before,
             tokens_after: after,
             reason: CompactionReason::Manual,
-            summariser: summariser.map(|(m, _)| m),
-            usage: summariser.map(|(_, u)| u).filter(|u| !u.is_empty()),
+            summariser: summariser.map(|s| s.model),
+            usage: summariser.map(|s| s.usage).filter(|u| !u.is_empty()),
+            summariser_fallback: summariser.and_then(|s| s.fallback),
         };
         let id = self.inner.store.record_compaction(head, &new)?;
         Ok(self.inner.store.compaction(conversation_id, &id)?)
     }
+}
+
+/// Who wrote a summary, what it used, and why it was not the model picked for it.
+#[derive(Clone, Copy)]
+struct Summariser<'a> {
+    model: &'a str,
+    usage: &'a Usage,
+    fallback: Option<&'a str>,
 }
 
 /// Estimated tokens of a history.

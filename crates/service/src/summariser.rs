@@ -2,13 +2,20 @@
 //! setup (`ChatSetup::summariser`). Resolved once per turn, from the turn's keys
 //! ([`TurnKeys`]), for the person's turns ([`Service::build_turn`]) and "Compact now" alike.
 //!
-//! Invariant: a pick that can no longer be used (its profile deleted, its key refused) never
-//! fails the turn: the chat's own model writes the summary and a notice says why.
+//! The pick's context limits are resolved as the chat's are (`Service::context_limits`: the
+//! profile's override, the catalogue, the server's listing), so what it is sent fits its own
+//! window (`switchboard_core::summarising`), not the chat's.
+//!
+//! Invariant: a pick that can no longer be used (its profile deleted, its key refused, a window
+//! too small to write a summary in) never fails the turn: the chat's own model writes the summary
+//! and the compaction says why (`summariser_fallback` on its event and stored row).
 
 use crate::keys::TurnKeys;
+use crate::settings::Settings;
 use crate::{Result, Service};
 use std::sync::Arc;
-use switchboard_core::Provider;
+use switchboard_core::summarising::SummaryBudget;
+use switchboard_core::{ContextLimits, Provider};
 use switchboard_store::ProviderProfile;
 
 /// The summariser a turn runs with.
@@ -18,6 +25,8 @@ pub(crate) struct ChatSummariser {
     pub(crate) model: Option<String>,
     /// The provider it runs on; `None`: the turn's.
     pub(crate) provider: Option<Arc<dyn Provider>>,
+    /// Its context limits when it is not the turn's model; `None`: the turn's.
+    pub(crate) limits: Option<ContextLimits>,
     /// Why the pick is not used (the chat's own model writes summaries instead).
     pub(crate) notice: Option<String>,
 }
@@ -31,28 +40,44 @@ impl Service {
         profile: &ProviderProfile,
         model: &str,
         keys: &TurnKeys,
+        settings: &Settings,
     ) -> Result<ChatSummariser> {
         let Some(pick) = self.inner.store.chat_setup(conversation_id)?.summariser else {
             return Ok(ChatSummariser::default());
         };
-        if pick.provider == profile.name {
-            let model = (pick.model != model).then_some(pick.model);
-            return Ok(ChatSummariser { model, ..ChatSummariser::default() });
-        }
         let fallback = |why: String| ChatSummariser {
             notice: Some(format!("{why}; this chat's own model ({model}) writes summaries instead.")),
             ..ChatSummariser::default()
         };
-        let Some(other) = self.inner.store.provider(&pick.provider)? else {
+        let same = pick.provider == profile.name;
+        if same && pick.model == model {
+            return Ok(ChatSummariser::default());
+        }
+        let other = if same { Some(profile.clone()) } else { self.inner.store.provider(&pick.provider)? };
+        let Some(other) = other else {
             return Ok(fallback(format!(
                 "The profile '{}' picked to write this chat's summaries no longer exists",
                 pick.provider
             )));
         };
+        let limits = self.context_limits(&other, &pick.model, settings);
+        if SummaryBudget::new(&limits, &Default::default()).is_none() {
+            let window = limits.window.map_or_else(|| "unknown".to_owned(), switchboard_core::tokens::thousands);
+            return Ok(fallback(format!(
+                "The context window of {} ({window} tokens) is too small to write this chat's summaries in",
+                pick.model
+            )));
+        }
+        if same {
+            return Ok(ChatSummariser { model: Some(pick.model), limits: Some(limits), ..ChatSummariser::default() });
+        }
         match self.provider_factory().provider_with(&other, keys) {
-            Ok(provider) => {
-                Ok(ChatSummariser { model: Some(pick.model), provider: Some(Arc::from(provider)), notice: None })
-            }
+            Ok(provider) => Ok(ChatSummariser {
+                model: Some(pick.model),
+                provider: Some(Arc::from(provider)),
+                limits: Some(limits),
+                notice: None,
+            }),
             Err(e) => Ok(fallback(format!(
                 "The profile '{}' picked to write this chat's summaries cannot be used ({})",
                 pick.provider,

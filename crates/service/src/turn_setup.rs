@@ -100,7 +100,9 @@ impl Service {
         let known = destinations.iter().map(|d| d[CHAT_DESTINATION_PREFIX.len()..].to_owned()).collect();
         // The chat's pick writes its summaries (a sub-agent's: its own model).
         let summariser = match spec.asker {
-            Asker::Person => self.chat_summariser(spec.conversation_id, spec.profile, spec.model, spec.keys)?,
+            Asker::Person => {
+                self.chat_summariser(spec.conversation_id, spec.profile, spec.model, spec.keys, spec.settings)?
+            }
             Asker::Agent { .. } => Default::default(),
         };
         let options = TurnOptions {
@@ -112,9 +114,11 @@ impl Service {
             // cannot see (the person's attachments are refused before sending, `turn_parts`).
             tool_images_left_out: (caps.images == Some(false))
                 .then(|| crate::turn_parts::tool_images_left_out(spec.model)),
-            unavailable: setup.unavailable.into_iter().chain(summariser.notice).collect(),
+            unavailable: setup.unavailable.into_iter().chain(summariser.notice.clone()).collect(),
             summariser: summariser.model,
             summariser_provider: summariser.provider.map(switchboard_core::SummariserProvider),
+            summariser_context: summariser.limits,
+            summariser_fallback: summariser.notice,
             // What each request costs (None: unknown; a local server is free).
             prices: self.model_spec(spec.profile, spec.model).spec.prices,
             context: self.context_limits(spec.profile, spec.model, spec.settings),

@@ -557,7 +557,15 @@ impl EventSink for Recorder {
                 }
                 ("usage", self.usage(&total))
             }
-            ChatEvent::Compacted { compaction, tokens_before, tokens_after, summariser, usage, reason } => {
+            ChatEvent::Compacted {
+                compaction,
+                tokens_before,
+                tokens_after,
+                summariser,
+                usage,
+                summariser_fallback,
+                reason,
+            } => {
                 // What it covers of this turn is durable before the row that covers it.
                 self.checkpoint(&mut st);
                 let new = crate::store::NewCompaction {
@@ -567,6 +575,7 @@ impl EventSink for Recorder {
                     reason,
                     summariser: summariser.as_deref(),
                     usage: usage.as_ref(),
+                    summariser_fallback: summariser_fallback.as_deref(),
                 };
                 ("compaction", self.store.record_compaction(&self.message_id, &new).map(drop))
             }

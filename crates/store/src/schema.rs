@@ -376,6 +376,11 @@ pub const MIGRATIONS: &[&str] = &[
         DELETE FROM search_index WHERE rowid = old.rowid + 4398046511104;
     END;
     "#,
+    // 16: why the model picked to write a chat's summaries did not write a compaction's summary
+    // (its profile gone, its key refused, …; the chat's own model wrote it), shown on its boundary.
+    r#"
+    ALTER TABLE compactions ADD COLUMN summariser_fallback TEXT;
+    "#,
 ];
 
 /// The schema version this build creates and understands.

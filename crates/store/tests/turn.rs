@@ -694,6 +694,7 @@ fn a_compaction_is_a_row_the_next_turn_applies_and_undo_leaves_out() {
         tokens_after: 100,
         summariser: Some("m-1".into()),
         usage: Some(usage(10, 5)),
+        summariser_fallback: Some("The profile 'cheap' no longer exists".into()),
         reason: CompactionReason::Threshold,
     });
     rec.emit(text("done"));
@@ -717,6 +718,7 @@ fn a_compaction_is_a_row_the_next_turn_applies_and_undo_leaves_out() {
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].through_message_id.as_deref(), Some(rows.message_id.as_str()));
     assert_eq!((listed[0].tokens_before, listed[0].summariser.as_deref()), (900, Some("m-1")));
+    assert_eq!(listed[0].summariser_fallback.as_deref(), Some("The profile 'cheap' no longer exists"), "kept");
     assert_eq!(
         store.compaction(&next.conversation_id, &listed[0].id).unwrap().compaction.summary.as_deref(),
         Some("c1 found x")

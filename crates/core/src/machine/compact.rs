@@ -1,8 +1,11 @@
 //! Compacting before a request: when the next request would pass the threshold (a share of the
 //! window after the output reserve), older results are sent as stubs; if that is not enough,
 //! older messages are summarised by a model ([`Effect::Summarise`], answered by
-//! [`Input::Summarised`]) before the request goes out. A provider's own "too long" refusal
-//! compacts once more and asks again; a second refusal ends the turn saying what does not fit.
+//! [`Input::Summarised`]) before the request goes out: within that model's own window
+//! (`TurnOptions::summariser_context`), in pieces when they are more than one request of it
+//! holds, each piece's request carrying the summary so far (`crate::summarising`). A provider's
+//! own "too long" refusal compacts once more and asks again; a second refusal ends the turn
+//! saying what does not fit.
 //!
 //! Invariants: the history itself is never changed (a [`Compaction`] is how it is sent); a
 //! compaction is kept for every later request of the turn until the next one is needed, so the
@@ -15,6 +18,7 @@ use super::{Effect, Machine, Phase};
 use crate::compaction::{self, Compaction, DEFAULT_WINDOW};
 use crate::error::{ErrorKind, ProviderError};
 use crate::event::{ChatEvent, CompactionReason, FinishReason, NoticeKind};
+use crate::summarising::{self, SummaryBudget};
 use crate::types::{Message, Usage};
 
 /// What the summariser answered.
@@ -26,12 +30,19 @@ pub struct Summary {
     pub usage: Usage,
 }
 
-/// A summary asked for and not yet answered.
+/// A summary asked for and not yet answered (written in pieces when it is long:
+/// `crate::summarising`).
 pub(super) struct Pending {
     next: Compaction,
     to: usize,
     before: u64,
     reason: CompactionReason,
+    /// The pieces still to summarise after the one asked for, and how many there are in all.
+    rest: std::vec::IntoIter<String>,
+    count: usize,
+    budget: SummaryBudget,
+    /// What the pieces answered so far used.
+    usage: Usage,
 }
 
 /// What a compaction check did.
@@ -97,31 +108,75 @@ impl Machine<'_> {
             self.commit(next, before, after, None, reason, out);
             return Compacted::Changed;
         };
-        let model = self.options.summariser.clone().unwrap_or_else(|| self.model.clone());
-        let request = compaction::summariser_request(
+        // Budgeted with the summariser's own window (a smaller model's, when it is another).
+        let limits = self.options.summariser_context.unwrap_or(self.options.context);
+        let planned = SummaryBudget::new(&limits, &self.options.generation).and_then(|budget| {
+            let previous = next.summary.as_deref().map_or(0, str::len);
+            summarising::pieces(previous, &self.history[from..to], &budget).map(|p| (budget, p))
+        });
+        let Some((budget, pieces)) = planned else {
+            if added.is_empty() {
+                return Compacted::Unchanged;
+            }
+            self.commit(next, before, after, None, reason, out);
+            return Compacted::Changed;
+        };
+        let to = from + pieces.through;
+        let count = pieces.texts.len();
+        let mut rest = pieces.texts.into_iter();
+        let first = rest.next().unwrap_or_default();
+        let model = self.summariser_model();
+        let request = summarising::piece_request(
             &model,
             next.summary.as_deref(),
-            &self.history[from..to],
-            compaction::summariser_budget(limit),
+            &first,
+            (0, count),
+            &budget,
             self.options.generation,
         );
-        self.pending = Some(Pending { next, to, before, reason });
+        self.pending = Some(Pending { next, to, before, reason, rest, count, budget, usage: Usage::default() });
         self.phase = Phase::Compacting;
         out.push(Effect::Flush);
         out.push(Effect::Summarise { request });
         Compacted::Waiting
     }
 
-    /// The summariser answered: the compaction is complete (or, when it failed, only its stubs
-    /// are kept), and the request goes out.
+    fn summariser_model(&self) -> String {
+        self.options.summariser.clone().unwrap_or_else(|| self.model.clone())
+    }
+
+    /// The summariser answered: the next piece is asked for with the summary so far, or, after
+    /// the last, the compaction is complete (or, when it failed, only its stubs are kept), and
+    /// the request goes out.
     pub(super) fn on_summary(&mut self, result: Result<Summary, ProviderError>, out: &mut Vec<Effect>) {
-        let Some(Pending { mut next, to, before, reason }) = self.pending.take() else {
+        let Some(Pending { mut next, to, before, reason, mut rest, count, budget, mut usage }) = self.pending.take()
+        else {
             return self.start_attempt(out);
         };
-        let model = self.options.summariser.clone().unwrap_or_else(|| self.model.clone());
+        let model = self.summariser_model();
+        if let Ok(summary) = &result
+            && !summary.text.trim().is_empty()
+            && let Some(piece) = rest.next()
+        {
+            self.usage.add(&summary.usage);
+            usage.add(&summary.usage);
+            let index = count - rest.len() - 1;
+            let request = summarising::piece_request(
+                &model,
+                Some(summary.text.trim()),
+                &piece,
+                (index, count),
+                &budget,
+                self.options.generation,
+            );
+            self.pending = Some(Pending { next, to, before, reason, rest, count, budget, usage });
+            out.push(Effect::Summarise { request });
+            return;
+        }
         let failed = match result {
             Ok(summary) if !summary.text.trim().is_empty() => {
                 self.usage.add(&summary.usage);
+                usage.add(&summary.usage);
                 next.covered = to as u32;
                 next.summary = Some(summary.text.trim().to_owned());
                 // The question this turn answers stays in its own words.
@@ -131,13 +186,13 @@ impl Machine<'_> {
                     next.quoted.push(q as u32);
                 }
                 let after = self.estimate_with(&next);
-                let usage = (!summary.usage.is_empty()).then_some(summary.usage);
                 out.push(Effect::Emit(ChatEvent::Compacted {
                     compaction: next.clone(),
                     tokens_before: before,
                     tokens_after: after,
                     summariser: Some(model),
-                    usage,
+                    usage: (!usage.is_empty()).then_some(usage),
+                    summariser_fallback: self.options.summariser_fallback.clone(),
                     reason,
                 }));
                 self.compaction = next.clone();
@@ -179,6 +234,7 @@ impl Machine<'_> {
             tokens_after: after,
             summariser,
             usage: None,
+            summariser_fallback: None,
             reason,
         }));
         self.compaction = next;

@@ -43,6 +43,11 @@ pub struct StoredCompaction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub usage: Option<Usage>,
+    /// Why the model picked to write the chat's summaries did not write this one (`summariser`
+    /// is the chat's own model instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub summariser_fallback: Option<String>,
     /// Unix millis.
     pub created_at: i64,
     /// Undone: the full history is sent again.
@@ -64,6 +69,8 @@ pub struct NewCompaction<'a> {
     pub summariser: Option<&'a str>,
     /// What writing it used.
     pub usage: Option<&'a Usage>,
+    /// Why the picked summariser did not write it.
+    pub summariser_fallback: Option<&'a str>,
 }
 
 /// The history a turn starts from, with what the loop needs to send it as the live turn did.
@@ -83,7 +90,7 @@ pub struct TurnHistory {
 }
 
 const COLUMNS: &str = "id, message_id, covered, summary, stubbed, quoted, tokens_before, tokens_after, reason,
-                       summariser, usage, created_at, undone";
+                       summariser, usage, created_at, undone, summariser_fallback";
 
 impl Store {
     /// Stores a compaction made during (or, for "compact now", after) the message `message_id`.
@@ -97,8 +104,9 @@ impl Store {
         let reason = serde_json::to_value(new.reason).ok().and_then(|v| v.as_str().map(str::to_owned));
         let n = self.conn().execute(
             "INSERT INTO compactions (id, conversation_id, message_id, covered, summary, stubbed, quoted,
-                                      tokens_before, tokens_after, reason, summariser, usage, created_at)
-             SELECT ?1, conversation_id, id, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12 FROM messages WHERE id = ?2",
+                                      tokens_before, tokens_after, reason, summariser, usage, created_at,
+                                      summariser_fallback)
+             SELECT ?1, conversation_id, id, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13 FROM messages WHERE id = ?2",
             rusqlite::params![
                 id,
                 message_id,
@@ -112,6 +120,7 @@ impl Store {
                 new.summariser,
                 usage,
                 super::now_millis(),
+                new.summariser_fallback,
             ],
         )?;
         if n == 0 {
@@ -215,6 +224,7 @@ impl Store {
                 usage: usage.and_then(|u| serde_json::from_str(&u).ok()),
                 created_at: r.get(11)?,
                 undone: r.get(12)?,
+                summariser_fallback: r.get(13)?,
             })
         })?;
         let rows = rows.collect::<rusqlite::Result<Vec<_>>>()?;

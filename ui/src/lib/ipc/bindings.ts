@@ -556,6 +556,11 @@ summariser?: string,
  */
 usage?: Usage, 
 /**
+ * Why the model picked to write summaries did not write this one (its profile is gone,
+ * its key is refused, …): `summariser` is the chat's own model instead.
+ */
+summariserFallback?: string, 
+/**
  * Why.
  */
 reason: CompactionReason, } | { "type": "context", 
@@ -1002,6 +1007,11 @@ summariser?: string,
  * What writing it used.
  */
 usage?: Usage, 
+/**
+ * Why the model picked to write the chat's summaries did not write this one (`summariser`
+ * is the chat's own model instead).
+ */
+summariserFallback?: string, 
 /**
  * Unix millis.
  */

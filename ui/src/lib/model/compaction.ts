@@ -14,8 +14,11 @@ import type { ChatEvent, CompactionReason, StoredCompaction } from '../ipc/bindi
 import { formatCount } from '../util/format';
 import type { Part, Placed } from './offsets';
 
-/** What the live event and the stored row both say (the row's id, times and the summariser's usage are the store's). */
-export type CompactionModel = Pick<StoredCompaction, 'compaction' | 'tokensBefore' | 'tokensAfter' | 'summariser' | 'reason' | 'undone'>;
+/**
+ * What the live event and the stored row both say (the row's id, times and the summariser's usage are the store's).
+ * `summariserFallback`: why the model picked to write the chat's summaries did not write this one (the chat's own did).
+ */
+export type CompactionModel = Pick<StoredCompaction, 'compaction' | 'tokensBefore' | 'tokensAfter' | 'summariser' | 'summariserFallback' | 'reason' | 'undone'>;
 
 /** The model of a live `compacted` event. */
 export function compactionFromEvent(e: Extract<ChatEvent, { type: 'compacted' }>): CompactionModel {
@@ -24,6 +27,7 @@ export function compactionFromEvent(e: Extract<ChatEvent, { type: 'compacted' }>
     tokensBefore: e.tokensBefore,
     tokensAfter: e.tokensAfter,
     ...(e.summariser !== undefined ? { summariser: e.summariser } : {}),
+    ...(e.summariserFallback !== undefined ? { summariserFallback: e.summariserFallback } : {}),
     reason: e.reason,
     undone: false,
   };
@@ -36,6 +40,7 @@ export function compactionFromStored(c: StoredCompaction): CompactionModel {
     tokensBefore: c.tokensBefore,
     tokensAfter: c.tokensAfter,
     ...(c.summariser !== undefined ? { summariser: c.summariser } : {}),
+    ...(c.summariserFallback !== undefined ? { summariserFallback: c.summariserFallback } : {}),
     reason: c.reason,
     undone: c.undone,
   };
@@ -121,8 +126,47 @@ export function boundaryTooltip(c: CompactionModel): string {
   return `${WHY[c.reason]}: ${what.join('; ')} (${tokensChange(c)}). Nothing is deleted: every message above stays stored and shown. Pinned messages are never summarised.`;
 }
 
-/** The words after "Compact now" finished. */
-export function compactedNotice(c: Pick<CompactionModel, 'tokensBefore' | 'tokensAfter'> | null): string {
+/** The words after "Compact now" finished (and why the picked summariser did not write it, when it did not). */
+export function compactedNotice(c: Pick<CompactionModel, 'tokensBefore' | 'tokensAfter' | 'summariserFallback'> | null): string {
   if (!c) return 'Nothing to compact: the conversation is already short.';
-  return `Compacted: ${tokensChange(c)}.`;
+  return `Compacted: ${tokensChange(c)}.${c.summariserFallback ? ` ${c.summariserFallback}` : ''}`;
+}
+
+/**
+ * Compactions that sit at the same place (one turn that compacted several times between rounds
+ * drawn as one group of cards), as one boundary: the latest is the one in force (compactions are
+ * cumulative), the first says where the range starts.
+ */
+export interface BoundaryGroup {
+  /** Oldest first; never empty. */
+  all: CompactionModel[];
+  /** The latest: what is sent now (its summary is the one shown). */
+  latest: CompactionModel;
+}
+
+/** The group's line: the single boundary's title, or how many times it compacted and what it did in all. */
+export function groupTitle(g: BoundaryGroup): string {
+  const n = g.all.length;
+  if (n === 1) return boundaryTitle(g.latest);
+  const summaries = g.all.filter((c) => summaryOf(c) !== null).length;
+  if (summaries === n) return `Earlier messages summarised ${n} times`;
+  if (summaries === 0) return `Compacted ${n} times: ${plural(stubCount(g.latest), 'older tool result', 'older tool results')} shortened`;
+  return `Compacted ${n} times: earlier messages summarised ${summaries === 1 ? 'once' : `${summaries} times`}`;
+}
+
+/** The group's tokens: before the first compaction → after the last. */
+export function groupTokens(g: BoundaryGroup): string {
+  return tokensChange({ tokensBefore: g.all[0]!.tokensBefore, tokensAfter: g.latest.tokensAfter });
+}
+
+/** Why the picked summariser did not write these summaries (each reason once), or null. */
+export function groupFallback(g: BoundaryGroup): string | null {
+  const reasons = [...new Set(g.all.map((c) => c.summariserFallback).filter((r): r is string => !!r))];
+  return reasons.length ? reasons.join(' ') : null;
+}
+
+/** One line of the group's details: the nth compaction, what it did and its tokens. */
+export function groupItem(c: CompactionModel, i: number): string {
+  const by = summaryOf(c) !== null && c.summariser ? ` by ${c.summariser}` : '';
+  return `${i + 1}. ${boundaryTitle(c)}${by} · ${tokensChange(c)}`;
 }

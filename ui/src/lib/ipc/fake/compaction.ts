@@ -35,6 +35,21 @@ function summarise(messages: readonly StoredMessage[]): string {
   return `Summary of ${messages.length} earlier message${messages.length === 1 ? '' : 's'}:\n${lines.join('\n')}`;
 }
 
+/**
+ * Who writes `c`'s summaries, as the service resolves it: the model picked for them, or, when none
+ * is picked, the chat's own; a pick whose profile no longer exists falls back to the chat's own
+ * model and says why (carried on the compaction, as the service does).
+ */
+export function summariserOf(st: FakeState, c: FakeConversation, provider: string, model: string): { name: string; fallback?: string } {
+  const pick = c.setup?.summariser;
+  if (!pick) return { name: `${provider}/${model}` };
+  if (st.profiles.some((p) => p.name === pick.provider)) return { name: `${pick.provider}/${pick.model}` };
+  return {
+    name: `${provider}/${model}`,
+    fallback: `The profile '${pick.provider}' picked to write this chat's summaries no longer exists; this chat's own model (${model}) writes summaries instead.`,
+  };
+}
+
 /** The chat's own model writes its summaries: a profile whose server does not answer (the seeded `lmstudio`) fails. */
 export function summariserFails(st: FakeState, c: FakeConversation): string | null {
   const provider = c.setup?.provider;
@@ -57,6 +72,7 @@ export function compactPath(st: FakeState, c: FakeConversation): StoredCompactio
   const failed = summariserFails(st, c);
   if (failed) throw fakeOnlyError('network', `${failed} The conversation is unchanged.`, true);
   const summary = summarise(summarised);
+  const writer = summariserOf(st, c, c.setup?.provider ?? last.provider ?? 'openai', c.setup?.model ?? last.model ?? 'gpt-4o-mini');
   const before = path.reduce((n, m) => n + tokensOf(m), 0);
   const after = Math.ceil(summary.length / 4) + path.slice(older.length).reduce((n, m) => n + tokensOf(m), 0) + older.filter((m) => m.pinned).reduce((n, m) => n + tokensOf(m), 0);
   const record: StoredCompaction = {
@@ -70,7 +86,8 @@ export function compactPath(st: FakeState, c: FakeConversation): StoredCompactio
     },
     tokensBefore: before,
     tokensAfter: after,
-    summariser: `${c.setup?.provider ?? last.provider ?? 'openai'}/${c.setup?.model ?? last.model ?? 'gpt-4o-mini'}`,
+    summariser: writer.name,
+    ...(writer.fallback ? { summariserFallback: writer.fallback } : {}),
     reason: 'manual',
     createdAt: Date.now(),
     undone: false,
@@ -90,6 +107,7 @@ export function recordCompaction(st: FakeState, c: FakeConversation, messageId: 
     reason: e.reason,
     ...(e.summariser !== undefined ? { summariser: e.summariser } : {}),
     ...(e.usage ? { usage: { ...e.usage } } : {}),
+    ...(e.summariserFallback !== undefined ? { summariserFallback: e.summariserFallback } : {}),
     createdAt: Date.now(),
     undone: false,
   };

@@ -67,21 +67,23 @@ export function scriptFor(text: string): ChatEvent[] {
  * call's result, before the second request (that result shortened to a stub, older messages
  * summarised when there are any), as the loop emits it. With `failed` (the chat's summariser does
  * not answer) the loop sends the full history instead and says so in a notice. `summary` is the
- * fake summariser's text of the `covered` older messages.
+ * fake summariser's text of the `covered` older messages. `times`: how many compactions the loop
+ * makes there, one after the other (each cumulative, as the loop's are).
  */
-export function compactionScript(summary: string | null, covered: number, failed: string | null): ChatEvent[] {
+export function compactionScript(summary: string | null, covered: number, failed: string | null, times = 1): ChatEvent[] {
   const at = ANSWER.events.findIndex((e) => e.type === 'toolResult') + 1;
   const call = ANSWER.events.find((e) => e.type === 'toolCall');
-  const event: ChatEvent = failed
-    ? { type: 'notice', kind: 'context', message: `${failed} The full history was sent instead; nothing was summarised.` }
-    : {
+  const events: ChatEvent[] = failed
+    ? [{ type: 'notice', kind: 'context', message: `${failed} The full history was sent instead; nothing was summarised.` }]
+    : Array.from({ length: times }, (_, i) => ({
         type: 'compacted',
-        compaction: { covered: summary === null ? 0 : covered, ...(summary === null ? {} : { summary }), stubbed: call ? [call.id] : [] },
-        tokensBefore: 6_620,
-        tokensAfter: 2_140,
+        compaction: { covered: summary === null ? 0 : covered, ...(summary === null ? {} : { summary: i === 0 ? summary : `${summary}\n(compacted ${i + 1} times)` }), stubbed: call ? [call.id] : [] },
+        // Each one starts from what the one before left, plus what the round added.
+        tokensBefore: 6_620 + i * 1_500,
+        tokensAfter: 2_140 + i * 300,
         reason: 'threshold',
-      };
-  return [...ANSWER.events.slice(0, at), event, ...ANSWER.events.slice(at)];
+      }));
+  return [...ANSWER.events.slice(0, at), ...events, ...ANSWER.events.slice(at)];
 }
 
 /**

@@ -9,7 +9,7 @@ import { pendingAssistant, reduce, userMessage } from '../../model/message';
 import { ipcError } from './errors';
 import { describe } from './models';
 import { afterApproval, agentScript, compactionScript, scriptFor, STOPPED_DONE, toStored } from './golden';
-import { KEEP_RECENT, recordCompaction } from './compaction';
+import { KEEP_RECENT, recordCompaction, summariserOf } from './compaction';
 import { conversation } from './conversations';
 import { modelsOf, providerList } from './providers';
 import { pathOf, refuseWhileStreaming, touchPath } from './tree';
@@ -80,7 +80,7 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
       golden.type === 'started'
         ? { ...golden, ...started, provider, model }
         : golden.type === 'compacted'
-          ? { ...golden, compaction: { ...golden.compaction, stubbed: golden.compaction.stubbed.map(fresh) }, ...(golden.compaction.summary !== undefined ? { summariser: summariserName } : {}) }
+          ? { ...golden, compaction: { ...golden.compaction, stubbed: golden.compaction.stubbed.map(fresh) }, ...(golden.compaction.summary !== undefined ? { summariser: writer.name, ...(writer.fallback ? { summariserFallback: writer.fallback } : {}) } : {}) }
           : 'id' in golden
             ? { ...golden, id: fresh(golden.id) }
             : golden;
@@ -102,10 +102,13 @@ async function runTurn(st: FakeState, conv: FakeConversation, place: Place, req:
 
   // "compact" in the question: the context fills up between the tool rounds (a compaction, or the summariser's failure).
   const older = pathOf(conv).slice(0, -KEEP_RECENT).filter((m) => !m.pinned);
-  // The chat's own model writes the summary.
-  const summariserName = `${provider}/${model}`;
+  // The chat's pick writes the summary (its own model when none is picked, or the pick is gone).
+  const writer = summariserOf(st, conv, provider, model);
+  const summariserName = writer.name;
   const summary = older.length > 0 ? `Summary of ${older.length} earlier message${older.length === 1 ? '' : 's'}:\n${older.map((m) => `- ${m.role === 'user' ? 'The person asked' : 'The assistant answered'}: ${m.content.replace(/\s+/g, ' ').slice(0, 120)}`).join('\n')}` : null;
-  const compacting = /\bcompact(ion)?\b/i.test(text) && !conv.agent ? compactionScript(summary, older.length, summary !== null && st.stale.has(provider) ? `The summariser ${summariserName} did not answer (connection refused).` : null) : null;
+  // "… three times": the turn compacts three times between the same rounds (one boundary that says so).
+  const times = /\bthree times\b/i.test(text) ? 3 : 1;
+  const compacting = /\bcompact(ion)?\b/i.test(text) && !conv.agent ? compactionScript(summary, older.length, summary !== null && st.stale.has(provider) ? `The summariser ${summariserName} did not answer (connection refused).` : null, times) : null;
 
   const run = async () => {
     await Promise.resolve();
@@ -206,6 +209,8 @@ export function turnCommands(st: FakeState): Pick<Backend, 'sendMessage' | 'stop
       conv.setup = {
         toolsets: [...(request.toolsets ?? setup.toolsets)],
         ...(request.generation ? (Object.keys(request.generation).length > 0 ? { generation: { ...request.generation } } : {}) : setup.generation ? { generation: setup.generation } : {}),
+        // Who writes its summaries is the chat's, kept across turns (a send never names it).
+        ...(setup.summariser ? { summariser: setup.summariser } : {}),
       };
       conv.setup.provider = provider ?? providerList(st).find((p) => p.isDefault)?.name ?? 'openai';
       conv.setup.model = model ?? profiles.find((p) => p.name === conv.setup?.provider)?.model ?? 'gpt-4o-mini';
