@@ -455,6 +455,7 @@ fn attached_files_travel_in_the_document_checked_on_import_and_markdown_names_th
             width: Some(2),
             height: Some(2),
             pages: None,
+            text_note: None,
             text: None,
             thumbnail: Some(b"thumb".to_vec()),
         })
@@ -468,6 +469,7 @@ fn attached_files_travel_in_the_document_checked_on_import_and_markdown_names_th
             width: None,
             height: None,
             pages: Some(3),
+            text_note: None,
             text: Some("Revenue grew.".into()),
             thumbnail: None,
         })

@@ -301,7 +301,9 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
     // turn counts its history once and stores the counts.
     // 15 (attached files) adds two tables that start empty: an upgraded question has no files
     // (checked below) and a new one on an upgraded database keeps its own.
-    assert_eq!(SCHEMA_VERSION, 15, "extend this test with the new version's rows");
+    // 16 (a note on a PDF's cut text) adds a column that is NULL for files stored before: checked
+    // in schema.rs (`a_file_stored_before_notes_on_cut_text_has_none`).
+    assert_eq!(SCHEMA_VERSION, 16, "extend this test with the new version's rows");
     for version in 1..=7_usize {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("switchboard.db");
@@ -385,6 +387,7 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
                 width: None,
                 height: None,
                 pages: None,
+                text_note: None,
                 text: Some("fn main() {}".into()),
                 thumbnail: None,
             })

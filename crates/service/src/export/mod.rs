@@ -246,6 +246,7 @@ mod tests {
             width: dims.map(|d| d.0),
             height: dims.map(|d| d.1),
             pages,
+            text_note: None,
         };
         let md = super::attachments_markdown(&[
             file("report.pdf", AttachmentKind::Pdf, 2_500_000, Some(12), None),

@@ -173,7 +173,12 @@ height?: number,
 /**
  * A PDF's page count.
  */
-pages?: number, };
+pages?: number, 
+/**
+ * Why a PDF's extracted text is not all of it ("text of pages 1–12 of 40 only: extraction
+ * stopped after 20 s"); absent when it is all of it (or the file has none).
+ */
+textNote?: string, };
 
 export type FindingKind = "hiddenInstructions" | "padding" | "invisibleCharacters" | "namesOtherTools" | "asksForSecrets";
 
