@@ -13,6 +13,7 @@
 //! Invariant: a reader refuses a document of a newer version than [`VERSION`] rather than
 //! guessing at it.
 
+use super::import::RefusedConversation;
 use crate::{Error, Result, Service};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -45,8 +46,15 @@ pub fn looks_like(value: &Value) -> bool {
     value.get("format").and_then(Value::as_str) == Some(FORMAT)
 }
 
-/// The conversations of a parsed document; a newer or malformed one is refused with what to do.
-pub fn read(value: Value) -> std::result::Result<Vec<ConversationRecord>, String> {
+/// The document as read: its conversations left as JSON, so one that is malformed is refused alone.
+#[derive(Deserialize)]
+struct Loose {
+    conversations: Vec<Value>,
+}
+
+/// The conversations of a parsed document, and those that are not valid records (with why); a
+/// newer or malformed document is refused with what to do.
+pub fn read(value: Value) -> std::result::Result<(Vec<ConversationRecord>, Vec<RefusedConversation>), String> {
     match value.get("version").and_then(Value::as_u64) {
         Some(v) if v > VERSION => {
             return Err(format!(
@@ -56,9 +64,19 @@ pub fn read(value: Value) -> std::result::Result<Vec<ConversationRecord>, String
         Some(_) => {}
         None => return Err("it has no format version".to_owned()),
     }
-    let doc: Document =
-        serde_json::from_value(value).map_err(|e| format!("it is not a valid Switchboard export: {e}"))?;
-    Ok(doc.conversations)
+    let doc: Loose = serde_json::from_value(value).map_err(|e| format!("it is not a valid Switchboard export: {e}"))?;
+    let (mut records, mut refused) = (Vec::with_capacity(doc.conversations.len()), Vec::new());
+    for (i, c) in doc.conversations.into_iter().enumerate() {
+        let mut named = RefusedConversation::unreadable(&c, i, String::new());
+        match serde_json::from_value::<ConversationRecord>(c) {
+            Ok(r) => records.push(r),
+            Err(e) => {
+                named.reason = format!("it is not a valid conversation record: {e}");
+                refused.push(named);
+            }
+        }
+    }
+    Ok((records, refused))
 }
 
 impl Service {

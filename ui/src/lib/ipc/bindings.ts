@@ -1869,6 +1869,10 @@ messages: number,
  */
 titles: Array<string>, 
 /**
+ * The conversations that cannot be imported, with why (the others still can).
+ */
+refused: Array<RefusedConversation>, 
+/**
  * One line for the person, e.g. "3 conversations, 1 already imported".
  */
 summary: string, };
@@ -1901,9 +1905,27 @@ skipped: number,
  */
 messages: number, 
 /**
+ * The conversations left out because they cannot be imported, each with why.
+ */
+refused: Array<RefusedConversation>, 
+/**
  * One line for the person.
  */
 summary: string, };
+
+export type RefusedConversation = { 
+/**
+ * Its id, when the file gives one.
+ */
+id: string | null, 
+/**
+ * Its title, or where it is in the file ("conversation #3") when it has none.
+ */
+title: string, 
+/**
+ * Why, for the person.
+ */
+reason: string, };
 
 export type DetectedServer = { 
 /**

@@ -193,9 +193,12 @@ pub(super) fn fill_data(blobs: &Blobs, records: &mut [ConversationRecord]) -> Re
 
 /// Writes each distinct file of `records` to a temporary file beside its place (before the
 /// import's transaction), keyed by id. Run on checked records only.
-pub(super) fn stage(blobs: &Blobs, records: &[ConversationRecord]) -> Result<HashMap<String, Staged>> {
+pub(super) fn stage_all<'a>(
+    blobs: &Blobs,
+    records: impl Iterator<Item = &'a ConversationRecord>,
+) -> Result<HashMap<String, Staged>> {
     let mut staged = HashMap::new();
-    for a in records.iter().flat_map(|r| &r.attachments) {
+    for a in records.flat_map(|r| &r.attachments) {
         if staged.contains_key(&a.id) {
             continue;
         }
