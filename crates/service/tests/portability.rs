@@ -320,7 +320,7 @@ fn a_bad_file_stores_nothing_and_a_bad_conversation_is_left_out_with_why() {
     let (service, store) = empty();
     service.import_conversations(&write(dir.path(), "ok.json", &rich_document().to_string())).unwrap();
     let before = service.export_document(None).unwrap();
-    let mut changes = store.total_changes();
+    let changes = store.total_changes();
 
     let mut newer = rich_document();
     newer["version"] = json!(3);
