@@ -1,7 +1,8 @@
 import type { ToolSource, Usage } from '../ipc/bindings';
 
-const nf = new Intl.NumberFormat();
+const nf = new Intl.NumberFormat('en-US');
 
+/** A count with separators, as every figure in the app is written: 1234 → "1,234". */
 export function formatCount(n: number): string {
   return nf.format(n);
 }
