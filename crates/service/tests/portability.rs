@@ -323,7 +323,7 @@ fn a_bad_file_stores_nothing_and_a_bad_conversation_is_left_out_with_why() {
     let changes = store.total_changes();
 
     let mut newer = rich_document();
-    newer["version"] = json!(3);
+    newer["version"] = json!(4);
     let mut missing_parent = rich_document();
     missing_parent["conversations"][0]["id"] = json!("other");
     missing_parent["conversations"][0]["messages"][1]["parentId"] = json!("nope");
@@ -372,7 +372,7 @@ fn a_bad_file_stores_nothing_and_a_bad_conversation_is_left_out_with_why() {
         (
             "newer.json",
             newer.to_string().into_bytes(),
-            "exported by a newer Switchboard (format version 3; this one reads up to 2)",
+            "exported by a newer Switchboard (format version 4; this one reads up to 3)",
         ),
         ("deep.json", format!("{}{}", "[".repeat(200), "]".repeat(200)).into_bytes(), "is not JSON"),
     ];
@@ -606,4 +606,37 @@ fn a_conversation_that_is_not_a_valid_record_is_left_out_by_its_title_and_the_re
     assert_eq!(report.imported.len(), 2, "{report:?}");
     assert_eq!(report.refused[0].title, "Cat picture, then Rust news");
     assert!(report.refused[0].reason.starts_with("it is not in ChatGPT's format"), "{:?}", report.refused);
+}
+
+#[test]
+fn a_pdf_whose_text_was_cut_travels_with_its_note_in_a_version_3_document() {
+    use switchboard_store::NewAttachment;
+    let dir = tempfile::tempdir().unwrap();
+    let (source, store) = file_service(&dir.path().join("source"));
+    let note = "text of pages 1–2 of 30 only: extraction stopped after 20 s";
+    let pdf = store
+        .put_attachment(NewAttachment {
+            bytes: b"%PDF-1.7 long",
+            name: "long.pdf",
+            mime_type: "application/pdf",
+            kind: switchboard_core::AttachmentKind::Pdf,
+            width: None,
+            height: None,
+            pages: Some(30),
+            text_note: Some(note.into()),
+            text: Some("First pages.".into()),
+            thumbnail: None,
+        })
+        .unwrap();
+    let id = turn_with_files(&store, std::slice::from_ref(&pdf));
+    let text = source.export_document(None).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["version"], 3, "a document carrying a note on cut text is version 3");
+    assert_eq!(doc["conversations"][0]["attachments"][0]["textNote"], note);
+
+    let file = write(dir.path(), "cut.json", &text);
+    let (target, _) = file_service(&dir.path().join("target"));
+    assert_eq!(target.import_conversations(&file).unwrap().imported, std::slice::from_ref(&id));
+    assert_eq!(target.open_all(&id).unwrap().messages[0].attachments[0].text_note.as_deref(), Some(note));
+    assert_eq!(target.export_document(None).unwrap(), text, "export → import → export is identical");
 }

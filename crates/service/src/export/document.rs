@@ -7,8 +7,9 @@
 //! metadata, extracted text, thumbnail and bytes in base64, checked by size and SHA-256 on
 //! import). Ids are kept, so an import into an empty store exports again identical.
 //!
-//! Versions: 2 added attached files. A document without any is written as version 1, so a build
-//! that predates attachments still imports it.
+//! Versions: 2 added attached files, 3 the note on a PDF whose extracted text was cut
+//! (`textNote`). A document is written at the lowest version that holds what it carries (1
+//! without files, 2 with files but no such note), so an older build still imports it.
 //!
 //! Invariant: a reader refuses a document of a newer version than [`VERSION`] rather than
 //! guessing at it.
@@ -23,8 +24,11 @@ use switchboard_store::ConversationRecord;
 /// The `format` field of the document.
 pub const FORMAT: &str = "switchboard.conversations";
 
-/// The newest version this build reads, and the one it writes when a conversation carries files.
-pub const VERSION: u64 = 2;
+/// The newest version this build reads, and the one it writes when a file's text note travels.
+pub const VERSION: u64 = 3;
+
+/// The version written when files travel but no note on cut text (what builds before it read).
+const VERSION_WITH_FILES: u64 = 2;
 
 /// The version written when no conversation carries files (what builds before attachments read).
 const VERSION_WITHOUT_FILES: u64 = 1;
@@ -89,8 +93,14 @@ impl Service {
             None => store.conversations()?.into_iter().map(|c| c.id).collect(),
         };
         let conversations = store.conversation_records(&ids)?;
-        let version =
-            if conversations.iter().any(|c| !c.attachments.is_empty()) { VERSION } else { VERSION_WITHOUT_FILES };
+        let files = || conversations.iter().flat_map(|c| &c.attachments);
+        let version = if files().any(|a| a.text_note.is_some()) {
+            VERSION
+        } else if files().next().is_some() {
+            VERSION_WITH_FILES
+        } else {
+            VERSION_WITHOUT_FILES
+        };
         let doc = Document { format: FORMAT.to_owned(), version, conversations };
         serde_json::to_string_pretty(&doc).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
     }
