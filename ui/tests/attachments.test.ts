@@ -9,6 +9,7 @@ import App from '../src/App.svelte';
 import type { Backend } from '../src/lib/ipc/backend';
 import type { SendRequest } from '../src/lib/ipc/bindings';
 import { createFakeBackend } from '../src/lib/ipc/fake';
+import { FAKE_PDF_TEXT } from '../src/lib/ipc/fake/attachments';
 import { AppState } from '../src/lib/state/app.svelte';
 import { fromBase64, UPLOAD_CHUNK_BYTES } from '../src/lib/util/attachments';
 
@@ -253,6 +254,48 @@ describe('attaching in the composer', () => {
     dialog = await open(2);
     expect((await within(dialog).findByTestId('attachment-preview-text')).textContent).toBe('Quarterly report: revenue up 12%');
     expect(dialog.textContent).toContain('1 page');
+  });
+});
+
+describe('a PDF whose text was cut', () => {
+  /** Three pages, each its own text. */
+  const LONG_PDF = new TextEncoder().encode(
+    '%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] /Count 3 >> endobj\n' +
+      '3 0 obj << /Type /Page /Parent 2 0 R >> endobj\n4 0 obj << /Type /Page /Parent 2 0 R >> endobj\n5 0 obj << /Type /Page /Parent 2 0 R >> endobj\n' +
+      '6 0 obj << /Length 99 >> stream\nBT (Alpha page text) Tj ET BT (Beta page text) Tj ET BT (Gamma page text) Tj ET\nendstream endobj\n' +
+      'trailer << /Root 1 0 R >>\n%%EOF\n',
+  );
+
+  it('says so on its chip, in the chip\'s title and in the preview', async () => {
+    const max = FAKE_PDF_TEXT.max;
+    FAKE_PDF_TEXT.max = 20;
+    try {
+      await start();
+      await drop([file(LONG_PDF, 'long.pdf', 'application/pdf')]);
+      await settled(1);
+      const chip = items()[0]!;
+      expect(within(chip).getByTestId('attachment-meta').textContent).toMatch(/^PDF · 3 pages · text cut · \d+ B$/);
+      const button = within(chip).getByRole('button', { name: /Open the preview/ });
+      expect(button.getAttribute('title')).toBe('long.pdf\nText of pages 1–2 of 3 only (page 2 cut short): extraction stopped at the size limit (20 bytes).');
+      expect(button.getAttribute('aria-label')).toContain('Text of pages 1–2 of 3 only');
+      await fireEvent.click(button);
+      const dialog = await screen.findByTestId('attachment-preview');
+      expect((await within(dialog).findByTestId('attachment-preview-cut')).textContent).toContain('Text of pages 1–2 of 3 only (page 2 cut short)');
+      expect(within(dialog).getByTestId('attachment-preview-text').textContent).toBe('Alpha page text\nBeta');
+    } finally {
+      FAKE_PDF_TEXT.max = max;
+    }
+  });
+
+  it('a PDF read whole says nothing of the kind', async () => {
+    await start();
+    await drop([file(LONG_PDF, 'long.pdf', 'application/pdf')]);
+    await settled(1);
+    expect(within(items()[0]!).getByTestId('attachment-meta').textContent).not.toContain('text cut');
+    await fireEvent.click(within(items()[0]!).getByRole('button', { name: /Open the preview/ }));
+    const dialog = await screen.findByTestId('attachment-preview');
+    await within(dialog).findByTestId('attachment-preview-text');
+    expect(within(dialog).queryByTestId('attachment-preview-cut')).toBeNull();
   });
 });
 

@@ -12,7 +12,9 @@ import type { Backend } from '../src/lib/ipc/backend';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import type { BudgetPause } from '../src/lib/model/message';
 import { AppState } from '../src/lib/state/app.svelte';
-import { budgetFields, formatDuration, parseDuration, readBudget } from '../src/lib/util/budget';
+import { budgetFields, formatLimit, parseDuration, readBudget } from '../src/lib/util/budget';
+import { formatDuration } from '../src/lib/util/format';
+import { formatUsd } from '../src/lib/util/money';
 
 const schedule = (cb: () => void) => setTimeout(cb, 0);
 
@@ -33,12 +35,18 @@ describe('the budget pause card', () => {
   it('shows what was spent and the limit the next request would pass', () => {
     render(BudgetPauseCard, { props: { pause: { ...PAUSE, agent: 'Scout[1]' }, onchoose: () => {} } });
     const card = screen.getByTestId('budget-pause');
-    expect(card.textContent).toContain("the next request would pass this turn's cost budget ($0.0500)");
+    expect(card.textContent).toContain("the next request would pass this turn's cost budget ($0.05)");
     expect(screen.getByTestId('budget-spent-steps').textContent).toBe('3');
     expect(screen.getByTestId('budget-spent-time').textContent).toBe('1 min 5 s');
-    expect(screen.getByTestId('budget-spent-cost').textContent).toBe('$0.0412');
-    expect(card.textContent).toContain('≈ $0.0120');
+    expect(screen.getByTestId('budget-spent-cost').textContent).toBe('$0.041');
+    expect(card.textContent).toContain('≈ $0.012');
     expect(screen.getByTestId('budget-pause-agent').textContent).toContain('Scout[1]');
+  });
+
+  it('writes dollars as the cost line under an answer does', () => {
+    render(BudgetPauseCard, { props: { pause: { ...PAUSE, spent: { ...PAUSE.spent, costUsd: 0.013 } }, onchoose: () => {} } });
+    expect(screen.getByTestId('budget-spent-cost').textContent).toBe(formatUsd(0.013));
+    expect(formatUsd(0.013)).toBe('$0.013');
   });
 
   it("says a chat's budget is the chat's, and that continuing raises it for the rest of the chat", async () => {
@@ -144,6 +152,13 @@ describe('budget fields', () => {
     expect(parseDuration('90s')).toBe(90);
     expect(parseDuration('soon')).toBeNull();
     expect(formatDuration(4200)).toBe('4.2 s');
+  });
+
+  it('write limits and durations in words, one way everywhere', () => {
+    expect([450, 4200, 12_000, 65_000, 180_000, 3_780_000, 7_200_000].map(formatDuration)).toEqual(['450 ms', '4.2 s', '12 s', '1 min 5 s', '3 min', '1 h 3 min', '2 h']);
+    expect(formatLimit('time', 90)).toBe('1 min 30 s');
+    expect(formatLimit('cost', 0.5)).toBe('$0.50');
+    expect(formatLimit('steps', 1)).toBe('1 step');
   });
 
   it('refuse zero, negative numbers and text with a message per field', () => {

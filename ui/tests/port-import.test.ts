@@ -65,6 +65,37 @@ describe('importing conversations', () => {
     expect(screen.getByTestId('import-confirm').textContent?.trim()).toBe('Import 2 conversations');
   });
 
+  it('lists the conversations that cannot be imported, with why, before and after importing the others', async () => {
+    const { backend } = await section();
+    const refused = [
+      { id: 'c-9', title: 'Broken chat', reason: "message 'm2' follows 'gone', which does not exist" },
+      { id: null, title: 'conversation #5', reason: 'it is not in ChatGPT\'s format: missing field `mapping`' },
+    ];
+    const preview = backend.previewConversationImport;
+    backend.previewConversationImport = async () => {
+      const out = await preview();
+      return { ...out, preview: { ...out.preview, conversations: 5, refused, summary: 'ChatGPT export: 5 conversations, 2 cannot be imported' } };
+    };
+    const run = backend.importConversations;
+    backend.importConversations = async (pick) => ({ ...(await run(pick)), refused, summary: 'Imported 3 conversations (6 messages); 2 conversations could not be imported.' });
+    await fireEvent.click(screen.getByTestId('import-conversations'));
+    expect((await screen.findByTestId('import-summary')).textContent).toBe('ChatGPT export: 5 conversations, 2 cannot be imported');
+    const before = screen.getByTestId('import-refused');
+    expect(before.textContent).toContain('will be left out');
+    expect(screen.getAllByTestId('import-refused-item').map((li) => li.textContent)).toEqual([
+      "Broken chat: message 'm2' follows 'gone', which does not exist",
+      "conversation #5: it is not in ChatGPT's format: missing field `mapping`",
+    ]);
+    // Only the good ones are offered.
+    expect(screen.getByTestId('import-confirm').textContent?.trim()).toBe('Import 3 conversations');
+    await fireEvent.click(screen.getByTestId('import-confirm'));
+    const done = await screen.findByTestId('import-done');
+    expect(done.textContent).toContain('2 conversations could not be imported.');
+    expect(done.textContent).toContain('Broken chat');
+    expect(done.textContent).toContain("follows 'gone', which does not exist");
+    expect(done.classList.contains('partial')).toBe(true);
+  });
+
   it('says nothing when the dialog is cancelled, and says why a file cannot be imported', async () => {
     await section({ previewConversationImport: () => Promise.reject(cancelled) });
     await fireEvent.click(screen.getByTestId('import-conversations'));

@@ -318,7 +318,9 @@ pub(crate) enum ConversationsCmd {
         output: Option<std::path::PathBuf>,
     },
     /// Import conversations from a Switchboard JSON export or ChatGPT's conversations.json (the
-    /// format is recognised); conversations already present are skipped, never overwritten.
+    /// format is recognised); conversations already present are skipped, never overwritten. A
+    /// conversation that cannot be imported is listed on stderr with why, the others are still
+    /// imported, and the exit status is 1.
     Import {
         /// The file.
         file: std::path::PathBuf,

@@ -488,6 +488,18 @@ fn conversations(service: &Service, cmd: ConversationsCmd) -> anyhow::Result<Exi
                 println!("{}", render::json(&serde_json::to_string_pretty(&report)?));
             } else {
                 println!("{}", render::safe(&report.summary));
+                for r in &report.refused {
+                    let id = r.id.as_deref().map(|id| format!(" ({id})")).unwrap_or_default();
+                    eprintln!(
+                        "Not imported: {}{}: {}",
+                        render::safe(&r.title),
+                        render::safe(&id),
+                        render::safe(&r.reason)
+                    );
+                }
+            }
+            if !report.refused.is_empty() {
+                return Ok(ExitCode::FAILURE);
             }
         }
         ConversationsCmd::Title { id } => {

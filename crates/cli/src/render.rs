@@ -314,7 +314,8 @@ fn assistant<W: Write>(out: W, m: &StoredMessage) -> io::Result<()> {
     cursor.end()
 }
 
-/// One attached file in a line: "attached: report.pdf (PDF, 12 pages, 1.4 MB)".
+/// One attached file in a line: "attached: report.pdf (PDF, 12 pages, 1.4 MB)", and when a PDF's
+/// text was cut, which pages it holds and why ("…; text of pages 1–3 of 12 only: …").
 pub fn attachment_line(a: &switchboard_core::Attachment) -> String {
     use switchboard_core::AttachmentKind;
     let mut about = vec![match a.kind {
@@ -329,7 +330,8 @@ pub fn attachment_line(a: &switchboard_core::Attachment) -> String {
         about.push(format!("{p} page{}", if p == 1 { "" } else { "s" }));
     }
     about.push(size(a.size));
-    format!("attached: {} ({})", safe(&a.name), about.join(", "))
+    let cut = a.text_note.as_deref().map(|note| format!("; {}", safe(note))).unwrap_or_default();
+    format!("attached: {} ({}{cut})", safe(&a.name), about.join(", "))
 }
 
 /// Bytes for people: "812 bytes", "14.2 KB", "3.4 MB".
@@ -413,6 +415,27 @@ pub fn context_line(c: &switchboard_service::context::ConversationContext) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_attached_pdf_whose_text_was_cut_says_which_pages_its_text_holds() {
+        let mut pdf = switchboard_core::Attachment {
+            id: "0".repeat(64),
+            name: "long.pdf".into(),
+            mime_type: "application/pdf".into(),
+            kind: switchboard_core::AttachmentKind::Pdf,
+            size: 2048,
+            width: None,
+            height: None,
+            pages: Some(40),
+            text_note: None,
+        };
+        assert_eq!(attachment_line(&pdf), "attached: long.pdf (PDF, 40 pages, 2.0 KB)");
+        pdf.text_note = Some("text of pages 1–12 of 40 only: extraction stopped after 20 s".into());
+        assert_eq!(
+            attachment_line(&pdf),
+            "attached: long.pdf (PDF, 40 pages, 2.0 KB; text of pages 1–12 of 40 only: extraction stopped after 20 s)"
+        );
+    }
 
     #[test]
     fn a_hit_in_an_attached_file_names_the_file_made_harmless() {

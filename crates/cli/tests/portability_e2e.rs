@@ -1,6 +1,7 @@
 //! `conversations export` and `conversations import` end to end: a conversation exported as JSON
 //! imports into another data dir and exports again identical; ChatGPT's export imports once;
-//! a bad file says why and changes nothing.
+//! a bad file says why and changes nothing; a bad conversation in a file is listed with why while
+//! the others come in.
 
 mod common;
 
@@ -54,6 +55,32 @@ async fn chatgpt_export_imports_with_its_branches_and_markdown_of_the_current_pa
     assert!(md.contains("Plan a 2-day trip") && !md.contains("Plan a 3-day trip"), "the current path only:\n{md}");
     let again = env.run(&["conversations", "import", CHATGPT]).await;
     assert_eq!(stdout(&again).trim(), "Nothing imported: already imported: 3 conversations skipped.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_conversation_is_listed_with_why_and_the_others_are_imported() {
+    let env = Env::new(Script::new([])).await;
+    let mut chatgpt: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(CHATGPT).unwrap()).unwrap();
+    chatgpt[1]["mapping"]["a-3b"]["parent"] = serde_json::json!("gone");
+    let file = env.data_dir().join("conversations.json");
+    std::fs::write(&file, chatgpt.to_string()).unwrap();
+    let out = env.run(&["conversations", "import", file.to_str().unwrap()]).await;
+    assert_eq!(out.status.code(), Some(1), "a conversation left out fails the command");
+    assert_eq!(stdout(&out).trim(), "Imported 2 conversations (11 messages); 1 conversation could not be imported.");
+    let err = stderr(&out);
+    assert!(
+        err.contains("Not imported: Primes with Python (") && err.contains("follows 'gone', which does not exist"),
+        "{err}"
+    );
+    let list = env.run(&["conversations", "list", "--json"]).await;
+    let list: serde_json::Value = serde_json::from_str(&stdout(&list)).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 2);
+
+    let out = env.run(&["conversations", "import", file.to_str().unwrap(), "--json"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["skipped"], 2);
+    assert_eq!(report["refused"][0]["title"], "Primes with Python");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -226,4 +226,9 @@ pub struct Attachment {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub pages: Option<u32>,
+    /// Why a PDF's extracted text is not all of it ("text of pages 1–12 of 40 only: extraction
+    /// stopped after 20 s"); absent when it is all of it (or the file has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub text_note: Option<String>,
 }

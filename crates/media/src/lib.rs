@@ -19,6 +19,7 @@ mod picture;
 mod sniff;
 
 pub use fit::{FittedShape, ImageLimits, fit_image};
+pub use pdf::{CutReason, EXTRACT_LIMIT, PdfLimits, TextCut};
 pub use sniff::image_mime;
 
 use switchboard_core::AttachmentKind;
@@ -64,6 +65,9 @@ pub struct Inspected {
     /// A text file's text, or a PDF's text layer (`None`: the PDF has none). At most
     /// [`MAX_PDF_TEXT`] for a PDF.
     pub text: Option<String>,
+    /// Whether a PDF's `text` stops short of its last page, and why (`None`: all of it, or no
+    /// text).
+    pub text_cut: Option<TextCut>,
     /// An image's thumbnail: PNG (transparency) or JPEG, at most [`THUMBNAIL_EDGE`] pixels a
     /// side and [`MAX_THUMBNAIL_BYTES`] (see [`image_mime`] for its type).
     pub thumbnail: Option<Vec<u8>>,
@@ -187,6 +191,11 @@ pub fn size_text(bytes: u64) -> String {
 /// What `bytes`, attached under `name`, are: see the crate's doc. CPU-bound (an image is decoded
 /// for its thumbnail, a PDF parsed for its text): call it off an async runtime.
 pub fn inspect(name: &str, bytes: &[u8]) -> Result<Inspected> {
+    inspect_with(name, bytes, PdfLimits::default())
+}
+
+/// [`inspect`] with a PDF's text extraction stopping at `pdf` instead of the defaults.
+pub fn inspect_with(name: &str, bytes: &[u8], pdf: PdfLimits) -> Result<Inspected> {
     let size = bytes.len() as u64;
     if bytes.is_empty() {
         return Err(MediaError::Empty { name: name.to_owned() });
@@ -206,7 +215,7 @@ pub fn inspect(name: &str, bytes: &[u8]) -> Result<Inspected> {
     }
     match sniffed {
         sniff::Sniffed::Image(format) => picture::inspect(name, bytes, format),
-        sniff::Sniffed::Pdf => pdf::inspect(name, bytes),
+        sniff::Sniffed::Pdf => pdf::inspect(name, bytes, pdf),
         sniff::Sniffed::Text { mime_type, text } => Ok(Inspected {
             mime_type: mime_type.to_owned(),
             kind,
@@ -214,6 +223,7 @@ pub fn inspect(name: &str, bytes: &[u8]) -> Result<Inspected> {
             height: None,
             pages: None,
             text: Some(text),
+            text_cut: None,
             thumbnail: None,
         }),
     }

@@ -2,11 +2,12 @@
 //!
 //! Invariant: a hostile PDF can neither crash nor hang the caller. The parser runs on its own
 //! thread under `catch_unwind` and the caller waits at most [`TIME_LIMIT`]; text extraction
-//! stops at the deadline and at [`MAX_PDF_TEXT`]; every stream decompresses to at most
+//! stops at its deadline and at its size limit ([`PdfLimits`]) and then says so
+//! ([`TextCut`]: the pages read, of how many, and why it stopped); every stream decompresses to at most
 //! [`MAX_STREAM`]. A parser thread that overran keeps its copy of the bytes until it ends,
 //! and while [`MAX_OVERRUN`] of them still run no new PDF is read.
 
-use crate::{Inspected, MAX_PDF_TEXT, MediaError, Result};
+use crate::{Inspected, MAX_PDF_TEXT, MediaError, Result, size_text};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -17,7 +18,7 @@ use switchboard_core::AttachmentKind;
 /// The longest the caller waits for a PDF to be read.
 pub const TIME_LIMIT: Duration = Duration::from_secs(30);
 /// Text extraction stops here and keeps what it found (the parser's own deadline).
-const EXTRACT_LIMIT: Duration = Duration::from_secs(20);
+pub const EXTRACT_LIMIT: Duration = Duration::from_secs(20);
 /// The most one stream of the PDF may decompress to.
 const MAX_STREAM: usize = 64 * 1024 * 1024;
 /// The parser thread's stack: room for the nesting depth the parser allows.
@@ -27,10 +28,65 @@ const MAX_OVERRUN: usize = 2;
 
 static OVERRUNNING: AtomicUsize = AtomicUsize::new(0);
 
+/// Where text extraction stops: it keeps what it found by then and says it stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PdfLimits {
+    /// How long extraction may run ([`EXTRACT_LIMIT`]); the first page is always read.
+    pub extract_time: Duration,
+    /// The most text kept, in bytes ([`MAX_PDF_TEXT`]).
+    pub max_text: usize,
+}
+
+impl Default for PdfLimits {
+    fn default() -> Self {
+        PdfLimits { extract_time: EXTRACT_LIMIT, max_text: MAX_PDF_TEXT }
+    }
+}
+
+/// Why a PDF's text stopped short of its last page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CutReason {
+    /// Extraction ran out of time (the duration it had).
+    Time(Duration),
+    /// The text reached the size limit (in bytes) inside the last page read.
+    Size(usize),
+}
+
+/// A PDF's text that is not all of it: pages `1..=pages_read` of `pages` (the last of them only
+/// in part when the size limit cut it). Its `Display` is the sentence the person and the model
+/// read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextCut {
+    /// Pages whose text was read (from the first).
+    pub pages_read: u32,
+    /// The PDF's pages.
+    pub pages: u32,
+    /// Why it stopped.
+    pub reason: CutReason,
+}
+
+impl std::fmt::Display for TextCut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (read, of) = (self.pages_read, self.pages);
+        let which = if read == 1 { "page 1".to_owned() } else { format!("pages 1–{read}") };
+        match self.reason {
+            CutReason::Time(limit) => {
+                write!(f, "text of {which} of {of} only: extraction stopped after {} s", limit.as_secs_f64())
+            }
+            CutReason::Size(limit) => write!(
+                f,
+                "text of {which} of {of} only (page {read} cut short): extraction stopped at the size limit ({})",
+                size_text(limit as u64)
+            ),
+        }
+    }
+}
+
 /// What the parser found.
 struct Read {
     pages: u32,
     text: Option<String>,
+    cut: Option<TextCut>,
 }
 
 /// Why the parser gave up (mapped to a [`MediaError`] with the file's name).
@@ -40,7 +96,7 @@ enum Failure {
 }
 
 /// A PDF's [`Inspected`]: pages and text layer.
-pub(crate) fn inspect(name: &str, bytes: &[u8]) -> Result<Inspected> {
+pub(crate) fn inspect(name: &str, bytes: &[u8], limits: PdfLimits) -> Result<Inspected> {
     if OVERRUNNING.load(Ordering::SeqCst) >= MAX_OVERRUN {
         return Err(MediaError::PdfTimeout { name: name.to_owned() });
     }
@@ -51,7 +107,7 @@ pub(crate) fn inspect(name: &str, bytes: &[u8]) -> Result<Inspected> {
     let abandoned = Arc::new(Mutex::new(false));
     let gave_up = Arc::clone(&abandoned);
     let spawned = std::thread::Builder::new().name("pdf-read".into()).stack_size(PARSER_STACK).spawn(move || {
-        let outcome = catch_unwind(AssertUnwindSafe(|| read(&owned)))
+        let outcome = catch_unwind(AssertUnwindSafe(|| read(&owned, limits)))
             .unwrap_or_else(|_| Err(Failure::Damaged("the PDF reader failed on it".into())));
         drop(owned);
         let gave_up = gave_up.lock().unwrap_or_else(|p| p.into_inner());
@@ -86,6 +142,7 @@ pub(crate) fn inspect(name: &str, bytes: &[u8]) -> Result<Inspected> {
             height: None,
             pages: Some(read.pages),
             text: read.text,
+            text_cut: read.cut,
             thumbnail: None,
         }),
         Err(Failure::Encrypted) => Err(MediaError::EncryptedPdf { name: name.to_owned() }),
@@ -94,7 +151,7 @@ pub(crate) fn inspect(name: &str, bytes: &[u8]) -> Result<Inspected> {
 }
 
 /// Parses `bytes` and extracts the text layer (on the parser thread).
-fn read(bytes: &[u8]) -> std::result::Result<Read, Failure> {
+fn read(bytes: &[u8], limits: PdfLimits) -> std::result::Result<Read, Failure> {
     let options = lopdf::LoadOptions { max_decompressed_size: Some(MAX_STREAM), ..Default::default() };
     let doc = match lopdf::Document::load_mem_with_options(bytes, options) {
         Ok(doc) => doc,
@@ -109,11 +166,20 @@ fn read(bytes: &[u8]) -> std::result::Result<Read, Failure> {
     if pages.is_empty() {
         return Err(Failure::Damaged("it has no pages".into()));
     }
-    let deadline = Instant::now() + EXTRACT_LIMIT;
+    let total = u32::try_from(pages.len()).unwrap_or(u32::MAX);
+    let deadline = Instant::now() + limits.extract_time;
     let mut text = String::new();
+    let (mut read, mut stopped) = (0u32, None);
     for &number in pages.keys() {
-        if Instant::now() >= deadline || text.len() >= MAX_PDF_TEXT {
-            break;
+        if read > 0 {
+            if text.len() >= limits.max_text {
+                stopped = Some(CutReason::Size(limits.max_text));
+                break;
+            }
+            if Instant::now() >= deadline {
+                stopped = Some(CutReason::Time(limits.extract_time));
+                break;
+            }
         }
         // A page whose fonts or content cannot be read (or make the reader panic) adds
         // nothing; the others still count.
@@ -121,14 +187,17 @@ fn read(bytes: &[u8]) -> std::result::Result<Read, Failure> {
         for chunk in chunks.unwrap_or_default().into_iter().flatten() {
             text.push_str(&chunk);
         }
+        read += 1;
     }
-    if text.len() > MAX_PDF_TEXT {
-        let mut end = MAX_PDF_TEXT;
+    if text.len() > limits.max_text {
+        let mut end = limits.max_text;
         while !text.is_char_boundary(end) {
             end -= 1;
         }
         text.truncate(end);
+        stopped = Some(CutReason::Size(limits.max_text));
     }
     let has_text = text.chars().any(|c| !c.is_whitespace());
-    Ok(Read { pages: u32::try_from(pages.len()).unwrap_or(u32::MAX), text: has_text.then_some(text) })
+    let cut = stopped.filter(|_| has_text).map(|reason| TextCut { pages_read: read, pages: total, reason });
+    Ok(Read { pages: total, text: has_text.then_some(text), cut })
 }

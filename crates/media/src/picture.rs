@@ -120,6 +120,7 @@ pub(crate) fn inspect(name: &str, bytes: &[u8], format: ImageFormat) -> Result<I
         height: Some(height),
         pages: None,
         text: None,
+        text_cut: None,
         thumbnail,
     })
 }

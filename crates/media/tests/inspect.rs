@@ -3,8 +3,11 @@
 
 use image::{DynamicImage, ImageEncoder, Rgb, RgbImage, Rgba, RgbaImage};
 use lopdf::{Document, Object, Stream, dictionary};
+use std::time::Duration;
 use switchboard_core::AttachmentKind;
-use switchboard_media::{MAX_THUMBNAIL_BYTES, MediaError, THUMBNAIL_EDGE, image_mime, inspect};
+use switchboard_media::{
+    CutReason, MAX_THUMBNAIL_BYTES, MediaError, PdfLimits, THUMBNAIL_EDGE, TextCut, image_mime, inspect, inspect_with,
+};
 
 fn photo(width: u32, height: u32) -> RgbImage {
     RgbImage::from_fn(width, height, |x, y| Rgb([(x * 7 % 256) as u8, (y * 3 % 256) as u8, ((x ^ y) % 256) as u8]))
@@ -210,6 +213,41 @@ fn a_pdf_gives_its_pages_and_its_text_layer() {
     let text = got.text.unwrap();
     assert!(text.contains("Hello page one") && text.contains("Second page"), "{text}");
     assert_eq!(got.thumbnail, None);
+    assert_eq!(got.text_cut, None, "all of the text was read");
+}
+
+#[test]
+fn a_pdf_whose_extraction_runs_out_of_time_keeps_the_pages_read_and_says_so() {
+    let pdf = save(pdf_document(&["Alpha page", "Beta page", "Gamma page"]));
+    let limits = PdfLimits { extract_time: Duration::ZERO, ..PdfLimits::default() };
+    let got = inspect_with("long.pdf", &pdf, limits).unwrap();
+    let text = got.text.unwrap();
+    assert!(text.contains("Alpha page") && !text.contains("Beta page"), "{text}");
+    let cut = got.text_cut.unwrap();
+    assert_eq!(cut, TextCut { pages_read: 1, pages: 3, reason: CutReason::Time(Duration::ZERO) });
+    assert_eq!(
+        TextCut { pages_read: 12, pages: 40, reason: CutReason::Time(Duration::from_secs(20)) }.to_string(),
+        "text of pages 1–12 of 40 only: extraction stopped after 20 s"
+    );
+    assert_eq!(cut.to_string(), "text of page 1 of 3 only: extraction stopped after 0 s");
+}
+
+#[test]
+fn a_pdf_whose_text_reaches_the_size_limit_is_cut_there_and_says_so() {
+    let pdf = save(pdf_document(&["Alpha page", "Beta page", "Gamma page"]));
+    let limits = PdfLimits { max_text: 14, ..PdfLimits::default() };
+    let got = inspect_with("big.pdf", &pdf, limits).unwrap();
+    let text = got.text.unwrap();
+    assert!(text.len() <= 14 && text.contains("Alpha page") && !text.contains("Gamma"), "{text:?}");
+    let cut = got.text_cut.unwrap();
+    assert_eq!((cut.pages_read, cut.pages, cut.reason), (2, 3, CutReason::Size(14)));
+    assert_eq!(
+        cut.to_string(),
+        "text of pages 1–2 of 3 only (page 2 cut short): extraction stopped at the size limit (14 bytes)"
+    );
+    // The whole text within the limit says nothing.
+    let whole = inspect_with("big.pdf", &pdf, PdfLimits { max_text: 1000, ..PdfLimits::default() }).unwrap();
+    assert_eq!(whole.text_cut, None);
 }
 
 #[test]

@@ -107,6 +107,7 @@ pub(crate) fn ingest(store: &Store, name: &str, bytes: &[u8]) -> Result<Attachme
         width: found.width,
         height: found.height,
         pages: found.pages,
+        text_note: found.text_cut.map(|cut| cut.to_string()),
         text: found.text,
         thumbnail: found.thumbnail,
     })?)
@@ -340,7 +341,7 @@ fn preview(store: &Store, id: &str) -> Result<AttachmentPreview> {
 /// The parts a request to the API `api_kind` (a provider kind id) carries for `attachments`,
 /// in order: images fitted to that API ([`ImageLimits::for_api`]), text files as text, PDFs as
 /// PDFs when `pdf_ok` (the model reads them) and otherwise as their locally extracted text
-/// with a note saying so. Blocking and CPU-bound (images are decoded and re-encoded when they
+/// with a note saying so (and, when extraction stopped early, which pages it holds and why). Blocking and CPU-bound (images are decoded and re-encoded when they
 /// do not fit): call it where the turn is prepared, off the async runtime.
 pub fn attachment_parts(store: &Store, attachments: &[Attachment], api_kind: &str, pdf_ok: bool) -> Result<Vec<Part>> {
     let limits = ImageLimits::for_api(api_kind);
@@ -362,7 +363,13 @@ pub fn attachment_parts(store: &Store, attachments: &[Attachment], api_kind: &st
                     let pages = a.pages.unwrap_or(0);
                     let (text, note) = match store.attachment_text(&a.id)? {
                         Some(text) => {
-                            (text, format!("text extracted locally from a {pages}-page PDF; the model cannot read PDFs"))
+                            let mut note =
+                                format!("text extracted locally from a {pages}-page PDF; the model cannot read PDFs");
+                            if let Some(cut) = &a.text_note {
+                                note.push_str("; ");
+                                note.push_str(cut);
+                            }
+                            (text, note)
                         }
                         None => (
                             String::new(),

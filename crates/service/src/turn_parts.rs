@@ -364,6 +364,7 @@ mod tests {
             width: Some(1),
             height: Some(1),
             pages: None,
+            text_note: None,
         }
     }
 

@@ -191,3 +191,43 @@ async fn parts_follow_the_api_and_whether_the_model_reads_pdfs() {
     assert!(text.is_empty());
     assert!(note.as_deref().unwrap().contains("has no text layer"), "{note:?}");
 }
+
+#[tokio::test]
+async fn a_pdf_whose_text_was_cut_says_so_to_the_model_and_in_its_preview() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = service(dir.path());
+    let store = Store::open(&dir.path().join("switchboard.db")).unwrap();
+    let bytes = pdf(Some("First page"));
+    let cut = "text of page 1 of 40 only: extraction stopped after 20 s";
+    // As ingestion stores a PDF whose extraction stopped at its deadline.
+    let stored = store
+        .put_attachment(switchboard_store::NewAttachment {
+            bytes: &bytes,
+            name: "long.pdf",
+            mime_type: "application/pdf",
+            kind: AttachmentKind::Pdf,
+            width: None,
+            height: None,
+            pages: Some(40),
+            text: Some("First page".into()),
+            text_note: Some(cut.into()),
+            thumbnail: None,
+        })
+        .unwrap();
+    assert_eq!(stored.text_note.as_deref(), Some(cut));
+
+    let parts = attachment_parts(&store, std::slice::from_ref(&stored), "openai", false).unwrap();
+    let Part::Text { note, .. } = &parts[0] else { panic!("{:?}", parts[0]) };
+    assert_eq!(
+        note.as_deref(),
+        Some(format!("text extracted locally from a 40-page PDF; the model cannot read PDFs; {cut}").as_str())
+    );
+    let preview = service.attachment_preview(&stored.id).await.unwrap();
+    assert_eq!(preview.attachment.text_note.as_deref(), Some(cut));
+    assert_eq!(preview.text.as_deref(), Some("First page"));
+
+    // A PDF read whole carries no such note.
+    let whole = service.attach_bytes("short.pdf", pdf(Some("All of it"))).await.unwrap();
+    assert_eq!(whole.text_note, None);
+    assert_eq!(service.attachment_preview(&whole.id).await.unwrap().attachment.text_note, None);
+}

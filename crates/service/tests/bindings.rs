@@ -113,6 +113,7 @@ fn render() -> String {
         switchboard_service::export::import::ConversationImportPreview,
         switchboard_service::export::import::ConversationImportFile,
         switchboard_service::export::import::ConversationImportReport,
+        switchboard_service::export::import::RefusedConversation,
         switchboard_service::connection::DetectedServer,
         core::provider::ModelCapabilities,
         switchboard_models::ModelSpec,

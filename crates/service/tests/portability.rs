@@ -1,6 +1,6 @@
 //! Export and import: the app's JSON document round-trips every stored row, ChatGPT's export comes
 //! in with its branches and current path, Markdown stays valid around fences, and every bad file
-//! gets a clear message and stores nothing.
+//! gets a clear message and stores nothing, and a bad conversation in a file is left out with why.
 
 #![recursion_limit = "256"]
 
@@ -271,7 +271,8 @@ fn chatgpt_conversations_come_in_with_tool_turns_images_and_hidden_messages_left
 #[test]
 fn chatgpt_branches_become_versions_and_the_current_node_the_current_path() {
     let bytes = std::fs::read(FIXTURE).unwrap();
-    let (format, records) = parse(&bytes).unwrap();
+    let switchboard_service::export::import::Parsed { format, records, refused } = parse(&bytes).unwrap();
+    assert!(refused.is_empty(), "{refused:?}");
     assert_eq!(format, ImportFormat::Chatgpt);
     let tokyo = records.iter().find(|r| r.title == "Tokyo trip 🗾").unwrap();
     let by_id = |id: &str| tokyo.messages.iter().find(|m| m.id == id).unwrap();
@@ -314,15 +315,15 @@ fn markdown_export_fences_tool_output_that_holds_a_fence() {
 
 /// Each bad file: its message, and nothing stored.
 #[test]
-fn bad_files_get_a_clear_message_and_store_nothing() {
+fn a_bad_file_stores_nothing_and_a_bad_conversation_is_left_out_with_why() {
     let dir = tempfile::tempdir().unwrap();
     let (service, store) = empty();
     service.import_conversations(&write(dir.path(), "ok.json", &rich_document().to_string())).unwrap();
     let before = service.export_document(None).unwrap();
-    let mut changes = store.total_changes();
+    let changes = store.total_changes();
 
     let mut newer = rich_document();
-    newer["version"] = json!(3);
+    newer["version"] = json!(4);
     let mut missing_parent = rich_document();
     missing_parent["conversations"][0]["id"] = json!("other");
     missing_parent["conversations"][0]["messages"][1]["parentId"] = json!("nope");
@@ -338,7 +339,7 @@ fn bad_files_get_a_clear_message_and_store_nothing() {
     let mut bad_head = rich_document();
     bad_head["conversations"][0]["id"] = json!("other");
     bad_head["conversations"][0]["headId"] = json!("m9");
-    // A new conversation whose message ids are another's: refused, and the good one beside it too.
+    // A new conversation whose message ids are another's: refused; the good one beside it comes in.
     let mut taken_ids = rich_document();
     taken_ids["conversations"][0]["id"] = json!("other");
     let mut fresh = rich_document()["conversations"][0].clone();
@@ -358,6 +359,7 @@ fn bad_files_get_a_clear_message_and_store_nothing() {
     let mut orphan: Value = serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
     orphan[1]["mapping"]["a-3b"]["parent"] = json!("gone");
 
+    // The whole file is refused: nothing is read from it.
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("not-json.json", b"# just notes\n".to_vec(), "is not JSON"),
         ("archive.zip", b"PK\x03\x04rest".to_vec(), "extract it and import the conversations.json inside"),
@@ -370,24 +372,8 @@ fn bad_files_get_a_clear_message_and_store_nothing() {
         (
             "newer.json",
             newer.to_string().into_bytes(),
-            "exported by a newer Switchboard (format version 3; this one reads up to 2)",
+            "exported by a newer Switchboard (format version 4; this one reads up to 3)",
         ),
-        ("parent.json", missing_parent.to_string().into_bytes(), "follows 'nope', which is not one of its messages"),
-        ("later.json", later_parent.to_string().into_bytes(), "which comes after it (a cycle)"),
-        ("head.json", bad_head.to_string().into_bytes(), "its current message 'm9' is not one of its messages"),
-        (
-            "setup.json",
-            bad_setup.to_string().into_bytes(),
-            "its chat setup is not valid: The temperature must be a number from 0 to 2.",
-        ),
-        (
-            "toolsets.json",
-            twice_setup.to_string().into_bytes(),
-            "its chat setup is not valid: The toolset 'web' is listed twice.",
-        ),
-        ("taken.json", taken_ids.to_string().into_bytes(), "is already stored in conversation"),
-        ("cycle.json", cycle.to_string().into_bytes(), "parent links form a cycle"),
-        ("orphan.json", orphan.to_string().into_bytes(), "follows 'gone', which does not exist"),
         ("deep.json", format!("{}{}", "[".repeat(200), "]".repeat(200)).into_bytes(), "is not JSON"),
     ];
     for (name, bytes, expected) in cases {
@@ -396,19 +382,57 @@ fn bad_files_get_a_clear_message_and_store_nothing() {
         let e = service.import_conversations(&path).unwrap_err();
         assert!(e.message.contains(expected), "{name}: {}", e.message);
         assert!(e.message.starts_with("Nothing was imported"), "{name}: {}", e.message);
-        if name != "taken.json" {
-            assert!(service.preview_import(&path).is_err(), "{name}: the preview refuses it too");
-        }
-        if name == "taken.json" {
-            // Refused inside the transaction, which rolled back.
-            assert_eq!(service.export_document(None).unwrap(), before, "{name}: nothing kept");
-            changes = store.total_changes();
-        } else {
-            assert_eq!(store.total_changes(), changes, "{name}: refused before anything was written");
-        }
+        assert!(service.preview_import(&path).is_err(), "{name}: the preview refuses it too");
+        assert_eq!(store.total_changes(), changes, "{name}: refused before anything was written");
     }
     assert_eq!(service.export_document(None).unwrap(), before);
 
+    // One bad conversation: it is left out and listed with why; the file's others come in.
+    // (name, file, why, the refused one's title, how many others are imported)
+    let cases: Vec<(&str, Value, &str, &str, usize)> = vec![
+        ("parent.json", missing_parent, "follows 'nope', which is not one of its messages", "Everything stored ✓", 0),
+        ("later.json", later_parent, "which comes after it (a cycle)", "Everything stored ✓", 0),
+        ("head.json", bad_head, "its current message 'm9' is not one of its messages", "Everything stored ✓", 0),
+        (
+            "setup.json",
+            bad_setup,
+            "its chat setup is not valid: The temperature must be a number from 0 to 2.",
+            "Everything stored ✓",
+            0,
+        ),
+        (
+            "toolsets.json",
+            twice_setup,
+            "its chat setup is not valid: The toolset 'web' is listed twice.",
+            "Everything stored ✓",
+            0,
+        ),
+        ("taken.json", taken_ids, "is already stored in conversation", "Everything stored ✓", 1),
+        ("cycle.json", cycle, "parent links form a cycle", "Tokyo trip 🗾", 2),
+        ("orphan.json", orphan, "follows 'gone', which does not exist", "Primes with Python", 2),
+    ];
+    for (name, file, expected, title, others) in cases {
+        let (service, store) = empty();
+        service.import_conversations(&write(dir.path(), "ok.json", &rich_document().to_string())).unwrap();
+        let before = store.conversations().unwrap().len();
+        let path = write(dir.path(), name, &file.to_string());
+        if name != "taken.json" {
+            // Found before importing (a collision with stored ids only shows while writing).
+            let preview = service.preview_import(&path).unwrap();
+            assert_eq!(preview.refused.len(), 1, "{name}: {preview:?}");
+            assert!(preview.refused[0].reason.contains(expected), "{name}: {preview:?}");
+            assert!(preview.summary.ends_with(", 1 cannot be imported"), "{name}: {}", preview.summary);
+        }
+        let report = service.import_conversations(&path).unwrap();
+        assert_eq!(report.imported.len(), others, "{name}: {report:?}");
+        assert_eq!(report.refused.len(), 1, "{name}: {report:?}");
+        let refused = &report.refused[0];
+        assert!(refused.reason.contains(expected), "{name}: {}", refused.reason);
+        assert_eq!(refused.title, title, "{name}");
+        assert!(refused.id.is_some(), "{name}");
+        assert!(report.summary.ends_with("; 1 conversation could not be imported."), "{name}: {}", report.summary);
+        assert_eq!(store.conversations().unwrap().len(), before + others, "{name}: only the good ones were written");
+    }
     // Larger than the bound: refused before it is read (a sparse file costs no disk).
     let big = dir.path().join("big.json");
     std::fs::File::create(&big).unwrap().set_len(513 * 1024 * 1024).unwrap();
@@ -455,6 +479,7 @@ fn attached_files_travel_in_the_document_checked_on_import_and_markdown_names_th
             width: Some(2),
             height: Some(2),
             pages: None,
+            text_note: None,
             text: None,
             thumbnail: Some(b"thumb".to_vec()),
         })
@@ -468,6 +493,7 @@ fn attached_files_travel_in_the_document_checked_on_import_and_markdown_names_th
             width: None,
             height: None,
             pages: Some(3),
+            text_note: None,
             text: Some("Revenue grew.".into()),
             thumbnail: None,
         })
@@ -515,12 +541,15 @@ fn attached_files_travel_in_the_document_checked_on_import_and_markdown_names_th
         ("dangling.json", dangling, "which the export does not hold"),
     ] {
         let path = write(dir.path(), name, &bad.to_string());
-        let e = empty_service.import_conversations(&path).unwrap_err();
-        assert!(e.message.starts_with("Nothing was imported") && e.message.contains(expected), "{name}: {}", e.message);
-        assert!(e.message.contains("attached file") || e.message.contains("refers to the file"), "{}", e.message);
+        let report = empty_service.import_conversations(&path).unwrap();
+        assert!(report.imported.is_empty(), "{name}: {report:?}");
+        let why = &report.refused[0].reason;
+        assert!(why.contains(expected), "{name}: {why}");
+        assert!(why.contains("attached file") || why.contains("refers to the file"), "{why}");
+        assert_eq!(report.summary, "Nothing imported; 1 conversation could not be imported.");
     }
     assert!(empty_store.conversations().unwrap().is_empty());
-    assert_eq!(stored_files(&dir.path().join("empty")), 0, "no file written for a refused import");
+    assert_eq!(stored_files(&dir.path().join("empty")), 0, "no file written for a refused conversation");
 }
 
 #[test]
@@ -546,4 +575,68 @@ fn an_export_to_a_folder_that_cannot_be_written_says_so() {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
         .collect();
     assert!(leftovers.is_empty());
+}
+
+#[test]
+fn a_conversation_that_is_not_a_valid_record_is_left_out_by_its_title_and_the_rest_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (service, store) = empty();
+    let mut doc = rich_document();
+    let unreadable = json!({"id": "broken", "title": "Half a record", "messages": "not a list"});
+    let nameless = json!(42);
+    doc["conversations"].as_array_mut().unwrap().extend([unreadable, nameless]);
+    let path = write(dir.path(), "mixed.json", &doc.to_string());
+
+    let preview = service.preview_import(&path).unwrap();
+    assert_eq!((preview.conversations, preview.titles.len()), (3, 1));
+    assert_eq!(preview.summary, "Switchboard export: 3 conversations, 2 cannot be imported");
+    let report = service.import_conversations(&path).unwrap();
+    assert_eq!(report.imported, ["0190a000-0000-7000-8000-000000000001"]);
+    assert_eq!(report.summary, "Imported 1 conversation (2 messages); 2 conversations could not be imported.");
+    let named: Vec<(Option<&str>, &str)> = report.refused.iter().map(|r| (r.id.as_deref(), r.title.as_str())).collect();
+    assert_eq!(named, [(Some("broken"), "Half a record"), (None, "conversation #3")]);
+    assert!(report.refused[0].reason.starts_with("it is not a valid conversation record: "), "{:?}", report.refused);
+    assert_eq!(store.conversations().unwrap().len(), 1);
+
+    // ChatGPT's export: a conversation not in its format is left out by its title.
+    let mut chatgpt: Value = serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    chatgpt[2]["mapping"] = json!("gone");
+    let path = write(dir.path(), "conversations.json", &chatgpt.to_string());
+    let report = service.import_conversations(&path).unwrap();
+    assert_eq!(report.imported.len(), 2, "{report:?}");
+    assert_eq!(report.refused[0].title, "Cat picture, then Rust news");
+    assert!(report.refused[0].reason.starts_with("it is not in ChatGPT's format"), "{:?}", report.refused);
+}
+
+#[test]
+fn a_pdf_whose_text_was_cut_travels_with_its_note_in_a_version_3_document() {
+    use switchboard_store::NewAttachment;
+    let dir = tempfile::tempdir().unwrap();
+    let (source, store) = file_service(&dir.path().join("source"));
+    let note = "text of pages 1–2 of 30 only: extraction stopped after 20 s";
+    let pdf = store
+        .put_attachment(NewAttachment {
+            bytes: b"%PDF-1.7 long",
+            name: "long.pdf",
+            mime_type: "application/pdf",
+            kind: switchboard_core::AttachmentKind::Pdf,
+            width: None,
+            height: None,
+            pages: Some(30),
+            text_note: Some(note.into()),
+            text: Some("First pages.".into()),
+            thumbnail: None,
+        })
+        .unwrap();
+    let id = turn_with_files(&store, std::slice::from_ref(&pdf));
+    let text = source.export_document(None).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["version"], 3, "a document carrying a note on cut text is version 3");
+    assert_eq!(doc["conversations"][0]["attachments"][0]["textNote"], note);
+
+    let file = write(dir.path(), "cut.json", &text);
+    let (target, _) = file_service(&dir.path().join("target"));
+    assert_eq!(target.import_conversations(&file).unwrap().imported, std::slice::from_ref(&id));
+    assert_eq!(target.open_all(&id).unwrap().messages[0].attachments[0].text_note.as_deref(), Some(note));
+    assert_eq!(target.export_document(None).unwrap(), text, "export → import → export is identical");
 }

@@ -27,6 +27,7 @@ fn image(store: &Store, i: usize) -> Attachment {
             width: Some(4000),
             height: Some(3000),
             pages: None,
+            text_note: None,
             text: None,
             thumbnail: Some(vec![i as u8; 40 * 1024]),
         })
@@ -96,6 +97,7 @@ fn main() {
                 width: None,
                 height: None,
                 pages: Some(300),
+                text_note: None,
                 text: None,
                 thumbnail: None,
             })

@@ -33,9 +33,9 @@ pub use store::{ATTACHMENT_GRACE, MAX_ATTACHMENTS_PER_MESSAGE, NAME_MAX_BYTES, N
 pub use store::{AttachmentRecord, MessageAttachmentRecord};
 pub use store::{
     ChatGrant, ChatSetup, ConversationRecord, ErrorRecord, ImportOutcome, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS,
-    MessageRecord, NewCompaction, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind, Store,
-    StoredCompaction, StoredContext, SummariserChoice, ToolCallRecord, ToolResultRecord, TurnHistory, check_record,
-    title_from,
+    MessageRecord, NewCompaction, RefusedRecord, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, SearchHit, SearchHitKind,
+    Store, StoredCompaction, StoredContext, SummariserChoice, ToolCallRecord, ToolResultRecord, TurnHistory,
+    check_record, title_from,
 };
 pub use store::{
     ConversationUsage, MessageSpend, MessageUsage, RequestUsage, ResultResend, RunUsage, UsageGroup, UsageGrouping,

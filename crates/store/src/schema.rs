@@ -381,6 +381,12 @@ pub const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE compactions ADD COLUMN summariser_fallback TEXT;
     "#,
+    // 17: why a PDF's extracted text is not all of it (extraction stopped at its deadline or size
+    // limit), as the sentence the person and the model read; NULL when it is all of it, and for
+    // files stored before (whose extraction said nothing).
+    r#"
+    ALTER TABLE attachments ADD COLUMN text_note TEXT;
+    "#,
 ];
 
 /// The schema version this build creates and understands.
@@ -519,6 +525,27 @@ pub(crate) fn open_error(path: &Path, e: rusqlite::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_stored_before_notes_on_cut_text_has_none() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::fts::register(&conn).unwrap();
+        for sql in &MIGRATIONS[..15] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 15).unwrap();
+        conn.execute(
+            "INSERT INTO attachments (id, name, mime_type, kind, size, pages, text, created_at)
+             VALUES ('f', 'old.pdf', 'application/pdf', 'pdf', 3, 40, 'some text', 1)",
+            [],
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), SCHEMA_VERSION);
+        let (pages, note): (u32, Option<String>) = conn
+            .query_row("SELECT pages, text_note FROM attachments WHERE id = 'f'", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        assert_eq!((pages, note), (40, None));
+    }
 
     #[test]
     fn a_database_of_the_first_schema_upgrades_and_keeps_its_messages() {

@@ -26,6 +26,7 @@ fn new<'a>(bytes: &'a [u8], name: &'a str, kind: AttachmentKind) -> NewAttachmen
         width: (kind == AttachmentKind::Image).then_some(640),
         height: (kind == AttachmentKind::Image).then_some(480),
         pages: (kind == AttachmentKind::Pdf).then_some(3),
+        text_note: None,
         text: (kind != AttachmentKind::Image).then(|| format!("the text of {name}")),
         thumbnail: (kind == AttachmentKind::Image).then(|| b"tiny png".to_vec()),
     }
@@ -154,6 +155,7 @@ fn a_file_that_was_never_stored_writes_nothing() {
         width: None,
         height: None,
         pages: None,
+        text_note: None,
     };
     let e = store.begin_turn_with(None, "hi", "p", "m", None, &[ghost]).unwrap_err();
     assert!(matches!(e, Error::NotFound { .. }), "{e:?}");
@@ -300,12 +302,39 @@ fn records_carry_the_files_and_an_import_checks_them_before_writing_anything() {
     let mut changed = records.clone();
     changed[0].attachments[0].data = "b3RoZXI=".into();
     changed[0].attachments[0].size = 5;
-    let e = third.import_records(&changed).unwrap_err();
-    assert!(e.to_string().contains("'t.pdf' does not match its SHA-256"), "{e}");
+    let outcome = third.import_records(&changed).unwrap();
+    assert!(outcome.imported.is_empty());
+    assert!(outcome.refused[0].reason.contains("'t.pdf' does not match its SHA-256"), "{outcome:?}");
     let mut answer_with_file = records.clone();
     answer_with_file[0].messages[1].attachments = answer_with_file[0].messages[0].attachments.clone();
-    let e = third.import_records(&answer_with_file).unwrap_err();
-    assert!(e.to_string().contains("is an answer but carries attached files"), "{e}");
+    let outcome = third.import_records(&answer_with_file).unwrap();
+    assert!(outcome.refused[0].reason.contains("is an answer but carries attached files"), "{outcome:?}");
     assert!(third.conversations().unwrap().is_empty());
     assert_eq!(third.attachment(&pdf.id).unwrap(), None);
+}
+
+#[test]
+fn a_pdf_s_note_on_its_cut_text_is_kept_read_with_its_messages_and_carried_by_an_export() {
+    let (_dir, store) = open();
+    let note = "text of pages 1–2 of 9 only: extraction stopped after 20 s";
+    let pdf = store
+        .put_attachment(NewAttachment {
+            text_note: Some(note.into()),
+            ..new(b"%PDF cut", "cut.pdf", AttachmentKind::Pdf)
+        })
+        .unwrap();
+    assert_eq!(pdf.text_note.as_deref(), Some(note));
+    assert_eq!(store.attachment(&pdf.id).unwrap().unwrap().text_note.as_deref(), Some(note));
+    let whole = put(&store, b"%PDF whole", "whole.pdf", AttachmentKind::Pdf);
+    assert_eq!(whole.text_note, None);
+    let rows = store.begin_turn_with(None, "read", "p", "m", None, &[pdf.clone(), whole]).unwrap();
+    answer(&store, &rows, "read");
+    let shown = store.messages(&rows.conversation_id).unwrap();
+    assert_eq!(shown[0].attachments[0].text_note.as_deref(), Some(note));
+    assert_eq!(serde_json::to_value(&shown).unwrap()[0]["attachments"][0]["textNote"], note);
+
+    let records = store.conversation_records(std::slice::from_ref(&rows.conversation_id)).unwrap();
+    let (_other_dir, other) = open();
+    other.import_records(&records).unwrap();
+    assert_eq!(other.attachment(&pdf.id).unwrap().unwrap().text_note.as_deref(), Some(note));
 }

@@ -303,7 +303,9 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
     // (checked below) and a new one on an upgraded database keeps its own.
     // 16 (why a compaction's summary was not written by the picked model) adds a column an
     // upgraded conversation has no compaction to fill.
-    assert_eq!(SCHEMA_VERSION, 16, "extend this test with the new version's rows");
+    // 17 (a note on a PDF's cut text) adds a column that is NULL for files stored before: checked
+    // in schema.rs (`a_file_stored_before_notes_on_cut_text_has_none`).
+    assert_eq!(SCHEMA_VERSION, 17, "extend this test with the new version's rows");
     for version in 1..=7_usize {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("switchboard.db");
@@ -387,6 +389,7 @@ fn every_earlier_schema_upgrades_to_the_tree_showing_and_sending_the_same_conver
                 width: None,
                 height: None,
                 pages: None,
+                text_note: None,
                 text: Some("fn main() {}".into()),
                 thumbnail: None,
             })

@@ -10,6 +10,7 @@
 //! are kept as a text placeholder naming them. Invariant: a tree whose links do not hold (a parent
 //! or child that does not exist, a cycle) is refused, naming the conversation.
 
+use super::import::RefusedConversation;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -81,24 +82,29 @@ pub fn looks_like(value: &Value) -> bool {
     value.as_array().is_some_and(|list| list.first().is_none_or(|c| c.get("mapping").is_some_and(Value::is_object)))
 }
 
-/// The conversations of a ChatGPT export, as records. `Err` names the conversation and what is
-/// wrong with it.
-pub fn convert(value: Value) -> Result<Vec<ConversationRecord>, String> {
+/// The conversations of a ChatGPT export, as records, and those that cannot be converted, each
+/// with why. `Err`: the file is not a list of conversations.
+pub fn convert(value: Value) -> Result<(Vec<ConversationRecord>, Vec<RefusedConversation>), String> {
     let Value::Array(list) = value else {
         return Err("a ChatGPT export is a list of conversations".to_owned());
     };
-    list.into_iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let label =
-                c.get("title").and_then(Value::as_str).map_or_else(|| format!("#{}", i + 1), |t| format!("'{t}'"));
-            let conversation: Conversation = serde_json::from_value(c)
-                .map_err(|e| format!("conversation {label} is not in ChatGPT's format: {e}"))?;
-            one(conversation).map_err(|e| format!("conversation {label}: {e}"))
-        })
-        // A conversation with nothing shown (only hidden system context) is left out.
-        .filter_map(Result::transpose)
-        .collect()
+    let (mut records, mut refused) = (Vec::with_capacity(list.len()), Vec::new());
+    for (i, c) in list.into_iter().enumerate() {
+        let mut named = RefusedConversation::unreadable(&c, i, String::new());
+        let converted = serde_json::from_value::<Conversation>(c)
+            .map_err(|e| format!("it is not in ChatGPT's format: {e}"))
+            .and_then(one);
+        match converted {
+            Ok(Some(record)) => records.push(record),
+            // A conversation with nothing shown (only hidden system context) is left out.
+            Ok(None) => {}
+            Err(reason) => {
+                named.reason = reason;
+                refused.push(named);
+            }
+        }
+    }
+    Ok((records, refused))
 }
 
 fn millis(seconds: Option<f64>) -> Option<i64> {
@@ -644,7 +650,8 @@ mod tests {
             "u": {"id": "u", "parent": null, "children": [], "message": {"author": {"role": "user"},
                   "content": {"content_type": "text", "parts": ["hello"]}, "metadata": {}}}
         }, "current_node": "u", "id": "e2"});
-        let records = convert(json!([hidden, shown])).unwrap();
+        let (records, refused) = convert(json!([hidden, shown])).unwrap();
+        assert!(refused.is_empty());
         assert_eq!(records.len(), 1);
         assert_eq!(records[0].id, "chatgpt-e2");
         assert_eq!(records[0].head_id.as_deref(), Some("chatgpt-e2-u"));

@@ -2,9 +2,11 @@
 //! `conversations.json`, told apart by their shape. A preview says what an import would do
 //! without writing anything.
 //!
-//! Invariant: an import is one store transaction; it never overwrites a conversation (one already
-//! present, by id, is skipped and counted), and a file that is too large, not JSON, of a newer
-//! version, or whose messages do not hang together stores nothing.
+//! Invariant: an import is one store transaction of the file's good conversations; it never
+//! overwrites a conversation (one already present, by id, is skipped and counted). A conversation
+//! that cannot be read or whose rows do not hang together is left out and listed with why
+//! ([`RefusedConversation`]), in the preview and in the report; the others are imported. A file
+//! that is too large, not JSON, of a newer version or of neither format stores nothing.
 
 use super::{chatgpt, document};
 use crate::openapi_docs::PickedFile;
@@ -39,6 +41,45 @@ impl ImportFormat {
     }
 }
 
+/// A conversation of the file that an import leaves out, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedConversation {
+    /// Its id, when the file gives one.
+    pub id: Option<String>,
+    /// Its title, or where it is in the file ("conversation #3") when it has none.
+    pub title: String,
+    /// Why, for the person.
+    pub reason: String,
+}
+
+impl RefusedConversation {
+    /// One conversation of a file's list, at `index`, that cannot be read: named by the id and
+    /// title it carries, else by its place.
+    pub(crate) fn unreadable(conversation: &serde_json::Value, index: usize, reason: String) -> Self {
+        let text = |key: &str| conversation.get(key).and_then(serde_json::Value::as_str).map(str::to_owned);
+        RefusedConversation {
+            id: text("id").or_else(|| text("conversation_id")),
+            title: text("title")
+                .filter(|t| !t.trim().is_empty())
+                .unwrap_or_else(|| format!("conversation #{}", index + 1)),
+            reason,
+        }
+    }
+}
+
+/// What a file holds: its kind, the conversations an import can write, those it leaves out.
+#[derive(Clone, Debug)]
+pub struct Parsed {
+    /// What the file is.
+    pub format: ImportFormat,
+    /// The conversations whose rows hang together, in file order.
+    pub records: Vec<ConversationRecord>,
+    /// The ones that cannot be imported, with why, in file order.
+    pub refused: Vec<RefusedConversation>,
+}
+
 /// What importing a file would do.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -54,6 +95,8 @@ pub struct ConversationImportPreview {
     pub messages: u32,
     /// Titles of the first conversations that would be imported (at most 20).
     pub titles: Vec<String>,
+    /// The conversations that cannot be imported, with why (the others still can).
+    pub refused: Vec<RefusedConversation>,
     /// One line for the person, e.g. "3 conversations, 1 already imported".
     pub summary: String,
 }
@@ -83,6 +126,8 @@ pub struct ConversationImportReport {
     pub skipped: u32,
     /// Messages written.
     pub messages: u32,
+    /// The conversations left out because they cannot be imported, each with why.
+    pub refused: Vec<RefusedConversation>,
     /// One line for the person.
     pub summary: String,
 }
@@ -95,8 +140,8 @@ fn plural(n: usize, one: &str) -> String {
     if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") }
 }
 
-/// Reads and recognises an import file: its kind and its conversations as records.
-pub fn read_file(path: &Path) -> Result<(ImportFormat, Vec<ConversationRecord>)> {
+/// Reads and recognises an import file: its kind, its good conversations as records, the others.
+pub fn read_file(path: &Path) -> Result<Parsed> {
     let name = path.display();
     let size = std::fs::metadata(path).map_err(|e| Error::config(format!("Could not read {name}: {e}.")))?.len();
     if size > MAX_IMPORT_BYTES {
@@ -110,8 +155,10 @@ pub fn read_file(path: &Path) -> Result<(ImportFormat, Vec<ConversationRecord>)>
     parse(&bytes).map_err(|e| Error::config(format!("Nothing was imported: {name} {e}")))
 }
 
-/// Recognises and converts a file's bytes. `Err` completes "Nothing was imported: FILE …".
-pub fn parse(bytes: &[u8]) -> std::result::Result<(ImportFormat, Vec<ConversationRecord>), String> {
+/// Recognises and converts a file's bytes; a conversation that cannot be read or does not hang
+/// together goes to [`Parsed::refused`]. `Err` (the whole file) completes "Nothing was imported:
+/// FILE …".
+pub fn parse(bytes: &[u8]) -> std::result::Result<Parsed, String> {
     if bytes.starts_with(b"PK\x03\x04") {
         return Err(
             "is a zip archive. ChatGPT's export is a zip: extract it and import the conversations.json inside."
@@ -121,7 +168,7 @@ pub fn parse(bytes: &[u8]) -> std::result::Result<(ImportFormat, Vec<Conversatio
     // serde_json refuses nesting deeper than 128 levels: a bound on depth as well as size.
     let value: serde_json::Value = serde_json::from_slice(bytes)
         .map_err(|e| format!("is not JSON ({e}). Choose a Switchboard or ChatGPT export."))?;
-    let (format, records) = if document::looks_like(&value) {
+    let (format, (records, mut refused)) = if document::looks_like(&value) {
         (ImportFormat::Switchboard, document::read(value).map_err(|e| format!("cannot be imported: {e}"))?)
     } else if chatgpt::looks_like(&value) {
         (ImportFormat::Chatgpt, chatgpt::convert(value).map_err(|e| format!("cannot be imported: {e}"))?)
@@ -130,63 +177,88 @@ pub fn parse(bytes: &[u8]) -> std::result::Result<(ImportFormat, Vec<Conversatio
     } else {
         return Err("is JSON but neither a Switchboard export nor ChatGPT's conversations.json.".to_owned());
     };
-    if records.len() > MAX_CONVERSATIONS {
-        return Err(format!("holds {} conversations; one import takes at most {MAX_CONVERSATIONS}.", records.len()));
+    let total = records.len() + refused.len();
+    if total > MAX_CONVERSATIONS {
+        return Err(format!("holds {total} conversations; one import takes at most {MAX_CONVERSATIONS}."));
     }
-    for r in &records {
-        switchboard_store::check_record(r)
-            .map_err(|e| format!("cannot be imported: conversation '{}' ({}): {e}", r.id, r.title))?;
+    let mut good = Vec::with_capacity(records.len());
+    for r in records {
+        match switchboard_store::check_record(&r) {
+            Ok(()) => good.push(r),
+            Err(reason) => refused.push(RefusedConversation { id: Some(r.id), title: r.title, reason }),
+        }
     }
-    Ok((format, records))
+    Ok(Parsed { format, records: good, refused })
+}
+
+/// ", 2 cannot be imported" (empty for none).
+fn refused_part(refused: usize) -> String {
+    match refused {
+        0 => String::new(),
+        n => format!(", {n} cannot be imported"),
+    }
 }
 
 impl Service {
     /// What importing `path` would do; writes nothing.
     pub fn preview_import(&self, path: &Path) -> Result<ConversationImportPreview> {
-        let (format, records) = read_file(path)?;
+        let Parsed { format, records, refused } = read_file(path)?;
         let ids: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
         let existing = self.inner.store.existing_conversations(&ids)?;
         let new: Vec<&ConversationRecord> = records.iter().filter(|r| !existing.contains(&r.id)).collect();
-        let mut summary = format!("{}: {}", format.label(), plural(records.len(), "conversation"));
+        let mut summary = format!("{}: {}", format.label(), plural(records.len() + refused.len(), "conversation"));
         if !existing.is_empty() {
             summary.push_str(&format!(", {} already imported", existing.len()));
         }
+        summary.push_str(&refused_part(refused.len()));
         Ok(ConversationImportPreview {
             format,
-            conversations: count(records.len()),
+            conversations: count(records.len() + refused.len()),
             already_imported: count(existing.len()),
             messages: count(new.iter().map(|r| r.messages.len()).sum()),
             titles: new.iter().take(20).map(|r| r.title.clone()).collect(),
+            refused,
             summary,
         })
     }
 
-    /// Imports the conversations of `path` in one transaction, skipping those already present.
+    /// Imports the good conversations of `path` in one transaction, skipping those already
+    /// present and listing those that cannot be imported with why.
     pub fn import_conversations(&self, path: &Path) -> Result<ConversationImportReport> {
-        let (format, records) = read_file(path)?;
-        let outcome = self.inner.store.import_records(&records).map_err(|e| match e {
-            switchboard_store::Error::Invalid(why) => {
-                Error::config(format!("Nothing was imported: {} cannot be imported: {why}", path.display()))
-            }
-            other => Error::from(other),
-        })?;
+        let Parsed { format, records, mut refused } = read_file(path)?;
+        let outcome = self.inner.store.import_records(&records)?;
+        refused.extend(outcome.refused.into_iter().map(|r| RefusedConversation {
+            id: Some(r.id),
+            title: r.title,
+            reason: r.reason,
+        }));
         let messages =
             records.iter().filter(|r| outcome.imported.contains(&r.id)).map(|r| r.messages.len()).sum::<usize>();
-        let summary = match (outcome.imported.len(), outcome.skipped.len()) {
-            (0, 0) => "The file holds no conversations.".to_owned(),
-            (0, skipped) => format!("Nothing imported: already imported: {} skipped.", plural(skipped, "conversation")),
-            (n, 0) => format!("Imported {} ({}).", plural(n, "conversation"), plural(messages, "message")),
+        let mut summary = match (outcome.imported.len(), outcome.skipped.len()) {
+            (0, 0) if refused.is_empty() => "The file holds no conversations.".to_owned(),
+            (0, 0) => "Nothing imported".to_owned(),
+            (0, skipped) => format!("Nothing imported: already imported: {} skipped", plural(skipped, "conversation")),
+            (n, 0) => format!("Imported {} ({})", plural(n, "conversation"), plural(messages, "message")),
             (n, skipped) => format!(
-                "Imported {} ({}); already imported: {} skipped.",
+                "Imported {} ({}); already imported: {} skipped",
                 plural(n, "conversation"),
                 plural(messages, "message"),
                 plural(skipped, "conversation")
             ),
         };
-        if !outcome.imported.is_empty() {
+        match refused.len() {
+            0 => {}
+            1 => summary.push_str("; 1 conversation could not be imported"),
+            n => summary.push_str(&format!("; {n} conversations could not be imported")),
+        }
+        if !summary.ends_with('.') {
+            summary.push('.');
+        }
+        if !outcome.imported.is_empty() || !refused.is_empty() {
             tracing::info!(
                 imported = outcome.imported.len(),
                 skipped = outcome.skipped.len(),
+                refused = refused.len(),
                 "imported conversations"
             );
         }
@@ -195,6 +267,7 @@ impl Service {
             skipped: count(outcome.skipped.len()),
             messages: count(messages),
             imported: outcome.imported,
+            refused,
             summary,
         })
     }

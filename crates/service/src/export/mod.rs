@@ -128,7 +128,8 @@ fn attachments_markdown(attachments: &[switchboard_core::Attachment]) -> String 
         // The name in a code span: a file name is never read as Markdown.
         let f = if a.name.contains('`') { "`` " } else { "`" };
         let close = if a.name.contains('`') { " ``" } else { "`" };
-        let _ = writeln!(out, "- {f}{}{close} ({what}, {})", a.name.replace('\n', " "), size_label(a.size));
+        let cut = a.text_note.as_deref().map(|note| format!("; {}", note.replace('\n', " "))).unwrap_or_default();
+        let _ = writeln!(out, "- {f}{}{close} ({what}, {}{cut})", a.name.replace('\n', " "), size_label(a.size));
     }
     out.push('\n');
     out
@@ -246,14 +247,18 @@ mod tests {
             width: dims.map(|d| d.0),
             height: dims.map(|d| d.1),
             pages,
+            text_note: None,
         };
+        let mut cut = file("long.pdf", AttachmentKind::Pdf, 2048, Some(40), None);
+        cut.text_note = Some("text of page 1 of 40 only: extraction stopped after 20 s".into());
         let md = super::attachments_markdown(&[
             file("report.pdf", AttachmentKind::Pdf, 2_500_000, Some(12), None),
             file("a`b.png", AttachmentKind::Image, 2048, None, Some((640, 480))),
+            cut,
         ]);
         assert_eq!(
             md,
-            "Attached:\n\n- `report.pdf` (PDF, 12 pages, 2.4 MB)\n- `` a`b.png `` (image/png, 640×480, 2.0 KB)\n\n"
+            "Attached:\n\n- `report.pdf` (PDF, 12 pages, 2.4 MB)\n- `` a`b.png `` (image/png, 640×480, 2.0 KB)\n- `long.pdf` (PDF, 40 pages, 2.0 KB; text of page 1 of 40 only: extraction stopped after 20 s)\n\n"
         );
     }
 

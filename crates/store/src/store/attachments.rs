@@ -52,6 +52,8 @@ pub struct NewAttachment<'a> {
     /// Text extracted from it (a PDF's text layer, a text file's text): searchable, and what a
     /// model that reads no PDFs gets.
     pub text: Option<String>,
+    /// Why `text` is not all of the file's (a PDF whose extraction stopped early).
+    pub text_note: Option<String>,
     /// A small PNG or JPEG (at most [`THUMBNAIL_MAX_BYTES`]).
     pub thumbnail: Option<Vec<u8>>,
 }
@@ -59,10 +61,10 @@ pub struct NewAttachment<'a> {
 /// The columns [`attachment_from_row`] reads, in order, from `attachments a` (the name from
 /// `name_column`).
 pub(crate) fn attachment_columns(name_column: &str) -> String {
-    format!("a.id, {name_column}, a.mime_type, a.kind, a.size, a.width, a.height, a.pages")
+    format!("a.id, {name_column}, a.mime_type, a.kind, a.size, a.width, a.height, a.pages, a.text_note")
 }
 
-/// Reads an [`Attachment`] from columns `at..at + 8` (see [`attachment_columns`]).
+/// Reads an [`Attachment`] from columns `at..at + 9` (see [`attachment_columns`]).
 pub(crate) fn attachment_from_row(r: &Row<'_>, at: usize) -> rusqlite::Result<Attachment> {
     let kind: String = r.get(at + 3)?;
     Ok(Attachment {
@@ -76,6 +78,7 @@ pub(crate) fn attachment_from_row(r: &Row<'_>, at: usize) -> rusqlite::Result<At
         width: r.get(at + 5)?,
         height: r.get(at + 6)?,
         pages: r.get(at + 7)?,
+        text_note: r.get(at + 8)?,
     })
 }
 
@@ -132,8 +135,8 @@ impl Store {
         self.inner.blobs.publish(staged)?;
         tx.execute(
             "INSERT INTO attachments (id, name, mime_type, kind, size, width, height, pages, text, thumbnail,
-                                      created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                                      created_at, text_note)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
              ON CONFLICT (id) DO UPDATE SET
                  created_at = MAX(created_at, excluded.created_at),
                  thumbnail = COALESCE(thumbnail, excluded.thumbnail),
@@ -152,6 +155,7 @@ impl Store {
                 new.text,
                 new.thumbnail,
                 now_millis(),
+                new.text_note,
             ],
         )?;
         let mut stored = read_attachment(&tx, &id)?.ok_or_else(|| Error::not_found("attachment", &id))?;

@@ -35,7 +35,7 @@ pub use compactions::{NewCompaction, StoredCompaction, TurnHistory};
 pub use setup::{ChatGrant, ChatSetup, MAX_CHAT_TOOLSETS, MAX_SETUP_NAME_CHARS, SummariserChoice};
 pub use transfer::{
     AttachmentRecord, ConversationRecord, ErrorRecord, ImportOutcome, MessageAttachmentRecord, MessageRecord,
-    ToolCallRecord, ToolResultRecord, check_record,
+    RefusedRecord, ToolCallRecord, ToolResultRecord, check_record,
 };
 
 use crate::blobs::Blobs;

@@ -173,7 +173,12 @@ height?: number,
 /**
  * A PDF's page count.
  */
-pages?: number, };
+pages?: number, 
+/**
+ * Why a PDF's extracted text is not all of it ("text of pages 1–12 of 40 only: extraction
+ * stopped after 20 s"); absent when it is all of it (or the file has none).
+ */
+textNote?: string, };
 
 export type FindingKind = "hiddenInstructions" | "padding" | "invisibleCharacters" | "namesOtherTools" | "asksForSecrets";
 
@@ -1874,6 +1879,10 @@ messages: number,
  */
 titles: Array<string>, 
 /**
+ * The conversations that cannot be imported, with why (the others still can).
+ */
+refused: Array<RefusedConversation>, 
+/**
  * One line for the person, e.g. "3 conversations, 1 already imported".
  */
 summary: string, };
@@ -1906,9 +1915,27 @@ skipped: number,
  */
 messages: number, 
 /**
+ * The conversations left out because they cannot be imported, each with why.
+ */
+refused: Array<RefusedConversation>, 
+/**
  * One line for the person.
  */
 summary: string, };
+
+export type RefusedConversation = { 
+/**
+ * Its id, when the file gives one.
+ */
+id: string | null, 
+/**
+ * Its title, or where it is in the file ("conversation #3") when it has none.
+ */
+title: string, 
+/**
+ * Why, for the person.
+ */
+reason: string, };
 
 export type DetectedServer = { 
 /**

@@ -53,13 +53,21 @@ export function typeLabel(a: Pick<Attachment, 'name' | 'mimeType' | 'kind'>): st
   return ext ? ext.toUpperCase() : 'Text';
 }
 
-/** What a chip says under the name: "PDF · 12 pages · 1.2 MB", "PNG · 1920×1080 · 340 KB". */
+/** What a chip says under the name: "PDF · 12 pages · 1.2 MB", "PNG · 1920×1080 · 340 KB", "PDF · 40 pages · text cut · 9 MB". */
 export function describeAttachment(a: Attachment): string {
   const parts = [typeLabel(a)];
   if (a.kind === 'pdf' && a.pages !== undefined) parts.push(`${a.pages} ${a.pages === 1 ? 'page' : 'pages'}`);
+  if (a.textNote) parts.push('text cut');
   if (a.kind === 'image' && a.width && a.height) parts.push(`${a.width}×${a.height}`);
   parts.push(formatSize(a.size));
   return parts.join(' · ');
+}
+
+/** Why a PDF's extracted text is not all of it, as a sentence ("Text of pages 1–12 of 40 only: …."), or null. */
+export function textCutSentence(a: Pick<Attachment, 'textNote'>): string | null {
+  const note = a.textNote?.trim();
+  if (!note) return null;
+  return `${note.charAt(0).toUpperCase()}${note.slice(1)}${/[.!?]$/.test(note) ? '' : '.'}`;
 }
 
 /** The kind a file will probably be, from what the browser says (the shell decides from the bytes). */

@@ -4,20 +4,8 @@
  * text with a message, as the service does.
  */
 import type { Budget, BudgetKind } from '../ipc/bindings';
-
-/** "$0.0123", "$1.50". */
-export function formatUsd(v: number): string {
-  return v >= 1 ? `$${v.toFixed(2)}` : `$${v.toFixed(4)}`;
-}
-
-/** "4.2 s", "2 min 5 s", "1 h 3 min". */
-export function formatDuration(ms: number): string {
-  const s = ms / 1000;
-  if (s < 60) return `${s < 10 ? s.toFixed(1).replace(/\.0$/, '') : Math.round(s)} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${Math.round(s % 60)} s`;
-  return `${Math.floor(m / 60)} h ${m % 60} min`;
-}
+import { formatDuration } from './format';
+import { formatUsd } from './money';
 
 /** A limit of `kind` in words: "3 steps", "1 min 30 s", "$0.50". */
 export function formatLimit(kind: BudgetKind, limit: number): string {

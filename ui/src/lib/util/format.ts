@@ -1,7 +1,8 @@
 import type { ToolSource, Usage } from '../ipc/bindings';
 
-const nf = new Intl.NumberFormat();
+const nf = new Intl.NumberFormat('en-US');
 
+/** A count with separators, as every figure in the app is written: 1234 → "1,234". */
 export function formatCount(n: number): string {
   return nf.format(n);
 }
@@ -15,12 +16,16 @@ export function formatUsage(u: Usage): string {
   return parts.join(' · ');
 }
 
+/** A duration in words: "450 ms", "4.2 s", "12 s", "2 min 5 s", "3 min", "1 h 3 min", "2 h". */
 export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
-  const m = Math.floor(ms / 60_000);
-  const s = Math.round((ms % 60_000) / 1000);
-  return `${m} min ${s} s`;
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 59_500) return `${(ms / 1000).toFixed(ms < 9_950 ? 1 : 0)} s`;
+  const total = Math.round(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  if (h > 0) return m > 0 ? `${h} h ${m} min` : `${h} h`;
+  return s > 0 ? `${m} min ${s} s` : `${m} min`;
 }
 
 export function describeSource(s: ToolSource): string {

@@ -5,13 +5,13 @@
  */
 import type { Resent, SpendTotal } from '../model/spend';
 import { isFree } from '../model/spend';
+import { formatCount } from './format';
 
 const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
-const whole = new Intl.NumberFormat('en-US');
 
 /** 340, 1.2K, 15K, 1.5M. */
 export function formatTokens(n: number): string {
-  return n < 1000 ? whole.format(Math.round(n)) : compact.format(n);
+  return n < 1000 ? formatCount(Math.round(n)) : compact.format(n);
 }
 
 /**
@@ -31,7 +31,7 @@ export function formatUsd(usd: number): string {
     return `${sign}$${Number(a.toPrecision(2)).toFixed(digits).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
   }
   if (a < 1000) return `${sign}$${a.toFixed(2)}`;
-  return `${sign}$${whole.format(Math.round(a))}`;
+  return `${sign}$${formatCount(Math.round(a))}`;
 }
 
 /** An axis tick: "$0", "$0.05", "$1.5", "$12". */
@@ -39,7 +39,7 @@ export function formatUsdTick(usd: number): string {
   if (usd === 0) return '$0';
   if (Math.abs(usd) < 0.01) return `$${Number(usd.toPrecision(1))}`;
   if (Math.abs(usd) < 10) return `$${Number(usd.toFixed(2))}`;
-  return `$${whole.format(Math.round(usd))}`;
+  return `$${formatCount(Math.round(usd))}`;
 }
 
 /** What the cost part of a line says: "$0.0041", "free", "price unknown", "$0.0041 + 1 unpriced". */
@@ -64,9 +64,9 @@ export function costLine(t: SpendTotal): string {
 /** A spoken/tooltip version of `costLine`. */
 export function costTitle(t: SpendTotal): string {
   const u = t.usage;
-  const bits = [`${whole.format(u.promptTokens)} input tokens`, `${whole.format(u.completionTokens)} output tokens`];
-  if (u.cachedTokens > 0) bits.push(`${whole.format(u.cachedTokens)} from the cache`);
-  if (u.reasoningTokens > 0) bits.push(`${whole.format(u.reasoningTokens)} reasoning`);
+  const bits = [`${formatCount(u.promptTokens)} input tokens`, `${formatCount(u.completionTokens)} output tokens`];
+  if (u.cachedTokens > 0) bits.push(`${formatCount(u.cachedTokens)} from the cache`);
+  if (u.reasoningTokens > 0) bits.push(`${formatCount(u.reasoningTokens)} reasoning`);
   let cost = formatCost(t);
   if (cost === 'free') cost = 'free (a local server)';
   else if (t.unpriced > 0 && t.unpriced < t.requests) cost = `${formatUsd(t.costUsd)} for the priced requests; the price of ${t.unpriced} request${t.unpriced === 1 ? ' is' : 's is'} unknown`;

@@ -46,6 +46,9 @@ pub struct AttachmentRecord {
     /// The text extracted from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// Why `text` is not all of the file's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_note: Option<String>,
     /// Its thumbnail, base64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thumbnail: Option<String>,
@@ -147,7 +150,7 @@ pub(super) fn read(conn: &Connection, id: &str) -> Result<(References, Vec<Attac
     }
     let mut stmt = conn.prepare_cached(
         "SELECT a.id, a.name, a.mime_type, a.kind, a.size, a.width, a.height, a.pages, a.text, a.thumbnail,
-                a.created_at
+                a.created_at, a.text_note
          FROM attachments a
          WHERE a.id IN (SELECT ma.attachment_id FROM message_attachments ma JOIN messages m ON m.id = ma.message_id
                         WHERE m.conversation_id = ?1)
@@ -167,6 +170,7 @@ pub(super) fn read(conn: &Connection, id: &str) -> Result<(References, Vec<Attac
             height: r.get(6)?,
             pages: r.get(7)?,
             text: r.get(8)?,
+            text_note: r.get(11)?,
             thumbnail: thumbnail.map(|t| BASE64.encode(t)),
             created_at: r.get(10)?,
             data: String::new(),
@@ -189,9 +193,12 @@ pub(super) fn fill_data(blobs: &Blobs, records: &mut [ConversationRecord]) -> Re
 
 /// Writes each distinct file of `records` to a temporary file beside its place (before the
 /// import's transaction), keyed by id. Run on checked records only.
-pub(super) fn stage(blobs: &Blobs, records: &[ConversationRecord]) -> Result<HashMap<String, Staged>> {
+pub(super) fn stage_all<'a>(
+    blobs: &Blobs,
+    records: impl Iterator<Item = &'a ConversationRecord>,
+) -> Result<HashMap<String, Staged>> {
     let mut staged = HashMap::new();
-    for a in records.iter().flat_map(|r| &r.attachments) {
+    for a in records.flat_map(|r| &r.attachments) {
         if staged.contains_key(&a.id) {
             continue;
         }
@@ -210,8 +217,9 @@ pub(super) fn write_files(
     r: &ConversationRecord,
 ) -> Result<()> {
     let mut insert = tx.prepare_cached(
-        "INSERT INTO attachments (id, name, mime_type, kind, size, width, height, pages, text, thumbnail, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (id) DO NOTHING",
+        "INSERT INTO attachments (id, name, mime_type, kind, size, width, height, pages, text, thumbnail, created_at,
+                                  text_note)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT (id) DO NOTHING",
     )?;
     for a in &r.attachments {
         if let Some(file) = staged.remove(&a.id) {
@@ -235,6 +243,7 @@ pub(super) fn write_files(
             a.text,
             thumbnail,
             a.created_at,
+            a.text_note,
         ])?;
     }
     Ok(())

@@ -4,11 +4,13 @@
 //! the files its messages carry with their bytes: `attachments.rs`) with the stored values
 //! unchanged, so a record written back reads out identical.
 //!
-//! Invariant: an import writes all of its conversations or none; it never changes a conversation
-//! that already exists (one whose id is taken is skipped, reported as such), and a record whose
-//! rows do not hang together (a parent that is not an earlier message of the same conversation, a
-//! head that is not one of its messages, an id used twice) or whose setup fails
-//! [`ChatSetup::check`] is refused before anything is written.
+//! Invariant: an import writes its good conversations in one transaction, each whole or not at
+//! all; it never changes a conversation that already exists (one whose id is taken is skipped,
+//! reported as such). A record whose rows do not hang together (a parent that is not an earlier
+//! message of the same conversation, a head that is not one of its messages, an id used twice),
+//! whose setup fails [`ChatSetup::check`], whose files do not match their SHA-256, or whose rows
+//! collide with rows already stored (a message id of another conversation) is refused, reported
+//! with why ([`RefusedRecord`]), and changes nothing; the others are still written.
 
 mod attachments;
 
@@ -204,6 +206,19 @@ pub struct ImportOutcome {
     pub imported: Vec<String>,
     /// Ids of the conversations skipped because one with that id already exists.
     pub skipped: Vec<String>,
+    /// The conversations not written because they cannot be, each with why (in file order).
+    pub refused: Vec<RefusedRecord>,
+}
+
+/// A conversation an import did not write, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefusedRecord {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Why, for the person ("message 'm2' follows 'm9', which is not one of its messages").
+    pub reason: String,
 }
 
 impl Store {
@@ -236,37 +251,65 @@ impl Store {
     }
 
     /// Writes `records` in one transaction: each conversation whose id is new, with all its rows
-    /// as given; one whose id exists is skipped. Every record is checked first
-    /// ([`check_record`]); an invalid one, or an id of a message or tool call already stored
-    /// elsewhere, fails the whole import and nothing is written.
+    /// as given; one whose id exists is skipped. A record that fails [`check_record`], repeats an
+    /// earlier record's id, or whose rows collide with stored ones (a message or tool call id
+    /// already used) is refused with why and leaves nothing behind; the others are written. Only
+    /// a failure of the database itself (or of writing a file) fails the import, and then nothing
+    /// is written.
     pub fn import_records(&self, records: &[ConversationRecord]) -> Result<ImportOutcome> {
+        let mut outcome = ImportOutcome::default();
         let mut seen = HashSet::new();
+        let mut good = Vec::with_capacity(records.len());
         for r in records {
-            if !seen.insert(r.id.as_str()) {
-                return Err(Error::Invalid(format!("conversation '{}' appears twice", r.id)));
+            let why = if seen.insert(r.id.as_str()) {
+                check_record(r).err()
+            } else {
+                Some("it appears twice in the file (the first was taken)".to_owned())
+            };
+            match why {
+                Some(reason) => outcome.refused.push(refused(r, reason)),
+                None => good.push(r),
             }
-            check_record(r).map_err(|e| Error::Invalid(format!("conversation '{}' ({}): {e}", r.id, r.title)))?;
         }
         // Files are written before the database is held; those of a conversation that is
-        // skipped, or of an import that fails, are removed when `staged` drops.
-        let mut staged = attachments::stage(&self.inner.blobs, records)?;
+        // skipped or refused, or of an import that fails, are removed when `staged` drops.
+        let mut staged = attachments::stage_all(&self.inner.blobs, good.iter().copied())?;
         let mut conn = self.conn();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut outcome = ImportOutcome::default();
-        for r in records {
+        let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for r in good {
             let exists: bool =
                 tx.query_row("SELECT EXISTS (SELECT 1 FROM conversations WHERE id = ?1)", [&r.id], |row| row.get(0))?;
             if exists {
                 outcome.skipped.push(r.id.clone());
                 continue;
             }
-            attachments::write_files(&tx, &self.inner.blobs, &mut staged, r)?;
-            write_record(&tx, r)?;
-            outcome.imported.push(r.id.clone());
+            // Each conversation under its own savepoint: one whose ids are taken by stored rows
+            // (found while writing it) is rolled back alone.
+            let sp = tx.savepoint()?;
+            let written =
+                attachments::write_files(&sp, &self.inner.blobs, &mut staged, r).and_then(|()| write_record(&sp, r));
+            match written {
+                Ok(()) => {
+                    sp.commit()?;
+                    outcome.imported.push(r.id.clone());
+                }
+                Err(Error::Invalid(reason)) => {
+                    drop(sp);
+                    outcome.refused.push(refused(r, reason));
+                }
+                Err(e) => return Err(e),
+            }
         }
         tx.commit()?;
+        // Refusals in file order, wherever they were found.
+        let order: HashMap<&str, usize> = records.iter().enumerate().rev().map(|(i, r)| (r.id.as_str(), i)).collect();
+        outcome.refused.sort_by_key(|f| order.get(f.id.as_str()).copied().unwrap_or(usize::MAX));
         Ok(outcome)
     }
+}
+
+fn refused(r: &ConversationRecord, reason: String) -> RefusedRecord {
+    RefusedRecord { id: r.id.clone(), title: r.title.clone(), reason }
 }
 
 /// Whether a record's rows hang together: unique message, seq and tool-call ids; every parent an

@@ -38,6 +38,8 @@ const MB = 1024 * 1024;
 export const FAKE_LIMITS: Record<AttachmentKind | 'any', number> = { image: 30 * MB, pdf: 50 * MB, text: 10 * MB, any: 50 * MB };
 /** An image claiming more pixels than this is refused as a decompression bomb. */
 const MAX_PIXELS = 50_000_000;
+/** The most text kept of a PDF's text layer (the service's `MAX_PDF_TEXT`); tests lower it. */
+export const FAKE_PDF_TEXT = { max: 8 * MB };
 /** A preview's text at most (the rest is cut, `truncated`). */
 const PREVIEW_CHARS = 1 << 20;
 
@@ -96,12 +98,21 @@ function imageHeader(b: Uint8Array): { mime: string; size: [number, number] | nu
 }
 
 /** A PDF's pages and text, read roughly: `/Type /Page` objects and the strings of `Tj`/`TJ`. */
-function scanPdf(b: Uint8Array): { pages: number; text: string | null; encrypted: boolean; damaged: boolean } {
+function scanPdf(b: Uint8Array): { pages: number; text: string | null; textNote?: string; encrypted: boolean; damaged: boolean } {
   const s = new TextDecoder('latin1').decode(b);
   const pages = (s.match(/\/Type\s*\/Page(?!s)/g) ?? []).length;
   const strings = [...s.matchAll(/\(((?:\\.|[^\\)])*)\)\s*Tj/g)].map((m) => (m[1] ?? '').replace(/\\(.)/g, '$1'));
-  const text = strings.join('\n').trim();
-  return { pages, text: text || null, encrypted: /\/Encrypt\b/.test(s), damaged: !/%%EOF\s*$/.test(s.slice(-1024)) && pages === 0 };
+  let text = strings.join('\n').trim();
+  let textNote: string | undefined;
+  if (text.length > FAKE_PDF_TEXT.max) {
+    // Each string counts as a page here; the service reads page by page and cuts the last one.
+    let read = 0;
+    for (let len = 0; read < strings.length && len <= FAKE_PDF_TEXT.max; read++) len += (strings[read] ?? '').length + 1;
+    read = Math.max(1, Math.min(read, pages));
+    text = text.slice(0, FAKE_PDF_TEXT.max);
+    textNote = `text of ${read === 1 ? 'page 1' : `pages 1–${read}`} of ${pages} only (page ${read} cut short): extraction stopped at the size limit (${sizeText(FAKE_PDF_TEXT.max)})`;
+  }
+  return { pages, text: text || null, ...(textNote ? { textNote } : {}), encrypted: /\/Encrypt\b/.test(s), damaged: !/%%EOF\s*$/.test(s.slice(-1024)) && pages === 0 };
 }
 
 /** What the shell's inspection makes of `bytes` named `name`: the reference and extracted text, or its refusal. */
@@ -121,7 +132,7 @@ async function inspect(name: string, bytes: Uint8Array): Promise<FakeBlob> {
     const pdf = scanPdf(bytes);
     if (pdf.encrypted) throw refuse(`encrypted PDF: ${name} needs a password to open; save a copy without the password and attach that.`);
     if (pdf.damaged) throw refuse(`damaged PDF: ${name} can't be read (no pages); open it in a PDF viewer and save or print it to a new PDF.`);
-    return { attachment: { id, name, mimeType: 'application/pdf', kind: 'pdf', size: bytes.length, pages: pdf.pages }, bytes, text: pdf.text };
+    return { attachment: { id, name, mimeType: 'application/pdf', kind: 'pdf', size: bytes.length, pages: pdf.pages, ...(pdf.textNote ? { textNote: pdf.textNote } : {}) }, bytes, text: pdf.text };
   }
   let text: string;
   try {

@@ -41,6 +41,7 @@ export function dataCommands(
           alreadyImported: already,
           messages: fresh.length * 2,
           titles: fresh,
+          refused: [],
           summary: `ChatGPT export: ${IMPORT_FILE.titles.length} conversations${already ? `, ${already} already imported` : ''}`,
         },
       };
@@ -61,7 +62,7 @@ export function dataCommands(
         fresh.length === 0
           ? `Nothing imported: already imported: ${skipped} conversation${skipped === 1 ? '' : 's'} skipped.`
           : `Imported ${fresh.length} conversation${fresh.length === 1 ? '' : 's'} (${fresh.length * 2} messages)${skipped ? `; already imported: ${skipped} skipped` : ''}.`;
-      return { format: 'chatgpt', imported: fresh.map(importedId), skipped, messages: fresh.length * 2, summary };
+      return { format: 'chatgpt', imported: fresh.map(importedId), skipped, messages: fresh.length * 2, refused: [], summary };
     },
   };
 }
