@@ -657,10 +657,21 @@ requestAnimationFrame(check);
 "#;
 
 async fn switch_version(pre: &Prereqs, runs: usize) -> Result<Verdict> {
-    let (_mock, data) = rig(vec![Reply::text(SWITCH_V2)]).await?;
+    let (mock, data) = rig(vec![Reply::text(SWITCH_V2)]).await?;
     {
         let store = data.open_store()?;
         switchboard_e2e::write_conversation(&store, 500)?;
+        // The mock model's window is unknown, so the app would compact the 1,000 messages (about
+        // 80,000 tokens) before regenerating: a window that holds them keeps this about switching.
+        let mut profile = switchboard_store::ProviderProfile {
+            name: switchboard_e2e::PROVIDER.into(),
+            kind: "openai".into(),
+            base_url: mock.base_url(),
+            model: Some(switchboard_e2e::MODEL.into()),
+            options: Default::default(),
+        };
+        profile.options.context_window = Some(1_000_000);
+        store.upsert_provider(&profile)?;
     }
     let driver = Driver::start(pre, &data).await?;
     let app = driver.launch("bench-switch").await?;
