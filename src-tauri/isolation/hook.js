@@ -22,9 +22,9 @@
   /** The key the shell looks for (src-tauri/src/platform/refusals.rs, `CHECKED_KEY`). */
   const CHECKED = '__switchboardChecked';
   /**
-   * A pasted message, an imported document's text or one upload chunk of an attached file (768 KiB
-   * of bytes as base64: exactly this many characters) is the largest argument the UI sends; a
-   * file is never sent whole.
+   * A pasted message or an imported document's text is the largest argument the UI sends; an
+   * attached file goes in slices of 64 KiB of bytes as base64 (a slice's cost on the window's
+   * thread grows with its size), never whole.
    */
   const MAX_STRING_CHARS = 1 << 20;
   const MAX_TOTAL_CHARS = 2 << 20;

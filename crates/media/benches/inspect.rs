@@ -1,16 +1,16 @@
 //! Attaching the two big files: a 12-megapixel JPEG photo and a 20 MB PDF (400 pages of
-//! text, each with an incompressible image stream), both generated here. Reports, per file,
-//! the time `inspect` takes (median of the runs) and the peak memory it allocates above what
+//! text, each with an incompressible image stream), both generated (`switchboard_media::samples`).
+//! Reports, per file, the time `inspect` takes (median of the runs) and the peak memory it allocates above what
 //! was live before (a counting allocator), against the file's size; and `fit_image` of the
 //! photo for each API.
 //!
 //! `cargo bench -p switchboard-media --bench inspect` (`MEDIA_BENCH_RUNS=3` for a quicker run).
 #![allow(unsafe_code)] // the counting allocator
 
-use lopdf::{Document, Object, Stream, dictionary};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use switchboard_media::samples::{pdf, photo};
 use switchboard_media::{ImageLimits, fit_image, inspect};
 
 struct Counting;
@@ -48,72 +48,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
-/// A 4000 × 3000 photo-like JPEG (smooth gradients with noise), quality 90.
-fn photo() -> Vec<u8> {
-    let mut rng = Rng(7);
-    let image = image::RgbImage::from_fn(4000, 3000, |x, y| {
-        let noise = (rng.next() % 24) as u32;
-        image::Rgb([
-            ((x / 16 + noise) % 256) as u8,
-            ((y / 12 + noise) % 256) as u8,
-            (((x + y) / 28 + noise) % 256) as u8,
-        ])
-    });
-    let mut out = Vec::new();
-    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 90).encode_image(&image).unwrap();
-    out
-}
-
-/// About 20 MB of PDF: 400 pages, each with a paragraph of text and a 48 KB image stream.
-fn pdf() -> Vec<u8> {
-    let mut rng = Rng(11);
-    let words = ["invoice", "total", "switchboard", "attachment", "page", "figure", "results", "method"];
-    let mut doc = Document::with_version("1.5");
-    let pages_id = doc.new_object_id();
-    let font_id = doc.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" });
-    let mut kids = Vec::new();
-    for page in 0..400 {
-        let mut content = String::from("BT\n/F1 10 Tf\n50 750 Td\n");
-        for line in 0..40 {
-            let text: Vec<&str> = (0..10).map(|_| words[(rng.next() % words.len() as u64) as usize]).collect();
-            content.push_str(&format!("({page}.{line} {}) Tj\n0 -14 Td\n", text.join(" ")));
-        }
-        content.push_str("ET\n/Im1 Do\n");
-        let pixels: Vec<u8> = (0..48 * 1024).map(|_| rng.next() as u8).collect();
-        let image_id = doc.add_object(Stream::new(
-            dictionary! { "Type" => "XObject", "Subtype" => "Image", "Width" => 128, "Height" => 128,
-            "ColorSpace" => "DeviceRGB", "BitsPerComponent" => 8 },
-            pixels,
-        ));
-        let contents_id = doc.add_object(Stream::new(dictionary! {}, content.into_bytes()));
-        kids.push(Object::Reference(doc.add_object(dictionary! {
-            "Type" => "Page",
-            "Parent" => pages_id,
-            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
-            "Resources" => dictionary! { "Font" => dictionary! { "F1" => font_id }, "XObject" => dictionary! { "Im1" => image_id } },
-            "Contents" => contents_id,
-        })));
-    }
-    doc.objects.insert(pages_id, Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => 400 }));
-    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-    doc.trailer.set("Root", catalog_id);
-    let mut out = Vec::new();
-    doc.save_to(&mut out).unwrap();
-    out
-}
 
 /// Median time and the largest peak above the live bytes before each run.
 fn measure(runs: usize, mut f: impl FnMut()) -> (Duration, usize) {

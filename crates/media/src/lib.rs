@@ -16,6 +16,8 @@
 mod fit;
 mod pdf;
 mod picture;
+#[cfg(feature = "samples")]
+pub mod samples;
 mod sniff;
 
 pub use fit::{FittedShape, ImageLimits, fit_image};
