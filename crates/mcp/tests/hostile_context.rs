@@ -133,7 +133,10 @@ async fn notifications_are_followed_and_bounded() {
     let log = server.stderr();
     assert!(log.len() <= STDERR_LINES);
     assert!(log.iter().all(|l| !l.starts_with("[log debug]")), "below the chosen level: dropped");
-    assert_eq!(log.last().unwrap(), "[log error] last: the end");
+    // The client handles each notification in a task of its own, so the last few lines may come
+    // in another order; the newest are kept and the oldest made room.
+    assert!(log.iter().any(|l| l == "[log error] last: the end"), "{:?}", log.last());
+    assert!(log.iter().all(|l| l != "[log error] flood 0"), "the oldest lines made room");
     // Only the subscribed resource counts its update; the list change is followed.
     let updates = server.resource_updates();
     assert_eq!(updates.len(), 1, "{updates:?}");
