@@ -63,6 +63,13 @@ pub fn run() {
             .plugin(tauri_plugin_dialog::init())
             .plugin(tauri_plugin_window_state::Builder::default().build()),
     )
+    // Pasted and dropped files reach the engine as request bodies, not through the IPC bridge.
+    .register_asynchronous_uri_scheme_protocol(platform::upload_scheme::SCHEME, |ctx, request, responder| {
+        let service = ctx.app_handle().state::<Service>().inner().clone();
+        tauri::async_runtime::spawn_blocking(move || {
+            responder.respond(platform::upload_scheme::respond(&service, &request));
+        });
+    })
     .on_window_event(|window, event| {
         if matches!(event, tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_)) {
             platform::window_state::save_window_state_soon(window.app_handle());

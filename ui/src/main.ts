@@ -1,7 +1,7 @@
 import './app.css';
 import { mount } from 'svelte';
 import App from './App.svelte';
-import { api } from './lib/ipc/api';
+import { api, uploadBytes } from './lib/ipc/api';
 import { AppState, isSettingsSection } from './lib/state/app.svelte';
 import { PrefsState } from './lib/state/prefs.svelte';
 
@@ -59,7 +59,7 @@ if (import.meta.env.DEV) {
 const target = document.getElementById('app');
 if (target) {
   try {
-    const app = new AppState(api, { prefs });
+    const app = new AppState(api, { prefs, sendBytes: uploadBytes });
     mount(App, { target, props: { app } });
     void app.init().then(() => (import.meta.env.DEV ? devHooks(app) : undefined));
   } catch (e) {

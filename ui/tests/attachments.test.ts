@@ -11,7 +11,7 @@ import type { SendRequest } from '../src/lib/ipc/bindings';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import { FAKE_PDF_TEXT } from '../src/lib/ipc/fake/attachments';
 import { AppState } from '../src/lib/state/app.svelte';
-import { fromBase64, UPLOAD_CHUNK_BYTES } from '../src/lib/util/attachments';
+import { fromBase64, toBase64, UPLOAD_BODY_BYTES, UPLOAD_CHUNK_BYTES } from '../src/lib/util/attachments';
 
 const schedule = (cb: () => void) => setTimeout(cb, 0);
 
@@ -123,6 +123,41 @@ describe('attaching in the composer', () => {
     expect(items()[0]!.dataset.status).toBe('ready');
     expect(chunk).toHaveBeenCalledTimes(3);
     for (const [, data] of chunk.mock.calls) expect(fromBase64(data as string).length).toBeLessThanOrEqual(64 * 1024);
+  });
+
+  it("a large file goes as request bodies of the shell's upload scheme, and as IPC slices from where that scheme fails", async () => {
+    for (const schemeWorks of [2, 1]) {
+      const backend = createFakeBackend({ tickMs: 0, empty: true });
+      // The shell's side of the scheme: the fake takes the bytes the way the real one would.
+      const take = backend.uploadChunk.bind(backend);
+      const chunk = vi.spyOn(backend, 'uploadChunk');
+      const bodies: number[] = [];
+      const sendBytes = async (id: string, blob: Blob) => {
+        if (bodies.length >= schemeWorks) return false;
+        bodies.push(blob.size);
+        const bytes = new Uint8Array(await blob.arrayBuffer());
+        for (let at = 0; at < bytes.length; at += UPLOAD_CHUNK_BYTES) await take(id, toBase64(bytes.subarray(at, at + UPLOAD_CHUNK_BYTES)));
+        return true;
+      };
+      const app = new AppState(backend, { schedule, sendBytes });
+      const view = render(App, { props: { app } });
+      await app.init();
+      const text = 'a line of a long log file\n'.repeat(Math.ceil((UPLOAD_BODY_BYTES * 2.2) / 26));
+      await drop([file(text, 'server.log', 'text/plain')]);
+      await settled(1);
+      expect(items()[0]!.dataset.status).toBe('ready');
+      expect(app.attachments.ready[0]!.size).toBe(text.length);
+      if (schemeWorks === 2) {
+        // Three bodies would carry it; the first two did, the rest went as IPC slices (the spy
+        // counts the tray's calls only: the fake shell's intake was bound before it).
+        expect(bodies).toEqual([UPLOAD_BODY_BYTES, UPLOAD_BODY_BYTES]);
+        expect(chunk).toHaveBeenCalledTimes(Math.ceil((text.length - 2 * UPLOAD_BODY_BYTES) / UPLOAD_CHUNK_BYTES));
+      } else {
+        expect(bodies).toEqual([UPLOAD_BODY_BYTES]);
+        expect(chunk).toHaveBeenCalledTimes(Math.ceil((text.length - UPLOAD_BODY_BYTES) / UPLOAD_CHUNK_BYTES));
+      }
+      view.unmount();
+    }
   });
 
   it('a refused file says why, and the text and the other attachments stay', async () => {

@@ -26,6 +26,8 @@ use switchboard_store::{NewAttachment, Store};
 
 /// The most decoded bytes one upload chunk carries.
 pub const UPLOAD_CHUNK_MAX: usize = 1024 * 1024;
+/// The most bytes one request of the desktop's `upload` scheme carries ([`Service::upload_bytes`]).
+pub const UPLOAD_BODY_MAX: usize = 8 * 1024 * 1024;
 /// The most uploads open at once.
 pub const MAX_UPLOADS: usize = 8;
 /// The most bytes all open uploads may declare together.
@@ -239,6 +241,21 @@ impl Service {
             self.upload_cancel(id);
             return Err(too_large());
         }
+        self.upload_append(id, &chunk)
+    }
+
+    /// Adds `bytes` (at most [`UPLOAD_BODY_MAX`], as they came, not encoded) to the upload `id`:
+    /// the desktop's `upload` scheme, whose request bodies reach the shell without crossing the
+    /// page's IPC bridge. Returns the bytes received so far; past the declared size the upload ends.
+    pub fn upload_bytes(&self, id: &str, bytes: &[u8]) -> Result<u64> {
+        if bytes.len() > UPLOAD_BODY_MAX {
+            self.upload_cancel(id);
+            return Err(bad(format!("An upload request is larger than {}.", size_text(UPLOAD_BODY_MAX as u64))));
+        }
+        self.upload_append(id, bytes)
+    }
+
+    fn upload_append(&self, id: &str, chunk: &[u8]) -> Result<u64> {
         let mut open = self.inner.uploads.open();
         let upload = open.get_mut(id).ok_or_else(|| unknown_upload(id))?;
         if upload.bytes.len() as u64 + chunk.len() as u64 > upload.size {
@@ -248,7 +265,7 @@ impl Service {
         if upload.bytes.capacity() == 0 {
             upload.bytes.reserve_exact(upload.size as usize);
         }
-        upload.bytes.extend_from_slice(&chunk);
+        upload.bytes.extend_from_slice(chunk);
         upload.touched = Instant::now();
         Ok(upload.bytes.len() as u64)
     }

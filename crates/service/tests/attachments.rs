@@ -5,7 +5,7 @@ use std::sync::Arc;
 use switchboard_core::{AttachmentKind, ErrorKind, Part};
 use switchboard_secrets::MemoryStore;
 use switchboard_service::Service;
-use switchboard_service::attachments::{MAX_UPLOADS, UPLOAD_CHUNK_MAX, attachment_parts};
+use switchboard_service::attachments::{MAX_UPLOADS, UPLOAD_BODY_MAX, UPLOAD_CHUNK_MAX, attachment_parts};
 use switchboard_store::Store;
 
 use base64::Engine as _;
@@ -149,6 +149,31 @@ async fn uploads_are_bounded_in_size_count_and_chunk() {
     assert!(service.upload_begin("one-more.txt", 10).unwrap_err().message.contains("already being attached"));
     service.upload_cancel(&ids[0]);
     service.upload_begin("one-more.txt", 10).unwrap();
+}
+
+#[tokio::test]
+async fn an_upload_in_raw_requests_becomes_an_attachment_and_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = service(dir.path());
+    // Bytes as they came (the desktop's upload scheme), mixed with a base64 chunk: one file.
+    let text = "fn main() {}\n".repeat(700_000); // 9.1 MB: two raw requests and a chunk
+    let id = service.upload_begin("main.rs", text.len() as u64).unwrap();
+    let (head, rest) = text.as_bytes().split_at(UPLOAD_BODY_MAX);
+    let (middle, tail) = rest.split_at(rest.len() - 1000);
+    assert_eq!(service.upload_bytes(&id, head).unwrap(), UPLOAD_BODY_MAX as u64);
+    service.upload_bytes(&id, middle).unwrap();
+    assert_eq!(service.upload_chunk(&id, &BASE64.encode(tail)).unwrap(), text.len() as u64);
+    let got = service.upload_finish(&id).await.unwrap();
+    assert_eq!((got.kind, got.size), (AttachmentKind::Text, text.len() as u64));
+
+    // A request over the bound ends its upload; so do bytes past the declared size.
+    let id = service.upload_begin("big.txt", 20 * 1024 * 1024).unwrap();
+    let err = service.upload_bytes(&id, &vec![b'a'; UPLOAD_BODY_MAX + 1]).unwrap_err();
+    assert!(err.message.contains("larger than"), "{}", err.message);
+    assert_eq!(service.upload_bytes(&id, b"a").unwrap_err().kind, ErrorKind::NotFound);
+    let id = service.upload_begin("a.txt", 4).unwrap();
+    assert!(service.upload_bytes(&id, b"abcdef").unwrap_err().message.contains("more bytes"));
+    assert_eq!(service.upload_bytes("upload-nope", b"a").unwrap_err().kind, ErrorKind::NotFound);
 }
 
 #[tokio::test]

@@ -3568,6 +3568,18 @@ c.toBlob((blob) => {
 "#;
 
 /// Drops the file `arguments[1]` (its bytes) named `arguments[0]` on the chat, as a file manager does.
+/// Keeps the status of every request the page makes to the shell's `upload` scheme in
+/// `window.__uploads` (a request that fails outright keeps none).
+const AC_WATCH_UPLOADS_JS: &str = r#"
+window.__uploads = [];
+const plain = window.fetch;
+window.fetch = async (...args) => {
+  const response = await plain(...args);
+  if (/^(upload:|http:\/\/upload\.localhost)/.test(String(args[0]))) window.__uploads.push(response.status);
+  return response;
+};
+"#;
+
 const AC_DROP_JS: &str = r#"
 const bytes = Uint8Array.from(arguments[1]);
 const file = new File([bytes], arguments[0], { type: 'application/pdf' });
@@ -3606,7 +3618,9 @@ async fn ac_attachments_pasted_and_dropped_go_to_two_apis_and_survive_a_restart(
     let app = rig.driver.launch("ac").await?;
     app.wait_composer_ready(LONG).await?;
 
-    // Paste an image, drop a PDF: both are uploaded in chunks and shown in the composer.
+    // Paste an image, drop a PDF: both are handed to the shell as request bodies of its `upload`
+    // scheme (watched here: the statuses of those requests) and shown in the composer.
+    app.js(AC_WATCH_UPLOADS_JS, vec![]).await?;
     let pasted = app.js_async(AC_PASTE_JS, vec![]).await?;
     ensure!(pasted["files"] == json!(1), "the paste did not carry the image: {pasted}");
     let pdf = ac_pdf(AC_PDF_TEXT);
@@ -3635,6 +3649,9 @@ async fn ac_attachments_pasted_and_dropped_go_to_two_apis_and_survive_a_restart(
         "the dropped PDF: {items}"
     );
     app.screenshot("1-composer-with-attachments").await?;
+    // Each file went in one request of the scheme, taken (not the IPC slices' fallback).
+    let uploads = app.js("return window.__uploads;", vec![]).await?;
+    ensure!(uploads == json!([200, 200]), "the upload scheme's answers: {uploads}");
 
     // The PDF's preview is its extracted text.
     app.click(&format!("{} [data-name=\"report.pdf\"] button.open", tid("attachments"))).await?;

@@ -4,7 +4,7 @@
  * Outside Tauri (plain `npm run dev` in a browser) a scripted in-memory fake stands in; tests swap
  * in their own backend with `setBackend`.
  */
-import { Channel, invoke, type InvokeArgs } from '@tauri-apps/api/core';
+import { Channel, convertFileSrc, invoke, type InvokeArgs } from '@tauri-apps/api/core';
 import type { ChatEvent } from './bindings';
 import { CHANNEL_ARGS, COMMANDS, type CommandName, type Commands } from './commands';
 import { COMMAND_NAMES, methodName, type Backend, type TurnHandlers } from './backend';
@@ -116,3 +116,30 @@ export const api: Backend = Object.fromEntries(
     return [name, async (...params: unknown[]) => ((await backend())[name] as (...p: unknown[]) => Promise<unknown>)(...params)];
   }),
 ) as unknown as Backend;
+
+/**
+ * Sends `blob` as the next bytes of upload `id` through the shell's `upload` scheme: the web engine
+ * hands the body to the shell, so the window's thread neither encodes it nor pushes it through the
+ * isolation frame (an IPC call costs it about 0.27 ms per KiB). Resolves `false` where the scheme
+ * cannot be reached (outside the app, a web engine that drops request bodies): the caller sends
+ * the bytes as `upload_chunk` calls instead. `end` is where the slice ends in the file: a body
+ * that arrives shorter ends the upload. A refusal of the shell's rejects with its `IpcError`.
+ */
+export async function uploadBytes(id: string, blob: Blob, end: number): Promise<boolean> {
+  if (!inTauri()) return false;
+  let response: Response;
+  try {
+    // The bytes, not the Blob: WebKitGTK hands a scheme handler a file-backed body as a stream
+    // that is read on the shell's main thread, where it can stall; an in-memory body cannot.
+    const body = await blob.arrayBuffer();
+    response = await fetch(`${convertFileSrc(id, 'upload')}?end=${end}`, { method: 'POST', body });
+  } catch {
+    return false;
+  }
+  if (response.ok) {
+    // The shell answers with the bytes it holds, which it checked against `end`.
+    return Number(await response.text()) === end;
+  }
+  const refused: unknown = await response.json().catch(() => ({ kind: 'internal', message: `The file could not be handed to Switchboard (${response.status}).` }));
+  throw toIpcError(refused);
+}

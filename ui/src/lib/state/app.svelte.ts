@@ -16,7 +16,7 @@ import { matchedTerms } from '../search/snippet';
 import { ChatSession, type ApprovalRequest, type SessionHost } from './session.svelte';
 import { preloadMarkdown } from '../markdown/engine';
 import { McpComposer } from '../mcp/state.svelte';
-import { AttachmentTray } from './attachments.svelte';
+import { AttachmentTray, type SendBytes } from './attachments.svelte';
 import { cannotSeeImages, refusesImages } from '../util/attachments';
 
 export interface Toast {
@@ -181,11 +181,11 @@ export class AppState implements SessionHost {
   private toolsRequest = 0;
   private noticeTimer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(api: Backend, opts: { schedule?: Scheduler; prefs?: PrefsState } = {}) {
+  constructor(api: Backend, opts: { schedule?: Scheduler; prefs?: PrefsState; sendBytes?: SendBytes } = {}) {
     this.api = api;
     this.schedule = opts.schedule ?? nextFrame;
     this.prefs = opts.prefs ?? new PrefsState();
-    this.attachments = new AttachmentTray(api);
+    this.attachments = new AttachmentTray(api, opts.sendBytes);
     this.current = new ChatSession(this);
     this.sidebarOpen = readStorage<boolean>(SIDEBAR_KEY) ?? true;
     // The parameters dialog writes into the open chat's setup through this app's backend.

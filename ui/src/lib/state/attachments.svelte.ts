@@ -2,9 +2,10 @@
  * The composer's attachments before sending (`AttachmentTray`), and the thumbnail cache shared
  * with sent messages (`thumbnail`).
  *
- * A pasted or dropped file is read by the page in `UPLOAD_CHUNK_BYTES` slices and handed to the
- * shell one slice per call (`upload_begin`, `upload_chunk`…, `upload_finish`), one file at a time,
- * so memory holds one slice and the window draws between calls; the shell sniffs, checks and
+ * A pasted or dropped file is handed to the shell in slices, one file at a time (`upload_begin`,
+ * the slices, `upload_finish`): `UPLOAD_BODY_BYTES` request bodies of the shell's `upload` scheme,
+ * which never pass through the window's thread, or, where that scheme cannot be reached,
+ * `UPLOAD_CHUNK_BYTES` slices as `upload_chunk` calls, so the window draws between calls; the shell sniffs, checks and
  * stores the bytes and answers with the `Attachment` (or the reason it refused them). The paperclip
  * asks the shell's native picker (`attach_pick`): the page never sees a path.
  *
@@ -15,7 +16,10 @@
 import type { Backend } from '../ipc/backend';
 import type { Attachment, AttachmentKind } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
-import { guessKind, MAX_ATTACHMENTS, toBase64, UPLOAD_CHUNK_BYTES } from '../util/attachments';
+import { guessKind, MAX_ATTACHMENTS, toBase64, UPLOAD_BODY_BYTES, UPLOAD_CHUNK_BYTES } from '../util/attachments';
+
+/** Sends a slice as a request body of the shell's `upload` scheme; `false`: that path is not there. */
+export type SendBytes = (id: string, blob: Blob, end: number) => Promise<boolean>;
 
 export type DraftStatus = 'uploading' | 'ready' | 'error';
 
@@ -58,7 +62,11 @@ export class AttachmentTray {
   // eslint-disable-next-line svelte/prefer-svelte-reactivity
   private removed = new Set<string>();
 
-  constructor(private readonly api: Backend) {}
+  /** `sendBytes`: the `upload` scheme (`uploadBytes`); without it, every slice is an IPC call. */
+  constructor(
+    private readonly api: Backend,
+    private readonly sendBytes: SendBytes = () => Promise.resolve(false),
+  ) {}
 
   /** The attachments ready to send, in order. */
   get ready(): Attachment[] {
@@ -114,11 +122,24 @@ export class AttachmentTray {
     let id: string | null = null;
     try {
       id = await this.api.uploadBegin(file.name, file.size);
-      for (let at = 0; at < file.size; at += UPLOAD_CHUNK_BYTES) {
+      // Request bodies while the scheme takes them; IPC chunks from where it did not.
+      let bodies = true;
+      for (let at = 0; at < file.size; ) {
         if (this.removed.has(key)) break;
-        const bytes = await readSlice(file.slice(at, at + UPLOAD_CHUNK_BYTES));
-        await this.api.uploadChunk(id, toBase64(bytes));
-        this.update(key, { progress: Math.min(1, (at + bytes.length) / Math.max(1, file.size)) });
+        let sent = 0;
+        if (bodies) {
+          const slice = file.slice(at, at + UPLOAD_BODY_BYTES);
+          if (await this.sendBytes(id, slice, at + slice.size)) sent = slice.size;
+          else bodies = false;
+        }
+        if (!bodies) {
+          const bytes = await readSlice(file.slice(at, at + UPLOAD_CHUNK_BYTES));
+          await this.api.uploadChunk(id, toBase64(bytes));
+          sent = bytes.length;
+        }
+        if (sent === 0) break;
+        at += sent;
+        this.update(key, { progress: Math.min(1, at / Math.max(1, file.size)) });
       }
       if (this.removed.delete(key)) {
         await this.api.uploadCancel(id).catch(() => undefined);

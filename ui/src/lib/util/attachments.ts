@@ -2,9 +2,10 @@
  * Pure helpers for attachments: how a file is read and sent to the shell in chunks, and how an
  * attachment is described (size, type, pages).
  *
- * Invariant: no call carries more than `UPLOAD_CHUNK_BYTES` of a file (far under the isolation
+ * Invariant: no IPC call carries more than `UPLOAD_CHUNK_BYTES` of a file (far under the isolation
  * hook's 1 MiB bound for one string), so a large file never becomes one huge IPC message and the
- * window keeps drawing between chunks.
+ * window keeps drawing between chunks; the `upload` scheme's requests (`UPLOAD_BODY_BYTES`) are
+ * preferred, since their bodies do not pass through the page's thread at all.
  */
 import type { Attachment, AttachmentKind } from '../ipc/bindings';
 
@@ -16,6 +17,12 @@ import type { Attachment, AttachmentKind } from '../ipc/bindings';
  * instead of 12 s): a bigger slice trades frames for speed.
  */
 export const UPLOAD_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Bytes of a file per request of the shell's `upload` scheme (`uploadBytes`): 4 MiB, under the
+ * shell's 8 MiB bound. The body never crosses the window's thread, so only memory bounds it.
+ */
+export const UPLOAD_BODY_BYTES = 4 * 1024 * 1024;
 
 /** The most files one message may carry (the composer refuses more, with a message). */
 export const MAX_ATTACHMENTS = 20;
