@@ -35,6 +35,8 @@ pub fn context<R: tauri::Runtime>() -> tauri::Context<R> {
 
 /// Runs the desktop app.
 pub fn run() {
+    // Before any other thread exists: large buffers go back to the system when freed.
+    platform::memory::return_large_frees();
     // Before anything starts a process: what the app starts ends with it (see
     // `switchboard_process::tree`).
     switchboard_process::install();
