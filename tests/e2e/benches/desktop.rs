@@ -98,6 +98,22 @@ async fn rig(replies: Vec<Reply>) -> Result<(MockServer, DataDir)> {
     Ok((mock, data))
 }
 
+/// Gives the mock's model a window of 1,000,000 tokens: with the default (32,768, assumed for a
+/// model nobody describes) the app would compact a long history first, and the summary would
+/// take the reply the benchmark scripted for its own request.
+fn wide_window(store: &switchboard_store::Store, mock: &MockServer) -> Result<()> {
+    let mut profile = switchboard_store::ProviderProfile {
+        name: switchboard_e2e::PROVIDER.into(),
+        kind: "openai".into(),
+        base_url: mock.base_url(),
+        model: Some(switchboard_e2e::MODEL.into()),
+        options: Default::default(),
+    };
+    profile.options.context_window = Some(1_000_000);
+    store.upsert_provider(&profile)?;
+    Ok(())
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     if v.is_empty() {
@@ -663,15 +679,7 @@ async fn switch_version(pre: &Prereqs, runs: usize) -> Result<Verdict> {
         switchboard_e2e::write_conversation(&store, 500)?;
         // The mock model's window is unknown, so the app would compact the 1,000 messages (about
         // 80,000 tokens) before regenerating: a window that holds them keeps this about switching.
-        let mut profile = switchboard_store::ProviderProfile {
-            name: switchboard_e2e::PROVIDER.into(),
-            kind: "openai".into(),
-            base_url: mock.base_url(),
-            model: Some(switchboard_e2e::MODEL.into()),
-            options: Default::default(),
-        };
-        profile.options.context_window = Some(1_000_000);
-        store.upsert_provider(&profile)?;
+        wide_window(&store, &mock)?;
     }
     let driver = Driver::start(pre, &data).await?;
     let app = driver.launch("bench-switch").await?;

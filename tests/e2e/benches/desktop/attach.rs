@@ -268,7 +268,9 @@ pub(crate) async fn attach(pre: &Prereqs) -> Result<Verdict> {
         mb(size_kib)
     );
 
-    let (mock, data) = rig(vec![Reply::text(ANSWER)]).await?;
+    let (mock, data) = rig(vec![Reply::text("Hello."), Reply::text(ANSWER)]).await?;
+    // The PDF's text alone is more than the window assumed for the mock's model.
+    super::wide_window(&data.open_store()?, &mock)?;
     let driver = Driver::start(pre, &data).await?;
     let app = driver.launch("bench-attach").await?;
     app.wait_composer_ready(Duration::from_secs(30)).await?;
@@ -280,7 +282,16 @@ pub(crate) async fn attach(pre: &Prereqs) -> Result<Verdict> {
         .collect();
     println!("processes counted: app {pid}, {webkit:?}");
 
-    // The files chosen (not yet read), then the app left idle: the level memory starts from.
+    // A first question answered (what any chat loads once: its tokenizer, the chat's views), the
+    // files chosen (not yet read), then the app left idle: the level memory starts from.
+    app.send_message("Hello?").await?;
+    app.wait_for(
+        "the first answer",
+        "const a = [...document.querySelectorAll('[data-testid=\"message\"][data-role=\"assistant\"]')].pop(); \
+         return !!a && a.dataset.status === 'complete';",
+        Duration::from_secs(60),
+    )
+    .await?;
     app.js(INPUT_JS, vec![]).await?;
     let paths: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
     let input = app.client().find(Locator::Css("#sb-bench-files")).await?;
@@ -336,7 +347,7 @@ pub(crate) async fn attach(pre: &Prereqs) -> Result<Verdict> {
     }
     print_monitor("while sending", &sent);
     let requests = mock.requests();
-    let body = requests.first().map_or(0, |r| r.body.to_string().len());
+    let body = requests.last().map_or(0, |r| r.body.to_string().len());
     println!("mock requests: {}; the request body: {:.1} MB of JSON", requests.len(), body as f64 / 1048576.0);
     app.screenshot("sent").await?;
     tokio::time::sleep(Duration::from_secs(10)).await;
