@@ -150,10 +150,34 @@ pub(crate) fn inspect(name: &str, bytes: &[u8], limits: PdfLimits) -> Result<Ins
     }
 }
 
+/// Keeps every object but image streams: the text layer never refers to their pixels, and they
+/// are most of a large PDF's bytes (scans, photos, figures), which the parser would otherwise hold
+/// in memory beside the file (a 20 MB illustrated PDF: a peak of 45 MB, 2.2x the file).
+fn without_images(id: (u32, u16), object: &mut lopdf::Object) -> Option<((u32, u16), lopdf::Object)> {
+    if let lopdf::Object::Stream(stream) = object
+        && stream.dict.get(b"Subtype").and_then(lopdf::Object::as_name).is_ok_and(|n| n == b"Image")
+    {
+        return None;
+    }
+    // The parser keeps the object it lent for most objects and the one returned for those inside
+    // object streams, so both must be the object (a copy of a text-sized one).
+    Some((id, object.clone()))
+}
+
 /// Parses `bytes` and extracts the text layer (on the parser thread).
 fn read(bytes: &[u8], limits: PdfLimits) -> std::result::Result<Read, Failure> {
-    let options = lopdf::LoadOptions { max_decompressed_size: Some(MAX_STREAM), ..Default::default() };
-    let doc = match lopdf::Document::load_mem_with_options(bytes, options) {
+    let load = |filter: Option<lopdf::FilterFunc>| {
+        let options = lopdf::LoadOptions { max_decompressed_size: Some(MAX_STREAM), filter, ..Default::default() };
+        lopdf::Document::load_mem_with_options(bytes, options)
+    };
+    // Without its images first; a damaged file whose page tree only a full reading rebuilds (the
+    // parser skips that repair when a filter is set) is read again whole.
+    let doc = match load(Some(without_images)) {
+        Ok(doc) if !doc.get_pages().is_empty() => Ok(doc),
+        Ok(_) => load(None),
+        Err(e) => Err(e),
+    };
+    let doc = match doc {
         Ok(doc) => doc,
         Err(lopdf::Error::InvalidPassword | lopdf::Error::Decryption(_)) => return Err(Failure::Encrypted),
         Err(e) => return Err(Failure::Damaged(e.to_string())),
@@ -200,4 +224,24 @@ fn read(bytes: &[u8], limits: PdfLimits) -> std::result::Result<Read, Failure> {
     let has_text = text.chars().any(|c| !c.is_whitespace());
     let cut = stopped.filter(|_| has_text).map(|reason| TextCut { pages_read: read, pages: total, reason });
     Ok(Read { pages: total, text: has_text.then_some(text), cut })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_are_left_out_of_the_parse_and_the_text_is_whole() {
+        // 400 pages, each with a line of text and a 48 KB image: almost all of it image bytes.
+        let pdf = crate::samples::pdf();
+        let options = lopdf::LoadOptions { filter: Some(without_images), ..Default::default() };
+        let doc = lopdf::Document::load_mem_with_options(&pdf, options).unwrap();
+        let held: usize = doc.objects.values().filter_map(|o| o.as_stream().ok()).map(|s| s.content.len()).sum();
+        assert_eq!(doc.get_pages().len(), 400);
+        assert!(held < pdf.len() / 10, "{held} of {} bytes held", pdf.len());
+        let Ok(read) = read(&pdf, PdfLimits::default()) else { panic!("the sample did not read") };
+        assert_eq!((read.pages, read.cut.is_none()), (400, true));
+        let text = read.text.unwrap();
+        assert!(text.starts_with("0.0 ") && text.contains("399.0 "), "{}", &text[..200.min(text.len())]);
+    }
 }
