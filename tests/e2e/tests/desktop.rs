@@ -3284,7 +3284,11 @@ async fn ab_compaction_mid_turn_boundary_undo_and_restart() -> Result<()> {
             call(2),
             call(3),
             Reply::text("Sector 2 holds 114 crates (FACT-2)."),
-            // "Compact now": the summariser keeps every line with a fact.
+            // "Compact now": the summariser keeps every line with a fact. The history is more
+            // than one request of this 8K window holds, so it is summarised in pieces, each
+            // request carrying the summary so far.
+            Reply::keep_lines("FACT"),
+            Reply::keep_lines("FACT"),
             Reply::keep_lines("FACT"),
         ])
         .with_context_window(8_000)
