@@ -5,6 +5,7 @@
 //! Invariant: everything here is bounded — fields, choices, texts, messages, images — and a
 //! request that cannot be shown faithfully is refused with a reason in words, never shown in part.
 
+use crate::convert::cut;
 use serde_json::Value;
 use std::time::Duration;
 use switchboard_core::{ElicitationForm, FieldChoice, FieldKind, FormField, SamplingMessage, SamplingRole, ToolImage};
@@ -24,17 +25,6 @@ pub const MAX_SAMPLING_TEXT: usize = 512 * 1024;
 pub const MAX_IMAGES: usize = 8;
 /// The longest page address accepted.
 pub const MAX_URL: usize = 4096;
-
-fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
 
 fn text_of(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(|s| cut(s, MAX_TEXT))

@@ -7,6 +7,7 @@
 //! [`MAX_LISTING_BYTES`]), every text field's length, a prompt's messages and text, and a
 //! resource's decoded size ([`MAX_RESOURCE_BYTES`]), checked before anything is decoded.
 
+use crate::convert::cut;
 use base64::Engine as _;
 use serde::Serialize;
 use serde_json::Value;
@@ -284,18 +285,6 @@ impl LogLevel {
     pub fn parse(word: &str) -> Option<LogLevel> {
         LogLevel::ALL.into_iter().find(|l| l.as_str().eq_ignore_ascii_case(word.trim()))
     }
-}
-
-/// `text` cut to at most `max` bytes at a character boundary, with an ellipsis when cut.
-pub(crate) fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 fn str_field<'a>(entry: &'a Value, key: &str) -> Option<&'a str> {

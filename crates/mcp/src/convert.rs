@@ -44,7 +44,8 @@ fn valid_remote_name(name: &str) -> bool {
     (1..=128).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
-fn cut(text: &str, max: usize) -> String {
+/// `text` cut to at most `max` bytes at a character boundary, with an ellipsis when cut.
+pub(crate) fn cut(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }

@@ -179,7 +179,7 @@ impl Shared {
         let timeout = self.options.list_timeout;
         match tokio::time::timeout(timeout, peer.send_request(request)).await {
             Ok(Ok(result)) => Ok(serde_json::to_value(&result).unwrap_or_default()),
-            Ok(Err(ServiceError::McpError(e))) => Err(ContextError::Refused(context::cut(&e.message, 2000))),
+            Ok(Err(ServiceError::McpError(e))) => Err(ContextError::Refused(crate::convert::cut(&e.message, 2000))),
             Ok(Err(e)) => Err(ContextError::NotRunning(plain(&e.to_string()))),
             Err(_) => Err(ContextError::TimedOut(format!(
                 "the MCP server '{}' did not answer {method} within {} s",
