@@ -3,7 +3,7 @@
 //!
 //! Invariant: an image that already fits (edges, pixels, bytes, an accepted type, no EXIF turn
 //! to apply) is returned byte for byte; any other is decoded once (first frame of a GIF or
-//! WebP animation), turned as EXIF says, scaled down by area averaging (sharp for a downscale,
+//! WebP animation; a JPEG at the smallest DCT scale not under the size sent), turned as EXIF says, scaled down by area averaging (sharp for a downscale,
 //! and no floating-point copy of a 12-megapixel image) and re-encoded as PNG (transparency, or a
 //! PNG that stays small) or JPEG.
 
@@ -132,16 +132,18 @@ pub fn fit_image(bytes: &[u8], mime: &str, limits: ImageLimits) -> Result<(Strin
         return Err(MediaError::Unsupported { name, what: "not a PNG, JPEG, GIF or WebP image".into() });
     };
     let header = picture::header(&name, bytes, format)?;
-    let (width, height) = header.shown();
-    let scale = limits.scale(width, height);
+    let (header_w, header_h) = header.shown();
+    let scale = limits.scale(header_w, header_h);
     if scale >= 1.0 && bytes.len() <= limits.max_bytes && header.orientation == Orientation::NoTransforms {
         return Ok((mime_of(format).to_owned(), bytes.to_vec()));
     }
-    let (_, image) = picture::decode(&name, bytes, format)?;
-    let transparent = has_transparency(&image);
     let mut scale = scale.min(1.0);
+    // Decoded at no less than the first size tried (a JPEG at a fraction of its pixels).
+    let (_, image) = picture::decode_at_least(&name, bytes, format, limits.scaled(header_w, header_h, scale))?;
+    let (width, height) = (image.width(), image.height());
+    let transparent = has_transparency(&image);
     for _ in 0..8 {
-        let (w, h) = limits.scaled(width, height, scale);
+        let (w, h) = limits.scaled(header_w, header_h, scale);
         let resized =
             if (w, h) == (width, height) { Cow::Borrowed(&image) } else { Cow::Owned(image.thumbnail_exact(w, h)) };
         // A screenshot keeps its sharp text as PNG while that is small; a photo is a JPEG.

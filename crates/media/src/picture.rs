@@ -76,6 +76,66 @@ pub(crate) fn decode(name: &str, bytes: &[u8], format: ImageFormat) -> Result<(H
     Ok((header, image))
 }
 
+/// [`decode`], but at no less than `want` (width × height as shown) and as little more as the
+/// format allows: a JPEG is decoded at 1/2, 1/4 or 1/8 of each side by its DCT, so a 12-megapixel
+/// photo's thumbnail holds 0.5 MB of pixels, not 36 MB. Any other image, a JPEG no smaller scale
+/// serves, or one the scaling decoder cannot give as 8-bit grey or RGB is decoded whole.
+pub(crate) fn decode_at_least(
+    name: &str,
+    bytes: &[u8],
+    format: ImageFormat,
+    want: (u32, u32),
+) -> Result<(Header, DynamicImage)> {
+    if format != ImageFormat::Jpeg {
+        return decode(name, bytes, format);
+    }
+    let header = header(name, bytes, format)?;
+    // `want` is as shown; the decoder scales the stored image.
+    let (shown_w, _) = header.shown();
+    let (want_w, want_h) = if shown_w == header.width { want } else { (want.1, want.0) };
+    if want_w.saturating_mul(2) > header.width || want_h.saturating_mul(2) > header.height {
+        return decode(name, bytes, format);
+    }
+    match scaled_jpeg(bytes, want_w, want_h) {
+        Some(mut image) => {
+            image.apply_orientation(header.orientation);
+            Ok((header, image))
+        }
+        None => decode(name, bytes, format),
+    }
+}
+
+/// A JPEG decoded at the smallest DCT scale that is at least `want_w` × `want_h` (the header was
+/// checked by the caller); `None` when it cannot be, or the result is not 8-bit grey or RGB.
+fn scaled_jpeg(bytes: &[u8], want_w: u32, want_h: u32) -> Option<DynamicImage> {
+    let mut decoder = jpeg_decoder::Decoder::new(Cursor::new(bytes));
+    decoder.set_max_decoding_buffer_size(usize::try_from(MAX_DECODE_ALLOC).unwrap_or(usize::MAX));
+    let request = |v: u32| u16::try_from(v).unwrap_or(u16::MAX);
+    let (w, h) = decoder.scale(request(want_w), request(want_h)).ok()?;
+    let (w, h) = (u32::from(w), u32::from(h));
+    // The decoder picks a scale when either side is large enough; both must be.
+    if w < want_w || h < want_h {
+        return None;
+    }
+    let pixels = decoder.decode().ok()?;
+    match decoder.info()?.pixel_format {
+        jpeg_decoder::PixelFormat::L8 => image::GrayImage::from_raw(w, h, pixels).map(DynamicImage::ImageLuma8),
+        jpeg_decoder::PixelFormat::RGB24 => image::RgbImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgb8),
+        jpeg_decoder::PixelFormat::L16 | jpeg_decoder::PixelFormat::CMYK32 => None,
+    }
+}
+
+/// The size `image.thumbnail(edge, edge)` gives an image `width` × `height`: within an `edge`
+/// square, the aspect kept, rounded up (what a scaled decode must at least give).
+pub(crate) fn within(width: u32, height: u32, edge: u32) -> (u32, u32) {
+    let long = width.max(height);
+    if long <= edge {
+        return (width, height);
+    }
+    let side = |v: u32| ((u64::from(v) * u64::from(edge)).div_ceil(u64::from(long)) as u32).max(1);
+    (side(width), side(height))
+}
+
 fn image_error(name: &str, bytes: &[u8], format: ImageFormat, e: image::ImageError) -> MediaError {
     match e {
         image::ImageError::Limits(_) => {
@@ -110,7 +170,8 @@ fn claimed_size(bytes: &[u8], format: ImageFormat) -> Option<(u32, u32)> {
 
 /// An image's [`Inspected`]: dimensions as shown and a thumbnail.
 pub(crate) fn inspect(name: &str, bytes: &[u8], format: ImageFormat) -> Result<Inspected> {
-    let (header, image) = decode(name, bytes, format)?;
+    let shown = header(name, bytes, format)?.shown();
+    let (header, image) = decode_at_least(name, bytes, format, within(shown.0, shown.1, THUMBNAIL_EDGE))?;
     let (width, height) = header.shown();
     let thumbnail = thumbnail(&image);
     Ok(Inspected {
@@ -196,4 +257,55 @@ fn flatten(image: &DynamicImage) -> image::RgbImage {
         let over = |c: u8| ((u16::from(c) * u16::from(a) + 255 * (255 - u16::from(a))) / 255) as u8;
         image::Rgb([over(r), over(g), over(b)])
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `width` × `height` JPEG of smooth gradients.
+    fn jpeg(width: u32, height: u32) -> Vec<u8> {
+        let image = image::RgbImage::from_fn(width, height, |x, y| {
+            image::Rgb([(x * 255 / width) as u8, (y * 255 / height) as u8, ((x + y) % 256) as u8])
+        });
+        let mut out = Vec::new();
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 90).encode_image(&image).unwrap();
+        out
+    }
+
+    /// The mean difference per channel of two images of one size.
+    fn difference(a: &DynamicImage, b: &DynamicImage) -> f64 {
+        let (a, b) = (a.to_rgb8(), b.to_rgb8());
+        assert_eq!(a.dimensions(), b.dimensions());
+        let sum: u64 = a.as_raw().iter().zip(b.as_raw()).map(|(x, y)| u64::from(x.abs_diff(*y))).sum();
+        sum as f64 / a.as_raw().len() as f64
+    }
+
+    #[test]
+    fn a_jpeg_is_decoded_at_the_smallest_scale_that_is_large_enough() {
+        let bytes = jpeg(2000, 1500);
+        // 1/8 would be 250 × 188, under 256 wide: a quarter it is.
+        let (header, small) = decode_at_least("p.jpg", &bytes, ImageFormat::Jpeg, (256, 192)).unwrap();
+        assert_eq!((header.width, header.height), (2000, 1500));
+        assert_eq!((small.width(), small.height()), (500, 375));
+        let (_, half) = decode_at_least("p.jpg", &bytes, ImageFormat::Jpeg, (900, 675)).unwrap();
+        assert_eq!((half.width(), half.height()), (1000, 750));
+        // No smaller scale serves 1024 wide (half is 1000): decoded whole.
+        let (_, whole) = decode_at_least("p.jpg", &bytes, ImageFormat::Jpeg, (1024, 768)).unwrap();
+        assert_eq!((whole.width(), whole.height()), (2000, 1500));
+        // The same picture as a whole decode scaled down.
+        let reference = whole.thumbnail_exact(500, 375);
+        assert!(difference(&small, &reference) < 4.0, "{}", difference(&small, &reference));
+    }
+
+    #[test]
+    fn within_matches_the_thumbnail_it_stands_for() {
+        assert_eq!(within(100, 50, THUMBNAIL_EDGE), (100, 50));
+        for (w, h) in [(4000, 3000), (3000, 4000), (1200, 800), (257, 3), (300, 299)] {
+            let image = DynamicImage::new_rgb8(w, h);
+            let t = image.thumbnail(THUMBNAIL_EDGE, THUMBNAIL_EDGE);
+            let (ww, wh) = within(w, h, THUMBNAIL_EDGE);
+            assert!(ww >= t.width() && wh >= t.height() && ww <= t.width() + 1 && wh <= t.height() + 1, "{w}×{h}");
+        }
+    }
 }

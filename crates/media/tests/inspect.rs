@@ -164,6 +164,20 @@ fn exif_orientation_turns_the_dimensions_and_the_thumbnail() {
 }
 
 #[test]
+fn a_large_turned_photo_is_thumbnailed_from_a_scaled_decode_the_right_way_up() {
+    // 2400 × 1200 stored, orientation 6: decoded at a quarter by its stored sides (600 × 300),
+    // then turned, so the thumbnail is 128 × 256 and its top row is the stored left column.
+    let stored = RgbImage::from_fn(2400, 1200, |x, _| if x < 1200 { Rgb([250, 250, 250]) } else { Rgb([5, 5, 5]) });
+    let bytes = jpeg_with_exif(&stored, Some(exif_orientation(6)));
+    let got = inspect("phone.jpg", &bytes).unwrap();
+    assert_eq!((got.width, got.height), (Some(1200), Some(2400)));
+    let small = image::load_from_memory(&got.thumbnail.unwrap()).unwrap().to_rgb8();
+    assert_eq!(small.dimensions(), (128, 256));
+    // Turned a quarter clockwise: the stored left half (light) is now the top half.
+    assert!(small.get_pixel(64, 20).0[0] > 200 && small.get_pixel(64, 236).0[0] < 50);
+}
+
+#[test]
 fn a_gif_is_read_by_its_first_frame() {
     let mut bytes = Vec::new();
     {
