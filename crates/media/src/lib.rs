@@ -24,7 +24,61 @@ pub use fit::{FittedShape, ImageLimits, fit_image};
 pub use pdf::{CutReason, EXTRACT_LIMIT, PdfLimits, TextCut};
 pub use sniff::image_mime;
 
+use std::sync::Arc;
 use switchboard_core::AttachmentKind;
+
+/// A file's bytes as [`inspect`] takes them: lent, or shared, so that a PDF's parser thread
+/// (which may outlive the call, see the `pdf` module) holds them without a copy of its own. Lent
+/// bytes of a PDF are copied once for that thread.
+#[derive(Clone, Debug)]
+pub enum FileBytes<'a> {
+    /// Bytes the caller keeps.
+    Lent(&'a [u8]),
+    /// Bytes the caller shares.
+    Shared(Arc<Vec<u8>>),
+}
+
+impl FileBytes<'_> {
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            FileBytes::Lent(bytes) => bytes,
+            FileBytes::Shared(bytes) => bytes,
+        }
+    }
+
+    /// The bytes, owned by whoever holds the result (a copy only of lent bytes).
+    fn into_shared(self) -> Arc<Vec<u8>> {
+        match self {
+            FileBytes::Lent(bytes) => Arc::new(bytes.to_vec()),
+            FileBytes::Shared(bytes) => bytes,
+        }
+    }
+}
+
+impl<'a> From<&'a [u8]> for FileBytes<'a> {
+    fn from(bytes: &'a [u8]) -> Self {
+        FileBytes::Lent(bytes)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for FileBytes<'a> {
+    fn from(bytes: &'a Vec<u8>) -> Self {
+        FileBytes::Lent(bytes)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [u8; N]> for FileBytes<'a> {
+    fn from(bytes: &'a [u8; N]) -> Self {
+        FileBytes::Lent(bytes)
+    }
+}
+
+impl From<Arc<Vec<u8>>> for FileBytes<'_> {
+    fn from(bytes: Arc<Vec<u8>>) -> Self {
+        FileBytes::Shared(bytes)
+    }
+}
 
 /// The largest image file accepted.
 pub const MAX_IMAGE_BYTES: u64 = 30 * MB;
@@ -192,12 +246,14 @@ pub fn size_text(bytes: u64) -> String {
 
 /// What `bytes`, attached under `name`, are: see the crate's doc. CPU-bound (an image is decoded
 /// for its thumbnail, a PDF parsed for its text): call it off an async runtime.
-pub fn inspect(name: &str, bytes: &[u8]) -> Result<Inspected> {
+pub fn inspect<'a>(name: &str, bytes: impl Into<FileBytes<'a>>) -> Result<Inspected> {
     inspect_with(name, bytes, PdfLimits::default())
 }
 
 /// [`inspect`] with a PDF's text extraction stopping at `pdf` instead of the defaults.
-pub fn inspect_with(name: &str, bytes: &[u8], pdf: PdfLimits) -> Result<Inspected> {
+pub fn inspect_with<'a>(name: &str, bytes: impl Into<FileBytes<'a>>, pdf: PdfLimits) -> Result<Inspected> {
+    let file = bytes.into();
+    let bytes = file.as_slice();
     let size = bytes.len() as u64;
     if bytes.is_empty() {
         return Err(MediaError::Empty { name: name.to_owned() });
@@ -217,7 +273,7 @@ pub fn inspect_with(name: &str, bytes: &[u8], pdf: PdfLimits) -> Result<Inspecte
     }
     match sniffed {
         sniff::Sniffed::Image(format) => picture::inspect(name, bytes, format),
-        sniff::Sniffed::Pdf => pdf::inspect(name, bytes, pdf),
+        sniff::Sniffed::Pdf => pdf::inspect(name, file.clone().into_shared(), pdf),
         sniff::Sniffed::Text { mime_type, text } => Ok(Inspected {
             mime_type: mime_type.to_owned(),
             kind,

@@ -96,11 +96,10 @@ enum Failure {
 }
 
 /// A PDF's [`Inspected`]: pages and text layer.
-pub(crate) fn inspect(name: &str, bytes: &[u8], limits: PdfLimits) -> Result<Inspected> {
+pub(crate) fn inspect(name: &str, owned: Arc<Vec<u8>>, limits: PdfLimits) -> Result<Inspected> {
     if OVERRUNNING.load(Ordering::SeqCst) >= MAX_OVERRUN {
         return Err(MediaError::PdfTimeout { name: name.to_owned() });
     }
-    let owned: Arc<[u8]> = Arc::from(bytes);
     let (tx, rx) = mpsc::sync_channel(1);
     // Whether the caller stopped waiting; the thread and the caller decide under this lock, so
     // an overrun is counted exactly when no one will take the thread's answer.

@@ -98,11 +98,13 @@ fn file_name(name: &str) -> String {
     if cleaned.is_empty() { "attachment".to_owned() } else { cleaned }
 }
 
-/// Inspects `bytes` and stores them. Blocking.
-pub(crate) fn ingest(store: &Store, name: &str, bytes: &[u8]) -> Result<Attachment> {
-    let found = switchboard_media::inspect(name, bytes).map_err(media)?;
+/// Inspects `bytes` and stores them. Blocking. The bytes are shared with a PDF's parser thread,
+/// never copied for it: a 20 MB PDF is held once while it is read.
+pub(crate) fn ingest(store: &Store, name: &str, bytes: Vec<u8>) -> Result<Attachment> {
+    let bytes = std::sync::Arc::new(bytes);
+    let found = switchboard_media::inspect(name, std::sync::Arc::clone(&bytes)).map_err(media)?;
     Ok(store.put_attachment(NewAttachment {
-        bytes,
+        bytes: &bytes,
         name,
         mime_type: &found.mime_type,
         kind: found.kind,
@@ -183,7 +185,7 @@ impl Service {
         tokio::task::spawn_blocking(move || {
             let name = file_name(&path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
             let bytes = read_file(&path, &name)?;
-            ingest(&store, &name, &bytes)
+            ingest(&store, &name, bytes)
         })
         .await
         .map_err(internal)?
@@ -193,7 +195,7 @@ impl Service {
     pub async fn attach_bytes(&self, name: &str, bytes: Vec<u8>) -> Result<Attachment> {
         let store = self.inner.store.clone();
         let name = file_name(name);
-        tokio::task::spawn_blocking(move || ingest(&store, &name, &bytes)).await.map_err(internal)?
+        tokio::task::spawn_blocking(move || ingest(&store, &name, bytes)).await.map_err(internal)?
     }
 
     /// Opens an upload of a file of `size` bytes called `name`; returns its id. Refused when the

@@ -348,7 +348,7 @@ impl Service {
     async fn store_attachment(&self, name: &str, bytes: Vec<u8>) -> Result<Attachment> {
         let name: String = name.chars().filter(|c| !c.is_control()).take(255).collect();
         let store = self.inner.store.clone();
-        tokio::task::spawn_blocking(move || crate::attachments::ingest(&store, &name, &bytes))
+        tokio::task::spawn_blocking(move || crate::attachments::ingest(&store, &name, bytes))
             .await
             .map_err(|e| Error::new(ErrorKind::Internal, format!("The attachment could not be stored: {e}")))?
     }
