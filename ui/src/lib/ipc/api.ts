@@ -10,6 +10,7 @@ import { CHANNEL_ARGS, COMMANDS, type CommandName, type Commands } from './comma
 import { COMMAND_NAMES, methodName, type Backend, type TurnHandlers } from './backend';
 import { toIpcError } from './errors';
 import { isAllowedUrl } from '../markdown/links';
+import { releaseBytes } from '../util/attachments';
 
 export type { Backend, TurnHandlers } from './backend';
 
@@ -132,7 +133,11 @@ export async function uploadBytes(id: string, blob: Blob, end: number): Promise<
     // The bytes, not the Blob: WebKitGTK hands a scheme handler a file-backed body as a stream
     // that is read on the shell's main thread, where it can stall; an in-memory body cannot.
     const body = await blob.arrayBuffer();
-    response = await fetch(`${convertFileSrc(id, 'upload')}?end=${end}`, { method: 'POST', body });
+    try {
+      response = await fetch(`${convertFileSrc(id, 'upload')}?end=${end}`, { method: 'POST', body });
+    } finally {
+      releaseBytes(body);
+    }
   } catch {
     return false;
   }

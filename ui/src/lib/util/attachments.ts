@@ -24,6 +24,21 @@ export const UPLOAD_CHUNK_BYTES = 64 * 1024;
  */
 export const UPLOAD_BODY_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Frees `buffer`'s bytes now (it is detached, by `ArrayBuffer.prototype.transfer(0)`), not when the
+ * garbage collector next runs: WebKit collects rarely while a page allocates little else, so an
+ * upload's slices stayed in the window's process until then (+35 MB in the desktop bench
+ * `attach`, +13 MB with this). A web engine without `transfer` keeps them until collected.
+ */
+export function releaseBytes(buffer: ArrayBuffer): void {
+  const transfer = (buffer as { transfer?: (length: number) => ArrayBuffer }).transfer;
+  try {
+    transfer?.call(buffer, 0);
+  } catch {
+    // Already detached: nothing is held.
+  }
+}
+
 /** The most files one message may carry (the composer refuses more, with a message). */
 export const MAX_ATTACHMENTS = 20;
 
