@@ -11,7 +11,7 @@ import type { SendRequest } from '../src/lib/ipc/bindings';
 import { createFakeBackend } from '../src/lib/ipc/fake';
 import { FAKE_PDF_TEXT } from '../src/lib/ipc/fake/attachments';
 import { AppState } from '../src/lib/state/app.svelte';
-import { fromBase64, toBase64, UPLOAD_BODY_BYTES, UPLOAD_CHUNK_BYTES } from '../src/lib/util/attachments';
+import { formatSize, fromBase64, releaseBytes, toBase64, UPLOAD_BODY_BYTES, UPLOAD_CHUNK_BYTES } from '../src/lib/util/attachments';
 
 const schedule = (cb: () => void) => setTimeout(cb, 0);
 
@@ -90,8 +90,10 @@ describe('attaching in the composer', () => {
     expect(img!.dataset.kind).toBe('image');
     expect(img!.dataset.name).toMatch(/^Pasted image \d\d-\d\d-\d\d\.png$/);
     await waitFor(() => expect(within(img!).getByTestId('attachment-thumb').dataset.loaded).toBe('true'));
+    // A thumbnail shows no size: its tooltip says what it is.
+    expect(within(img!).getByRole('button', { name: /Open the preview/ }).getAttribute('title')).toMatch(/\nPNG · \d+×\d+ · \d+ bytes$/);
     expect(pdf!.dataset.kind).toBe('pdf');
-    expect(within(pdf!).getByTestId('attachment-meta').textContent).toMatch(/^PDF · 1 page · \d+ B$/);
+    expect(within(pdf!).getByTestId('attachment-meta').textContent).toMatch(/^PDF · 1 page · \d+ bytes$/);
     expect(chunk).toHaveBeenCalledTimes(2);
 
     await fireEvent.click(sendButton());
@@ -309,9 +311,10 @@ describe('a PDF whose text was cut', () => {
       await drop([file(LONG_PDF, 'long.pdf', 'application/pdf')]);
       await settled(1);
       const chip = items()[0]!;
-      expect(within(chip).getByTestId('attachment-meta').textContent).toMatch(/^PDF · 3 pages · text cut · \d+ B$/);
+      expect(within(chip).getByTestId('attachment-meta').textContent).toMatch(/^PDF · 3 pages · text cut · \d+ bytes$/);
       const button = within(chip).getByRole('button', { name: /Open the preview/ });
-      expect(button.getAttribute('title')).toBe('long.pdf\nText of pages 1–2 of 3 only (page 2 cut short): extraction stopped at the size limit (20 bytes).');
+      expect(button.getAttribute('title')).toMatch(/^long\.pdf\nPDF · 3 pages · text cut · \d+ bytes\n/);
+      expect(button.getAttribute('title')).toContain('\nText of pages 1–2 of 3 only (page 2 cut short): extraction stopped at the size limit (20 bytes).');
       expect(button.getAttribute('aria-label')).toContain('Text of pages 1–2 of 3 only');
       await fireEvent.click(button);
       const dialog = await screen.findByTestId('attachment-preview');
@@ -375,7 +378,7 @@ describe('attachments in sent messages', () => {
     const user = await waitFor(() => screen.getAllByTestId('message').find((m) => m.dataset.role === 'user')!);
     // Files alone: no empty text bubble.
     expect(within(user).queryByTestId('message-text')).toBeNull();
-    expect(within(user).getByTestId('attachment-meta').textContent).toMatch(/^PDF · 1 page · \d+ B$/);
+    expect(within(user).getByTestId('attachment-meta').textContent).toMatch(/^PDF · 1 page · \d+ bytes$/);
   });
 });
 
@@ -413,5 +416,37 @@ describe('search hits in attached files', () => {
     const { hitPlace } = await import('../src/lib/search/groups');
     const hit = { conversationId: 'c', title: 't', messageId: 'm', role: 'user', kind: 'attachment', snippet: 'revenue', attachment: 'report.pdf' } as unknown as Parameters<typeof hitPlace>[0];
     expect(hitPlace(hit)).toBe('attached file report.pdf');
+  });
+});
+
+describe('sizes and upload buffers', () => {
+  it('names sizes as the engine does (1024-based), so a chip and a refusal agree', () => {
+    expect(formatSize(812)).toBe('812 bytes');
+    expect(formatSize(1023)).toBe('1023 bytes');
+    expect(formatSize(1536)).toBe('1.5 KB');
+    // The desktop bench's PDF: the engine says 20.4 MB, a 1000-based count would say 21.4.
+    expect(formatSize(21_428_355)).toBe('20.4 MB');
+    expect(formatSize(50 * 1024 * 1024)).toBe('50.0 MB');
+    expect(formatSize(3 * 1024 ** 3)).toBe('3.0 GB');
+  });
+
+  it("releases a slice's bytes once sent: transfer(0) where the engine has it, nothing where it has not", () => {
+    const transfer = vi.fn((length: number) => new ArrayBuffer(length));
+    const buffer = Object.assign(new ArrayBuffer(16), { transfer });
+    releaseBytes(buffer);
+    expect(transfer).toHaveBeenCalledExactlyOnceWith(0);
+    expect(transfer.mock.contexts[0]).toBe(buffer);
+    // Already detached: the engine throws, and nothing is left to free.
+    const detached = Object.assign(new ArrayBuffer(16), {
+      transfer: () => {
+        throw new TypeError('detached');
+      },
+    });
+    expect(() => releaseBytes(detached)).not.toThrow();
+    // A real buffer: detached (0 bytes) where the runtime has transfer, kept where it has not.
+    const plain = new ArrayBuffer(16);
+    const detaches = 'transfer' in plain;
+    releaseBytes(plain);
+    expect(plain.byteLength).toBe(detaches ? 0 : 16);
   });
 });

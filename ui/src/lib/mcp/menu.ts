@@ -118,10 +118,3 @@ export function expandTemplate(uriTemplate: string, values: Record<string, strin
     }
   });
 }
-
-/** A size as people read it: 812 B, 2.0 KB, 1.4 MB. */
-export function sizeText(bytes: number): string {
-  if (bytes < 1000) return `${bytes} B`;
-  if (bytes < 1_000_000) return `${(bytes / 1000).toFixed(1)} KB`;
-  return `${(bytes / 1_000_000).toFixed(1)} MB`;
-}

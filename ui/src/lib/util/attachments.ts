@@ -58,17 +58,20 @@ export function fromBase64(text: string): Uint8Array {
   return out;
 }
 
-/** "812 B", "14.2 KB", "3.4 MB" (1000-based, as file managers show them). */
+/**
+ * A size as the engine writes it (`size_text`): "812 bytes", "14.2 KB", "3.4 MB" (1024-based, as
+ * the stated limits are), so a chip, a resource and a refusal name one file's size alike.
+ */
 export function formatSize(bytes: number): string {
-  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 1024) return `${bytes} bytes`;
   const units = ['KB', 'MB', 'GB'];
-  let value = bytes / 1000;
+  let value = bytes / 1024;
   let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
     unit += 1;
   }
-  return `${value >= 100 ? Math.round(value) : value.toFixed(1)} ${units[unit]}`;
+  return `${value.toFixed(1)} ${units[unit]}`;
 }
 
 /** The short type shown on a chip: "PDF", "PNG", "Markdown", "TXT". */

@@ -13,7 +13,7 @@
  */
 import type { Backend } from '../backend';
 import type { Attachment, AttachmentKind } from '../bindings';
-import { fromBase64, toBase64 } from '../../util/attachments';
+import { formatSize, fromBase64, toBase64 } from '../../util/attachments';
 import { fakeOnlyError, ipcError } from './errors';
 import type { FakeState } from './state';
 
@@ -43,8 +43,6 @@ export const FAKE_PDF_TEXT = { max: 8 * MB };
 /** A preview's text at most (the rest is cut, `truncated`). */
 const PREVIEW_CHARS = 1 << 20;
 
-/** Sizes as the service writes them (`size_text`): "812 bytes", "1.5 MB". */
-const sizeText = (n: number) => (n < 1024 ? `${n} bytes` : n < MB ? `${(n / 1024).toFixed(1)} KB` : `${(n / MB).toFixed(1)} MB`);
 
 function refuse(message: string) {
   return fakeOnlyError('badRequest', message);
@@ -110,7 +108,7 @@ function scanPdf(b: Uint8Array): { pages: number; text: string | null; textNote?
     for (let len = 0; read < strings.length && len <= FAKE_PDF_TEXT.max; read++) len += (strings[read] ?? '').length + 1;
     read = Math.max(1, Math.min(read, pages));
     text = text.slice(0, FAKE_PDF_TEXT.max);
-    textNote = `text of ${read === 1 ? 'page 1' : `pages 1–${read}`} of ${pages} only (page ${read} cut short): extraction stopped at the size limit (${sizeText(FAKE_PDF_TEXT.max)})`;
+    textNote = `text of ${read === 1 ? 'page 1' : `pages 1–${read}`} of ${pages} only (page ${read} cut short): extraction stopped at the size limit (${formatSize(FAKE_PDF_TEXT.max)})`;
   }
   return { pages, text: text || null, ...(textNote ? { textNote } : {}), encrypted: /\/Encrypt\b/.test(s), damaged: !/%%EOF\s*$/.test(s.slice(-1024)) && pages === 0 };
 }
@@ -121,14 +119,14 @@ async function inspect(name: string, bytes: Uint8Array): Promise<FakeBlob> {
   const id = await sha256(bytes);
   const image = imageHeader(bytes);
   if (image) {
-    if (bytes.length > FAKE_LIMITS.image) throw refuse(`${name} is too large to attach (${sizeText(bytes.length)}): an image can be at most ${sizeText(FAKE_LIMITS.image)}.`);
+    if (bytes.length > FAKE_LIMITS.image) throw refuse(`${name} is too large to attach (${formatSize(bytes.length)}): an image can be at most ${formatSize(FAKE_LIMITS.image)}.`);
     if (!image.size || image.size[0] === 0 || image.size[1] === 0) throw ipcError('attachBadImage', { name });
     const [width, height] = image.size;
     if (width * height > MAX_PIXELS) throw refuse(`${name} says it is ${width} × ${height} pixels, more than Switchboard opens (${MAX_PIXELS / 1_000_000} megapixels, 20000 pixels a side): scale it down and attach it again.`);
     return { attachment: { id, name, mimeType: image.mime, kind: 'image', size: bytes.length, width, height }, bytes, text: null };
   }
   if (ascii(bytes, 0, 5) === '%PDF-') {
-    if (bytes.length > FAKE_LIMITS.pdf) throw ipcError('attachTooLarge', { name, size: sizeText(bytes.length) });
+    if (bytes.length > FAKE_LIMITS.pdf) throw ipcError('attachTooLarge', { name, size: formatSize(bytes.length) });
     const pdf = scanPdf(bytes);
     if (pdf.encrypted) throw refuse(`encrypted PDF: ${name} needs a password to open; save a copy without the password and attach that.`);
     if (pdf.damaged) throw refuse(`damaged PDF: ${name} can't be read (no pages); open it in a PDF viewer and save or print it to a new PDF.`);
@@ -142,7 +140,7 @@ async function inspect(name: string, bytes: Uint8Array): Promise<FakeBlob> {
   }
   if (text.includes('\u0000')) throw ipcError('attachUnsupported', { name });
   if (/^\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(text)) throw ipcError('attachSvg', { name });
-  if (bytes.length > FAKE_LIMITS.text) throw refuse(`${name} is too large to attach (${sizeText(bytes.length)}): a text file can be at most ${sizeText(FAKE_LIMITS.text)}.`);
+  if (bytes.length > FAKE_LIMITS.text) throw refuse(`${name} is too large to attach (${formatSize(bytes.length)}): a text file can be at most ${formatSize(FAKE_LIMITS.text)}.`);
   const mime = /\.md$/i.test(name) ? 'text/markdown' : /\.json$/i.test(name) ? 'application/json' : /\.csv$/i.test(name) ? 'text/csv' : 'text/plain';
   return { attachment: { id, name, mimeType: mime, kind: 'text', size: bytes.length }, bytes, text };
 }
@@ -198,7 +196,7 @@ export function attachmentCommands(st: FakeState): Pick<Backend, AttachmentComma
     async uploadBegin(name, size) {
       if (!Number.isSafeInteger(size) || size < 0) throw refuse(`The size of ${name} is not a number of bytes.`);
       if (size === 0) throw ipcError('attachEmpty', { name });
-      if (size > FAKE_LIMITS.any) throw ipcError('attachTooLarge', { name, size: sizeText(size) });
+      if (size > FAKE_LIMITS.any) throw ipcError('attachTooLarge', { name, size: formatSize(size) });
       const id = st.id('up');
       uploads.set(id, { name, size, chunks: [], received: 0 });
       return id;
@@ -226,7 +224,7 @@ export function attachmentCommands(st: FakeState): Pick<Backend, AttachmentComma
     async uploadFinish(id) {
       const u = upload(id);
       uploads.delete(id);
-      if (u.received !== u.size) throw refuse(`${u.name} arrived incomplete (${sizeText(u.received)} of ${sizeText(u.size)}): attach it again.`);
+      if (u.received !== u.size) throw refuse(`${u.name} arrived incomplete (${formatSize(u.received)} of ${formatSize(u.size)}): attach it again.`);
       const all = new Uint8Array(u.size);
       let at = 0;
       for (const c of u.chunks) {
