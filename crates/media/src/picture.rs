@@ -239,10 +239,13 @@ pub(crate) fn encode_png(image: &DynamicImage) -> Option<Vec<u8>> {
 
 /// JPEG of `image` at `quality`, transparency flattened onto white.
 pub(crate) fn encode_jpeg(image: &DynamicImage, quality: u8) -> Option<Vec<u8>> {
-    let rgb = flatten(image);
     let mut out = Vec::new();
     let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality);
-    rgb.write_with_encoder(encoder).ok()?;
+    match image {
+        // Encoded as they are: a fitted photo's pixels (21 MB at Gemini's 3072 px) are not copied.
+        DynamicImage::ImageRgb8(_) | DynamicImage::ImageLuma8(_) => image.write_with_encoder(encoder).ok()?,
+        other => flatten(other).write_with_encoder(encoder).ok()?,
+    }
     Some(out)
 }
 
