@@ -114,7 +114,9 @@ impl Service {
             // cannot see (the person's attachments are refused before sending, `turn_parts`).
             tool_images_left_out: (caps.images == Some(false))
                 .then(|| crate::turn_parts::tool_images_left_out(spec.model)),
-            unavailable: setup.unavailable.into_iter().chain(summariser.notice.clone()).collect(),
+            // Why the chat's summariser pick is not used is said by the compaction that falls
+            // back (its boundary and stored row), not at the start of every turn.
+            unavailable: setup.unavailable,
             summariser: summariser.model,
             summariser_provider: summariser.provider.map(switchboard_core::SummariserProvider),
             summariser_context: summariser.limits,
