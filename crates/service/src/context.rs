@@ -13,6 +13,7 @@
 //! extracted text are in the database) and, for OpenAI's models, tokenizes only what no turn or
 //! earlier opening has (`crate::token_cache`).
 
+use crate::ipc::TurnChoices;
 use crate::settings::Settings;
 use crate::turn_parts::{Target, leave_out_tool_images};
 use crate::turn_setup::Asker;
@@ -69,19 +70,26 @@ impl Service {
     }
 
     /// The meter's figure for `conversation_id`'s next request with `provider`/`model` (default:
-    /// the chat's; a provider named alone: its default model): what the next turn's first
-    /// request counts before the person's new message (see the module's invariant).
+    /// what the next turn runs on: the chat's agent's, else the chat's; a provider named alone:
+    /// its default model): what the next turn's first request counts before the person's new
+    /// message (see the module's invariant).
     pub fn conversation_context(
         &self,
         conversation_id: &str,
         provider: Option<&str>,
         model: Option<&str>,
     ) -> Result<ConversationContext> {
-        let setup = self.inner.store.chat_setup(conversation_id)?;
-        let profile = self.profile(provider.or(setup.provider.as_deref()))?;
-        // As a turn picks: a profile named without a model answers with its own default.
-        let chat_model = setup.model.as_deref().filter(|_| provider.is_none());
-        let model = model.or(chat_model).or(profile.model.as_deref()).unwrap_or_default().to_owned();
+        // Picked as a turn picks (`prepare`): the choices given, then the chat's setup, then its
+        // agent's; a profile named without a model answers with its own default.
+        let mut choices = TurnChoices {
+            provider: provider.map(str::to_owned),
+            model: model.map(str::to_owned),
+            ..Default::default()
+        };
+        self.fill_from_setup(conversation_id, &mut choices, true)?;
+        self.turn_agent(Some(conversation_id), &mut choices)?;
+        let profile = self.profile(choices.provider.as_deref())?;
+        let model = choices.model.or_else(|| profile.model.clone()).unwrap_or_default();
         let settings = self.settings()?;
         let limits = self.context_limits(&profile, &model, &settings);
         let counter = crate::token_cache::meter_counter(&self.inner.store, conversation_id, &profile.kind, &model);

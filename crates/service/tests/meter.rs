@@ -11,6 +11,7 @@ use switchboard_core::{Attachment, ChatEvent, ContextBreakdown, EventSink, TextK
 use switchboard_mock_provider::{MockServer, Reply, Script};
 use switchboard_secrets::MemoryStore;
 use switchboard_service::Service;
+use switchboard_service::agents::AgentConfig;
 use switchboard_service::ipc::SendRequest;
 use switchboard_store::{ProviderProfile, Store};
 use tokio::sync::mpsc;
@@ -77,6 +78,7 @@ fn send(
 #[derive(Debug)]
 struct First {
     used: u64,
+    window: Option<u64>,
     breakdown: ContextBreakdown,
     estimated: bool,
 }
@@ -88,8 +90,8 @@ async fn turn(service: &Service, request: SendRequest) -> (String, First) {
     let mut first = None;
     while let Some(e) = tokio::time::timeout(Duration::from_secs(20), rx.recv()).await.expect("turn stalled") {
         match e {
-            ChatEvent::Context { used_tokens, breakdown, estimated, .. } if first.is_none() => {
-                first = Some(First { used: used_tokens, breakdown, estimated });
+            ChatEvent::Context { used_tokens, window, breakdown, estimated, .. } if first.is_none() => {
+                first = Some(First { used: used_tokens, window, breakdown, estimated });
             }
             ChatEvent::Error { message, .. } => panic!("the turn failed: {message}"),
             ChatEvent::Done { .. } => break,
@@ -206,4 +208,34 @@ async fn files_a_compaction_summarised_are_not_counted_until_it_is_undone() {
     service.set_compaction_undone(&c, &compacted.id, true).unwrap();
     let undone = service.conversation_context(&c, None, None).unwrap();
     assert!(undone.breakdown.attachments > 0, "{undone:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_with_an_agent_is_metered_on_the_model_its_next_turn_runs_on() {
+    let mock = MockServer::start(Script::new([Reply::text("Read."), Reply::text("Read again.")])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let service = service(dir.path());
+    add_profiles(&service, &mock);
+    let reader = |profile: &str, model: &str| AgentConfig {
+        name: "Reader".into(),
+        description: "Reads what it is given.".into(),
+        instructions: "You read.".into(),
+        profile: Some(profile.into()),
+        model: Some(model.into()),
+        ..AgentConfig::default()
+    };
+    service.put_agent(reader("anthropic", "claude-sonnet-4-5")).unwrap();
+    let request = SendRequest { agent: Some("Reader".into()), ..SendRequest::text(None, "Read the ledger.") };
+    let (id, first) = turn(&service, request).await;
+    let claude = first.window.expect("Claude's window is known");
+
+    // The agent now runs on Gemini: so does the chat's next turn, and the meter says so before it.
+    service.put_agent(reader("gemini", "gemini-2.5-flash")).unwrap();
+    let meter = service.conversation_context(&id, None, None).unwrap();
+    let (_, next) = turn(&service, SendRequest::text(Some(id.clone()), "And again?")).await;
+    let gemini = next.window.expect("Gemini's window is known");
+    assert_ne!(gemini, claude);
+    assert_eq!(meter.window, Some(gemini), "the meter counts for the model the turn ran on");
+    let last = mock.requests().last().unwrap().path.clone();
+    assert!(last.contains("gemini-2.5-flash"), "{last}");
 }
