@@ -39,12 +39,17 @@ pub type SseStream = BoxStream<'static, Result<SseItem, ProviderError>>;
 
 /// The transport `post` gives the library: a 2xx event-stream body is guarded, a 2xx HTML page is
 /// refused with its title, and anything else (error bodies) passes unchanged for classification.
+/// It sends the request body it holds.
 #[derive(Clone)]
-struct GuardedTransport(ReqwestTransport);
+struct GuardedTransport(ReqwestTransport, Bytes);
 
 impl HttpTransport for GuardedTransport {
     fn request(&self, request: http::Request<Option<Bytes>>) -> ResponseFuture {
-        let pending = self.0.request(request);
+        // The body is held here once and lent to the request (`Bytes` is shared, not copied): the
+        // event-stream client would keep a copy of its own for the stream's life and copy it again
+        // into each request, twice a request's size (27 MB of a PDF's base64 each).
+        let (parts, _) = request.into_parts();
+        let pending = self.0.request(http::Request::from_parts(parts, Some(self.1.clone())));
         Box::pin(SyncFuture::new(async move {
             let response = pending.await?;
             let status = response.status();
@@ -101,11 +106,10 @@ pub fn post(transport: ReqwestTransport, who: String, url: &str, headers: &[(&st
     };
     let client = builder
         .method("POST".into())
-        .body(body)
         // An LLM request must never be replayed behind the loop's back: the loop decides retries.
         .reconnect(ReconnectOptions::reconnect(false).retry_initial(false).build())
         .redirect_limit(5)
-        .build_with_transport(GuardedTransport(transport));
+        .build_with_transport(GuardedTransport(transport, Bytes::from(body)));
     let events = client.stream();
     // `connected`: the response began (a 2xx with a body), so a transport error is a cut, not an
     // unreachable server.
