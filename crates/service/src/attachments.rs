@@ -376,7 +376,7 @@ pub fn attachment_parts(store: &Store, attachments: &[Attachment], api_kind: &st
                     Part::Image { name, image: ToolImage { mime_type, data: BASE64.encode(fitted) } }
                 }
                 AttachmentKind::Pdf if pdf_ok => {
-                    Part::Pdf { name, data: BASE64.encode(store.attachment_bytes(&a.id)?) }
+                    Part::Pdf { name, data: BASE64.encode(store.attachment_bytes(&a.id)?).into() }
                 }
                 AttachmentKind::Pdf => {
                     let pages = a.pages.unwrap_or(0);

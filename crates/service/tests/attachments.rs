@@ -192,7 +192,7 @@ async fn parts_follow_the_api_and_whether_the_model_reads_pdfs() {
     let fitted = image::load_from_memory(&BASE64.decode(&image.data).unwrap()).unwrap();
     assert_eq!((name.as_str(), fitted.width()), ("wide.png", 1568));
     assert!(
-        matches!(&parts[1], Part::Pdf { name, data } if name == "report.pdf" && BASE64.decode(data).unwrap().starts_with(b"%PDF"))
+        matches!(&parts[1], Part::Pdf { name, data } if name == "report.pdf" && BASE64.decode(data.as_bytes()).unwrap().starts_with(b"%PDF"))
     );
     assert_eq!(
         parts[3],

@@ -366,7 +366,7 @@ mod tests {
         for n in [0usize, 1, 2, 3, 4, 5, 119, 120, 121, 60_000] {
             let data = base64_of(n);
             assert_eq!(base64_len_decoded(&data), n as u64, "{n} bytes");
-            let part = Part::Pdf { name: "f.pdf".into(), data };
+            let part = Part::Pdf { name: "f.pdf".into(), data: data.into() };
             let estimator = Estimator::new(Arc::new(CharEstimate::default()));
             assert_eq!(estimator.part(&part), pdf_tokens(n as u64));
         }
