@@ -28,6 +28,7 @@ pub mod kinds;
 pub mod models;
 pub mod openai;
 pub mod parts;
+mod payload;
 pub mod presets;
 pub mod retry_hint;
 pub mod sse;

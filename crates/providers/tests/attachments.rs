@@ -97,6 +97,31 @@ async fn every_api_sends_text_image_pdf_and_a_text_file_in_shapes_its_strict_moc
 }
 
 #[tokio::test]
+async fn a_large_pdf_is_written_into_the_body_whole_on_every_api() {
+    // 290 KB of base64: over the size below which a payload is copied into the JSON tree.
+    let large = PDF.repeat(3000);
+    for kind in KINDS {
+        let server = MockServer::start(Script::new([Reply::text("Read.")])).await;
+        let mut request = request("vision-model");
+        request.messages[2] = Message::User {
+            text: "Summarise \"it\".".into(),
+            parts: vec![Part::Pdf { name: "big.pdf".into(), data: large.as_str().into() }],
+        };
+        let events: Vec<_> = provider(kind, &server).stream(request).collect().await;
+        assert!(events.iter().all(Result::is_ok), "{kind}: {events:?}");
+        let recorded = server.requests();
+        let name = (kind != "gemini").then(|| "big.pdf".to_owned());
+        let pdf = SentPart::Pdf { name, data: large.clone() };
+        let question = SentPart::Text("Summarise \"it\".".into());
+        let want = match kind {
+            "anthropic" | "gemini" => vec![pdf, question],
+            _ => vec![question, pdf],
+        };
+        assert_eq!(recorded[0].user_parts().last(), Some(&want), "{kind}");
+    }
+}
+
+#[tokio::test]
 async fn a_model_without_vision_refuses_the_image_as_a_bad_request_on_every_api() {
     for kind in KINDS {
         let server =

@@ -134,8 +134,9 @@ impl Provider for Anthropic {
         Box::pin(self.models())
     }
 
-    fn stream(&self, request: ProviderRequest) -> ProviderStream {
-        let body = request_body(&request, self.endpoint.origin()).to_string();
+    fn stream(&self, mut request: ProviderRequest) -> ProviderStream {
+        let payloads = crate::payload::Payloads::take(&mut request);
+        let body = payloads.render(&request_body(&request, self.endpoint.origin()));
         let url = self.endpoint.url("messages");
         let parser = EventParser::for_origin(self.endpoint.origin());
         let model = request.model;

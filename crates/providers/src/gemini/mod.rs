@@ -218,8 +218,9 @@ impl Provider for Gemini {
         Box::pin(self.model_infos())
     }
 
-    fn stream(&self, request: ProviderRequest) -> ProviderStream {
-        let body = request_body(&request, self.endpoint.origin()).to_string();
+    fn stream(&self, mut request: ProviderRequest) -> ProviderStream {
+        let payloads = crate::payload::Payloads::take(&mut request);
+        let body = payloads.render(&request_body(&request, self.endpoint.origin()));
         let parser = StreamParser::new(id_prefix(), self.endpoint.origin());
         self.endpoint.stream(&self.stream_url(&request.model), &[], body, parser)
     }

@@ -61,7 +61,8 @@ impl Provider for OpenAiChat {
         Box::pin(super::list_model_infos(&self.endpoint))
     }
 
-    fn stream(&self, request: ProviderRequest) -> ProviderStream {
+    fn stream(&self, mut request: ProviderRequest) -> ProviderStream {
+        let payloads = crate::payload::Payloads::take(&mut request);
         let mut body = request_body(&request);
         if request::is_openai(self.endpoint.base())
             && let Some(limit) = body.as_object_mut().and_then(|b| b.remove("max_tokens"))
@@ -71,6 +72,6 @@ impl Provider for OpenAiChat {
             body["max_completion_tokens"] = limit;
         }
         let url = self.endpoint.url("chat/completions");
-        self.endpoint.stream(&url, &[], body.to_string(), ChunkParser::new())
+        self.endpoint.stream(&url, &[], payloads.render(&body), ChunkParser::new())
     }
 }

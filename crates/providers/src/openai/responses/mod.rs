@@ -114,19 +114,23 @@ impl Provider for OpenAiResponses {
         Box::pin(self.models())
     }
 
-    fn stream(&self, request: ProviderRequest) -> ProviderStream {
+    fn stream(&self, mut request: ProviderRequest) -> ProviderStream {
         let connection =
             Connection { endpoint: self.endpoint.clone(), url: self.endpoint.url("responses"), target: self.target() };
+        let payloads = crate::payload::Payloads::take(&mut request);
         let target = &connection.target;
         match chain(&request, target) {
-            None => connection.open(request_body(&request, target, None).to_string()),
+            None => connection.open(payloads.render(&request_body(&request, target, None))),
             Some(chain) => {
-                let chained = connection.open(request_body(&request, target, Some(&chain)).to_string());
+                let chained = connection.open(payloads.render(&request_body(&request, target, Some(&chain))));
                 // Sent if the API lost the previous response; the reasoning of that chain, which
-                // it likely lost too, goes back only where it is encrypted.
+                // it likely lost too, goes back only where it is encrypted. Written only then: it
+                // carries every file of the history again.
                 let lost = Target { lost_responses: true, ..target.clone() };
-                let whole = request_body(&request, &lost, None).to_string();
-                with_fallback(chained, chain.previous_response_id, move || connection.open(whole))
+                let previous = chain.previous_response_id;
+                with_fallback(chained, previous, move || {
+                    connection.open(payloads.render(&request_body(&request, &lost, None)))
+                })
             }
         }
     }
