@@ -251,7 +251,17 @@ async fn monitored(app: &App, what: &str, timeout: Duration) -> Result<Value> {
     }
 }
 
-pub(crate) async fn attach(pre: &Prereqs) -> Result<Verdict> {
+/// The API the files are sent to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Api {
+    /// An OpenAI-compatible server's unknown model: the PDF goes as its extracted text (1.3 MB).
+    Compatible,
+    /// Anthropic's `claude-sonnet-4-5`, which reads PDFs: the request carries the whole PDF as a
+    /// document block (27 MB of base64) and the photo fitted to 1568 px.
+    Anthropic,
+}
+
+pub(crate) async fn attach(pre: &Prereqs, api: Api) -> Result<Verdict> {
     let dir = tempfile::tempdir()?;
     let t = Instant::now();
     let (photo, pdf) = (switchboard_media::samples::photo(), switchboard_media::samples::pdf());
@@ -270,7 +280,11 @@ pub(crate) async fn attach(pre: &Prereqs) -> Result<Verdict> {
 
     let (mock, data) = rig(vec![Reply::text("Hello."), Reply::text(ANSWER)]).await?;
     // The PDF's text alone is more than the window assumed for the mock's model.
-    super::wide_window(&data.open_store()?, &mock)?;
+    match api {
+        Api::Compatible => super::wide_window(&data.open_store()?, &mock)?,
+        Api::Anthropic => super::wide_window_on(&data.open_store()?, &mock, "anthropic", "claude-sonnet-4-5")?,
+    }
+    println!("sent to: {api:?}");
     let driver = Driver::start(pre, &data).await?;
     let app = driver.launch("bench-attach").await?;
     app.wait_composer_ready(Duration::from_secs(30)).await?;
@@ -349,6 +363,10 @@ pub(crate) async fn attach(pre: &Prereqs) -> Result<Verdict> {
     let requests = mock.requests();
     let body = requests.last().map_or(0, |r| r.body.to_string().len());
     println!("mock requests: {}; the request body: {:.1} MB of JSON", requests.len(), body as f64 / 1048576.0);
+    let document = requests.last().is_some_and(|r| r.body.to_string().contains(r#""type":"document""#));
+    if (api == Api::Anthropic) != document {
+        bail!("the request {} the PDF as a document block", if document { "carried" } else { "did not carry" });
+    }
     app.screenshot("sent").await?;
     tokio::time::sleep(Duration::from_secs(10)).await;
     let samples = sampler.finish();
