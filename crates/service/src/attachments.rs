@@ -376,7 +376,10 @@ pub fn attachment_parts(store: &Store, attachments: &[Attachment], api_kind: &st
                     Part::Image { name, image: ToolImage { mime_type, data: BASE64.encode(fitted) } }
                 }
                 AttachmentKind::Pdf if pdf_ok => {
-                    Part::Pdf { name, data: BASE64.encode(store.attachment_bytes(&a.id)?).into() }
+                    // The file's bytes are let go before the text is made shared (a copy), so a
+                    // 20 MB PDF is held at most as two copies of its base64, never beside it.
+                    let text = BASE64.encode(store.attachment_bytes(&a.id)?);
+                    Part::Pdf { name, data: text.into() }
                 }
                 AttachmentKind::Pdf => {
                     let pages = a.pages.unwrap_or(0);
