@@ -3,9 +3,9 @@
 //!
 //! Invariant: an image that already fits (edges, pixels, bytes, an accepted type, no EXIF turn
 //! to apply) is returned byte for byte; any other is decoded once (first frame of a GIF or
-//! WebP animation; a JPEG at the smallest DCT scale not under the size sent), turned as EXIF says, scaled down by area averaging (sharp for a downscale,
-//! and no floating-point copy of a 12-megapixel image) and re-encoded as PNG (transparency, or a
-//! PNG that stays small) or JPEG.
+//! WebP animation; a JPEG at the smallest DCT scale not under the size sent), turned as EXIF
+//! says, scaled down by area averaging (sharp for a downscale, and no floating-point copy of a
+//! 12-megapixel image) and re-encoded as PNG (transparency, or a PNG that stays small) or JPEG.
 
 use crate::picture::{self, encode_jpeg, encode_png, has_transparency};
 use crate::sniff::{image_format, mime_of};
@@ -139,7 +139,7 @@ pub fn fit_image(bytes: &[u8], mime: &str, limits: ImageLimits) -> Result<(Strin
     }
     let mut scale = scale.min(1.0);
     // Decoded at no less than the first size tried (a JPEG at a fraction of its pixels).
-    let (_, image) = picture::decode_at_least(&name, bytes, format, limits.scaled(header_w, header_h, scale))?;
+    let image = picture::decode_at_least(&name, bytes, format, &header, limits.scaled(header_w, header_h, scale))?;
     let (width, height) = (image.width(), image.height());
     let transparent = has_transparency(&image);
     for _ in 0..8 {

@@ -48,10 +48,10 @@ impl FileBytes<'_> {
     }
 
     /// The bytes, owned by whoever holds the result (a copy only of lent bytes).
-    fn into_shared(self) -> Arc<Vec<u8>> {
+    fn to_shared(&self) -> Arc<Vec<u8>> {
         match self {
             FileBytes::Lent(bytes) => Arc::new(bytes.to_vec()),
-            FileBytes::Shared(bytes) => bytes,
+            FileBytes::Shared(bytes) => Arc::clone(bytes),
         }
     }
 }
@@ -273,7 +273,7 @@ pub fn inspect_with<'a>(name: &str, bytes: impl Into<FileBytes<'a>>, pdf: PdfLim
     }
     match sniffed {
         sniff::Sniffed::Image(format) => picture::inspect(name, bytes, format),
-        sniff::Sniffed::Pdf => pdf::inspect(name, file.clone().into_shared(), pdf),
+        sniff::Sniffed::Pdf => pdf::inspect(name, file.to_shared(), pdf),
         sniff::Sniffed::Text { mime_type, text } => Ok(Inspected {
             mime_type: mime_type.to_owned(),
             kind,

@@ -76,32 +76,31 @@ pub(crate) fn decode(name: &str, bytes: &[u8], format: ImageFormat) -> Result<(H
     Ok((header, image))
 }
 
-/// [`decode`], but at no less than `want` (width × height as shown) and as little more as the
-/// format allows: a JPEG is decoded at 1/2, 1/4 or 1/8 of each side by its DCT, so a 12-megapixel
-/// photo's thumbnail holds 0.5 MB of pixels, not 36 MB. Any other image, a JPEG no smaller scale
-/// serves, or one the scaling decoder cannot give as 8-bit grey or RGB is decoded whole.
+/// [`decode`] of an image whose `header` was read, but at no less than `want` (width × height as
+/// shown) and as little more as the format allows: a JPEG is decoded at 1/2, 1/4 or 1/8 of each
+/// side by its DCT, so a 12-megapixel photo's thumbnail holds 0.5 MB of pixels, not 36 MB. Any
+/// other image, a JPEG no smaller scale serves, or one the scaling decoder cannot give as 8-bit
+/// grey or RGB is decoded whole.
 pub(crate) fn decode_at_least(
     name: &str,
     bytes: &[u8],
     format: ImageFormat,
+    header: &Header,
     want: (u32, u32),
-) -> Result<(Header, DynamicImage)> {
-    if format != ImageFormat::Jpeg {
-        return decode(name, bytes, format);
-    }
-    let header = header(name, bytes, format)?;
+) -> Result<DynamicImage> {
     // `want` is as shown; the decoder scales the stored image.
     let (shown_w, _) = header.shown();
     let (want_w, want_h) = if shown_w == header.width { want } else { (want.1, want.0) };
-    if want_w.saturating_mul(2) > header.width || want_h.saturating_mul(2) > header.height {
-        return decode(name, bytes, format);
-    }
-    match scaled_jpeg(bytes, want_w, want_h) {
-        Some(mut image) => {
-            image.apply_orientation(header.orientation);
-            Ok((header, image))
-        }
-        None => decode(name, bytes, format),
+    let smaller = want_w.saturating_mul(2) <= header.width && want_h.saturating_mul(2) <= header.height;
+    match (format, smaller) {
+        (ImageFormat::Jpeg, true) => match scaled_jpeg(bytes, want_w, want_h) {
+            Some(mut image) => {
+                image.apply_orientation(header.orientation);
+                Ok(image)
+            }
+            None => Ok(decode(name, bytes, format)?.1),
+        },
+        _ => Ok(decode(name, bytes, format)?.1),
     }
 }
 
@@ -170,9 +169,9 @@ fn claimed_size(bytes: &[u8], format: ImageFormat) -> Option<(u32, u32)> {
 
 /// An image's [`Inspected`]: dimensions as shown and a thumbnail.
 pub(crate) fn inspect(name: &str, bytes: &[u8], format: ImageFormat) -> Result<Inspected> {
-    let shown = header(name, bytes, format)?.shown();
-    let (header, image) = decode_at_least(name, bytes, format, within(shown.0, shown.1, THUMBNAIL_EDGE))?;
+    let header = header(name, bytes, format)?;
     let (width, height) = header.shown();
+    let image = decode_at_least(name, bytes, format, &header, within(width, height, THUMBNAIL_EDGE))?;
     let thumbnail = thumbnail(&image);
     Ok(Inspected {
         mime_type: mime_of(format).to_owned(),
@@ -287,14 +286,16 @@ mod tests {
     #[test]
     fn a_jpeg_is_decoded_at_the_smallest_scale_that_is_large_enough() {
         let bytes = jpeg(2000, 1500);
-        // 1/8 would be 250 × 188, under 256 wide: a quarter it is.
-        let (header, small) = decode_at_least("p.jpg", &bytes, ImageFormat::Jpeg, (256, 192)).unwrap();
+        let header = header("p.jpg", &bytes, ImageFormat::Jpeg).unwrap();
         assert_eq!((header.width, header.height), (2000, 1500));
+        let decode = |want| decode_at_least("p.jpg", &bytes, ImageFormat::Jpeg, &header, want).unwrap();
+        // 1/8 would be 250 × 188, under 256 wide: a quarter it is.
+        let small = decode((256, 192));
         assert_eq!((small.width(), small.height()), (500, 375));
-        let (_, half) = decode_at_least("p.jpg", &bytes, ImageFormat::Jpeg, (900, 675)).unwrap();
+        let half = decode((900, 675));
         assert_eq!((half.width(), half.height()), (1000, 750));
         // No smaller scale serves 1024 wide (half is 1000): decoded whole.
-        let (_, whole) = decode_at_least("p.jpg", &bytes, ImageFormat::Jpeg, (1024, 768)).unwrap();
+        let whole = decode((1024, 768));
         assert_eq!((whole.width(), whole.height()), (2000, 1500));
         // The same picture as a whole decode scaled down.
         let reference = whole.thumbnail_exact(500, 375);
