@@ -17,14 +17,30 @@ use std::sync::Arc;
 use switchboard_core::{Message, Part, ProviderRequest};
 
 /// Payloads under this many bytes stay in the tree: copying them costs nothing worth a swap.
-pub(crate) const MIN_PAYLOAD: usize = 64 * 1024;
+const MIN_PAYLOAD: usize = 64 * 1024;
 
 /// The payloads taken from one request, by index.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Payloads {
     /// Starts every placeholder of this request (`sbpayload<nonce>n`).
     prefix: String,
-    taken: Vec<Arc<str>>,
+    taken: Vec<Payload>,
+}
+
+/// One payload taken: a PDF's, shared with the history; an image's, moved out of the request.
+#[derive(Debug)]
+enum Payload {
+    Shared(Arc<str>),
+    Moved(String),
+}
+
+impl Payload {
+    fn as_str(&self) -> &str {
+        match self {
+            Payload::Shared(text) => text,
+            Payload::Moved(text) => text,
+        }
+    }
 }
 
 impl Payloads {
@@ -39,11 +55,11 @@ impl Payloads {
                 match part {
                     Part::Pdf { data, .. } if takes(data) => {
                         let placeholder = payloads.placeholder();
-                        payloads.taken.push(std::mem::replace(data, placeholder.into()));
+                        payloads.taken.push(Payload::Shared(std::mem::replace(data, placeholder.into())));
                     }
                     Part::Image { image, .. } if takes(&image.data) => {
                         let placeholder = payloads.placeholder();
-                        payloads.taken.push(std::mem::replace(&mut image.data, placeholder).into());
+                        payloads.taken.push(Payload::Moved(std::mem::replace(&mut image.data, placeholder)));
                     }
                     _ => {}
                 }
@@ -63,7 +79,7 @@ impl Payloads {
         if self.taken.is_empty() {
             return json;
         }
-        let mut out = String::with_capacity(json.len() + self.taken.iter().map(|p| p.len()).sum::<usize>());
+        let mut out = String::with_capacity(json.len() + self.taken.iter().map(|p| p.as_str().len()).sum::<usize>());
         let mut rest = json.as_str();
         while let Some(at) = rest.find(&self.prefix) {
             out.push_str(&rest[..at]);
@@ -76,7 +92,7 @@ impl Payloads {
                 .and_then(|i| self.taken.get(i));
             match payload {
                 Some(payload) => {
-                    out.push_str(payload);
+                    out.push_str(payload.as_str());
                     rest = &after[digits + 1..];
                 }
                 // Not one of ours after all: kept as written.
