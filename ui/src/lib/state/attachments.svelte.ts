@@ -16,7 +16,7 @@
 import type { Backend } from '../ipc/backend';
 import type { Attachment, AttachmentKind } from '../ipc/bindings';
 import { toIpcError } from '../ipc/errors';
-import { guessKind, MAX_ATTACHMENTS, toBase64, UPLOAD_BODY_BYTES, UPLOAD_CHUNK_BYTES } from '../util/attachments';
+import { guessKind, MAX_ATTACHMENTS, releaseBytes, toBase64, UPLOAD_BODY_BYTES, UPLOAD_CHUNK_BYTES } from '../util/attachments';
 
 /** Sends a slice as a request body of the shell's `upload` scheme; `false`: that path is not there. */
 export type SendBytes = (id: string, blob: Blob, end: number) => Promise<boolean>;
@@ -134,8 +134,11 @@ export class AttachmentTray {
         }
         if (!bodies) {
           const bytes = await readSlice(file.slice(at, at + UPLOAD_CHUNK_BYTES));
-          await this.api.uploadChunk(id, toBase64(bytes));
+          const data = toBase64(bytes);
           sent = bytes.length;
+          // Encoded: its bytes are freed now, as the upload scheme's are (`releaseBytes`).
+          releaseBytes(bytes.buffer as ArrayBuffer);
+          await this.api.uploadChunk(id, data);
         }
         if (sent === 0) break;
         at += sent;
