@@ -229,18 +229,38 @@ async fn idle_memory(pre: &Prereqs) -> Result<Verdict> {
 
 // ----- streaming a 2,000-token answer -----------------------------------------------------------
 
+/// What every frame benchmark's page scripts start with: `watch(b)` records the gaps between
+/// animation frames (`b.frames`) and between zero-delay timers (`b.lags`) until `b.stop`;
+/// `stats(xs)` summarises such gaps; `longest(frames)` names the three longest.
+const WATCH_JS: &str = r#"
+const watch = (b) => {
+  let last = 0;
+  const raf = (t) => { if (last) b.frames.push(t - last); last = t; if (!b.stop) requestAnimationFrame(raf); };
+  requestAnimationFrame(raf);
+  let lt = performance.now();
+  const lag = () => { const n = performance.now(); b.lags.push(n - lt); lt = n; if (!b.stop) setTimeout(lag, 0); };
+  setTimeout(lag, 0);
+};
+const stats = (xs) => {
+  const s = [...xs].sort((x, y) => x - y);
+  const q = (p) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : null);
+  return { n: s.length, max: s.length ? s[s.length - 1] : null, p50: q(0.5), p95: q(0.95), p99: q(0.99), over50: s.filter((x) => x > 50).length };
+};
+const longest = (frames) => frames.map((g, i) => [g, i]).sort((x, y) => y[0] - x[0]).slice(0, 3).map(([g, i]) => `${g.toFixed(0)} ms at frame ${i} of ${frames.length}`);
+"#;
+
+/// A page script: [`WATCH_JS`], then `body`.
+fn watched(body: &str) -> String {
+    format!("{WATCH_JS}{body}")
+}
+
 const INSTRUMENT_JS: &str = r#"
 const b = (window.__sbBench = { frames: [], lags: [], longtasks: [], stop: false, sendAt: null, firstText: null, doneAt: null });
 b.supported = (typeof PerformanceObserver !== 'undefined' && PerformanceObserver.supportedEntryTypes) || [];
 if (b.supported.includes('longtask')) {
   new PerformanceObserver((list) => { for (const e of list.getEntries()) b.longtasks.push(e.duration); }).observe({ type: 'longtask' });
 }
-let last = 0;
-const raf = (t) => { if (last) b.frames.push(t - last); last = t; if (!b.stop) requestAnimationFrame(raf); };
-requestAnimationFrame(raf);
-let lt = performance.now();
-const lag = () => { const n = performance.now(); b.lags.push(n - lt); lt = n; if (!b.stop) setTimeout(lag, 0); };
-setTimeout(lag, 0);
+watch(b);
 document.addEventListener('click', (e) => {
   if (e.target instanceof Element && e.target.closest('[data-testid="send-button"]')) b.sendAt = performance.now();
 }, true);
@@ -255,18 +275,13 @@ return b.supported;
 
 const STATS_JS: &str = r#"
 const b = window.__sbBench;
-const stats = (xs) => {
-  const s = [...xs].sort((x, y) => x - y);
-  const q = (p) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : null);
-  return { n: s.length, max: s.length ? s[s.length - 1] : null, p50: q(0.5), p95: q(0.95), p99: q(0.99), over50: s.filter((x) => x > 50).length };
-};
 const msg = [...document.querySelectorAll('[data-testid="message"][data-role="assistant"]')].pop();
 const q = Math.floor(b.frames.length / 4);
 return {
   supported: b.supported, longtasks: b.longtasks, frames: stats(b.frames), lags: stats(b.lags),
   firstQuarter: stats(b.frames.slice(0, q)), lastQuarter: stats(b.frames.slice(b.frames.length - q)),
   sendAt: b.sendAt, firstText: b.firstText, doneAt: b.doneAt,
-  longest: b.frames.map((g, i) => [g, i]).sort((x, y) => y[0] - x[0]).slice(0, 3).map(([g, i]) => `${g.toFixed(0)} ms at frame ${i} of ${b.frames.length}`),
+  longest: longest(b.frames),
   status: msg ? msg.dataset.status : null, words: msg ? msg.innerText.trim().split(/\s+/).length : 0,
 };
 "#;
@@ -367,7 +382,7 @@ async fn measure_stream(app: &App, mock: &MockServer, agent: Option<&str>) -> Re
         idle["max"].as_f64().unwrap_or(f64::NAN)
     );
 
-    let supported = app.js(INSTRUMENT_JS, vec![]).await?;
+    let supported = app.js(&watched(INSTRUMENT_JS), vec![]).await?;
     println!("PerformanceObserver.supportedEntryTypes: {supported}");
     app.send_message("Write me a long answer").await?;
     let t0 = Instant::now();
@@ -381,7 +396,7 @@ async fn measure_stream(app: &App, mock: &MockServer, agent: Option<&str>) -> Re
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let s = app.js(STATS_JS, vec![]).await?;
+    let s = app.js(&watched(STATS_JS), vec![]).await?;
     app.screenshot("streamed").await?;
     let f = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
     let duration = f(&s["doneAt"]) - f(&s["sendAt"]);

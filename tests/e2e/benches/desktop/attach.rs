@@ -46,12 +46,7 @@ const input = document.getElementById('sb-bench-files');
 const files = [...input.files];
 input.remove();
 const b = (window.__sbAttach = { frames: [], lags: [], stop: false, t0: performance.now(), imageAt: null, pdfAt: null, readyAt: null, error: null });
-let last = 0;
-const raf = (t) => { if (last) b.frames.push(t - last); last = t; if (!b.stop) requestAnimationFrame(raf); };
-requestAnimationFrame(raf);
-let lt = performance.now();
-const lag = () => { const n = performance.now(); b.lags.push(n - lt); lt = n; if (!b.stop) setTimeout(lag, 0); };
-setTimeout(lag, 0);
+watch(b);
 const check = () => {
   const items = [...document.querySelectorAll('[data-testid="attachments"] [data-testid="attachment"]')];
   for (const i of items) if (i.dataset.status === 'error') b.error = b.error || i.innerText;
@@ -77,12 +72,7 @@ return files.map((f) => [f.name, f.size]);
 /// The same monitor while sending, until the answer is complete.
 const SEND_MONITOR_JS: &str = r#"
 const b = (window.__sbAttach = { frames: [], lags: [], stop: false, t0: performance.now(), readyAt: null });
-let last = 0;
-const raf = (t) => { if (last) b.frames.push(t - last); last = t; if (!b.stop) requestAnimationFrame(raf); };
-requestAnimationFrame(raf);
-let lt = performance.now();
-const lag = () => { const n = performance.now(); b.lags.push(n - lt); lt = n; if (!b.stop) setTimeout(lag, 0); };
-setTimeout(lag, 0);
+watch(b);
 const mo = new MutationObserver(() => {
   const m = [...document.querySelectorAll('[data-testid="message"][data-role="assistant"]')].pop();
   if (m && m.dataset.status !== 'streaming' && m.dataset.status !== 'pending' && b.readyAt === null) {
@@ -95,13 +85,8 @@ return true;
 
 const MONITOR_STATS_JS: &str = r#"
 const b = window.__sbAttach;
-const stats = (xs) => {
-  const s = [...xs].sort((x, y) => x - y);
-  const q = (p) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : null);
-  return { n: s.length, max: s.length ? s[s.length - 1] : null, p50: q(0.5), p99: q(0.99), over50: s.filter((x) => x > 50).length };
-};
 return { frames: stats(b.frames), lags: stats(b.lags), imageAt: b.imageAt, pdfAt: b.pdfAt, readyAt: b.readyAt, error: b.error,
-  longest: b.frames.map((g, i) => [g, i]).sort((x, y) => y[0] - x[0]).slice(0, 3).map(([g, i]) => `${g.toFixed(0)} ms at frame ${i} of ${b.frames.length}`) };
+  longest: longest(b.frames) };
 "#;
 
 /// Where a slice's time goes: for each size (bytes), `upload_chunk` calls of that many random
@@ -243,7 +228,7 @@ async fn monitored(app: &App, what: &str, timeout: Duration) -> Result<Value> {
     let t0 = Instant::now();
     loop {
         if !app.js("return window.__sbAttach.readyAt;", vec![]).await?.is_null() {
-            return app.js(MONITOR_STATS_JS, vec![]).await;
+            return app.js(&super::watched(MONITOR_STATS_JS), vec![]).await;
         }
         if t0.elapsed() > timeout {
             app.screenshot("timeout").await?;
@@ -322,7 +307,7 @@ pub(crate) async fn attach(pre: &Prereqs, api: Api) -> Result<Verdict> {
     let before_at = Instant::now();
 
     // Attaching: dropped, uploaded in slices, read, thumbnailed and extracted.
-    let dropped = app.js(DROP_JS, vec![]).await?;
+    let dropped = app.js(&super::watched(DROP_JS), vec![]).await?;
     println!("dropped: {dropped}");
     let attached = monitored(&app, "attaching the two files", Duration::from_secs(120)).await?;
     let attached_at = Instant::now();
@@ -349,7 +334,7 @@ pub(crate) async fn attach(pre: &Prereqs, api: Api) -> Result<Verdict> {
 
     // Sending them to the mock provider.
     tokio::time::sleep(Duration::from_secs(1)).await;
-    app.js(SEND_MONITOR_JS, vec![]).await?;
+    app.js(&super::watched(SEND_MONITOR_JS), vec![]).await?;
     let send_at = Instant::now();
     app.send_message("What is in these two files?").await?;
     let sent = monitored(&app, "the answer", Duration::from_secs(180)).await?;
